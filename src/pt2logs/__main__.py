@@ -1,0 +1,3 @@
+from pt2logs.cli import main
+
+main()

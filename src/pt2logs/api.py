@@ -1,0 +1,25 @@
+"""What a Python user imports: ingest, connect, table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pt2logs.ingest import ingest
+from pt2logs.views import connect
+from pt2logs.warehouse import DEFAULT_WAREHOUSE
+
+
+def table(name: str, warehouse: str = DEFAULT_WAREHOUSE) -> Any:
+    """A table of the warehouse as a polars LazyFrame (live rows only)."""
+    import polars as pl
+
+    from pt2logs.schema import TABLES
+
+    if name not in TABLES:
+        raise KeyError(f"unknown table {name!r}; tables: {', '.join(sorted(TABLES))}")
+    con = connect(warehouse)
+    arrow = con.execute(f'SELECT * FROM "{name}"').fetch_arrow_table()
+    return pl.from_arrow(arrow).lazy()
+
+
+__all__ = ["ingest", "connect", "table"]

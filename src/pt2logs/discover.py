@@ -1,0 +1,319 @@
+"""Inputs → runs of files.
+
+``pt2logs ingest PATH...`` accepts files, folders (walked to any depth) and
+URLs. A **run** is one job execution:
+
+* a file given directly is one run;
+* in a folder, the TORCH_TRACE files (``dedicated_log_torch_trace_*``, plain or
+  compressed) form one run, one file per rank; if the same rank appears twice
+  the folder holds several jobs, and files are split into runs in order of
+  their first timestamp;
+* any other log file in a folder is a run of its own (e.g. a folder of
+  single-process traces);
+* auxiliary files (TORCH_LOGS stderr, counters) join the trace run of their
+  own folder, or of the folder's only sub-run (``job/torch_logs.txt`` beside
+  ``job/trace/...``);
+* ``--run-id`` makes everything under the given path one run.
+
+Files that are not logs are skipped and reported, never errors. Hidden files
+and folders (``.name``) are ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pt2logs.readers import FORMATS, Format, detect
+from pt2logs.sources import COMPRESSED_SUFFIXES, filesystem, full_path, is_remote, read_head
+
+TRACE_NAME = re.compile(r"dedicated_log_torch_trace_")
+RANK_IN_NAME = re.compile(r"rank_(\d+)")
+RANK_IN_HEAD = re.compile(rb'"rank": (\d+)')
+
+
+class InputError(Exception):
+    """A path that cannot be ingested (missing, unreadable): the CLI exits with 2."""
+
+
+@dataclass
+class InputFile:
+    path: str  # path within the filesystem (no protocol)
+    url: str  # what users see (local path or URL)
+    relpath: str  # relative to the run root
+    size: int
+    mtime: float | None
+    fmt: Format | None = None
+    compression: str = "none"
+    rank: int | None = None
+    head: bytes = b""
+    known_run: str | None = None  # run id in the warehouse, for a file that has not changed
+
+    @property
+    def stem(self) -> str:
+        name = posixpath.basename(self.path)
+        for suf in COMPRESSED_SUFFIXES:
+            if name.endswith(suf):
+                return name[: -len(suf)]
+        return name
+
+
+@dataclass
+class RunPlan:
+    root: str  # path of the run's folder or file (as shown to users)
+    name: str
+    source: str  # the input path it was found under
+    files: list[InputFile]
+    run_id: str = ""
+
+    @property
+    def bytes(self) -> int:
+        return sum(f.size for f in self.files)
+
+
+@dataclass
+class Discovery:
+    runs: list[RunPlan] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+    fs: Any = None
+
+
+def _walk(fs: Any, root: str) -> Iterable[tuple[str, list[tuple[str, int, float | None]]]]:
+    """(folder, [(file path, size, mtime)]) for every folder under root, sorted, hidden entries skipped."""
+    if not is_remote(fs):
+        for d, dirs, files in os.walk(root):
+            dirs[:] = sorted(x for x in dirs if not x.startswith("."))
+            out = []
+            for name in sorted(files):
+                if name.startswith("."):
+                    continue
+                p = os.path.join(d, name)
+                try:
+                    st = os.stat(p)
+                except OSError:
+                    continue
+                out.append((p, st.st_size, st.st_mtime))
+            yield d, out
+        return
+    by_dir: dict[str, list[tuple[str, int, float | None]]] = defaultdict(list)
+    for p, info in sorted(fs.find(root, detail=True).items()):
+        rel = posixpath.relpath(p, root)
+        if any(part.startswith(".") for part in rel.split("/")):
+            continue
+        if info.get("type") == "directory":
+            continue
+        mt = info.get("mtime") or info.get("LastModified") or info.get("last_modified")
+        mtime = mt.timestamp() if hasattr(mt, "timestamp") else (float(mt) if isinstance(mt, (int, float)) else None)
+        by_dir[posixpath.dirname(p)].append((p, int(info.get("size") or 0), mtime))
+    yield from sorted(by_dir.items())
+
+
+def discover(paths: Iterable[str], *, run_id: str | None = None, fmt: str | None = None,
+             known: dict[str, tuple[int, float | None, str, str]] | None = None) -> Discovery:
+    """Find the runs under ``paths``.
+
+    ``known`` maps file URLs to (size, mtime, format, run_id) of files already
+    in the warehouse: unchanged ones are not read again (their format and run
+    cannot have changed), which keeps re-ingest of an unchanged corpus cheap.
+    """
+    out = Discovery()
+    for given in paths:
+        fs, root = filesystem(given)
+        out.fs = fs
+        if not fs.exists(root):
+            raise InputError(f"{given}: no such file or directory")
+        if fs.isfile(root):
+            info = fs.info(root)
+            mt = info.get("mtime")
+            files = [(root, int(info.get("size") or 0), float(mt) if isinstance(mt, (int, float)) else None)]
+            folders = [(posixpath.dirname(root) or ".", files)]
+            single = True
+        else:
+            folders = list(_walk(fs, root))
+            single = False
+        found: list[tuple[str, InputFile]] = []
+        for folder, entries in folders:
+            for p, size, mtime in entries:
+                f = InputFile(p, full_path(fs, p), "", size, mtime)
+                k = known.get(f.url) if known else None
+                if k is not None and k[0] == size and _same_time(k[1], mtime) and fmt is None:
+                    f.fmt = FORMATS.get(k[2])
+                    f.known_run = k[3]
+                    f.rank = _name_rank(f)
+                    if f.fmt is not None:
+                        found.append((folder, f))
+                        continue
+                try:
+                    f.head, f.compression = read_head(fs, p)
+                except OSError as e:
+                    out.skipped.append((f.url, f"unreadable: {e}"))
+                    continue
+                f.fmt = detect(f.head, f.stem, fmt)
+                if f.fmt is None:
+                    out.skipped.append((f.url, "empty file" if size == 0 or not f.head.strip() else "not a recognised log format"))
+                    continue
+                found.append((folder, f))
+        for f in (x for _, x in found):
+            if f.head:
+                f.rank = _rank_of(f)
+        if run_id is not None:
+            base = root if single else root
+            plan = RunPlan(full_path(fs, base), posixpath.basename(root.rstrip("/")) or root, given, [f for _, f in found])
+            for f in plan.files:
+                f.relpath = posixpath.basename(f.path) if single else posixpath.relpath(f.path, root)
+            plan.run_id = run_id
+            if plan.files:
+                out.runs.append(plan)
+            continue
+        out.runs.extend(_group(fs, given, root, found, single))
+    seen: dict[str, RunPlan] = {}
+    unique = []
+    for plan in out.runs:
+        if not plan.run_id:
+            plan.run_id = content_run_id(plan)
+        if plan.run_id in seen and run_id is None:
+            out.skipped.append((plan.root, f"same content as {seen[plan.run_id].root} (run {plan.run_id}); ingested once"))
+            continue
+        seen[plan.run_id] = plan
+        unique.append(plan)
+    out.runs = unique
+    return out
+
+
+def _display_name(fs: Any, root: str, folder: str) -> str:
+    """A run folder's name as seen from the input root: `train_loop/trace`, or the root's own name."""
+    rel = posixpath.relpath(folder, root) if folder != root else ""
+    if rel in ("", "."):
+        return posixpath.basename(root.rstrip("/")) or root
+    return rel
+
+
+def _same_time(a: float | None, b: float | None) -> bool:
+    return (a is None and b is None) or (a is not None and b is not None and abs(a - b) < 1e-3)
+
+
+def _rank_of(f: InputFile) -> int | None:
+    m = RANK_IN_HEAD.search(f.head) if f.head else None
+    if m:
+        return int(m.group(1))
+    m = RANK_IN_NAME.search(f.stem)
+    return int(m.group(1)) if m else None
+
+
+def _group(fs: Any, given: str, root: str, found: list[tuple[str, InputFile]], single: bool) -> list[RunPlan]:
+    if single:
+        (_, f), = found or [(None, None)]  # type: ignore[misc]
+        if f is None:
+            return []
+        f.relpath = posixpath.basename(f.path)
+        return [RunPlan(f.url, f.stem, given, [f])]
+    by_folder: dict[str, list[InputFile]] = defaultdict(list)
+    for folder, f in found:
+        by_folder[folder].append(f)
+    runs: list[RunPlan] = []
+    aux_by_folder: dict[str, list[InputFile]] = {}
+    trace_runs_by_folder: dict[str, list[RunPlan]] = defaultdict(list)
+    for folder, files in sorted(by_folder.items()):
+        traces = [f for f in files if not f.fmt.auxiliary and TRACE_NAME.search(f.stem)]
+        others = [f for f in files if not f.fmt.auxiliary and not TRACE_NAME.search(f.stem)]
+        aux = [f for f in files if f.fmt.auxiliary]
+        for group in _split_jobs(traces):
+            plan = RunPlan(full_path(fs, folder), _display_name(fs, root, folder), given, group)
+            for f in group:
+                f.relpath = posixpath.basename(f.path)
+            runs.append(plan)
+            trace_runs_by_folder[folder].append(plan)
+        for f in others:
+            f.relpath = posixpath.basename(f.path)
+            plan = RunPlan(f.url, f.stem, given, [f])
+            runs.append(plan)
+            trace_runs_by_folder[folder].append(plan)
+        if aux:
+            aux_by_folder[folder] = aux
+    # attach auxiliary files (stderr captures, counters) to the run they describe
+    for folder, aux in aux_by_folder.items():
+        target = None
+        here = trace_runs_by_folder.get(folder, [])
+        if len(here) == 1:
+            target = here[0]
+        elif not here:
+            below = [p for d, ps in trace_runs_by_folder.items() for p in ps
+                     if d != folder and d.startswith(folder.rstrip("/") + "/")]
+            if len(below) == 1:
+                target = below[0]
+        if target is None:
+            plan = RunPlan(full_path(fs, folder), _display_name(fs, root, folder), given, [])
+            runs.append(plan)
+            target = plan
+            base = folder
+        else:
+            base = folder
+            # the run's root moves up to the folder holding both (its id stays: it is already set
+            # from the trace, so adding a stderr capture later does not make a new run)
+            target.run_id = target.run_id or content_run_id(target)
+            for f in target.files:
+                f.relpath = posixpath.relpath(f.path, base)
+            target.root = full_path(fs, base)
+            target.name = _display_name(fs, root, base)
+        for f in aux:
+            f.relpath = posixpath.relpath(f.path, base)
+            target.files.append(f)
+    return runs
+
+
+def _split_jobs(traces: list[InputFile]) -> list[list[InputFile]]:
+    """One run per folder, unless ranks repeat (several jobs wrote into one TORCH_TRACE dir)."""
+    if not traces:
+        return []
+    # grouping uses the rank in the file NAME: envelopes were seen to repeat ranks across the
+    # files of one job (tlparse's multi_rank_runtime: rank_5 and rank_6 both say rank 1)
+    ranks = [_name_rank(f) for f in traces]
+    if all(r is None for r in ranks):
+        return [[f] for f in traces] if len(traces) > 1 and not _same_job(traces) else [traces]
+    if len(set(ranks)) == len(ranks):
+        return [traces]
+    # several jobs: order by first timestamp in the head, start a new run when a rank repeats
+    ordered = sorted(traces, key=lambda f: (f.head[:21], f.path))
+    groups: list[list[InputFile]] = [[]]
+    seen: set[int | None] = set()
+    for f in ordered:
+        r = _name_rank(f)
+        if r in seen:
+            groups.append([])
+            seen = set()
+        groups[-1].append(f)
+        seen.add(r)
+    return groups
+
+
+def _name_rank(f: InputFile) -> int | None:
+    m = RANK_IN_NAME.search(f.stem)
+    return int(m.group(1)) if m else None
+
+
+def _same_job(traces: list[InputFile]) -> bool:
+    """Rank-less trace files in one folder are one job only if there is just one of them."""
+    return len(traces) == 1
+
+
+def content_run_id(plan: RunPlan) -> str:
+    """A run id that is stable across re-ingests: from the run folder's name and the name and
+    head of its first log file (so a copy of the same run elsewhere is the same run, a growing
+    log keeps its id, and two folders holding the same first file are still told apart)."""
+    primary = sorted((f for f in plan.files if not f.fmt.auxiliary), key=lambda f: f.relpath) or sorted(plan.files, key=lambda f: f.relpath)
+    if not primary:
+        return hashlib.sha1(plan.root.encode()).hexdigest()[:12]
+    f = primary[0]
+    if f.known_run:
+        return f.known_run
+    folder = "" if plan.root == f.url else posixpath.basename(plan.root.rstrip("/"))
+    h = hashlib.sha1(folder.encode() + b"\0" + f.stem.encode())
+    h.update(b"\0")
+    h.update(f.head if f.head else f.url.encode())
+    return h.hexdigest()[:12]

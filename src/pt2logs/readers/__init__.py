@@ -1,0 +1,84 @@
+"""Readers: one module per input format, each a pure function from bytes to record batches.
+
+:data:`FORMATS` is the registry, in sniffing order: each entry says how to
+recognise its format from the first 64 KB of a file (content first, the file
+name only as a tie-breaker) and which function reads it. Adding a format is
+one module and one :func:`register` call.
+
+A reader has the signature ``read(chunks, ctx) -> Iterator[(table, RecordBatch)]``
+where ``chunks`` is an iterable of decompressed bytes and ``ctx`` a
+:class:`~pt2logs.readers.torch_trace.FileContext` (file name, rank hint,
+stats to fill). Readers never open files, print, or touch DuckDB.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from pt2logs.readers.records import HEADER_RE
+from pt2logs.readers.torch_trace import FileContext, read_trace
+
+Reader = Callable[[Iterable[bytes], FileContext], Iterator[tuple[str, pa.RecordBatch]]]
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    description: str
+    sniff: Callable[[bytes, str], bool]
+    read: Reader
+    #: auxiliary formats describe a run (stderr, counters) rather than make one
+    auxiliary: bool = False
+
+
+FORMATS: dict[str, Format] = {}
+
+
+def register(fmt: Format) -> Format:
+    FORMATS[fmt.name] = fmt
+    return fmt
+
+
+def _lines(head: bytes, n: int = 40) -> list[bytes]:
+    # the last line of a head may be cut: ignore it unless it is the only one
+    lines = head.split(b"\n", n)[:n]
+    return [ln.rstrip(b"\r") for ln in lines if ln.strip()]
+
+
+_RANK_PREFIX = re.compile(rb"^\[rank\d+\]:")
+
+
+def sniff_trace(head: bytes, name: str) -> bool:
+    """A TORCH_TRACE file: glog headers followed by a JSON object, payload lines with TABs."""
+    hits = 0
+    for ln in _lines(head):
+        if ln.startswith(b"\t"):
+            continue
+        m = HEADER_RE.match(ln)
+        if m and ln[m.end() : m.end() + 1] == b"{":
+            hits += 1
+            if hits >= 1:
+                return True
+    return False
+
+
+register(Format("torch_trace", "TORCH_TRACE structured trace (dedicated_log_torch_trace_*.log)", sniff_trace, read_trace))
+
+
+def detect(head: bytes, name: str, only: str | None = None) -> Format | None:
+    """The format of a file from its first bytes (and name); None when unknown."""
+    if only is not None:
+        return FORMATS[only]
+    if not head.strip():
+        return None
+    for fmt in FORMATS.values():
+        try:
+            if fmt.sniff(head, name):
+                return fmt
+        except Exception:  # noqa: BLE001 - a sniffer must never break discovery
+            continue
+    return None

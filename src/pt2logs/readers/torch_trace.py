@@ -1,0 +1,392 @@
+"""TORCH_TRACE structured trace → ``events`` and every table derived from it.
+
+``read_trace(chunks, ctx)`` is a pure function from the bytes of one trace file
+to ``(table, RecordBatch)`` pairs. It keeps per-file state only (the string
+table, the frame of each compile, open chromium spans, the time base), so its
+memory does not grow with the file. Rows are buffered column-wise and leave as
+Arrow batches every ``ctx.batch_rows`` records.
+
+Every record becomes one ``events`` row (lossless: envelope JSON and payload
+text). Then the handler registered for its event key (or, for artifacts, for
+its artifact name) in :data:`HANDLERS` / :data:`ARTIFACT_HANDLERS` may add rows
+to derived tables. Kinds with no handler are counted as ``unknown`` in the
+file's stats: they stay queryable in ``events``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import pyarrow as pa
+
+import pt2logs.tables  # noqa: F401  (registers the tables)
+from pt2logs.readers.records import EXCERPT, Record, iter_records
+from pt2logs.readers.timebase import TimeBase
+from pt2logs.schema import TABLES, Rows
+
+CONTEXT_KEYS = frozenset(
+    {"rank", "compiled_autograd_id", "frame_id", "frame_compile_id", "attempt", "stack", "subgraph_name", "has_payload"}
+)
+#: event kinds whose metadata names an artifact
+NAMED_KINDS = frozenset({"artifact", "dump_file", "graph_dump"})
+
+WARNING_KINDS = frozenset({"payload_md5_mismatch", "truncated", "decode_error", "unmatched_span_end", "unclosed_span"})
+
+Batch = tuple[str, pa.RecordBatch]
+
+
+@dataclass
+class ReadStats:
+    """What a reader saw in one file; the ingest layer puts it in ``files`` and ``runs``."""
+
+    lines: int = 0
+    events: int = 0
+    errors: int = 0
+    warnings: int = 0
+    unknown: int = 0
+    first_ts: int | None = None
+    last_ts: int | None = None
+    ranks: set[int] = field(default_factory=set)
+    torch_version: str | None = None
+    kinds: dict[str, int] = field(default_factory=dict)
+
+    def merge_ts(self, lo: int | None, hi: int | None) -> None:
+        if lo is not None and (self.first_ts is None or lo < self.first_ts):
+            self.first_ts = lo
+        if hi is not None and (self.last_ts is None or hi > self.last_ts):
+            self.last_ts = hi
+
+
+@dataclass
+class FileContext:
+    """Where the bytes come from; readers never open files themselves."""
+
+    file: str  # relative path shown in rows
+    path: str = ""  # full path or URL, for ingest_errors
+    rank: int | None = None  # rank from the file name / head, when the envelope has none
+    mtime: float | None = None
+    batch_rows: int = 50_000
+    batch_bytes: int = 48 << 20
+    stats: ReadStats = field(default_factory=ReadStats)
+
+
+def compile_id_text(ca: Any, fid: Any, fcid: Any) -> str | None:
+    """Torch's text form: ``F/C``, ``!A/F/C`` with compiled autograd, ``!A`` alone."""
+    if fid is None and fcid is None:
+        return None if ca is None else f"!{ca}"
+    s = f"{fid}/{fcid}"
+    return s if ca is None else f"!{ca}/{s}"
+
+
+_EV_COLS = (
+    "file", "line_no", "n_lines", "ts", "level", "thread", "pathname", "lineno", "event_type", "artifact_name",
+    "compile_id", "frame_id", "frame_compile_id", "attempt", "compiled_autograd_id", "envelope",
+    "payload", "payload_bytes", "payload_md5", "payload_ok", "rank",
+)
+
+
+class TraceState:
+    """Per-file state shared by the handlers."""
+
+    def __init__(self, ctx: FileContext):
+        self.ctx = ctx
+        self.stats = ctx.stats
+        self.tb = TimeBase(ctx.mtime)
+        self.strings: dict[int, str] = {}
+        #: compile_id -> (co_name, co_filename, co_firstlineno) of the frame being compiled
+        self.frames: dict[str, tuple[str | None, str | None, int | None]] = {}
+        #: per-compile scratch space for handlers (graph breaks seen, cache hits, ...)
+        self.compiles: dict[str, dict[str, Any]] = {}
+        self.spans: list[list[Any]] = []  # open chromium spans
+        self.rows: dict[str, Rows] = {}
+        self.ts_rows: set[str] = set()
+        self.errors = Rows("ingest_errors")
+        self._err_keys: list[tuple[int, int]] = []
+        self.ev: dict[str, list[Any]] = {c: [] for c in _EV_COLS}
+        self._ev_keys: list[int] = []
+        self._ev_tods: list[int] = []
+        self._ev_bytes = 0
+        # the record being handled
+        self.rec: Record | None = None
+        self.key = 0
+        self.rank: int | None = ctx.rank
+        self._text: str | None = None
+        self._last_ok = True  # the last record parsed and its md5 matched
+
+    # -- helpers for handlers -------------------------------------------------
+    def table(self, name: str) -> Rows:
+        r = self.rows.get(name)
+        if r is None:
+            r = self.rows[name] = Rows(name)
+            if "ts" in r.cols:
+                self.ts_rows.add(name)
+        return r
+
+    def add(self, name: str, row: dict[str, Any]) -> None:
+        """Add a derived row; file, line, rank and (local) time are filled in."""
+        rec = self.rec
+        row.setdefault("file", self.ctx.file)
+        row.setdefault("rank", self.rank)
+        if rec is not None:
+            row.setdefault("line_no", rec.line_no)
+            row.setdefault("ts", (self.key, rec.tod_us))
+        self.table(name).add(row)
+
+    def text(self) -> str:
+        """The current record's payload as text (decoded once)."""
+        if self._text is None:
+            p = self.rec.payload if self.rec is not None else None
+            self._text = "" if p is None else p.decode("utf-8", "replace")
+        return self._text
+
+    def json_payload(self) -> Any:
+        """The current payload parsed as JSON; reports and returns None when it is not JSON."""
+        p = self.rec.payload if self.rec is not None else None
+        if p is None:
+            return None
+        try:
+            return orjson.loads(p)
+        except orjson.JSONDecodeError as e:
+            self.error("bad_payload_json", self.rec.line_no + 1, f"payload is not valid JSON ({e})", p[:EXCERPT])
+            return None
+
+    def error(self, kind: str, line_no: int | None, message: str, excerpt: bytes | str = b"") -> None:
+        if kind == "truncated" and self._last_ok:
+            return  # no final newline, but the last record is whole: nothing was cut
+        sev = "warning" if kind in WARNING_KINDS else "error"
+        if sev == "warning":
+            self.stats.warnings += 1
+        else:
+            self.stats.errors += 1
+        if isinstance(excerpt, bytes):
+            excerpt = excerpt[:EXCERPT].decode("utf-8", "replace")
+        self.errors.add({"rank": self.rank, "path": self.ctx.path or self.ctx.file, "line_no": line_no, "kind": kind,
+                         "severity": sev, "message": message, "excerpt": excerpt[:EXCERPT]})
+
+    def frame(self, cid: str | None) -> tuple[str | None, str | None, int | None]:
+        return self.frames.get(cid or "", (None, None, None))
+
+    def scratch(self, cid: str | None) -> dict[str, Any]:
+        return self.compiles.setdefault(cid or "", {})
+
+    # -- batching ----------------------------------------------------------------
+    def pending(self) -> int:
+        return len(self.ev["line_no"])
+
+    def should_flush(self) -> bool:
+        n = len(self._ev_keys)
+        if n < self.ctx.batch_rows and self._ev_bytes < self.ctx.batch_bytes:
+            return False
+        if not self.tb.calibrated:
+            if n < 8 * self.ctx.batch_rows and self._ev_bytes < 4 * self.ctx.batch_bytes:
+                return False  # wait a little longer for an epoch timestamp
+            self.tb.fallback(self._ev_keys[0])
+        return True
+
+    def flush(self, final: bool = False) -> Iterator[Batch]:
+        if not self.tb.calibrated:
+            self.tb.fallback(self._ev_keys[0] if self._ev_keys else 0)
+        tb = self.tb
+        if self._ev_keys:
+            ts = tb.convert(self._ev_keys, self._ev_tods)
+            self.ev["ts"] = ts
+            valid = [t for t in ts if t is not None]
+            if valid:
+                self.stats.merge_ts(min(valid), max(valid))
+            yield "events", self._events_batch()
+        for name in sorted(self.ts_rows):
+            rows = self.rows[name]
+            col = rows.cols["ts"]
+            rows.cols["ts"] = [tb.to_utc(*v) if isinstance(v, tuple) else v for v in col]
+        for name, rows in self.rows.items():
+            if len(rows):
+                yield name, rows.take()
+        if len(self.errors):
+            yield "ingest_errors", self.errors.take()
+
+    def _events_batch(self) -> pa.RecordBatch:
+        t = TABLES["events"]
+        ev = self.ev
+        arrays = []
+        for name in t.reader_columns:
+            col = t.column(name)
+            vals = ev[name]
+            if name == "payload":
+                arrays.append(self._text_array(vals, ev["line_no"], "payload"))
+            elif name in ("envelope", "pathname", "level"):
+                arrays.append(self._text_array(vals, ev["line_no"], name))
+            elif col.kind == "ts":
+                arrays.append(pa.array(vals, type=pa.int64()).cast(col.type))
+            else:
+                arrays.append(pa.array(vals, type=col.type))
+        self.ev = {c: [] for c in _EV_COLS}
+        self._ev_keys = []
+        self._ev_tods = []
+        self._ev_bytes = 0
+        fields = [pa.field(n, t.column(n).type) for n in t.reader_columns]
+        return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+    def _text_array(self, vals: list[bytes | None], lines: list[int], what: str) -> pa.Array:
+        try:
+            return pa.array(vals, type=pa.string())
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            out = []
+            for v, ln in zip(vals, lines):
+                if v is None or isinstance(v, str):
+                    out.append(v)
+                    continue
+                try:
+                    out.append(v.decode("utf-8"))
+                except UnicodeDecodeError as e:
+                    self.error("decode_error", ln, f"invalid UTF-8 in the {what} at byte {e.start}; kept with U+FFFD replacements", v[max(0, e.start - 40) : e.start + 40])
+                    out.append(v.decode("utf-8", "replace"))
+            return pa.array(out, type=pa.string())
+
+
+Handler = Callable[[TraceState, dict, Any, "str | None"], None]
+
+#: event key -> handler; filled by pt2logs.readers.trace_events
+HANDLERS: dict[str, Handler] = {}
+#: artifact name -> handler (for "artifact" events)
+ARTIFACT_HANDLERS: dict[str, Handler] = {}
+#: event kinds that are only bookkeeping (not "unknown" even without a handler)
+KNOWN_PLAIN: set[str] = set()
+
+
+def handles(*keys: str, artifact: bool = False) -> Callable[[Handler], Handler]:
+    """Register a handler for event keys (or artifact names)."""
+
+    def deco(fn: Handler) -> Handler:
+        for k in keys:
+            (ARTIFACT_HANDLERS if artifact else HANDLERS)[k] = fn
+        return fn
+
+    return deco
+
+
+def read_trace(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
+    """Parse one TORCH_TRACE file given as byte chunks; yield ``(table, batch)``."""
+    from pt2logs.readers import trace_events  # noqa: F401  (registers the handlers)
+
+    st = TraceState(ctx)
+    stats = st.stats
+    ev = st.ev
+    loads = orjson.loads
+    JSONError = orjson.JSONDecodeError
+    md5 = hashlib.md5
+    kinds = stats.kinds
+    handlers = HANDLERS
+    art_handlers = ARTIFACT_HANDLERS
+    file = ctx.file
+    tb = st.tb
+    ev_file, ev_line, ev_nl, ev_level, ev_thread, ev_path, ev_lineno = (
+        ev["file"], ev["line_no"], ev["n_lines"], ev["level"], ev["thread"], ev["pathname"], ev["lineno"])
+    last_line = 0
+
+    def on_error(kind: str, line_no: int, message: str, excerpt: bytes) -> None:
+        st.error(kind, line_no, message, excerpt)
+
+    for rec in iter_records(chunks, on_error):
+        st.rec = rec
+        st._text = None
+        st._last_ok = True
+        key = st.key = tb.key(rec.mmdd)
+        last_line = rec.line_no + rec.n_lines - 1
+        try:
+            env = loads(rec.envelope)
+        except JSONError as e:
+            st.error("bad_json", rec.line_no, f"envelope is not valid JSON ({e}); record kept in events without metadata", rec.envelope)
+            env = None
+            st._last_ok = False
+        if env is not None and type(env) is not dict:
+            st.error("not_an_object", rec.line_no, f"envelope is JSON {type(env).__name__}, not an object; record kept in events without metadata", rec.envelope)
+            env = None
+        ev_file.append(file)
+        ev_line.append(rec.line_no)
+        ev_nl.append(rec.n_lines)
+        st._ev_keys.append(key)
+        st._ev_tods.append(rec.tod_us)
+        ev_level.append(rec.level)
+        ev_thread.append(rec.thread)
+        ev_path.append(rec.pathname)
+        ev_lineno.append(rec.lineno)
+        payload = rec.payload
+        ev["payload"].append(payload)
+        if payload is not None:
+            n = len(payload)
+            ev["payload_bytes"].append(n)
+            st._ev_bytes += n
+        else:
+            ev["payload_bytes"].append(None)
+        stats.events += 1
+        if env is None:
+            ev["envelope"].append(None)
+            for c in ("event_type", "artifact_name", "compile_id", "frame_id", "frame_compile_id", "attempt",
+                      "compiled_autograd_id", "payload_md5", "payload_ok"):
+                ev[c].append(None)
+            ev["rank"].append(st.rank)
+            if st.should_flush():
+                yield from st.flush()
+            continue
+        ev["envelope"].append(rec.envelope)
+        kind = None
+        for k in env:
+            if k not in CONTEXT_KEYS:
+                kind = k
+                break
+        meta = env.get(kind) if kind is not None else None
+        name = meta.get("name") if kind in NAMED_KINDS and type(meta) is dict else None
+        fid = env.get("frame_id")
+        fcid = env.get("frame_compile_id")
+        ca = env.get("compiled_autograd_id")
+        cid = compile_id_text(ca, fid, fcid) if (fid is not None or fcid is not None or ca is not None) else None
+        rank = env.get("rank")
+        if type(rank) is int:
+            st.rank = rank
+            stats.ranks.add(rank)
+        else:
+            rank = st.ctx.rank
+        ev["event_type"].append(kind)
+        ev["artifact_name"].append(name)
+        ev["compile_id"].append(cid)
+        ev["frame_id"].append(fid if type(fid) is int else None)
+        ev["frame_compile_id"].append(fcid if type(fcid) is int else None)
+        att = env.get("attempt")
+        ev["attempt"].append(att if type(att) is int else None)
+        ev["compiled_autograd_id"].append(ca if type(ca) is int else None)
+        ev["rank"].append(rank)
+        expect = env.get("has_payload")
+        ev["payload_md5"].append(expect if type(expect) is str else None)
+        if expect is not None:
+            ok = payload is not None and md5(payload).hexdigest() == expect
+            if not ok:
+                st._last_ok = False
+                st.error("payload_md5_mismatch", rec.line_no,
+                         "payload md5 does not match has_payload (edited or damaged payload); payload kept" if payload is not None
+                         else "has_payload is set but no payload lines follow; record kept", rec.envelope)
+            ev["payload_ok"].append(ok)
+        else:
+            ev["payload_ok"].append(None)
+            if payload is not None:
+                st.error("unexpected_payload", rec.line_no, "payload lines follow a record without has_payload; kept", payload[:200])
+        kinds[kind] = kinds.get(kind, 0) + 1
+        h = art_handlers.get(name) if kind == "artifact" else None
+        if h is None:
+            h = handlers.get(kind)  # type: ignore[arg-type]
+        if h is not None:
+            st.rank = rank
+            h(st, env, meta, cid)
+        elif kind not in KNOWN_PLAIN and kind != "artifact":
+            stats.unknown += 1
+        if st.should_flush():
+            yield from st.flush()
+    st.rec = None
+    from pt2logs.readers.trace_events import finish_file
+
+    finish_file(st)
+    stats.lines = last_line
+    yield from st.flush(final=True)

@@ -1,0 +1,20 @@
+"""Handlers for TORCH_TRACE event kinds, one small module per family.
+
+Importing this package registers every handler in
+:data:`pt2logs.readers.torch_trace.HANDLERS` / ``ARTIFACT_HANDLERS``.
+``finish_file`` runs the end-of-file step of each module (closing open spans,
+emitting per-compile rows).
+"""
+
+from pt2logs.readers.torch_trace import TraceState
+from pt2logs.readers.trace_events import basics, metrics, phases
+
+_FINISHERS = [phases.finish]
+
+
+def finish_file(st: TraceState) -> None:
+    for fn in _FINISHERS:
+        fn(st)
+
+
+__all__ = ["basics", "metrics", "phases", "finish_file"]

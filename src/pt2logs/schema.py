@@ -1,0 +1,235 @@
+"""Table schemas: declared once, documented, versioned.
+
+Every warehouse table is declared with :func:`table` in one of the modules of
+:mod:`pt2logs.tables`, as a small text block with one column per line::
+
+    table("recompiles", version=1, grain="recompilation", doc="...", columns='''
+        co_name        str        function that was recompiled
+        all_reasons    list<str>  every failed guard, newest first
+    ''')
+
+The declaration gives the Arrow schema written to Parquet (with the table name
+and version in the file metadata), the documentation in ``docs/tables.md``
+(checked by a test) and the column order of :class:`Rows`.
+
+Every table starts with ``run_id`` and ``rank`` and ends with ``txn`` (the
+ingest transaction that wrote the row; see :mod:`pt2logs.warehouse`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+
+#: Bumped when the layout of the warehouse itself (folders, commit protocol) changes.
+WAREHOUSE_FORMAT = 1
+
+_TYPES: dict[str, pa.DataType] = {
+    "str": pa.string(),
+    "i32": pa.int32(),
+    "i64": pa.int64(),
+    "f64": pa.float64(),
+    "bool": pa.bool_(),
+    "ts": pa.timestamp("us", tz="UTC"),
+    "json": pa.string(),  # JSON text; DuckDB: json(col), col->>'key'
+    "list<str>": pa.list_(pa.string()),
+    "list<i64>": pa.list_(pa.int64()),
+}
+
+COMMON_HEAD = (
+    ("run_id", "str", "the run this row belongs to (see `runs`)"),
+    ("rank", "i32", "distributed rank of the process that wrote the log; NULL when the log has no rank"),
+)
+COMMON_TAIL = (("txn", "str", "ingest transaction that wrote this row (internal; views keep the live one)"),)
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    kind: str
+    doc: str
+
+    @property
+    def type(self) -> pa.DataType:
+        return _TYPES[self.kind]
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    version: int
+    grain: str
+    doc: str
+    columns: tuple[Column, ...]
+    group: str = "core"
+    #: columns set by the ingest layer rather than by readers
+    stamped: tuple[str, ...] = ("run_id", "txn")
+    _index: dict[str, Column] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._index.update({c.name: c for c in self.columns})
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    def column(self, name: str) -> Column:
+        return self._index[name]
+
+    @property
+    def schema(self) -> pa.Schema:
+        meta = {
+            b"pt2logs.table": self.name.encode(),
+            b"pt2logs.schema_version": str(self.version).encode(),
+            b"pt2logs.warehouse_format": str(WAREHOUSE_FORMAT).encode(),
+        }
+        return pa.schema([pa.field(c.name, c.type) for c in self.columns], metadata=meta)
+
+    @property
+    def reader_columns(self) -> list[str]:
+        """Columns a reader fills (everything except what ingest stamps on)."""
+        return [c.name for c in self.columns if c.name not in self.stamped]
+
+
+TABLES: dict[str, Table] = {}
+
+
+def _parse_columns(block: str) -> list[Column]:
+    cols = []
+    for raw in block.strip().splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, kind, doc = (line.split(None, 2) + [""])[:3]
+        if kind not in _TYPES:
+            raise ValueError(f"column {name}: unknown type {kind!r} (known: {', '.join(_TYPES)})")
+        cols.append(Column(name, kind, doc.strip()))
+    return cols
+
+
+def table(name: str, *, version: int, grain: str, doc: str, columns: str, group: str = "core") -> Table:
+    """Declare and register a table."""
+    cols = [Column(*c) for c in COMMON_HEAD] + _parse_columns(columns) + [Column(*c) for c in COMMON_TAIL]
+    seen: set[str] = set()
+    for c in cols:
+        if c.name in seen:
+            raise ValueError(f"table {name}: column {c.name} declared twice")
+        seen.add(c.name)
+    t = Table(name, version, grain, " ".join(doc.split()), tuple(cols), group)
+    if name in TABLES and TABLES[name] != t:
+        raise ValueError(f"table {name} declared twice")
+    TABLES[name] = t
+    return t
+
+
+# --------------------------------------------------------------------------- rows → Arrow
+
+
+def _coerce(kind: str, v: Any) -> Any:
+    """Best-effort conversion of one value to a column kind; None when impossible."""
+    if v is None:
+        return None
+    try:
+        if isinstance(v, (bytes, bytearray)):
+            v = bytes(v).decode("utf-8", "replace")
+        if kind == "str":
+            return v if isinstance(v, str) else (orjson.dumps(v).decode() if isinstance(v, (dict, list)) else str(v))
+        if kind == "json":
+            return v if isinstance(v, str) else orjson.dumps(v, default=str).decode()
+        if kind in ("i32", "i64"):
+            if isinstance(v, bool):
+                return int(v)
+            if isinstance(v, float):
+                return int(v) if v.is_integer() else None
+            return int(v)
+        if kind == "f64":
+            return float(v)
+        if kind == "bool":
+            if isinstance(v, str):
+                return {"true": True, "false": False}.get(v.lower())
+            return bool(v)
+        if kind == "ts":
+            if isinstance(v, datetime):
+                return v
+            return datetime.fromtimestamp(int(v) / 1e6, tz=timezone.utc)
+        if kind.startswith("list<"):
+            if isinstance(v, (list, tuple, set, frozenset)):
+                inner = kind[5:-1]
+                return [_coerce(inner, x) for x in (sorted(v, key=str) if isinstance(v, (set, frozenset)) else v)]
+            return [_coerce(kind[5:-1], v)]
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None
+    return None
+
+
+def to_array(values: list[Any], col: Column) -> pa.Array:
+    """Build an Arrow array, falling back to per-value coercion for mixed input."""
+    t = col.type
+    if col.kind == "ts":
+        # timestamps are carried as integer microseconds since the epoch (UTC)
+        try:
+            return pa.array(values, type=pa.int64()).cast(t)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+            return pa.array([_coerce("i64", v) if not isinstance(v, datetime) else int(v.timestamp() * 1e6) for v in values], type=pa.int64()).cast(t)
+    try:
+        return pa.array(values, type=t)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
+        return pa.array([_coerce(col.kind, v) for v in values], type=t)
+
+
+class Rows:
+    """Column-wise accumulator for one table; becomes Arrow record batches.
+
+    Readers append with :meth:`add` (a dict per row: fine for tables with
+    thousands of rows) or straight into :attr:`cols` lists in hot loops.
+    Columns stamped by the ingest layer (``run_id``, ``txn``) are not held.
+    """
+
+    __slots__ = ("table", "cols", "_names")
+
+    def __init__(self, t: Table | str, *, full: bool = False):
+        self.table = TABLES[t] if isinstance(t, str) else t
+        self._names = [c for c in self.table.names if c != "txn"] if full else self.table.reader_columns
+        self.cols: dict[str, list[Any]] = {n: [] for n in self._names}
+
+    def __len__(self) -> int:
+        return len(self.cols[self._names[0]])
+
+    def add(self, row: dict[str, Any]) -> None:
+        for n, lst in self.cols.items():
+            lst.append(row.get(n))
+
+    def extend(self, rows: Iterable[dict[str, Any]]) -> None:
+        for r in rows:
+            self.add(r)
+
+    def take(self) -> pa.RecordBatch:
+        """Return the accumulated rows as a batch and start empty."""
+        arrays = [to_array(self.cols[n], self.table.column(n)) for n in self._names]
+        self.cols = {n: [] for n in self._names}
+        fields = [pa.field(n, self.table.column(n).type) for n in self._names]
+        return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def stamp(batch: pa.RecordBatch, t: Table, values: dict[str, Any]) -> pa.RecordBatch:
+    """Add the stamped columns (and any missing ones as NULL) in declared order."""
+    n = batch.num_rows
+    arrays = []
+    have = set(batch.schema.names)
+    for c in t.columns:
+        if c.name in values and (c.name not in have):
+            arrays.append(pa.array([values[c.name]] * n, type=c.type) if n else pa.array([], type=c.type))
+        elif c.name in have:
+            a = batch.column(c.name)
+            if c.name in values and values[c.name] is not None and c.name == "rank":
+                a = pc.fill_null(a, pa.scalar(values[c.name], type=c.type))
+            arrays.append(a if a.type == c.type else a.cast(c.type))
+        else:
+            arrays.append(pa.nulls(n, type=c.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=t.schema)

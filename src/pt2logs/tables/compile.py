@@ -1,0 +1,137 @@
+"""Tables derived from compile events: one table per question users ask.
+
+Filled by the trace reader's handlers (``source='trace'``) and by the text
+readers (``source='torch_logs'``, ``'compile_debug'``, ``'spyre'``).
+"""
+
+from pt2logs.schema import table
+
+_WHERE = """
+    source          str   where the row came from: trace, torch_logs, tlparse_dir, compile_debug, spyre
+    file            str   the file (relative to the run root)
+    line_no         i64   line of the record the row comes from
+    compile_id      str   compile id (F/C or !A/F/C); NULL when unknown
+"""
+
+RECOMPILES = table(
+    "recompiles", version=1, group="compile", grain="recompilation (a compile of a frame that was compiled before), or a refusal by the recompile limit",
+    doc="Why did it recompile? The failed guard, classified into a small taxonomy of causes (see docs/recompile_causes.md).",
+    columns=_WHERE + """
+    ts              ts          when it happened
+    co_name         str         function that was recompiled
+    co_filename     str         its file
+    co_firstlineno  i32         its first line
+    reason          str         the failed guard text that triggered it (first one)
+    all_reasons     list<str>   every failed guard reason reported, newest cache entry first
+    cause           str         taxonomy: shape_mismatch, ndim_mismatch, dtype_mismatch, device_mismatch, requires_grad_mismatch, python_value_changed, type_or_id_changed, dispatch_key_or_grad_mode, global_or_config_changed, dynamic_shape_guard, recompile_limit_hit, other
+    guard_subject   str         the variable the guard was on (x, k, self.training, ...)
+    prev_compile_id str         the compile whose guard failed
+    is_limit_hit    bool        the recompile limit (config.recompile_limit / cache_size_limit) was reached: dynamo gave up on the frame
+    """,
+)
+
+GRAPH_BREAKS = table(
+    "graph_breaks", version=1, group="compile", grain="graph break",
+    doc="""Where does it break the graph? One row per graph break reported; the hotspot key is
+    (coalesce(gb_id, gb_type), user_filename, user_lineno). Repeats of a break already reported for the same
+    compile (restarts, duplicate-suppressed lines) are folded into `occurrences`.""",
+    columns=_WHERE + """
+    ts              ts          when it happened
+    gb_id           str         stable graph-break type id (gb0170) when the log links it, else NULL
+    gb_type         str         short type, e.g. Data-dependent branching
+    reason          str         full reason text
+    user_filename   str         user code file where the break happened
+    user_lineno     i32         user code line
+    explanation     str         torch's explanation, when given
+    hints           list<str>   torch's hints
+    co_name         str         function being compiled
+    co_filename     str         its file
+    co_firstlineno  i32         its first line
+    occurrences     i64         times this break was reported for this compile (>= 1)
+    origin          str         graph_break_artifact, restart_reason or log_line
+    """,
+)
+
+KERNELS = table(
+    "kernels", version=1, group="compile", grain="generated kernel (in an output-code module, or a Spyre kernel spec)",
+    doc="How many kernels, of which kind? Counted from every inductor output-code payload (fresh compiles and FX-cache hits: filter on cache_hit).",
+    columns=_WHERE + """
+    kernel_name     str         kernel variable name, e.g. triton_poi_fused_add_0 / cpp_fused_relu_1 / Spyre opFuncName
+    backend         str         triton, cpp, cuda, halide, rocm, multi_kernel, spyre, ...
+    kind            str         pointwise, reduction, persistent_reduction, template, foreach, other (Spyre: the exUnit)
+    fused_ops       list<str>   ops fused into it, from the name
+    graph           str         forward, backward or inference (from the AOT id line)
+    cache_hit       bool        the output code came from the FX graph cache
+    num_cores       i64         Spyre: cores used
+    data_format     str         Spyre: data format
+    """,
+)
+
+EXTERN_CALLS = table(
+    "extern_calls", version=1, group="compile", grain="extern kernel op per output-code module",
+    doc="Calls to extern kernels (mm, addmm, convolution, ...) in generated code: call sites per op.",
+    columns=_WHERE + """
+    op              str         extern kernel op, e.g. mm, addmm, convolution
+    count           i64         call sites in the module
+    graph           str         forward, backward or inference
+    cache_hit       bool        the output code came from the FX graph cache
+    """,
+)
+
+COMPILE_PHASES = table(
+    "compile_phases", version=1, group="compile", grain="dynamo_timed span (chromium B/E pair) or instant event",
+    doc="Where does compile time go? Nested phases from the trace's chromium events; depth 0 are top-level spans.",
+    columns=_WHERE + """
+    phase           str         span name, e.g. entire_frame_compile, backend_compile, inductor_compile
+    parent_phase    str         enclosing span, NULL at depth 0
+    depth           i32         nesting depth (0 = top level)
+    start_us        i64         start, epoch microseconds
+    duration_us     i64         duration in microseconds (0 for instants, NULL when the end is missing)
+    ts              ts          start as a timestamp
+    is_instant      bool        an instant ("i") event rather than a span
+    category        str         chromium category (dynamo_timed)
+    args            json        the begin event's args (and the end event's, merged)
+    """,
+)
+
+CACHE_EVENTS = table(
+    "cache_events", version=1, group="compile", grain="cache lookup",
+    doc="Cache behaviour: FX graph cache, AOTAutograd cache, remote caches, autotune caches.",
+    columns=_WHERE + """
+    ts              ts          when it happened
+    cache           str         fx_graph, aotautograd, autotune, or the artifact's cache name
+    outcome         str         hit, miss or bypass
+    key             str         cache key
+    reason          str         bypass/miss reason when given
+    time_saved_ms   f64         time saved by a hit (ms), when logged
+    detail          json        the artifact's payload
+    """,
+)
+
+FAILURES = table(
+    "failures", version=1, group="compile", grain="failed compile or restart",
+    doc="Compiles that failed (fail_type/fail_reason) and restarts of analysis, with the user location when known.",
+    columns=_WHERE + """
+    ts              ts          when it happened
+    fail_type       str         exception type (NULL for a restart without failure)
+    fail_reason     str         exception text or restart reason
+    user_filename   str         user code file
+    user_lineno     i32         user code line
+    is_restart      bool        a restart of dynamo's analysis rather than a failed compile
+    co_name         str         function being compiled
+    co_filename     str         its file
+    co_firstlineno  i32         its first line
+    """,
+)
+
+GUARDS = table(
+    "guards", version=1, group="compile", grain="compile with guards",
+    doc="Guards installed per compile and dynamic shape symbols created.",
+    columns=_WHERE + """
+    guard_count         i64        guards installed (compilation_metrics.guard_count, else counted from the guard text)
+    guards              str        guard text from dynamo_cpp_guards_str
+    n_guard_lines       i64        lines in the guard text
+    dynamic_symbols     list<str>  symbols created (create_symbol), e.g. s0
+    symbol_sources      list<str>  the source of each symbol, e.g. L['x'].size()[0]
+    """,
+)

@@ -1,0 +1,102 @@
+"""DuckDB views over the warehouse: every table is a view, dead rows hidden.
+
+For each table the view reads ``<wh>/<table>/**/*.parquet`` (``union_by_name``,
+hive partitions), selects the columns declared in :mod:`pt2logs.tables` in
+their declared order (a column missing from older files reads as NULL, a
+table with no files yet is an empty view of the right types) and keeps only
+the rows of each run's live transaction (see :mod:`pt2logs.warehouse`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+from pt2logs.schema import TABLES, Table
+from pt2logs.warehouse import PARTITION, Warehouse
+
+_DUCK = {
+    "str": "VARCHAR", "json": "VARCHAR", "i32": "INTEGER", "i64": "BIGINT", "f64": "DOUBLE", "bool": "BOOLEAN",
+    "ts": "TIMESTAMPTZ", "list<str>": "VARCHAR[]", "list<i64>": "BIGINT[]",
+}
+
+
+def duck_type(kind: str) -> str:
+    return _DUCK[kind]
+
+
+def _q(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+def _ident(s: str) -> str:
+    return '"' + s.replace('"', '""') + '"'
+
+
+def source_sql(wh: Warehouse, table: str) -> str:
+    glob = wh.url(table, "**", "*.parquet")
+    return f"read_parquet({_q(glob)}, union_by_name=true, hive_partitioning=true, hive_types={{{_q(PARTITION)}: VARCHAR}})"
+
+
+def _present_columns(con: duckdb.DuckDBPyConnection, wh: Warehouse, table: str) -> set[str] | None:
+    if not wh.table_files(table):
+        return None
+    try:
+        rows = con.execute(f"DESCRIBE SELECT * FROM {source_sql(wh, table)}").fetchall()
+    except duckdb.IOException:
+        return None
+    return {r[0] for r in rows}
+
+
+def _select_list(t: Table, present: set[str] | None) -> str:
+    cols = []
+    for c in t.columns:
+        if present is not None and c.name in present:
+            cols.append(f"CAST({_ident(c.name)} AS {duck_type(c.kind)}) AS {_ident(c.name)}")
+        else:
+            cols.append(f"CAST(NULL AS {duck_type(c.kind)}) AS {_ident(c.name)}")
+    part = _ident(PARTITION) if present is not None and PARTITION in present else f"CAST(NULL AS VARCHAR)"
+    cols.append(f"{part} AS {_ident(PARTITION)}")
+    return ", ".join(cols)
+
+
+def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> list[str]:
+    """The CREATE VIEW statements for every table of the warehouse."""
+    stmts = []
+    runs_present = _present_columns(con, wh, "runs")
+    runs_src = source_sql(wh, "runs") if runs_present is not None else "(SELECT 1 WHERE false)"
+    stmts.append(f"CREATE OR REPLACE VIEW _runs_all AS SELECT {_select_list(TABLES['runs'], runs_present)} FROM {runs_src}")
+    stmts.append("CREATE OR REPLACE VIEW _live AS SELECT run_id, arg_max(txn, committed_at) AS txn FROM _runs_all GROUP BY run_id")
+    for name, t in TABLES.items():
+        if name == "runs":
+            stmts.append("CREATE OR REPLACE VIEW runs AS SELECT * FROM _runs_all r SEMI JOIN _live l USING (run_id, txn)")
+            continue
+        present = _present_columns(con, wh, name)
+        if present is None:
+            stmts.append(f"CREATE OR REPLACE VIEW {_ident(name)} AS SELECT {_select_list(t, None)} WHERE false")
+        else:
+            stmts.append(
+                f"CREATE OR REPLACE VIEW {_ident(name)} AS SELECT * FROM (SELECT {_select_list(t, present)} "
+                f"FROM {source_sql(wh, name)}) t SEMI JOIN _live l USING (run_id, txn)"
+            )
+    return stmts
+
+
+def attach_filesystem(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
+    if wh.remote:
+        con.register_filesystem(wh.fs)
+
+
+def create_views(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
+    attach_filesystem(con, wh)
+    for s in view_statements(con, wh):
+        con.execute(s)
+
+
+def connect(warehouse: str | Warehouse, **config: Any) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection with every warehouse table as a view."""
+    wh = warehouse if isinstance(warehouse, Warehouse) else Warehouse(warehouse)
+    con = duckdb.connect(config=config or {})
+    create_views(con, wh)
+    return con
