@@ -18,7 +18,9 @@ def table(name: str, warehouse: str = DEFAULT_WAREHOUSE) -> Any:
     if name not in TABLES:
         raise KeyError(f"unknown table {name!r}; tables: {', '.join(sorted(TABLES))}")
     con = connect(warehouse)
-    arrow = con.execute(f'SELECT * FROM "{name}"').fetch_arrow_table()
+    from pt2logs.views import arrow_table
+
+    arrow = arrow_table(con, f'SELECT * FROM "{name}"')
     return pl.from_arrow(arrow).lazy()
 
 

@@ -32,8 +32,9 @@ from pt2logs.sources import ReadResult, filesystem, read_head, stream
 from pt2logs.warehouse import DEFAULT_WAREHOUSE, TxnInfo, PartWriter, Warehouse
 
 #: a transaction commits after this many bytes of input or runs, whichever first
-TXN_BYTES = 1 << 30
-TXN_RUNS = 2000
+#: (env PT2LOGS_TXN_BYTES / PT2LOGS_TXN_RUNS: an ingest killed midway loses at most one transaction)
+TXN_BYTES = int(os.environ.get("PT2LOGS_TXN_BYTES", 1 << 30))
+TXN_RUNS = int(os.environ.get("PT2LOGS_TXN_RUNS", 2000))
 
 Progress = Callable[[str, dict[str, Any]], None]
 
@@ -285,7 +286,7 @@ def _ingest_group(wh: Warehouse, plans: list[RunPlan], known_runs: dict[str, dic
             prev = known_runs.get(plan.run_id)
             run_tags = {**(prev["tags"] if prev else {}), **tags}
             row = {
-                "run_id": plan.run_id, "rank": None, "name": plan.name, "source": plan.source, "root": plan.root,
+                "run_id": plan.run_id, "name": plan.name, "source": plan.source, "root": plan.root,
                 "n_ranks": len(agg.ranks), "ranks": sorted(agg.ranks), "n_files": len(outs), "formats": sorted(formats),
                 "torch_version": agg.torch_version, "started_at": agg.first_ts, "ended_at": agg.last_ts,
                 "tags": orjson.dumps(run_tags).decode(), "ingested_at": now, "committed_at": now,

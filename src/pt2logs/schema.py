@@ -12,7 +12,7 @@ The declaration gives the Arrow schema written to Parquet (with the table name
 and version in the file metadata), the documentation in ``docs/tables.md``
 (checked by a test) and the column order of :class:`Rows`.
 
-Every table starts with ``run_id`` and ``rank`` and ends with ``txn`` (the
+Every table starts with ``run_id`` and ``rank`` (``runs`` has no rank) and ends with ``txn`` (the
 ingest transaction that wrote the row; see :mod:`pt2logs.warehouse`).
 """
 
@@ -113,9 +113,11 @@ def _parse_columns(block: str) -> list[Column]:
     return cols
 
 
-def table(name: str, *, version: int, grain: str, doc: str, columns: str, group: str = "core") -> Table:
-    """Declare and register a table."""
-    cols = [Column(*c) for c in COMMON_HEAD] + _parse_columns(columns) + [Column(*c) for c in COMMON_TAIL]
+def table(name: str, *, version: int, grain: str, doc: str, columns: str, group: str = "core",
+          per_rank: bool = True) -> Table:
+    """Declare and register a table (``per_rank=False``: no ``rank`` column, e.g. ``runs``)."""
+    head = COMMON_HEAD if per_rank else COMMON_HEAD[:1]
+    cols = [Column(*c) for c in head] + _parse_columns(columns) + [Column(*c) for c in COMMON_TAIL]
     seen: set[str] = set()
     for c in cols:
         if c.name in seen:

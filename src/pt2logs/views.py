@@ -100,3 +100,14 @@ def connect(warehouse: str | Warehouse, **config: Any) -> duckdb.DuckDBPyConnect
     con = duckdb.connect(config=config or {})
     create_views(con, wh)
     return con
+
+
+def arrow_table(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None) -> Any:
+    """Run ``sql`` and return a pyarrow Table (DuckDB 1.x and 2.x spell this differently)."""
+    rel = con.sql(sql, params=params) if params else con.sql(sql)
+    if rel is None:  # a statement without a result
+        import pyarrow as pa
+
+        return pa.table({})
+    fn = getattr(rel, "to_arrow_table", None) or getattr(rel, "arrow")
+    return fn()

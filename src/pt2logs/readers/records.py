@@ -128,6 +128,10 @@ def iter_records(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int =
                 line_at += 1
                 pos = end + 1
                 continue
+            if not line:  # blank line between records
+                line_at += 1
+                pos = end + 1
+                continue
             if pending is not None:
                 yield from _finish(pending, on_error)
                 pending = None

@@ -3,7 +3,7 @@
 from pt2logs.schema import table
 
 RUNS = table(
-    "runs", version=1, grain="run (one job execution: a folder of per-rank logs, or one file)",
+    "runs", version=1, per_rank=False, grain="run (one job execution: a folder of per-rank logs, or one file)",
     doc="""What was ingested and when. A run's rows in every other table share its run_id.
     A run that is ingested again (its files grew) gets a new row; views keep the newest.""",
     columns="""
