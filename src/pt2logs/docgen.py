@@ -1,0 +1,53 @@
+"""Generate docs/tables.md from the table declarations (a test keeps it in sync).
+
+    python -m pt2logs.docgen            # rewrite docs/tables.md
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pt2logs.tables  # noqa: F401
+from pt2logs.schema import TABLES
+
+GROUPS = {
+    "core": "Runs, files, raw events",
+    "compile": "Compile analytics (derived during ingest)",
+    "text": "Text logs and counters",
+    "spyre": "Torch-Spyre device logs",
+}
+
+
+def tables_markdown() -> str:
+    out = [
+        "# Tables",
+        "",
+        "Generated from the declarations in `src/pt2logs/tables/` by `python -m pt2logs.docgen`;",
+        "a test fails when this file and the code disagree. Every table is a folder of Parquet files",
+        "under the warehouse (`<table>/ingest_date=YYYY-MM-DD/*.parquet`) and a DuckDB view of the same",
+        "name. Schema versions are stored in each file's metadata (`pt2logs.schema_version`).",
+        "",
+    ]
+    for group, title in GROUPS.items():
+        ts = [t for t in TABLES.values() if t.group == group]
+        if not ts:
+            continue
+        out += [f"## {title}", ""]
+        for t in ts:
+            out += [f"### `{t.name}` (v{t.version})", "", f"One row per {t.grain}. {t.doc}", "",
+                    "| column | type | meaning |", "|---|---|---|"]
+            for c in t.columns:
+                out.append(f"| `{c.name}` | {c.kind} | {c.doc.replace('|', '/')} |")
+            out.append("")
+    return "\n".join(out)
+
+
+def main() -> None:
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "docs" / "tables.md"
+    target.write_text(tables_markdown())
+    print(f"wrote {target}")
+
+
+if __name__ == "__main__":
+    main()
