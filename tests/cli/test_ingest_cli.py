@@ -1,0 +1,89 @@
+"""`pt2logs ingest` as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from click.testing import CliRunner
+
+from pt2logs.cli import main
+from tests.conftest import SAMPLES, fixture_path
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_nonexistent_path_is_a_usage_error(wh):
+    r = run("ingest", "/no/such/place", "-w", wh)
+    assert r.exit_code == 2
+    assert "/no/such/place: no such file or directory" in r.output
+
+
+def test_ingest_the_samples_prints_a_summary(wh):
+    r = run("ingest", str(SAMPLES), "-w", wh)
+    assert r.exit_code == 0, r.output
+    first = r.output.splitlines()[0]
+    assert first.startswith("5 runs ingested") and "0 errors" in first and "MB/s" in first
+    again = run("ingest", str(SAMPLES), "-w", wh, "--json")
+    d = json.loads(again.output[again.output.index("{"):])
+    assert d["runs_unchanged"] == 5 and d["runs_new"] == 0 and d["events"] == 0
+
+
+def test_strict_fails_on_bad_input_and_errors_are_listed(wh, tmp_path):
+    src = fixture_path("tlparse", "simple_corrupted_json.log")
+    assert run("ingest", str(src), "-w", wh).exit_code == 0
+    r = run("ingest", str(src), "-w", str(tmp_path / "other"), "--strict")
+    assert r.exit_code == 1
+    assert "1 errors" in r.output
+
+
+def test_non_log_files_are_skipped_and_reported(wh, tmp_path):
+    d = tmp_path / "mixed"
+    d.mkdir()
+    shutil.copy(fixture_path("tlparse", "simple.log"), d / "simple.log")
+    (d / "notes.txt").write_text("hello\n")
+    (d / "empty.log").write_text("")
+    r = run("ingest", str(d), "-w", wh)
+    assert r.exit_code == 0
+    assert "1 run ingested" in r.output
+    assert "notes.txt: not a recognised log format" in r.output
+    assert "empty.log: empty file" in r.output
+
+
+def test_tags_and_run_id(wh):
+    src = fixture_path("tlparse", "multi_rank_logs")
+    r = run("ingest", str(src), "-w", wh, "--run-id", "job42", "--tag", "model=llama", "--tag", "commit=abc123")
+    assert r.exit_code == 0, r.output
+    import pt2logs
+
+    con = pt2logs.connect(wh)
+    assert con.execute("SELECT run_id, tags->>'model', n_ranks FROM runs").fetchall() == [("job42", "llama", 4)]
+    assert run("ingest", str(src), "-w", wh, "--tag", "oops").exit_code == 2
+
+
+def test_compressed_inputs(tmp_path, wh):
+    import bz2
+    import gzip
+
+    import zstandard
+
+    raw = fixture_path("tlparse", "simple.log").read_bytes()
+    d = tmp_path / "c"
+    d.mkdir()
+    (d / "a.log.gz").write_bytes(gzip.compress(raw))
+    (d / "b.log.zst").write_bytes(zstandard.ZstdCompressor().compress(raw))
+    (d / "c.log.bz2").write_bytes(bz2.compress(raw))
+    (d / "d.log").write_bytes(raw)
+    r = run("ingest", str(d), "-w", wh, "--json")
+    out = json.loads(r.output[r.output.index("{"):])
+    # same content, four names: four runs (the name is part of a run's identity), identical rows
+    assert out["runs_new"] == 4 and out["errors"] == 0
+    import pt2logs
+
+    con = pt2logs.connect(wh)
+    counts = con.execute("SELECT r.name, count(*) FROM events e JOIN runs r USING (run_id) GROUP BY 1 ORDER BY 1").fetchall()
+    assert {c for _, c in counts} == {76}
+    comp = dict(con.execute("SELECT relpath, compression FROM files").fetchall())
+    assert comp == {"a.log.gz": "gzip", "b.log.zst": "zstd", "c.log.bz2": "bz2", "d.log": "none"}
