@@ -80,7 +80,21 @@ def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> list[str]:
                 f"CREATE OR REPLACE VIEW {_ident(name)} AS SELECT * FROM (SELECT {_select_list(t, present)} "
                 f"FROM {source_sql(wh, name)}) t SEMI JOIN _live l USING (run_id, txn)"
             )
+    stmts += MACROS
     return stmts
+
+
+#: helpers every named query uses to select runs the same way
+MACROS = [
+    """CREATE OR REPLACE MACRO tag_match(tags, tag) AS
+         tag IS NULL OR json_extract_string(tags, '$."' || split_part(tag, '=', 1) || '"') = split_part(tag, '=', 2)""",
+    """CREATE OR REPLACE MACRO selected_runs(run, since, until, tag) AS TABLE
+         SELECT run_id FROM runs
+         WHERE (run IS NULL OR run_id = run OR name = run OR starts_with(run_id, run))
+           AND (since IS NULL OR started_at >= since)
+           AND (until IS NULL OR started_at < until)
+           AND tag_match(tags, tag)""",
+]
 
 
 def attach_filesystem(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:

@@ -80,11 +80,15 @@ EXTERN_CALLS = table(
 
 COMPILE_PHASES = table(
     "compile_phases", version=1, group="compile", grain="dynamo_timed span (chromium B/E pair) or instant event",
-    doc="Where does compile time go? Nested phases from the trace's chromium events; depth 0 are top-level spans.",
+    doc="""Where does compile time go? Nested phases from the trace's chromium events. A frame compile's
+    top-level phase (`top_level AND stage = 'frame_compile'`) is its entire_frame_compile span, which equals
+    compilation_metrics.entire_frame_compile_time_s; its children break that time down.""",
     columns=_WHERE + """
     phase           str         span name, e.g. entire_frame_compile, backend_compile, inductor_compile
     parent_phase    str         enclosing span, NULL at depth 0
-    depth           i32         nesting depth (0 = top level)
+    depth           i32         nesting depth among all open spans (0 = outermost)
+    stage           str         frame_compile (under entire_frame_compile), backward_compile (under entire_backward_compile), wrapper (the `dynamo` span around a compile, and gc beside it), runtime (top-level spans after a compile: autotuning, cudagraphs), other
+    top_level       bool        the root of its stage: entire_frame_compile / entire_backward_compile, or an outermost span; sum these per compile for its compile time
     start_us        i64         start, epoch microseconds
     duration_us     i64         duration in microseconds (0 for instants, NULL when the end is missing)
     ts              ts          start as a timestamp

@@ -7,9 +7,9 @@ emitting per-compile rows).
 """
 
 from pt2logs.readers.torch_trace import TraceState
-from pt2logs.readers.trace_events import basics, metrics, phases
+from pt2logs.readers.trace_events import basics, compile_facts, metrics, phases
 
-_FINISHERS = [phases.finish]
+_FINISHERS = [phases.finish, compile_facts.finish]
 
 
 def finish_file(st: TraceState) -> None:
@@ -17,4 +17,4 @@ def finish_file(st: TraceState) -> None:
         fn(st)
 
 
-__all__ = ["basics", "metrics", "phases", "finish_file"]
+__all__ = ["basics", "compile_facts", "metrics", "phases", "finish_file"]

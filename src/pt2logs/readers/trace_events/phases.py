@@ -21,6 +21,25 @@ from pt2logs.readers.torch_trace import TraceState, handles
 #: hooks called with (state, payload dict, compile_id) for every instant event
 INSTANT_HOOKS: list = []
 
+#: spans that are the root of a stage of compilation
+ROOTS = {"entire_frame_compile": "frame_compile", "entire_backward_compile": "backward_compile"}
+#: spans that wrap a compile (and bookkeeping beside it) rather than being part of it
+WRAPPERS = {"dynamo"}
+
+
+def _stage(name: str, cid: str | None, spans: list) -> tuple[str, bool]:
+    """(stage, top_level) of a span opening inside the currently open ``spans``."""
+    if name in ROOTS:
+        return ROOTS[name], True
+    for sp in reversed(spans):
+        if sp[9] in ("frame_compile", "backward_compile"):
+            return sp[9], False
+    if name in WRAPPERS:
+        return "wrapper", False
+    if spans:
+        return spans[-1][9], False
+    return ("runtime" if cid is not None else "other"), True
+
 
 def _cid(args: Any, fallback: str | None) -> str | None:
     if isinstance(args, dict):
@@ -46,7 +65,9 @@ def chromium_event(st: TraceState, env: dict, meta: Any, cid: str | None) -> Non
     spans = st.spans
     if ph == "B":
         parent = spans[-1][0] if spans else None
-        spans.append([name, _cid(args, cid), int(ts), len(spans), parent, args, st.rec.line_no, d.get("cat"), st.rank])
+        c = _cid(args, cid)
+        stage, top = _stage(name, c, spans)
+        spans.append([name, c, int(ts), len(spans), parent, args, st.rec.line_no, d.get("cat"), st.rank, stage, top])
     elif ph == "E":
         c = _cid(args, cid)
         match = -1
@@ -65,7 +86,8 @@ def chromium_event(st: TraceState, env: dict, meta: Any, cid: str | None) -> Non
     elif ph in ("i", "I", "X"):
         dur = d.get("dur") if ph == "X" else 0
         c = _cid(args, cid)
-        st.add("compile_phases", {
+        stage, top = _stage(name, c, spans)
+        st.add("compile_phases", {"stage": stage, "top_level": top and ph == "X",
             "source": "trace", "compile_id": c, "phase": name, "parent_phase": spans[-1][0] if spans else None,
             "depth": len(spans), "start_us": int(ts), "duration_us": int(dur) if isinstance(dur, (int, float)) else None,
             "ts": int(ts), "is_instant": ph != "X", "category": d.get("cat"),
@@ -77,7 +99,7 @@ def chromium_event(st: TraceState, env: dict, meta: Any, cid: str | None) -> Non
 
 
 def _emit(st: TraceState, span: list, end_us: int | None, end_args: Any = None) -> None:
-    name, cid, start, depth, parent, args, line_no, cat, rank = span
+    name, cid, start, depth, parent, args, line_no, cat, rank, stage, top = span
     merged = args
     if isinstance(end_args, dict) and end_args:
         merged = {**args, **end_args} if isinstance(args, dict) else end_args
@@ -86,7 +108,7 @@ def _emit(st: TraceState, span: list, end_us: int | None, end_args: Any = None) 
     st.add("compile_phases", {
         "source": "trace", "compile_id": cid, "phase": name, "parent_phase": parent, "depth": depth,
         "start_us": start, "duration_us": None if end_us is None else end_us - start, "ts": start,
-        "is_instant": False, "category": cat, "line_no": line_no, "rank": rank,
+        "is_instant": False, "category": cat, "line_no": line_no, "rank": rank, "stage": stage, "top_level": top,
         "args": orjson.dumps(merged, default=str).decode() if merged else None,
     })
 

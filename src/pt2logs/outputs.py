@@ -1,0 +1,115 @@
+"""Output formats for query results: a registry the CLI and the tests loop over.
+
+Each writer takes a pyarrow Table and a binary stream. ``table`` is for
+people (rich, fits the terminal); the others are for machines and files.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+from collections.abc import Callable
+from typing import Any, BinaryIO
+
+import orjson
+import pyarrow as pa
+
+Writer = Callable[[pa.Table, BinaryIO], None]
+OUTPUT_FORMATS: dict[str, Writer] = {}
+
+
+def output_format(name: str) -> Callable[[Writer], Writer]:
+    def deco(fn: Writer) -> Writer:
+        OUTPUT_FORMATS[name] = fn
+        return fn
+
+    return deco
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, (dt.datetime, dt.date)):
+        return v.isoformat()
+    return v
+
+
+def _rows(t: pa.Table) -> list[dict[str, Any]]:
+    return t.to_pylist()
+
+
+def cell(v: Any) -> str:
+    """A value as short text for tables."""
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:,.3f}" if abs(v) < 1e6 else f"{v:,.0f}"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}"
+    if isinstance(v, dt.datetime):
+        return v.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    if isinstance(v, list):
+        return ", ".join(cell(x) for x in v)
+    return str(v)
+
+
+@output_format("table")
+def write_table(t: pa.Table, out: BinaryIO) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=_width(), force_terminal=False, color_system=None)
+    rt = Table(show_lines=False, header_style="bold", pad_edge=False)
+    numeric = [pa.types.is_integer(f.type) or pa.types.is_floating(f.type) for f in t.schema]
+    for name, num in zip(t.column_names, numeric):
+        rt.add_column(name, justify="right" if num else "left", overflow="fold")
+    for row in t.to_pylist():
+        rt.add_row(*[cell(row[c]) for c in t.column_names])
+    console.print(rt)
+    console.print(f"{t.num_rows} row{'s' if t.num_rows != 1 else ''}")
+    out.write(buf.getvalue().encode())
+
+
+def _width() -> int:
+    import shutil
+
+    return max(80, shutil.get_terminal_size((100, 24)).columns)
+
+
+@output_format("csv")
+def write_csv(t: pa.Table, out: BinaryIO) -> None:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(t.column_names)
+    for row in t.to_pylist():
+        w.writerow([cell(v) if isinstance(v, list) else ("" if v is None else _jsonable(v)) for v in row.values()])
+    out.write(buf.getvalue().encode())
+
+
+@output_format("json")
+def write_json(t: pa.Table, out: BinaryIO) -> None:
+    out.write(orjson.dumps(_rows(t), default=str, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n")
+
+
+@output_format("ndjson")
+def write_ndjson(t: pa.Table, out: BinaryIO) -> None:
+    for row in _rows(t):
+        out.write(orjson.dumps(row, default=str, option=orjson.OPT_NON_STR_KEYS) + b"\n")
+
+
+@output_format("markdown")
+def write_markdown(t: pa.Table, out: BinaryIO) -> None:
+    def esc(s: str) -> str:
+        return s.replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(t.column_names) + " |", "|" + "---|" * len(t.column_names)]
+    for row in t.to_pylist():
+        lines.append("| " + " | ".join(esc(cell(v)) for v in row.values()) + " |")
+    out.write(("\n".join(lines) + "\n").encode())
+
+
+@output_format("parquet")
+def write_parquet(t: pa.Table, out: BinaryIO) -> None:
+    import pyarrow.parquet as pq
+
+    pq.write_table(t, out, compression="zstd")
