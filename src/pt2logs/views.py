@@ -61,6 +61,17 @@ def _select_list(t: Table, present: set[str] | None) -> str:
     return ", ".join(cols)
 
 
+#: When one run has several sources describing the same compiles, the views keep the best one per
+#: run and table (lowest rank); the ``<table>_all_sources`` views keep every row. Sources not listed
+#: (e.g. ``spyre``) describe other things and are always kept.
+SOURCE_RANK = {"trace": 1, "tlparse_dir": 2, "compile_debug": 3, "torch_logs": 4}
+
+
+def _rank_sql() -> str:
+    whens = " ".join(f"WHEN {_q(k)} THEN {v}" for k, v in SOURCE_RANK.items())
+    return f"CASE source {whens} ELSE NULL END"
+
+
 def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> list[str]:
     """The CREATE VIEW statements for every table of the warehouse."""
     stmts = []
@@ -73,12 +84,19 @@ def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> list[str]:
             stmts.append("CREATE OR REPLACE VIEW runs AS SELECT * FROM _runs_all r SEMI JOIN _live l USING (run_id, txn)")
             continue
         present = _present_columns(con, wh, name)
+        target = _ident(name + "_all_sources") if "source" in t.names else _ident(name)
         if present is None:
-            stmts.append(f"CREATE OR REPLACE VIEW {_ident(name)} AS SELECT {_select_list(t, None)} WHERE false")
+            stmts.append(f"CREATE OR REPLACE VIEW {target} AS SELECT {_select_list(t, None)} WHERE false")
         else:
             stmts.append(
-                f"CREATE OR REPLACE VIEW {_ident(name)} AS SELECT * FROM (SELECT {_select_list(t, present)} "
+                f"CREATE OR REPLACE VIEW {target} AS SELECT * FROM (SELECT {_select_list(t, present)} "
                 f"FROM {source_sql(wh, name)}) t SEMI JOIN _live l USING (run_id, txn)"
+            )
+        if "source" in t.names:
+            rk = _rank_sql()
+            stmts.append(
+                f"CREATE OR REPLACE VIEW {_ident(name)} AS SELECT * FROM {target} "
+                f"QUALIFY {rk} IS NULL OR {rk} = min({rk}) OVER (PARTITION BY run_id)"
             )
     stmts += MACROS
     return stmts
