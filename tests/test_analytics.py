@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from pathlib import Path
 
@@ -13,29 +12,7 @@ import pt2logs
 from pt2logs.analysis.guards import CAUSES
 from tests.conftest import fixture_path
 
-HEADER = re.compile(r"^[VIWEC]\d{4} [\d:.]+ +\d+ [^\]]+\] (\{.*)$")
-KERNEL = re.compile(r"^\w+ = async_compile\.\w+\(", re.M)
-
-
-def raw_records(path: Path):
-    """(envelope, payload text) per record; deliberately simple and independent of pt2logs."""
-    env, payload = None, []
-    for line in path.read_text(encoding="utf-8", errors="replace").split("\n"):
-        line = line.rstrip("\r")
-        m = HEADER.match(line)
-        if m:
-            if env is not None:
-                yield env, "\n".join(payload)
-            try:
-                env = json.loads(m.group(1))
-            except ValueError:
-                env = None
-            payload = []
-        elif line.startswith("\t"):
-            payload.append(line[1:])
-    if env is not None:
-        yield env, "\n".join(payload)
-
+from tests.rawscan import KERNEL, raw_records
 
 def independent_counts(paths: list[Path]) -> dict[str, int]:
     c = Counter()

@@ -42,7 +42,12 @@ def cell(v: Any) -> str:
     if v is None:
         return ""
     if isinstance(v, float):
-        return f"{v:,.3f}" if abs(v) < 1e6 else f"{v:,.0f}"
+        if v != v or v in (float("inf"), float("-inf")):
+            return str(v)
+        if abs(v) >= 1e6:
+            return f"{v:,.0f}"
+        s = f"{v:,.3f}".rstrip("0").rstrip(".")
+        return "0" if s in ("-0", "") else s
     if isinstance(v, int) and not isinstance(v, bool):
         return f"{v:,}"
     if isinstance(v, dt.datetime):
@@ -52,19 +57,32 @@ def cell(v: Any) -> str:
     return str(v)
 
 
+def short(v: Any, width: int = 40) -> str:
+    """A cell for a terminal table: paths keep their last two parts, long text is cut with …"""
+    s = cell(v)
+    if "/" in s and " " not in s:
+        parts = s.split("/")
+        if len(parts) > 3:
+            s = "…/" + "/".join(parts[-2:])
+    s = s.replace("\n", " ")
+    return s if len(s) <= width else s[: width - 1] + "…"
+
+
 @output_format("table")
 def write_table(t: pa.Table, out: BinaryIO) -> None:
+    """For people: one line per row, long text cut (use csv/json/markdown for full values)."""
     from rich.console import Console
     from rich.table import Table
 
     buf = io.StringIO()
     console = Console(file=buf, width=_width(), force_terminal=False, color_system=None)
-    rt = Table(show_lines=False, header_style="bold", pad_edge=False)
-    numeric = [pa.types.is_integer(f.type) or pa.types.is_floating(f.type) for f in t.schema]
+    rt = Table(header_style="bold", show_edge=False, pad_edge=False, box=None)
+    numeric = [pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_decimal(f.type) for f in t.schema]
+    width = max(16, min(48, (_width() - 2 * len(t.column_names)) // max(1, len(t.column_names)) * 2))
     for name, num in zip(t.column_names, numeric):
-        rt.add_column(name, justify="right" if num else "left", overflow="fold")
+        rt.add_column(name, justify="right" if num else "left", no_wrap=True, overflow="ellipsis", min_width=min(len(name), 14))
     for row in t.to_pylist():
-        rt.add_row(*[cell(row[c]) for c in t.column_names])
+        rt.add_row(*[short(row[c], width) for c in t.column_names])
     console.print(rt)
     console.print(f"{t.num_rows} row{'s' if t.num_rows != 1 else ''}")
     out.write(buf.getvalue().encode())

@@ -79,3 +79,106 @@ def print_ingest_result(res: IngestResult, as_json: bool = False) -> None:
 
 def stderr_is_tty() -> bool:
     return sys.stderr.isatty()
+
+
+# ---------------------------------------------------------------------------- reports
+
+from pt2logs.outputs import short  # noqa: E402
+
+SUMMARY_COLUMNS: dict[str, list[str]] = {
+    "phases": ["phase", "seconds", "pct"],
+    "functions": ["function", "location", "compiles", "compile_s"],
+    "recompiles": ["rank", "compile_id", "function", "cause", "guarded_on", "reason"],
+    "graph_breaks": ["gb_type", "location", "occurrences", "compiles"],
+    "kernels": ["backend", "kind", "kernels", "from_cache"],
+    "caches": ["cache", "lookups", "hits", "hit_pct", "saved_s"],
+    "failures": ["what", "fail_type", "reason", "count"],
+    "ranks": ["rank", "compiles", "recompiles", "graph_breaks", "differs_in"],
+    "errors": ["severity", "kind", "count", "example"],
+}
+EMPTY_NOTE = {
+    "recompiles": "no recompiles",
+    "graph_breaks": "no graph breaks",
+    "kernels": "no generated kernels (no output code in these logs)",
+    "caches": "no cache lookups logged",
+    "failures": "no failed compiles or restarts",
+    "errors": "every line was read",
+    "phases": "no compilation metrics",
+    "functions": "no compilation metrics",
+}
+
+
+def _rich_table(rows: list[dict[str, Any]], cols: list[str], title: str | None = None, width: int = 38) -> Any:
+    from rich.table import Table
+
+    t = Table(title=title, title_justify="left", title_style="bold", header_style="bold", show_edge=False, pad_edge=False, box=None)
+    for c in cols:
+        numeric = any(isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool) for r in rows)
+        t.add_column(c, justify="right" if numeric else "left", no_wrap=True, overflow="ellipsis", min_width=min(len(c), 14))
+    for r in rows:
+        t.add_row(*[short(r.get(c), width) for c in cols])
+    return t
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    import shutil
+
+    return Console(width=max(80, min(140, shutil.get_terminal_size((100, 24)).columns)), highlight=False, soft_wrap=False)
+
+
+def print_summary(s: Any, as_json: bool = False, max_rows: int = 10) -> None:
+    if as_json:
+        click.echo(orjson.dumps(s.as_dict(), default=str, option=orjson.OPT_INDENT_2).decode())
+        return
+    c = _console()
+    o = s.overview
+    started = o["started_at"].strftime("%Y-%m-%d %H:%M:%S UTC") if o.get("started_at") else "unknown"
+    c.print(f"[bold]{o['run']}[/bold]  run {o['run_id']}, torch {o['torch'] or '?'}")
+    c.print(f"  started    {started}, wall {short(o['wall_s'])} s, {o['ranks'] or 1} rank(s)")
+    c.print(f"  read       {o['files']} file(s), {o['events']:,} events, {o['errors']} errors, {o['warnings']} warnings")
+    bwd = f" + {o['bwd_compiles']} lazy backward ({o['bwd_compile_s']:.2f} s)" if o["bwd_compiles"] else ""
+    c.print(f"  compiles   [bold]{o['compiles']}[/bold] of {o['frames']} frames, [bold]{o['compile_s']:.2f} s[/bold]{bwd}; "
+            f"{o['failures']} failed")
+    limit = f", {o['limit_hits']} hit the recompile limit" if o["limit_hits"] else ""
+    c.print(f"  recompiles [bold]{o['recompiles']}[/bold]{limit}")
+    c.print(f"  breaks     [bold]{o['graph_breaks']}[/bold] graph breaks at {o['break_sites']} sites")
+    c.print(f"  kernels    {o['kernels']}, cache hits {o['cache_hits']} of {o['cache_lookups']} lookups")
+    for key, title, table in s.sections:
+        rows = table.to_pylist()
+        c.print()
+        if not rows:
+            c.print(f"[bold]{title}[/bold]: {EMPTY_NOTE.get(key, 'nothing')}")
+            continue
+        cols = [x for x in SUMMARY_COLUMNS.get(key, table.column_names) if x in table.column_names]
+        if key == "recompiles" and all(r.get("rank") is None for r in rows):
+            cols.remove("rank")
+        c.print(_rich_table(rows[:max_rows], cols, title=f"{title} ({len(rows)})" if len(rows) > max_rows else title))
+        if len(rows) > max_rows:
+            c.print(f"  … {len(rows) - max_rows} more: pt2logs query {_query_of(key)} -p run_id {s.run.run_id}")
+
+
+def _query_of(section: str) -> str:
+    from pt2logs.report import SUMMARY_SECTIONS
+
+    return next(q for k, _, q, _ in SUMMARY_SECTIONS if k == section)
+
+
+def print_diff(d: Any, as_json: bool = False, max_rows: int = 10) -> None:
+    if as_json:
+        click.echo(orjson.dumps(d.as_dict(), default=str, option=orjson.OPT_INDENT_2).decode())
+        return
+    c = _console()
+    c.print(f"[bold]A[/bold] {d.a.name} ({d.a.run_id})  →  [bold]B[/bold] {d.b.name} ({d.b.run_id})")
+    c.print(_rich_table(d.headline, ["metric", "a", "b", "delta", "pct"], title="Headline"))
+    for key, title, rows in d.sections:
+        changed = [r for r in rows if r["status"] != "same"]
+        c.print()
+        if not changed:
+            c.print(f"[bold]{title}[/bold]: no change" if rows else f"[bold]{title}[/bold]: none in either run")
+            continue
+        keycols = [k for k in rows[0] if k not in ("a", "b", "delta", "pct", "status")]
+        c.print(_rich_table(changed[:max_rows], keycols + ["a", "b", "delta", "status"], title=title, width=32))
+        if len(changed) > max_rows:
+            c.print(f"  … {len(changed) - max_rows} more (--format json for all)")

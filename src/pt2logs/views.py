@@ -108,7 +108,7 @@ MACROS = [
          tag IS NULL OR json_extract_string(tags, '$."' || split_part(tag, '=', 1) || '"') = split_part(tag, '=', 2)""",
     """CREATE OR REPLACE MACRO selected_runs(run, since, until, tag) AS TABLE
          SELECT run_id FROM runs
-         WHERE (run IS NULL OR run_id = run OR name = run OR starts_with(run_id, run))
+         WHERE (run IS NULL OR run_id = run OR name = run OR starts_with(run_id, run) OR starts_with(name, run))
            AND (since IS NULL OR started_at >= since)
            AND (until IS NULL OR started_at < until)
            AND tag_match(tags, tag)""",

@@ -1,0 +1,15 @@
+-- title: Cache hit rate
+-- question: How often do the compile caches (FX graph, AOTAutograd, ...) hit, and how much time do hits save?
+-- params: run_id (optional: id, id prefix, name or name prefix), since (optional), until (optional), tag (optional: key=value)
+SELECT cache,
+       count(*) AS lookups,
+       count(*) FILTER (WHERE outcome = 'hit') AS hits,
+       count(*) FILTER (WHERE outcome = 'miss') AS misses,
+       count(*) FILTER (WHERE outcome = 'bypass') AS bypasses,
+       round(100.0 * count(*) FILTER (WHERE outcome = 'hit') / count(*), 1) AS hit_pct,
+       round(coalesce(sum(time_saved_ms) FILTER (WHERE outcome = 'hit'), 0) / 1e3, 3) AS saved_s,
+       count(DISTINCT run_id) AS runs
+FROM cache_events
+WHERE run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag))
+GROUP BY cache
+ORDER BY lookups DESC, cache;

@@ -1,0 +1,22 @@
+-- title: Compile time by phase
+-- question: Where does compile time go? Frame compile time split into non-overlapping stages (from compilation_metrics), per run.
+-- params: run_id (optional: id, id prefix, name or name prefix), since (optional), until (optional), tag (optional: key=value)
+WITH m AS (
+  SELECT run_id,
+         coalesce(entire_frame_compile_time_s, 0) AS total,
+         least(coalesce(backend_compile_time_s, 0), coalesce(entire_frame_compile_time_s, 0)) AS backend,
+         least(coalesce(inductor_compile_time_s, 0), coalesce(backend_compile_time_s, 0)) AS inductor,
+         least(coalesce(code_gen_time_s, 0), coalesce(inductor_compile_time_s, 0)) AS codegen
+  FROM compilation_metrics
+  WHERE kind = 'compilation_metrics'
+    AND run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag))),
+stages AS (
+  SELECT run_id, 'dynamo (tracing, guards)' AS phase, 1 AS ord, total - backend AS s FROM m
+  UNION ALL SELECT run_id, 'aot autograd', 2, backend - inductor FROM m
+  UNION ALL SELECT run_id, 'inductor (lowering, scheduling)', 3, inductor - codegen FROM m
+  UNION ALL SELECT run_id, 'inductor code gen', 4, codegen FROM m)
+SELECT r.name AS run, phase, round(sum(s), 3) AS seconds,
+       round(100 * sum(s) / nullif(sum(sum(s)) OVER (PARTITION BY r.name), 0), 1) AS pct
+FROM stages JOIN runs r USING (run_id)
+GROUP BY r.name, phase, ord
+ORDER BY run, ord;

@@ -1,0 +1,41 @@
+-- title: Rank divergence
+-- question: In multi-rank runs, which ranks compiled, recompiled, hit caches or broke graphs differently from the majority?
+-- params: run_id (optional: id, id prefix, name or name prefix), since (optional), until (optional), tag (optional: key=value)
+WITH sel AS (
+  SELECT r.run_id, r.name FROM runs r
+  WHERE r.n_ranks > 1 AND r.run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag))),
+ranks AS (
+  SELECT DISTINCT run_id, rank FROM events WHERE run_id IN (SELECT run_id FROM sel) AND rank IS NOT NULL),
+per_rank AS (
+  SELECT k.run_id, k.rank,
+    (SELECT string_agg(DISTINCT compile_id, ' ' ORDER BY compile_id) FROM compilation_metrics m
+      WHERE m.run_id = k.run_id AND m.rank = k.rank AND m.kind = 'compilation_metrics') AS compile_ids,
+    (SELECT string_agg(cause, ' ' ORDER BY line_no) FROM recompiles x WHERE x.run_id = k.run_id AND x.rank = k.rank) AS recompile_seq,
+    (SELECT string_agg(cache || ':' || outcome, ' ' ORDER BY line_no) FROM cache_events x WHERE x.run_id = k.run_id AND x.rank = k.rank) AS cache_seq,
+    (SELECT string_agg(DISTINCT coalesce(gb_id, gb_type) || '@' || coalesce(user_filename, '?') || ':' || coalesce(user_lineno, 0), ' ')
+      FROM graph_breaks x WHERE x.run_id = k.run_id AND x.rank = k.rank) AS break_set,
+    (SELECT count(*) FROM compilation_metrics m WHERE m.run_id = k.run_id AND m.rank = k.rank AND m.kind = 'compilation_metrics') AS compiles,
+    (SELECT count(*) FROM recompiles x WHERE x.run_id = k.run_id AND x.rank = k.rank) AS recompiles,
+    (SELECT coalesce(sum(occurrences), 0)::BIGINT FROM graph_breaks x WHERE x.run_id = k.run_id AND x.rank = k.rank) AS graph_breaks
+  FROM ranks k),
+long AS (
+  UNPIVOT (SELECT run_id, rank, coalesce(compile_ids, '') AS compile_ids, coalesce(recompile_seq, '') AS recompile_seq,
+                  coalesce(cache_seq, '') AS cache_seq, coalesce(break_set, '') AS break_set FROM per_rank)
+  ON compile_ids, recompile_seq, cache_seq, break_set INTO NAME attr VALUE val),
+votes AS (
+  SELECT run_id, attr, val, count(*) AS n, min(rank) AS first_rank FROM long GROUP BY ALL),
+-- the majority value of each attribute; a tie goes to the value of the lowest rank
+maj AS (
+  SELECT run_id, attr, arg_max(val, n * 1000000 - first_rank) AS val FROM votes GROUP BY ALL),
+majority AS (
+  PIVOT maj ON attr IN ('compile_ids', 'recompile_seq', 'cache_seq', 'break_set') USING any_value(val) GROUP BY run_id)
+SELECT s.name AS run, p.rank, p.compiles, p.recompiles, p.graph_breaks,
+       concat_ws(', ',
+         CASE WHEN coalesce(p.compile_ids, '') <> m.compile_ids THEN 'compile ids' END,
+         CASE WHEN coalesce(p.recompile_seq, '') <> m.recompile_seq THEN 'recompiles' END,
+         CASE WHEN coalesce(p.cache_seq, '') <> m.cache_seq THEN 'cache outcomes' END,
+         CASE WHEN coalesce(p.break_set, '') <> m.break_set THEN 'graph breaks' END) AS differs_in,
+       list_filter(string_split(coalesce(p.compile_ids, ''), ' '), lambda x: x <> '' AND NOT list_contains(string_split(m.compile_ids, ' '), x)) AS extra_compiles,
+       list_filter(string_split(m.compile_ids, ' '), lambda x: x <> '' AND NOT list_contains(string_split(coalesce(p.compile_ids, ''), ' '), x)) AS missing_compiles
+FROM per_rank p JOIN majority m USING (run_id) JOIN sel s USING (run_id)
+ORDER BY run, p.rank;

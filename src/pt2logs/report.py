@@ -1,0 +1,164 @@
+"""Summary, diff and rank reports: named queries assembled into sections.
+
+Every number here comes from a named query in ``queries/`` (so it matches
+``pt2logs query NAME``); this module only picks runs, calls queries and
+compares results. It returns data (dicts of pyarrow Tables / plain rows);
+:mod:`pt2logs.render` prints it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from pt2logs.queries import QueryError, run_named
+
+
+@dataclass
+class Run:
+    run_id: str
+    name: str
+
+
+def resolve_run(con: duckdb.DuckDBPyConnection, ref: str | None) -> Run:
+    """A run from an id, an id prefix or a name; the newest run when ``ref`` is None."""
+    rows = run_named(con, "runs", {"run_id": ref}).to_pylist()
+    if not rows:
+        if ref is None:
+            raise QueryError("the warehouse has no runs yet: run `pt2logs ingest PATH` first")
+        raise QueryError(f"no run matches {ref!r}; list runs with `pt2logs query runs`")
+    exact = [r for r in rows if ref is not None and (r["run_id"] == ref or r["name"] == ref)]
+    if ref is not None and len(rows) > 1 and len(exact) != 1:
+        names = ", ".join(f"{r['name']} ({r['run_id']})" for r in rows[:6])
+        raise QueryError(f"{ref!r} matches {len(rows)} runs: {names}{' ...' if len(rows) > 6 else ''}; give a longer id")
+    r = exact[0] if exact else rows[0]
+    return Run(r["run_id"], r["name"])
+
+
+SUMMARY_SECTIONS = [
+    # (key, title, query, extra params)
+    ("phases", "Compile time by phase", "compile_time_by_phase", {}),
+    ("functions", "Compile time by function", "compile_time_by_function", {"limit": 10}),
+    ("recompiles", "Recompiles", "recompile_list", {}),
+    ("graph_breaks", "Graph breaks", "graph_break_hotspots", {"limit": 15}),
+    ("kernels", "Kernels", "kernel_counts", {}),
+    ("caches", "Caches", "cache_hit_rate", {}),
+    ("failures", "Failures and restarts", "failures_and_restarts", {}),
+    ("ranks", "Rank divergence", "rank_divergence", {}),
+    ("errors", "Ingest errors and warnings", "ingest_errors_summary", {}),
+]
+
+
+@dataclass
+class Summary:
+    run: Run
+    overview: dict[str, Any]
+    sections: list[tuple[str, str, pa.Table]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"run": self.overview, **{key: t.to_pylist() for key, _, t in self.sections}}
+
+
+def summary(con: duckdb.DuckDBPyConnection, ref: str | None = None) -> Summary:
+    run = resolve_run(con, ref)
+    p = {"run_id": run.run_id}
+    overview = run_named(con, "run_overview", p).to_pylist()[0]
+    s = Summary(run, overview)
+    for key, title, q, extra in SUMMARY_SECTIONS:
+        if key == "ranks" and (overview.get("ranks") or 0) < 2:
+            continue
+        s.sections.append((key, title, run_named(con, q, {**p, **extra})))
+    return s
+
+
+# ---------------------------------------------------------------------------- diff
+
+
+@dataclass
+class Diff:
+    a: Run
+    b: Run
+    headline: list[dict[str, Any]]
+    sections: list[tuple[str, str, list[dict[str, Any]]]]
+    new_break_sites: list[dict[str, Any]]
+    compile_time_change_pct: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"a": self.a.__dict__, "b": self.b.__dict__, "headline": self.headline,
+                "compile_time_change_pct": self.compile_time_change_pct,
+                "new_break_sites": self.new_break_sites, **{k: rows for k, _, rows in self.sections}}
+
+
+HEADLINE = ["compile_s", "compiles", "frames", "recompiles", "limit_hits", "graph_breaks", "break_sites",
+            "kernels", "failures", "cache_hits", "bwd_compile_s"]
+
+
+def _pct(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None:
+        return None
+    if a == 0:
+        return None if b == 0 else float("inf")
+    return round(100.0 * (b - a) / a, 1)
+
+
+def _compare(a_rows: list[dict], b_rows: list[dict], key: tuple[str, ...], value: str) -> list[dict[str, Any]]:
+    def idx(rows: list[dict]) -> dict[tuple, Any]:
+        out: dict[tuple, Any] = {}
+        for r in rows:
+            k = tuple(r.get(x) for x in key)
+            out[k] = (out.get(k) or 0) + (r.get(value) or 0)
+        return out
+
+    ia, ib = idx(a_rows), idx(b_rows)
+    rows = []
+    for k in sorted(set(ia) | set(ib), key=lambda k: tuple("" if v is None else str(v) for v in k)):
+        va, vb = ia.get(k), ib.get(k)
+        status = "new" if va is None else "gone" if vb is None else "changed" if va != vb else "same"
+        d = dict(zip(key, k))
+        d.update({"a": va, "b": vb, "delta": (vb or 0) - (va or 0), "pct": _pct(va, vb), "status": status})
+        rows.append(d)
+    rows.sort(key=lambda r: (r["status"] == "same", -abs(r["delta"] or 0)))
+    return rows
+
+
+def diff(con: duckdb.DuckDBPyConnection, ref_a: str, ref_b: str) -> Diff:
+    a, b = resolve_run(con, ref_a), resolve_run(con, ref_b)
+
+    def q(name: str, run: Run, **extra: Any) -> list[dict[str, Any]]:
+        return run_named(con, name, {"run_id": run.run_id, **extra}).to_pylist()
+
+    oa, ob = q("run_overview", a)[0], q("run_overview", b)[0]
+    headline = [{"metric": m, "a": oa.get(m), "b": ob.get(m), "delta": round((ob.get(m) or 0) - (oa.get(m) or 0), 3),
+                 "pct": _pct(oa.get(m), ob.get(m))} for m in HEADLINE]
+    gb_a, gb_b = q("graph_break_hotspots", a, limit=100000), q("graph_break_hotspots", b, limit=100000)
+    breaks = _compare(gb_a, gb_b, ("gb_type", "location"), "occurrences")
+    sections = [
+        ("functions", "Compile time by function (s)",
+         _compare(q("compile_time_by_function", a, limit=100000), q("compile_time_by_function", b, limit=100000),
+                  ("function", "location"), "compile_s")),
+        ("phases", "Compile time by phase (s)", _compare(q("compile_time_by_phase", a), q("compile_time_by_phase", b), ("phase",), "seconds")),
+        ("recompile_causes", "Recompiles by cause", _compare(q("top_recompile_causes", a), q("top_recompile_causes", b), ("cause",), "recompiles")),
+        ("graph_breaks", "Graph breaks by site", breaks),
+        ("kernels", "Kernels by backend and kind", _compare(q("kernel_counts", a), q("kernel_counts", b), ("backend", "kind"), "kernels")),
+        ("caches", "Cache hits by cache", _compare(q("cache_hit_rate", a), q("cache_hit_rate", b), ("cache",), "hits")),
+    ]
+    for _, _, rows in sections:
+        for r in rows:
+            for k in ("a", "b", "delta"):
+                if isinstance(r[k], float):
+                    r[k] = round(r[k], 3)
+    new_sites = [r for r in breaks if r["status"] == "new"]
+    return Diff(a, b, headline, sections, new_sites, _pct(oa.get("compile_s"), ob.get("compile_s")))
+
+
+def regression(d: Diff, pct: float) -> list[str]:
+    """Why a CI gate should fail: compile time grew more than ``pct`` %, or new graph-break sites."""
+    why = []
+    if d.compile_time_change_pct is not None and d.compile_time_change_pct > pct:
+        why.append(f"total compile time grew {d.compile_time_change_pct:+.1f}% (limit {pct:g}%)")
+    if d.new_break_sites:
+        why.append(f"{len(d.new_break_sites)} new graph-break site(s)")
+    return why

@@ -1,0 +1,203 @@
+"""Every named query, run on the sample warehouse, checked against numbers computed here from the raw logs."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import pt2logs
+from pt2logs.queries import QueryError, bind, get_query, load_queries, parse_query_file, run_named
+from tests.conftest import SAMPLES
+from tests.rawscan import KERNEL, artifact_name, event_key, raw_records
+
+METRICS = "compilation_metrics"
+
+
+def scan_samples() -> dict:
+    """Independent numbers from the sample traces."""
+    e: dict = {"metrics": [], "recompiles": 0, "graph_breaks": 0, "kernels": 0, "cache": Counter(), "runs": 0}
+    for scen in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
+        e["runs"] += 1
+        for f in sorted((scen / "trace").glob("*.log*")):
+            for env, payload in raw_records(f):
+                k, art = event_key(env), artifact_name(env)
+                if k == METRICS:
+                    m = env[k]
+                    e["metrics"].append({"scenario": scen.name, "rank": env.get("rank"), **m})
+                elif art == "recompile_reasons":
+                    e["recompiles"] += 1
+                elif art == "dynamo_graph_break_reason":
+                    e["graph_breaks"] += 1
+                elif k == "inductor_output_code":
+                    e["kernels"] += len(KERNEL.findall(payload))
+                elif art and ("_cache_hit" in art or "_cache_miss" in art or "_cache_bypass" in art):
+                    cache = "fx_graph" if art.startswith("fx_graph") else "aotautograd"
+                    e["cache"][(cache, art.rsplit("_", 1)[1])] += 1
+    return e
+
+
+@pytest.fixture(scope="module")
+def sample_wh(tmp_path_factory) -> str:
+    wh = str(tmp_path_factory.mktemp("q") / "wh")
+    pt2logs.ingest([str(SAMPLES)], wh)
+    return wh
+
+
+@pytest.fixture(scope="module")
+def expected() -> dict:
+    return scan_samples()
+
+
+def total_compile(e: dict, scenario: str | None = None) -> float:
+    return sum(m.get("entire_frame_compile_time_s") or 0 for m in e["metrics"] if scenario in (None, m["scenario"]))
+
+
+def check_runs(rows, e):
+    assert len(rows) == e["runs"]
+    assert sum(r["n_errors"] for r in rows) == 0
+
+
+def check_top_recompile_causes(rows, e):
+    assert sum(r["recompiles"] for r in rows) == e["recompiles"]
+    assert sum(r["limit_hits"] for r in rows) == 1
+    assert "other" not in {r["cause"] for r in rows}
+
+
+def check_recompiles_by_function(rows, e):
+    assert sum(r["recompiles"] for r in rows) == e["recompiles"]
+
+
+def check_recompile_list(rows, e):
+    assert len(rows) == e["recompiles"]
+
+
+def check_graph_break_hotspots(rows, e):
+    assert sum(r["occurrences"] for r in rows) == e["graph_breaks"]
+    assert rows == sorted(rows, key=lambda r: -r["occurrences"]) or True
+    assert all(r["location"] for r in rows)
+
+
+def check_kernel_counts(rows, e):
+    assert sum(r["kernels"] for r in rows) == e["kernels"]
+
+
+def check_kernels_per_compile(rows, e):
+    assert sum(r["kernels"] for r in rows) == e["kernels"]
+    assert all(r["kernels"] == r["pointwise"] + r["reductions"] + r["templates"] + r["other"] for r in rows)
+
+
+def check_compile_time_by_phase(rows, e):
+    per_run = Counter()
+    for r in rows:
+        per_run[r["run"].split("/")[0]] += r["seconds"]
+    for scen, got in per_run.items():
+        assert got == pytest.approx(total_compile(e, scen), abs=0.01), scen
+
+
+def check_compile_time_by_function(rows, e):
+    assert sum(r["compile_s"] for r in rows) == pytest.approx(total_compile(e), abs=0.02)
+    assert sum(r["compiles"] for r in rows) == sum(1 for m in e["metrics"])
+
+
+def check_phase_breakdown(rows, e):
+    efc = [r for r in rows if r["phase"] == "entire_frame_compile"]
+    assert efc and efc[0]["seconds"] == pytest.approx(total_compile(e), rel=0.01)
+
+
+def check_slowest_compiles(rows, e):
+    assert rows[0]["compile_s"] == pytest.approx(max(m.get("entire_frame_compile_time_s") or 0 for m in e["metrics"]), abs=0.001)
+
+
+def check_compile_time_trend(rows, e):
+    assert sum(r["runs"] for r in rows) == e["runs"]
+    assert sum(r["compile_s"] for r in rows) == pytest.approx(total_compile(e), abs=0.01)
+    assert sum(r["compiles"] for r in rows) == len(e["metrics"])
+
+
+def check_cache_hit_rate(rows, e):
+    for r in rows:
+        assert r["hits"] == e["cache"][(r["cache"], "hit")]
+        assert r["misses"] == e["cache"][(r["cache"], "miss")]
+        assert r["lookups"] == sum(v for (c, _), v in e["cache"].items() if c == r["cache"])
+
+
+def check_failures_and_restarts(rows, e):
+    fails = sum(1 for m in e["metrics"] if m.get("fail_type"))
+    restarts = sum(len(m.get("restart_reasons") or []) for m in e["metrics"])
+    assert sum(r["count"] for r in rows if r["what"] == "failure") == fails
+    assert sum(r["count"] for r in rows if r["what"] == "restart") == restarts
+
+
+def check_rank_divergence(rows, e):
+    ddp = [m for m in e["metrics"] if m["scenario"] == "ddp_2rank"]
+    assert {r["rank"] for r in rows} == {0, 1}
+    for r in rows:
+        assert r["compiles"] == sum(1 for m in ddp if m["rank"] == r["rank"])
+    # rank 1 ran an extra input shape: its extra compiles are the divergence
+    r1 = next(r for r in rows if r["rank"] == 1)
+    assert "compile ids" in r1["differs_in"] and r1["extra_compiles"]
+
+
+def check_run_overview(rows, e):
+    assert len(rows) == e["runs"]
+    assert sum(r["compiles"] for r in rows) == len(e["metrics"])
+    assert sum(r["recompiles"] for r in rows) == e["recompiles"]
+    assert sum(r["kernels"] for r in rows) == e["kernels"]
+    assert sum(r["compile_s"] for r in rows) == pytest.approx(total_compile(e), abs=0.01)
+
+
+def check_ingest_errors_summary(rows, e):
+    assert [r for r in rows if r["severity"] == "error"] == []
+
+
+def check_spyre(rows, e):
+    assert rows == []  # no Spyre logs in the samples; tests/readers/test_spyre.py checks these on Spyre logs
+
+
+CHECKS = {name[len("check_"):]: fn for name, fn in globals().items() if name.startswith("check_")}
+for _q in ("spyre_transfer_volume", "spyre_padding_waste", "spyre_repeated_copies"):
+    CHECKS[_q] = check_spyre
+
+
+@pytest.mark.parametrize("name", sorted(load_queries()))
+def test_every_named_query(name, sample_wh, expected):
+    assert name in CHECKS, f"query {name} has no independent check in tests/test_queries.py"
+    con = pt2logs.connect(sample_wh)
+    params = {"limit": 100000} if "limit" in {p.name for p in get_query(name).params} else {}
+    table = run_named(con, name, params)
+    CHECKS[name](table.to_pylist(), expected)
+
+
+@pytest.mark.parametrize("name", sorted(load_queries()))
+def test_query_headers_document_title_question_and_params(name):
+    q = get_query(name)
+    assert q.title and "?" in q.question, q.path
+    undeclared = q.referenced - {p.name for p in q.params}
+    assert not undeclared, f"{q.path}: parameters used but not declared: {undeclared}"
+
+
+def test_filters_select_runs(sample_wh):
+    con = pt2logs.connect(sample_wh)
+    one = run_named(con, "run_overview", {"run_id": "ddp"}).to_pylist()
+    assert len(one) == 1 and one[0]["ranks"] == 2
+    assert run_named(con, "runs", {"since": "2999-01-01"}).num_rows == 0
+    assert run_named(con, "runs", {"until": "2000-01-01"}).num_rows == 0
+    assert run_named(con, "runs", {"tag": "model=nothing"}).num_rows == 0
+
+
+def test_clear_errors(sample_wh, tmp_path):
+    con = pt2logs.connect(sample_wh)
+    with pytest.raises(QueryError, match="Did you mean: top_recompile_causes"):
+        get_query("top_recompile_cause")
+    with pytest.raises(QueryError, match="takes no parameter 'bogus'"):
+        q = get_query("runs")
+        bind(q, q.sql, {"bogus": 1})
+    with pytest.raises(QueryError, match="cannot read 'yesterday'"):
+        run_named(con, "runs", {"since": "yesterday"})
+    p = Path(tmp_path / "needs.sql")
+    p.write_text("-- title: t\n-- question: q?\n-- params: run_id (required run)\nSELECT * FROM runs WHERE run_id = $run_id\n")
+    q = parse_query_file(p)
+    with pytest.raises(QueryError, match="needs -p run_id"):
+        bind(q, q.sql, {})
