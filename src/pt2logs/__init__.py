@@ -11,6 +11,6 @@ Python API (the CLI is a thin layer over it)::
 
 __version__ = "0.1.0"
 
-from pt2logs.api import connect, ingest, table  # noqa: E402
+from pt2logs.api import capture, connect, ingest, table  # noqa: E402
 
-__all__ = ["__version__", "connect", "ingest", "table"]
+__all__ = ["__version__", "capture", "connect", "ingest", "table"]

@@ -1,9 +1,10 @@
-"""What a Python user imports: ingest, connect, table."""
+"""What a Python user imports: ingest, connect, table, capture."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from pt2logs.capture import capture
 from pt2logs.ingest import ingest
 from pt2logs.views import connect
 from pt2logs.warehouse import DEFAULT_WAREHOUSE
@@ -24,4 +25,4 @@ def table(name: str, warehouse: str = DEFAULT_WAREHOUSE) -> Any:
     return pl.from_arrow(arrow).lazy()
 
 
-__all__ = ["ingest", "connect", "table"]
+__all__ = ["capture", "ingest", "connect", "table"]

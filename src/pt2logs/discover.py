@@ -13,7 +13,7 @@ URLs. A **run** is one job execution:
 * auxiliary files (TORCH_LOGS stderr, counters) join the trace run of their
   own folder, or of the folder's only sub-run (``job/torch_logs.txt`` beside
   ``job/trace/...``);
-* ``--run-id`` makes everything under the given path one run.
+* ``--run-id`` (or ``one_run=True``) makes everything under the given path one run.
 
 Files that are not logs are skipped and reported, never errors. Hidden files
 and folders (``.name``) are ignored.
@@ -114,7 +114,7 @@ def _walk(fs: Any, root: str) -> Iterable[tuple[str, list[tuple[str, int, float 
     yield from sorted(by_dir.items())
 
 
-def discover(paths: Iterable[str], *, run_id: str | None = None, fmt: str | None = None,
+def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool = False, fmt: str | None = None,
              known: dict[str, tuple[int, float | None, str, str]] | None = None) -> Discovery:
     """Find the runs under ``paths``.
 
@@ -162,12 +162,11 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, fmt: str | None
         for f in (x for _, x in found):
             if f.head:
                 f.rank = _rank_of(f)
-        if run_id is not None:
-            base = root if single else root
-            plan = RunPlan(full_path(fs, base), posixpath.basename(root.rstrip("/")) or root, given, [f for _, f in found])
+        if run_id is not None or one_run:
+            plan = RunPlan(full_path(fs, root), posixpath.basename(root.rstrip("/")) or root, given, [f for _, f in found])
             for f in plan.files:
                 f.relpath = posixpath.basename(f.path) if single else posixpath.relpath(f.path, root)
-            plan.run_id = run_id
+            plan.run_id = run_id or ""
             if plan.files:
                 out.runs.append(plan)
             continue

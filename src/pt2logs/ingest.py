@@ -161,7 +161,7 @@ def _unchanged(plan: RunPlan) -> bool:
 def ingest(paths: Iterable[str], warehouse: str = DEFAULT_WAREHOUSE, *, run_id: str | None = None,
            tags: dict[str, str] | None = None, fmt: str | None = None, engine: Engine | None = None,
            progress: Progress = _no_progress, extra_run_fields: dict[str, Any] | None = None,
-           force: bool = False) -> IngestResult:
+           force: bool = False, as_one_run: bool = False) -> IngestResult:
     """Ingest logs under ``paths`` into ``warehouse``; idempotent and atomic per transaction."""
     t0 = time.perf_counter()
     paths = list(paths)
@@ -176,7 +176,7 @@ def ingest(paths: Iterable[str], warehouse: str = DEFAULT_WAREHOUSE, *, run_id: 
         res.removed_orphans = len(wh.recover())
     known_files, known_runs = ({}, {}) if force else committed_state(wh)
     progress("discover", {"paths": paths})
-    found = discover(paths, run_id=run_id, fmt=fmt, known=known_files)
+    found = discover(paths, run_id=run_id, one_run=as_one_run, fmt=fmt, known=known_files)
     res.skipped = found.skipped
     todo: list[RunPlan] = []
     for plan in found.runs:

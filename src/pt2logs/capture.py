@@ -1,0 +1,214 @@
+"""Record a run while it happens: ``pt2logs run -- CMD`` and ``pt2logs.capture()``.
+
+Both write into a fresh capture folder (by default ``<warehouse>/_captures/<stamp>``)::
+
+    trace/                 TORCH_TRACE output (one file per rank)
+    torch_logs.txt         the program's stderr (TORCH_LOGS text), still shown live
+    counters.json          torch._dynamo counters + compile_times() at exit
+
+then ingest it as one run, with the command, exit code, wall time, host, tags
+and the git commit of the working directory in ``runs``.
+
+For a subprocess the counters come from a ``sitecustomize`` hook put first on
+``PYTHONPATH``: it registers an ``atexit`` dump when ``torch._dynamo`` was used,
+then chains to any other ``sitecustomize`` on the path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pt2logs.ingest import IngestResult, ingest
+from pt2logs.warehouse import DEFAULT_WAREHOUSE, Warehouse
+
+DEFAULT_TORCH_LOGS = "recompiles,graph_breaks"
+
+_SITECUSTOMIZE = '''\
+# written by pt2logs run: dump torch._dynamo counters at exit, then chain to the real sitecustomize
+import atexit, os, sys
+
+def _pt2logs_dump():
+    out = os.environ.get("PT2LOGS_COUNTERS_OUT")
+    mod = sys.modules.get("torch._dynamo.utils")
+    if not out or mod is None:
+        return
+    try:
+        import json
+        rank = os.environ.get("RANK")
+        path = out if rank in (None, "0") else out.replace(".json", f".rank{rank}.json")
+        counters = {k: {str(kk): vv for kk, vv in v.items()} for k, v in mod.counters.items()}
+        try:
+            ct = mod.compile_times(repr="str", aggregate=False)
+        except Exception:
+            ct = None
+        with open(path, "w") as f:
+            json.dump({"counters": counters, "compile_times": ct, "rank": None if rank is None else int(rank),
+                       "pid": os.getpid()}, f, indent=1)
+    except Exception:
+        pass
+
+atexit.register(_pt2logs_dump)
+_here = os.path.dirname(os.path.abspath(__file__))
+try:
+    import importlib.machinery, importlib.util
+    _others = [p for p in sys.path if os.path.abspath(p or ".") != _here]
+    _spec = importlib.machinery.PathFinder.find_spec("sitecustomize", _others)
+    if _spec is not None and _spec.loader is not None:
+        _mod = importlib.util.module_from_spec(_spec)
+        _spec.loader.exec_module(_mod)
+except Exception:
+    pass
+'''
+
+
+def git_commit(cwd: str | os.PathLike[str] | None = None) -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def capture_dir(warehouse: str, base: str | None = None) -> Path:
+    """A fresh folder for one capture."""
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    wh = Warehouse(warehouse)
+    root = Path(base) if base else (Path(wh.root) / "_captures" if not wh.remote else Path.cwd() / "pt2logs_captures")
+    d = root / f"{stamp}-{os.getpid()}"
+    n = 0
+    while d.exists():
+        n += 1
+        d = root / f"{stamp}-{os.getpid()}-{n}"
+    (d / "trace").mkdir(parents=True)
+    return d
+
+
+@dataclass
+class RunResult:
+    exit_code: int
+    wall_s: float
+    folder: Path
+    ingest: IngestResult | None
+    command: list[str] = field(default_factory=list)
+
+
+def run_command(cmd: list[str], warehouse: str = DEFAULT_WAREHOUSE, *, tags: dict[str, str] | None = None,
+                folder: str | None = None, torch_logs: str | None = None, echo: Any = None) -> RunResult:
+    """Run ``cmd`` with TORCH_TRACE / TORCH_LOGS set, tee its stderr, then ingest the capture."""
+    if not cmd:
+        raise ValueError("no command given: pt2logs run -- python train.py ...")
+    d = capture_dir(warehouse, folder)
+    hook = d / ".pt2logs_hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(_SITECUSTOMIZE)
+    env = dict(os.environ)
+    env["TORCH_TRACE"] = str(d / "trace")
+    env.setdefault("TORCH_LOGS", torch_logs or DEFAULT_TORCH_LOGS)
+    if torch_logs:
+        env["TORCH_LOGS"] = torch_logs
+    env["PT2LOGS_COUNTERS_OUT"] = str(d / "counters.json")
+    env["PYTHONPATH"] = os.pathsep.join([str(hook)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    echo = echo if echo is not None else sys.stderr.buffer
+    t0 = time.perf_counter()
+    with open(d / "torch_logs.txt", "wb") as log:
+        try:
+            proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE)
+        except OSError as e:
+            raise ValueError(f"cannot run {shlex.join(cmd)}: {e.strerror}") from None
+        pump = threading.Thread(target=_tee, args=(proc.stderr, log, echo), daemon=True)
+        pump.start()
+        try:
+            code = proc.wait()
+        except KeyboardInterrupt:
+            proc.send_signal(2)
+            code = proc.wait()
+        pump.join()
+    wall = time.perf_counter() - t0
+    extra = {"command": shlex.join(cmd), "exit_code": code, "wall_s": round(wall, 3), "host": socket.gethostname(),
+             "git_commit": git_commit()}
+    res = ingest([str(d)], warehouse, run_id=None, tags=tags or {}, extra_run_fields=extra, as_one_run=True)
+    return RunResult(code, wall, d, res, list(cmd))
+
+
+def _tee(src: Any, log: Any, echo: Any) -> None:
+    for chunk in iter(lambda: src.read1(65536), b""):
+        log.write(chunk)
+        try:
+            echo.write(chunk)
+            echo.flush()
+        except (OSError, ValueError):
+            pass
+
+
+@contextlib.contextmanager
+def capture(warehouse: str = DEFAULT_WAREHOUSE, *, tags: dict[str, str] | None = None, folder: str | None = None,
+            torch_logs: str = DEFAULT_TORCH_LOGS) -> Iterator[dict[str, Any]]:
+    """Capture this process's torch.compile logs for the duration of the block, then ingest them.
+
+    ::
+
+        with pt2logs.capture("./wh", tags={"model": "mlp"}) as cap:
+            torch.compile(model)(x)
+        cap["ingest"].run_ids   # the run it became
+    """
+    import logging
+
+    import torch._dynamo.utils as dutils
+    import torch._logging
+    from torch._logging._internal import LazyTraceHandler, trace_log
+
+    from torch._logging import _internal as tl
+
+    d = capture_dir(warehouse, folder)
+    info: dict[str, Any] = {"folder": d}
+    # TORCH_LOGS text: the artifacts asked for, written to a file as well as to stderr
+    artifacts = {a: True for a in torch_logs.split(",") if a}
+    with contextlib.suppress(Exception):
+        torch._logging.set_logs(**artifacts)
+    tl._init_logs(log_file_name=str(d / "torch_logs.txt"))
+    # TORCH_TRACE: torch's own lazy trace handler, pointed at our folder
+    handler = LazyTraceHandler(str(d / "trace"))
+    handler.setFormatter(tl.TorchLogsFormatter(trace=True))
+    old_level, old_prop = trace_log.level, trace_log.propagate
+    trace_log.addHandler(handler)
+    trace_log.setLevel(logging.DEBUG)
+    trace_log.propagate = False
+    dutils.counters.clear()
+    t0 = time.perf_counter()
+    code = 0
+    try:
+        yield info
+    except BaseException:
+        code = 1
+        raise
+    finally:
+        wall = time.perf_counter() - t0
+        trace_log.removeHandler(handler)
+        handler.close()
+        trace_log.setLevel(old_level)
+        trace_log.propagate = old_prop
+        with contextlib.suppress(Exception):
+            torch._logging.set_logs()  # back to the defaults; also closes our file handlers
+        import json
+
+        counters = {k: {str(kk): vv for kk, vv in v.items()} for k, v in dutils.counters.items()}
+        try:
+            ct = dutils.compile_times(repr="str", aggregate=False)
+        except Exception:  # noqa: BLE001
+            ct = None
+        (d / "counters.json").write_text(json.dumps({"counters": counters, "compile_times": ct}, indent=1))
+        extra = {"command": f"{Path(sys.argv[0]).name} (pt2logs.capture)", "exit_code": code, "wall_s": round(wall, 3),
+                 "host": socket.gethostname(), "git_commit": git_commit()}
+        info["ingest"] = ingest([str(d)], warehouse, tags=tags or {}, extra_run_fields=extra, as_one_run=True)
