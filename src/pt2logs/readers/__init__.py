@@ -68,6 +68,13 @@ def sniff_trace(head: bytes, name: str) -> bool:
 
 register(Format("torch_trace", "TORCH_TRACE structured trace (dedicated_log_torch_trace_*.log)", sniff_trace, read_trace))
 
+# Spyre before any generic text format: a mixed capture must go to the reader that keeps Spyre lines
+from pt2logs.readers.spyre import SPYRE_KERNEL_SPEC, SPYRE_LOG, SPYRE_TIMING  # noqa: E402  (needs Format)
+
+register(SPYRE_LOG)
+register(SPYRE_KERNEL_SPEC)
+register(SPYRE_TIMING)
+
 
 def detect(head: bytes, name: str, only: str | None = None) -> Format | None:
     """The format of a file from its first bytes (and name); None when unknown."""
