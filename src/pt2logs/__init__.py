@@ -11,6 +11,12 @@ Python API (the CLI is a thin layer over it)::
 
 __version__ = "0.1.0"
 
-from pt2logs.api import capture, connect, ingest, table  # noqa: E402
-
 __all__ = ["__version__", "capture", "connect", "ingest", "table"]
+
+
+def __getattr__(name: str):  # lazy: `pt2logs --help` should not pay for pyarrow and DuckDB
+    if name in ("capture", "connect", "ingest", "table"):
+        from pt2logs import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'pt2logs' has no attribute {name!r}")

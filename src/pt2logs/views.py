@@ -40,13 +40,26 @@ def source_sql(wh: Warehouse, table: str) -> str:
 
 
 def _present_columns(con: duckdb.DuckDBPyConnection, wh: Warehouse, table: str) -> set[str] | None:
-    if not wh.table_files(table):
+    """Columns the table's files hold: those of its newest file (file names sort by transaction time,
+    and every pt2logs version writes all the columns it knows), plus the partition column.
+    None when the table has no files yet."""
+    files = wh.table_files(table)
+    if not files:
         return None
+    import pyarrow.parquet as pq
+
     try:
+        with wh.fs.open(max(files, key=_txn_order), "rb") as f:
+            names = set(pq.read_schema(f).names)
+    except (OSError, ValueError):
         rows = con.execute(f"DESCRIBE SELECT * FROM {source_sql(wh, table)}").fetchall()
-    except duckdb.IOException:
-        return None
-    return {r[0] for r in rows}
+        names = {r[0] for r in rows}
+    return names | {PARTITION}
+
+
+def _txn_order(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name[5:] if name.startswith("part-") else name
 
 
 def _select_list(t: Table, present: set[str] | None) -> str:

@@ -49,7 +49,7 @@ from pt2logs.sources import filesystem, full_path, is_remote
 DEFAULT_WAREHOUSE = "./pt2logs_warehouse"
 PARTITION = "ingest_date"
 ROW_GROUP_ROWS = 1_000_000
-ROW_GROUP_BYTES = 96 << 20
+ROW_GROUP_BYTES = 32 << 20
 FILE_BYTES = 1 << 30
 STALE_REMOTE_TXN_S = 6 * 3600
 

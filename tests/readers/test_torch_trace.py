@@ -126,3 +126,11 @@ def test_phases_nest_and_unclosed_spans_are_kept():
 def test_arbitrary_input_never_raises(parts):
     tables, stats = read(b"".join(parts))
     assert stats.events == len(tables.get("events", []))
+
+
+def test_many_small_batches_equal_one_big_one():
+    text = "".join(chromium(f"s{i % 7}", "B" if i % 2 == 0 else "E", 1.7e15 + i) for i in range(200))
+    text += record({"compilation_metrics": {"compile_id": "0/0", "start_time": 1.7e9}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0})
+    one, s1 = read(text)
+    many, s2 = read(text, batch_rows=7)
+    assert one == many and s1.events == s2.events == 201

@@ -1,6 +1,6 @@
 """Engines decide *where* readers run; they all call the same readers and writers.
 
-* :class:`pt2logs.ingest.Engine` — in this process (small inputs, ``--jobs 1``);
+* :class:`pt2logs.ingestion.Engine` — in this process (small inputs, ``--jobs 1``);
 * :class:`local.ProcessPoolEngine` — a process pool over files (``--jobs N``);
 * :mod:`pt2logs.engines.ray` — Ray tasks on a cluster (``--engine ray``).
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from pt2logs.ingest import Engine
+from pt2logs.ingestion import Engine
 
 
 def make_engine(jobs: int | None = None, kind: str = "local", address: str | None = None) -> Engine:

@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
-from pt2logs.ingest import Engine, FileOutcome, FileTask, run_tasks
+from pt2logs.ingestion import Engine, FileOutcome, FileTask, run_tasks
 from pt2logs.warehouse import TxnInfo
 
 #: below this much input a pool costs more than it saves

@@ -60,20 +60,45 @@ EXCERPT = 1024
 MAX_LINE = 256 << 20
 
 
+_TOD: dict[bytes, int] = {}
+
+
+def _tod(hms: bytes) -> int:
+    v = _TOD.get(hms)
+    if v is None:
+        v = _TOD[hms] = ((int(hms[0:2]) * 60 + int(hms[3:5])) * 60 + int(hms[6:8])) * 1_000_000
+    return v
+
+
+_HDR = re.compile(rb"([VIWEC])(\d{4}) (\d\d:\d\d:\d\d)\.(\d{6}) +(\d+) ([^\n]*?):(\d+)\] ")
+_LEVELS = frozenset(b"VIWEC")
+
+
 def iter_records(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int = 1) -> Iterator[Record]:
     """Yield the records of a trace given as an iterable of byte chunks.
 
     ``chunks`` may cut lines anywhere. ``first_line`` is the line number of the
     first byte (for pieces of a split file). Problems go to ``on_error``;
     nothing here raises on bad input.
+
+    One C-level regex pass per chunk finds every line start that is not a
+    payload line; payload lines between two of them are sliced out in one
+    piece and counted with ``bytes.count``. Python only runs per record.
     """
     buf = b""
-    base_line = first_line  # line number of buf[0]
+    line_at = first_line  # line number of buf[0]
     crlf: bool | None = None
-    pending: list | None = None  # [line_no, header_end_line, header fields..., payload parts]
-    scan_from = 0
+    # the open record: line_no, header fields (None for a pseudo-record after garbage), payload parts
+    p_line = 0
+    p_fields: tuple | None = None
+    p_parts: list[bytes] = []
+    p_open = False
+    p_n = 0
     ended_with_newline = True
-
+    hdr_match = _HDR.match
+    starts_of = _LINE_START.finditer
+    tod = _tod
+    levels = _LEVELS
     it = iter(chunks)
     exhausted = False
     while not exhausted:
@@ -94,111 +119,79 @@ def iter_records(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int =
                 if nl < 0 and len(buf) < (1 << 20):
                     continue
                 crlf = nl > 0 and buf[nl - 1 : nl] == b"\r"
-        # complete lines only: process up to the last newline
         last_nl = buf.rfind(b"\n")
         if last_nl < 0:
             if len(buf) > MAX_LINE:
-                on_error("line_too_long", base_line, f"a line longer than {MAX_LINE >> 20} MiB; skipped", buf[:EXCERPT])
+                on_error("line_too_long", line_at, f"a line longer than {MAX_LINE >> 20} MiB; skipped", buf[:EXCERPT])
                 buf = b""
             continue
-        # positions of every line start that is not a payload line, in buf[:last_nl+1]
-        starts: list[int] = []
-        if scan_from == 0 and buf[:1] != b"\t":
-            starts.append(0)
-        for m in _LINE_START.finditer(buf, max(scan_from - 1, 0), last_nl):
-            starts.append(m.start() + 1)
-        # the region before the first start belongs to the pending record (or is orphaned)
-        line_at = base_line
-        pos = 0
+        pos = 0  # first byte not yet assigned to a record
+        starts = [m.start() + 1 for m in starts_of(buf, 0, last_nl)]
+        if buf[0] != 9:
+            starts.insert(0, 0)
         for s in starts:
             if s > pos:
-                line_at = _take_payload(buf, pos, s, line_at, pending, on_error, crlf)
-                pos = s
+                n = buf.count(b"\n", pos, s)
+                if p_open:
+                    p_parts.append(buf[pos:s])
+                    p_n += n
+                elif buf[pos:s].strip():
+                    on_error("orphan_payload", line_at, f"{n} payload line(s) with no header before them; skipped", buf[pos : min(s, pos + EXCERPT)])
+                line_at += n
             end = buf.find(b"\n", s)
-            line = buf[s:end]
-            if crlf and line.endswith(b"\r"):
-                line = line[:-1]
-            if pending is not None and (not line or not _looks_like_header(line)):
-                # garbage or an empty line inside a record: the record goes on
+            m = hdr_match(buf, s, end) if buf[s] in levels else None
+            if m is None:
+                line = buf[s : end - 1 if crlf and end > s and buf[end - 1] == 13 else end]
                 if line:
                     on_error("bad_prefix", line_at, "line is neither a payload line (TAB) nor a glog header; skipped", line[:EXCERPT])
-                else:
-                    pending[-1].append(b"\n")
-                    pending[1] += 1
+                    if not p_open:
+                        # payload lines after garbage with no record open are orphans, reported once
+                        p_open, p_fields, p_parts, p_line, p_n = True, None, [], line_at, 1
+                elif p_open:
+                    p_parts.append(b"\n")  # an empty payload line whose TAB was lost
+                    p_n += 1
                 line_at += 1
                 pos = end + 1
                 continue
-            if not line:  # blank line between records
-                line_at += 1
-                pos = end + 1
-                continue
-            if pending is not None:
-                yield from _finish(pending, on_error)
-                pending = None
-            pending = _open(line, line_at, on_error)
+            if p_open:
+                if p_fields is not None:
+                    yield _record(p_line, p_n, p_fields, p_parts, crlf)
+                elif p_parts:
+                    on_error("orphan_payload", p_line + 1, "payload line(s) after a bad line; skipped", b"".join(p_parts)[:EXCERPT])
+            lv, mmdd, hms, us, thread, path, lineno = m.groups()
+            env = buf[m.end() : end - 1 if crlf and buf[end - 1] == 13 else end]
+            p_fields = (lv, int(mmdd), tod(hms) + int(us), int(thread), path, int(lineno), env)
+            p_line, p_parts, p_open, p_n = line_at, [], True, 1
             line_at += 1
             pos = end + 1
-        # keep the tail: everything after the last processed line start
         if pos <= last_nl:
-            line_at = _take_payload(buf, pos, last_nl + 1, line_at, pending, on_error, crlf)
+            n = buf.count(b"\n", pos, last_nl + 1)
+            if p_open:
+                p_parts.append(buf[pos : last_nl + 1])
+                p_n += n
+            elif buf[pos : last_nl + 1].strip():
+                on_error("orphan_payload", line_at, f"{n} payload line(s) with no header before them; skipped", buf[pos : min(last_nl + 1, pos + EXCERPT)])
+            line_at += n
         buf = buf[last_nl + 1 :]
-        base_line = line_at
-        scan_from = 0
-        if exhausted:
-            break
-    if pending is not None:
-        yield from _finish(pending, on_error)
+    if p_open:
+        if p_fields is not None:
+            yield _record(p_line, p_n, p_fields, p_parts, crlf)
+        elif p_parts:
+            on_error("orphan_payload", p_line + 1, "payload line(s) after a bad line; skipped", b"".join(p_parts)[:EXCERPT])
     if not ended_with_newline:
-        on_error("truncated", base_line - 1, "the file does not end with a newline: it was cut mid-line (the last record may be incomplete)", b"")
+        on_error("truncated", line_at - 1, "the file does not end with a newline: it was cut mid-line (the last record may be incomplete)", b"")
 
 
-def _looks_like_header(line: bytes) -> bool:
-    return HEADER_RE.match(line) is not None
-
-
-def _take_payload(buf: bytes, a: int, b: int, line_at: int, pending, on_error: ErrorSink, crlf: bool | None) -> int:
-    """Attach buf[a:b] (whole payload lines, ending with a newline) to the pending record."""
-    region = buf[a:b]
-    n = region.count(b"\n")
-    if pending is None:
-        if region.strip():
-            on_error("orphan_payload", line_at, f"{n} payload line(s) with no header before them; skipped", region[:EXCERPT])
-        return line_at + n
-    pending[-1].append(region)
-    pending[1] += n
-    return line_at + n
-
-
-def _open(line: bytes, line_no: int, on_error: ErrorSink) -> list | None:
-    m = HEADER_RE.match(line)
-    if m is None:
-        on_error("bad_prefix", line_no, "line is not a glog header (LMMDD HH:MM:SS.uuuuuu THREAD FILE:LINE] {json})", line[:EXCERPT])
-        # a pseudo-record that swallows any payload lines following the garbage
-        return [line_no, 1, None, []]
-    lv, mmdd, hh, mi, ss, us, thread, path, lineno = m.groups()
-    tod = ((int(hh) * 60 + int(mi)) * 60 + int(ss)) * 1_000_000 + int(us)
-    fields = (lv, int(mmdd), tod, int(thread), path, int(lineno), line[m.end() :])
-    return [line_no, 1, fields, []]
-
-
-def _finish(pending: list, on_error: ErrorSink) -> Iterator[Record]:
-    line_no, n_lines, fields, parts = pending
-    if fields is None:
-        if parts:
-            on_error("orphan_payload", line_no + 1, f"{n_lines - 1} payload line(s) after a bad header; skipped", b"".join(parts)[:EXCERPT])
-        return
+def _record(line_no: int, n: int, fields: tuple, parts: list[bytes], crlf: bool | None) -> Record:
     payload: bytes | None = None
     if parts:
-        raw = b"".join(parts)
-        # each part is whole lines, each ending in "\n"; strip one leading TAB per line
-        if raw.endswith(b"\n"):
-            raw = raw[:-1]
-        if b"\r" in raw:
+        raw = parts[0] if len(parts) == 1 else b"".join(parts)
+        # whole lines, each ending in "\n"; each payload line starts with one TAB (unless it lost it)
+        raw = raw[1:-1] if raw[:1] == b"\t" else raw[:-1]
+        if crlf:
             raw = raw.replace(b"\r\n", b"\n")
             if raw.endswith(b"\r"):
                 raw = raw[:-1]
         payload = raw.replace(b"\n\t", b"\n")
-        if payload[:1] == b"\t":
-            payload = payload[1:]
-    lv, mmdd, tod, thread, path, lineno, env = fields
-    yield Record(line_no, n_lines, lv, mmdd, tod, thread, path, lineno, env, payload)
+    lv, mmdd, tod_us, thread, path, lineno, env = fields
+    return Record(line_no, n, lv, mmdd, tod_us, thread, path, lineno, env, payload)

@@ -69,9 +69,12 @@ class FileContext:
     path: str = ""  # full path or URL, for ingest_errors
     rank: int | None = None  # rank from the file name / head, when the envelope has none
     mtime: float | None = None
-    batch_rows: int = 50_000
-    batch_bytes: int = 48 << 20
+    batch_rows: int = 10000
+    batch_bytes: int = 16 << 20
     stats: ReadStats = field(default_factory=ReadStats)
+    #: byte chunks of another file, by path relative to this file's folder (set by ingest; readers of
+    #: multi-file formats such as a tlparse output folder use it); raises OSError when there is none
+    open_sibling: Callable[[str], Iterable[bytes]] | None = None
 
 
 def compile_id_text(ca: Any, fid: Any, fcid: Any) -> str | None:
@@ -116,6 +119,9 @@ class TraceState:
         self.rank: int | None = ctx.rank
         self._text: str | None = None
         self._last_ok = True  # the last record parsed and its md5 matched
+        #: readers that rebuild records (tlparse output) judge payloads whose md5 cannot match: (record, md5) ->
+        #: True/False, or None when the payload cannot be checked (re-encoded upstream); not a warning then
+        self.payload_verdict: Callable[[Record, str], bool | None] | None = None
 
     # -- helpers for handlers -------------------------------------------------
     def table(self, name: str) -> Rows:
@@ -193,7 +199,7 @@ class TraceState:
         tb = self.tb
         if self._ev_keys:
             ts = tb.convert(self._ev_keys, self._ev_tods)
-            self.ev["ts"] = ts
+            self.ev["ts"][:] = ts
             valid = [t for t in ts if t is not None]
             if valid:
                 self.stats.merge_ts(min(valid), max(valid))
@@ -223,9 +229,10 @@ class TraceState:
                 arrays.append(pa.array(vals, type=pa.int64()).cast(col.type))
             else:
                 arrays.append(pa.array(vals, type=col.type))
-        self.ev = {c: [] for c in _EV_COLS}
-        self._ev_keys = []
-        self._ev_tods = []
+        for lst in ev.values():
+            lst.clear()  # in place: the reader's hot loop holds references to these lists
+        self._ev_keys.clear()
+        self._ev_tods.clear()
         self._ev_bytes = 0
         fields = [pa.field(n, t.column(n).type) for n in t.reader_columns]
         return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
@@ -270,9 +277,16 @@ def handles(*keys: str, artifact: bool = False) -> Callable[[Handler], Handler]:
 
 def read_trace(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
     """Parse one TORCH_TRACE file given as byte chunks; yield ``(table, batch)``."""
+    st = TraceState(ctx)
+    yield from read_records(st, iter_records(chunks, st.error))
+
+
+def read_records(st: TraceState, records: Iterable[Record]) -> Iterator[Batch]:
+    """The record loop of :func:`read_trace`: events rows, handler dispatch, batching. Also used by
+    readers that rebuild trace records from another layout (:mod:`pt2logs.readers.tlparse_dir`)."""
     from pt2logs.readers import trace_events  # noqa: F401  (registers the handlers)
 
-    st = TraceState(ctx)
+    ctx = st.ctx
     stats = st.stats
     ev = st.ev
     loads = orjson.loads
@@ -287,10 +301,7 @@ def read_trace(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
         ev["file"], ev["line_no"], ev["n_lines"], ev["level"], ev["thread"], ev["pathname"], ev["lineno"])
     last_line = 0
 
-    def on_error(kind: str, line_no: int, message: str, excerpt: bytes) -> None:
-        st.error(kind, line_no, message, excerpt)
-
-    for rec in iter_records(chunks, on_error):
+    for rec in records:
         st.rec = rec
         st._text = None
         st._last_ok = True
@@ -363,7 +374,9 @@ def read_trace(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
         ev["payload_md5"].append(expect if type(expect) is str else None)
         if expect is not None:
             ok = payload is not None and md5(payload).hexdigest() == expect
-            if not ok:
+            if not ok and st.payload_verdict is not None:
+                ok = st.payload_verdict(rec, expect)
+            if ok is False:
                 st._last_ok = False
                 st.error("payload_md5_mismatch", rec.line_no,
                          "payload md5 does not match has_payload (edited or damaged payload); payload kept" if payload is not None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import posixpath
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -96,7 +97,8 @@ def parse_file(info: TxnInfo, task: FileTask, writer: PartWriter) -> FileOutcome
     t0 = time.perf_counter()
     fs, path = filesystem(task.url)
     fmt = FORMATS[task.fmt]
-    ctx = FileContext(file=task.relpath, path=task.url, rank=task.rank, mtime=task.mtime)
+    ctx = FileContext(file=task.relpath, path=task.url, rank=task.rank, mtime=task.mtime,
+                      open_sibling=lambda name: open_sibling(fs, path, name))
     rr = ReadResult()
     stamp_values = {"run_id": task.run_id, "txn": info.txn, "rank": task.rank}
     for table, batch in fmt.read(stream(fs, path, rr), ctx):
@@ -108,6 +110,16 @@ def parse_file(info: TxnInfo, task: FileTask, writer: PartWriter) -> FileOutcome
                  "message": rr.error + " (rows before this point were kept)", "excerpt": ""})
         writer.write("ingest_errors", stamp(err.take(), TABLES["ingest_errors"], stamp_values))
     return FileOutcome(task, ctx.stats, rr, time.perf_counter() - t0)
+
+
+def open_sibling(fs: Any, path: str, name: str) -> Iterable[bytes]:
+    """Chunks of the file ``name`` (relative, inside the folder of ``path``), for readers of multi-file
+    formats (a tlparse output folder: raw.jsonl + payloads/); FileNotFoundError when there is none."""
+    folder = posixpath.dirname(path)
+    p = posixpath.normpath(posixpath.join(folder, name))
+    if not p.startswith(folder.rstrip("/") + "/") or not fs.isfile(p):
+        raise FileNotFoundError(name)
+    return stream(fs, p, ReadResult())
 
 
 def run_tasks(info: TxnInfo, tasks: list[FileTask], tag: str) -> list[FileOutcome]:

@@ -1,0 +1,171 @@
+"""pt2logs benchmarks: ingest speed vs tlparse and vs a bare scan, memory, fleet queries, re-ingest.
+
+    python -m bench                      # everything, writes bench/RESULTS.md
+    python -m bench --quick              # small sizes (a smoke run, e.g. in CI)
+    python -m bench --only ingest --sizes 200,1000
+    python -m bench --only fleet --fleet-runs 10000
+
+Every comparison is measured side by side in one run, on the same files, on this machine.
+Work files go to bench/out/ (ignored by git).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from bench import corpus, fleet
+from bench.measure import Measure, run
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench" / "out"
+PY = sys.executable
+TLPARSE = shutil.which("tlparse") or str(Path(sys.executable).parent / "tlparse")
+
+
+def ingest_cmd(path: Path, wh: Path, jobs: int) -> list[str]:
+    return [PY, "-m", "pt2logs", "ingest", str(path), "--warehouse", str(wh), "--jobs", str(jobs), "--json", "-q"]
+
+
+def fresh(p: Path) -> Path:
+    shutil.rmtree(p, ignore_errors=True)
+    return p
+
+
+def mbps(mb: float, m: Measure) -> float:
+    return mb / m.wall_s if m.wall_s > 0 else float("nan")
+
+
+def bench_ingest(sizes: list[int], results: dict) -> None:
+    rows = []
+    for mb in sizes:
+        log = corpus.big_log(OUT / "corpus", mb)
+        size = corpus.size_mb(log)
+        floor = run([PY, "-m", "bench.floor", str(log)], cwd=str(ROOT))
+        one = run(ingest_cmd(log, fresh(OUT / "wh_single"), 1), cwd=str(ROOT))
+        two = run(ingest_cmd(log, fresh(OUT / "wh_all"), os.cpu_count() or 2), cwd=str(ROOT))
+        tl_html = run([TLPARSE, str(log), "-o", str(fresh(OUT / "tl_html")), "--overwrite", "--no-browser"])
+        tl_plain = run([TLPARSE, str(log), "-o", str(fresh(OUT / "tl_plain")), "--overwrite", "--no-browser", "--plain-text"])
+        for m, what in ((one, "pt2logs -j1"), (two, "pt2logs all cores")):
+            if m.rc != 0:
+                raise SystemExit(f"{what} failed:\n{m.out[-3000:]}")
+        row = {
+            "size_mb": round(size, 1),
+            "floor_s": floor.wall_s, "pt2logs_1_s": one.wall_s, "pt2logs_all_s": two.wall_s,
+            "tlparse_s": tl_html.wall_s, "tlparse_plain_s": tl_plain.wall_s,
+            "floor_mbps": mbps(size, floor), "pt2logs_1_mbps": mbps(size, one), "pt2logs_all_mbps": mbps(size, two),
+            "tlparse_mbps": mbps(size, tl_html), "tlparse_plain_mbps": mbps(size, tl_plain),
+            "rss_pt2logs_1_mb": one.peak_rss_mb, "rss_pt2logs_all_mb": two.peak_rss_mb,
+            "rss_tlparse_mb": tl_html.peak_rss_mb, "tlparse_rc": tl_html.rc,
+        }
+        row["x_tlparse"] = row["tlparse_s"] / row["pt2logs_all_s"]
+        row["x_tlparse_plain"] = row["tlparse_plain_s"] / row["pt2logs_all_s"]
+        row["x_floor"] = row["floor_s"] / row["pt2logs_all_s"]
+        rows.append(row)
+        print(json.dumps(row, default=lambda x: round(x, 3)), flush=True)
+    results["ingest"] = rows
+
+
+def bench_many(n_runs: int, results: dict) -> None:
+    root = corpus.many_runs(OUT / "corpus", n_runs)
+    size = corpus.size_mb(root)
+    j1 = run(ingest_cmd(root, fresh(OUT / "wh_many1"), 1), cwd=str(ROOT))
+    j2 = run(ingest_cmd(root, fresh(OUT / "wh_many2"), os.cpu_count() or 2), cwd=str(ROOT))
+    row = {"runs": n_runs, "size_mb": round(size, 1), "jobs1_s": j1.wall_s, "jobs_all_s": j2.wall_s,
+           "jobs1_mbps": mbps(size, j1), "jobs_all_mbps": mbps(size, j2), "speedup": j1.wall_s / j2.wall_s,
+           "rss_jobs_all_mb": j2.peak_rss_mb}
+    try:
+        import ray  # noqa: F401
+
+        r = run([*ingest_cmd(root, fresh(OUT / "wh_many_ray"), os.cpu_count() or 2), "--engine", "ray"], cwd=str(ROOT))
+        row.update(ray_s=r.wall_s, ray_mbps=mbps(size, r), ray_speedup=j1.wall_s / r.wall_s, ray_rc=r.rc)
+    except ImportError:
+        row["ray_s"] = None
+    print(json.dumps(row, default=lambda x: round(x, 3)), flush=True)
+    results["many"] = row
+
+
+def bench_reingest(n_runs: int, results: dict) -> None:
+    root = corpus.many_runs(OUT / "corpus", n_runs, small=True)
+    wh = fresh(OUT / "wh_reingest")
+    first = run(ingest_cmd(root, wh, os.cpu_count() or 2), cwd=str(ROOT))
+    again = run(ingest_cmd(root, wh, os.cpu_count() or 2), cwd=str(ROOT))
+    d = json.loads(again.out[again.out.index("{"): again.out.rindex("}") + 1])
+    row = {"runs": n_runs, "size_mb": round(corpus.size_mb(root), 1), "first_s": first.wall_s, "again_s": again.wall_s,
+           "ratio_pct": 100 * again.wall_s / first.wall_s, "unchanged": d["runs_unchanged"], "new": d["runs_new"]}
+    print(json.dumps(row, default=lambda x: round(x, 3)), flush=True)
+    results["reingest"] = row
+
+
+def bench_fleet(n_runs: int, results: dict) -> None:
+    t = time.perf_counter()
+    wh = fleet.synthesize(OUT, n_runs)
+    synth = time.perf_counter() - t
+    times = fleet.time_queries(wh)
+    dash = None
+    html = OUT / "fleet_dashboard.html"
+    m = run([PY, "-m", "pt2logs", "dashboard", "--warehouse", str(wh), "--out", str(html)], cwd=str(ROOT))
+    if m.rc == 0:
+        dash = m.wall_s
+    results["fleet"] = {"runs": fleet.run_count(wh), "synth_s": synth, "queries": times, "dashboard_s": dash,
+                        "dashboard_rc": m.rc}
+    for name, s, n in times:
+        print(f"  {name:32} {s * 1000:8.1f} ms  {n} rows", flush=True)
+    print(f"  dashboard: {dash} s (rc {m.rc})", flush=True)
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        import psutil
+
+        mem = f"{psutil.virtual_memory().total / 2**30:.0f} GiB"
+    except ImportError:
+        mem = "?"
+    return f"{os.cpu_count()} cores ({cpu}), {mem}, Python {platform.python_version()}, {platform.system()}"
+
+
+def write_results(results: dict, args: argparse.Namespace) -> Path:
+    from bench.report import markdown
+
+    path = ROOT / "bench" / ("RESULTS.md" if not args.quick else "RESULTS.quick.md")
+    path.write_text(markdown(results, machine(), " ".join(sys.argv[1:]) or "(defaults)",
+                             dt.datetime.now(dt.timezone.utc)))
+    (OUT / "results.json").write_text(json.dumps(results, indent=1, default=str))
+    return path
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", choices=["ingest", "many", "reingest", "fleet"], action="append")
+    ap.add_argument("--sizes", default="200,1000", help="single-log sizes in MB (default 200,1000)")
+    ap.add_argument("--many-runs", type=int, default=300)
+    ap.add_argument("--reingest-runs", type=int, default=10000)
+    ap.add_argument("--fleet-runs", type=int, default=10000)
+    ap.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
+    args = ap.parse_args()
+    if args.quick:
+        args.sizes, args.many_runs, args.reingest_runs, args.fleet_runs = "20", 20, 200, 200
+    OUT.mkdir(parents=True, exist_ok=True)
+    only = set(args.only or ["ingest", "many", "reingest", "fleet"])
+    results: dict = {}
+    if "ingest" in only:
+        bench_ingest([int(s) for s in args.sizes.split(",")], results)
+    if "many" in only:
+        bench_many(args.many_runs, results)
+    if "reingest" in only:
+        bench_reingest(args.reingest_runs, results)
+    if "fleet" in only:
+        bench_fleet(args.fleet_runs, results)
+    print(f"wrote {write_results(results, args)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+"""A fleet-sized warehouse, synthesized from real runs, for timing queries and the dashboard.
+
+Real runs (the sample traces) are ingested once; then every table is replicated with DuckDB
+into N runs: new run ids, start times spread over 8 weeks, a few tags (model, cluster). The
+copies keep the warehouse layout and the commit rule (each copy's rows share its runs row's
+txn), so pt2logs reads them like ingested runs.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import duckdb
+
+import pt2logs
+from pt2logs.schema import TABLES
+from pt2logs.warehouse import Warehouse
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ["llama", "gpt", "bert", "vit"]
+
+
+def synthesize(dest: Path, n_runs: int, weeks: int = 8) -> Path:
+    wh = dest / f"fleet_{n_runs}"
+    marker = wh / ".fleet_complete"
+    if marker.exists():
+        return wh
+    shutil.rmtree(wh, ignore_errors=True)
+    base = dest / "fleet_base"
+    if not (base / "_meta.json").exists():
+        pt2logs.ingest([str(ROOT / "sample_traces")], str(base))
+    con = pt2logs.connect(str(base))
+    base_runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
+    reps = -(-n_runs // base_runs)
+    Warehouse(str(wh)).init()
+    days = weeks * 7
+    con.execute(f"CREATE TEMP TABLE rep AS SELECT range AS r FROM range({reps})")
+    con.execute(f"""CREATE TEMP TABLE runmap AS
+        SELECT b.run_id AS base_id, rep.r, b.run_id || '-' || lpad(rep.r::VARCHAR, 5, '0') AS new_id,
+               INTERVAL (rep.r % {days}) DAY - INTERVAL ({days}) DAY AS shift,
+               rep.r * {base_runs} + row_number() OVER (PARTITION BY rep.r ORDER BY b.run_id) AS k
+        FROM runs b CROSS JOIN rep""")
+    con.execute(f"DELETE FROM runmap WHERE k > {n_runs}")
+    now = con.execute("SELECT max(started_at) FROM runs").fetchone()[0]
+    for name, t in TABLES.items():
+        cols = []
+        for c in t.columns:
+            q = f'"{c.name}"'
+            if c.name == "run_id":
+                cols.append("m.new_id AS run_id")
+            elif c.name == "name" and name == "runs":
+                cols.append("x.name || ' #' || m.r AS name")
+            elif c.name == "tags" and name == "runs":
+                cols.append(f"""json_object('model', ['{"','".join(MODELS)}'][1 + (m.r % {len(MODELS)})],
+                                'cluster', CASE WHEN m.r % 3 = 0 THEN 'a' ELSE 'b' END) AS tags""")
+            elif c.kind == "ts" and c.name not in ("ingested_at", "committed_at"):
+                cols.append(f"x.{q} + m.shift + (now()::TIMESTAMPTZ - TIMESTAMPTZ '{now}') AS {q}")
+            elif c.name == "start_us" and name == "compile_phases":
+                cols.append(f"x.{q} + epoch_us(m.shift) AS {q}")
+            elif c.name == "payload":
+                cols.append(f"NULL::VARCHAR AS {q}")  # the raw payloads would only make the copy slow
+            else:
+                cols.append(f"x.{q}")
+        out = wh / name / "ingest_date=2026-01-01"
+        out.mkdir(parents=True, exist_ok=True)
+        con.execute(f"""COPY (SELECT {', '.join(cols)} FROM {name}_all_sources x JOIN runmap m ON m.base_id = x.run_id)
+                        TO '{out}/part-bench-{name}.parquet' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 1000000)"""
+                    if "source" in t.names and name != "runs" else
+                    f"""COPY (SELECT {', '.join(cols)} FROM "{name}" x JOIN runmap m ON m.base_id = x.run_id)
+                        TO '{out}/part-bench-{name}.parquet' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 1000000)""")
+    from pt2logs.ingestion import write_views_db
+
+    write_views_db(Warehouse(str(wh)))
+    marker.write_text("ok")
+    return wh
+
+
+def time_queries(wh: Path) -> list[tuple[str, float, int]]:
+    from pt2logs.queries import load_queries, run_named
+
+    t = time.perf_counter()
+    con = pt2logs.connect(str(wh))
+    out = [("(connect: create views)", time.perf_counter() - t, 0)]
+    for name in sorted(load_queries()):
+        t = time.perf_counter()
+        table = run_named(con, name, {})
+        out.append((name, time.perf_counter() - t, table.num_rows))
+    return out
+
+
+def run_count(wh: Path) -> int:
+    return duckdb.connect().execute(
+        f"SELECT count(DISTINCT run_id) FROM read_parquet('{wh}/runs/**/*.parquet')").fetchone()[0]
