@@ -10,6 +10,6 @@ SELECT cache,
        round(coalesce(sum(time_saved_ms) FILTER (WHERE outcome = 'hit'), 0) / 1e3, 3) AS saved_s,
        count(DISTINCT run_id) AS runs
 FROM cache_events
-WHERE run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag))
+WHERE run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND since_partition(ingest_date, $since)
 GROUP BY cache
 ORDER BY lookups DESC, cache;

@@ -6,7 +6,7 @@ SELECT co_name AS function, co_filename || ':' || co_firstlineno AS location,
        round(max(entire_frame_compile_time_s), 3) AS max_s, count(DISTINCT run_id) AS runs
 FROM compilation_metrics
 WHERE kind = 'compilation_metrics'
-  AND run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag))
+  AND run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND since_partition(ingest_date, $since)
 GROUP BY ALL
 ORDER BY compile_s DESC NULLS LAST, function
 LIMIT coalesce(TRY_CAST($limit AS INTEGER), 30);

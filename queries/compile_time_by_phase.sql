@@ -9,7 +9,7 @@ WITH m AS (
          least(coalesce(code_gen_time_s, 0), coalesce(inductor_compile_time_s, 0)) AS codegen
   FROM compilation_metrics
   WHERE kind = 'compilation_metrics'
-    AND run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag))),
+    AND run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND since_partition(ingest_date, $since)),
 stages AS (
   SELECT run_id, 'dynamo (tracing, guards)' AS phase, 1 AS ord, total - backend AS s FROM m
   UNION ALL SELECT run_id, 'aot autograd', 2, backend - inductor FROM m

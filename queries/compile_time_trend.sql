@@ -5,7 +5,7 @@ WITH per_run AS (
   SELECT r.run_id, r.started_at,
          coalesce(json_extract_string(r.tags, '$."' || $by || '"'), '(none)') AS grp
   FROM runs r
-  WHERE r.run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND r.started_at IS NOT NULL),
+  WHERE r.run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND since_partition(r.ingest_date, $since) AND r.started_at IS NOT NULL),
 m AS (
   SELECT run_id, sum(entire_frame_compile_time_s) AS compile_s, count(*) AS compiles,
          count(*) FILTER (WHERE recompile_reason IS NOT NULL) AS recompiles,

@@ -8,6 +8,6 @@ SELECT CASE WHEN is_restart THEN 'restart' ELSE 'failure' END AS what,
        count(DISTINCT run_id) AS runs,
        string_agg(DISTINCT co_name, ', ' ORDER BY co_name) AS functions
 FROM failures
-WHERE run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag))
+WHERE run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND since_partition(ingest_date, $since)
 GROUP BY ALL
 ORDER BY what, count DESC, reason;

@@ -10,7 +10,7 @@ SELECT coalesce(gb_id, '') AS gb_id,
        any_value(co_name) AS function,
        any_value(explanation) AS explanation
 FROM graph_breaks
-WHERE run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag))
+WHERE run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND since_partition(ingest_date, $since)
 GROUP BY coalesce(gb_id, ''), gb_type, user_filename, user_lineno
 ORDER BY occurrences DESC, runs DESC, gb_type
 LIMIT coalesce(TRY_CAST($limit AS INTEGER), 50);

@@ -4,6 +4,6 @@
 SELECT severity, kind, count(*) AS count, count(DISTINCT path) AS files,
        any_value(path || ':' || coalesce(line_no::VARCHAR, '-')) AS example, any_value(message) AS message
 FROM ingest_errors
-WHERE run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag))
+WHERE run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND since_partition(ingest_date, $since)
 GROUP BY ALL
 ORDER BY severity, count DESC, kind;

@@ -6,6 +6,6 @@ SELECT r.name AS run, k.backend, k.kind,
        count(*) FILTER (WHERE k.cache_hit) AS from_cache,
        count(DISTINCT k.compile_id) AS compiles
 FROM kernels k JOIN runs r USING (run_id)
-WHERE k.run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag))
+WHERE k.run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND since_partition(k.ingest_date, $since)
 GROUP BY ALL
 ORDER BY run, kernels DESC, backend, kind;

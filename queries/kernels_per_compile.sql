@@ -9,6 +9,6 @@ SELECT r.name AS run, k.compile_id, k.graph,
        count(*) FILTER (WHERE kind NOT IN ('pointwise', 'reduction', 'persistent_reduction', 'template')) AS other,
        bool_or(k.cache_hit) AS from_cache
 FROM kernels k JOIN runs r USING (run_id)
-WHERE k.run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag))
+WHERE k.run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND since_partition(k.ingest_date, $since)
 GROUP BY ALL
 ORDER BY kernels DESC, run, compile_id;

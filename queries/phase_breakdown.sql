@@ -9,7 +9,7 @@ SELECT phase, stage,
        count(DISTINCT run_id) AS runs
 FROM compile_phases
 WHERE NOT is_instant AND duration_us IS NOT NULL
-  AND run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag))
+  AND run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND since_partition(ingest_date, $since)
 GROUP BY phase, stage
 ORDER BY seconds DESC, phase
 LIMIT coalesce(TRY_CAST($limit AS INTEGER), 25);

@@ -3,9 +3,9 @@
 -- params: run_id (optional: id, id prefix, name or name prefix), since (optional), until (optional), tag (optional: key=value)
 WITH sel AS (
   SELECT r.run_id, r.name FROM runs r
-  WHERE r.n_ranks > 1 AND r.run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag))),
+  WHERE r.n_ranks > 1 AND r.run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND since_partition(r.ingest_date, $since)),
 ranks AS (
-  SELECT DISTINCT run_id, rank FROM events WHERE run_id IN (SELECT run_id FROM sel) AND rank IS NOT NULL),
+  SELECT run_id, unnest(ranks)::INTEGER AS rank FROM runs WHERE run_id IN (SELECT run_id FROM sel)),
 per_rank AS (
   SELECT k.run_id, k.rank,
     (SELECT string_agg(DISTINCT compile_id, ' ' ORDER BY compile_id) FROM compilation_metrics m

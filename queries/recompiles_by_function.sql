@@ -9,6 +9,6 @@ SELECT co_name AS function,
        string_agg(DISTINCT guard_subject, ', ' ORDER BY guard_subject) AS guarded_on,
        count(DISTINCT run_id) AS runs
 FROM recompiles
-WHERE run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag))
+WHERE run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND since_partition(ingest_date, $since)
 GROUP BY ALL
 ORDER BY recompiles DESC, function;

@@ -4,5 +4,5 @@
 SELECT run_id, name, started_at, n_ranks, n_files, torch_version,
        round(bytes / 1e6, 1) AS mb, n_events, n_errors, n_warnings, tags
 FROM runs
-WHERE run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag))
+WHERE run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND since_partition(ingest_date, $since)
 ORDER BY started_at DESC NULLS LAST, name;

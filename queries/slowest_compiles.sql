@@ -9,6 +9,6 @@ SELECT r.name AS run, m.rank, m.compile_id, m.co_name AS function,
        m.fail_type, m.recompile_reason IS NOT NULL AS recompile
 FROM compilation_metrics m JOIN runs r USING (run_id)
 WHERE m.kind = 'compilation_metrics' AND m.entire_frame_compile_time_s IS NOT NULL
-  AND m.run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag))
+  AND m.run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND since_partition(m.ingest_date, $since)
 ORDER BY m.entire_frame_compile_time_s DESC, run, m.compile_id
 LIMIT coalesce(TRY_CAST($limit AS INTEGER), 20);

@@ -8,6 +8,6 @@ SELECT cause,
        count(DISTINCT co_name) AS functions,
        any_value(reason) AS example
 FROM recompiles
-WHERE run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag))
+WHERE run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND since_partition(ingest_date, $since)
 GROUP BY cause
 ORDER BY recompiles DESC, cause;

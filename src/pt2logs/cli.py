@@ -65,12 +65,15 @@ def main() -> None:
 @click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Label the run(s), e.g. --tag model=llama --tag commit=abc123. Queryable: runs.tags->>'model'.")
 @click.option("--format", "fmt", help="Skip detection: read every file as this format (see `pt2logs formats`).")
 @click.option("--jobs", "-j", type=int, default=None, help="Parallel worker processes (default: all cores).")
+@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Where files are parsed: local processes, or Ray tasks (pip install 'pt2logs[ray]').")
+@click.option("--address", help="Ray cluster address for --engine ray (e.g. auto, ray://head:10001); default: a local Ray.")
 @click.option("--strict", is_flag=True, help="Exit with status 1 if any input could not be parsed (ingest errors).")
 @click.option("--force", is_flag=True, help="Re-ingest runs even if their files did not change.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, only the summary line.")
 def ingest(paths: tuple[str, ...], warehouse: str, run_id: str | None, tags: tuple[str, ...], fmt: str | None,
-           jobs: int | None, strict: bool, force: bool, as_json: bool, quiet: bool) -> None:
+           jobs: int | None, engine: str, address: str | None, strict: bool, force: bool, as_json: bool, quiet: bool) -> None:
     """Read logs under PATHS into the warehouse.
 
     PATHS may be log files, TORCH_TRACE folders (one file per rank) or folders of
@@ -83,6 +86,7 @@ def ingest(paths: tuple[str, ...], warehouse: str, run_id: str | None, tags: tup
       pt2logs ingest sample_traces/
       pt2logs ingest ./job42 --run-id job42 --tag model=llama --tag commit=abc123
       pt2logs ingest s3://bucket/traces/ --warehouse s3://bucket/wh/
+      pt2logs ingest s3://bucket/traces/ -w s3://bucket/wh/ --engine ray --address auto
     """
     from pt2logs.discover import InputError
     from pt2logs.engines import make_engine
@@ -95,7 +99,7 @@ def ingest(paths: tuple[str, ...], warehouse: str, run_id: str | None, tags: tup
     try:
         with prog:
             res = do_ingest(list(paths), warehouse, run_id=run_id, tags=tag_map, fmt=fmt,
-                            engine=make_engine(jobs), progress=prog.update, force=force)
+                            engine=make_engine(jobs, engine, address), progress=prog.update, force=force)
     except InputError as e:
         raise click.UsageError(str(e)) from None
     print_ingest_result(res, as_json=as_json)
@@ -325,6 +329,39 @@ def run(command: tuple[str, ...], warehouse: str, tags: tuple[str, ...], torch_l
     if res.ingest is not None:
         print_ingest_result(res.ingest)
     sys.exit(res.exit_code)
+
+
+@main.command()
+@warehouse_option
+@click.option("--partition", "partitions", multiple=True, metavar="YYYY-MM-DD", help="Only these ingest_date partitions.")
+@click.option("--json", "as_json", is_flag=True)
+def compact(warehouse: str, partitions: tuple[str, ...], as_json: bool) -> None:
+    """Merge each partition's small files into one per table and drop dead rows.
+
+    Dead rows are those of runs ingested again later, and of ingests killed before
+    their commit. Safe while ingests run: views see every run exactly once throughout.
+
+    \b
+    Example:
+      pt2logs compact --warehouse s3://bucket/wh/
+    """
+    import orjson
+
+    from pt2logs.compact import compact as do_compact
+    from pt2logs.warehouse import Warehouse
+
+    wh = Warehouse(warehouse)
+    if not wh.exists():
+        raise click.UsageError(f"no warehouse at {warehouse}")
+    res = do_compact(wh, list(partitions) or None)
+    if as_json:
+        click.echo(orjson.dumps(res.__dict__).decode())
+        return
+    if not res.partitions:
+        click.echo("nothing to compact: every partition has one file per table and no dead rows")
+        return
+    click.echo(f"compacted {len(res.partitions)} partition(s): {res.files_before} files -> {res.files_after}, "
+               f"{res.rows_dropped:,} dead rows dropped, {res.rows_kept:,} rows kept")
 
 
 @main.command()

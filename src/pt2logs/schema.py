@@ -227,6 +227,8 @@ def stamp(batch: pa.RecordBatch, t: Table, values: dict[str, Any]) -> pa.RecordB
     for c in t.columns:
         if c.name in values and (c.name not in have):
             arrays.append(pa.array([values[c.name]] * n, type=c.type) if n else pa.array([], type=c.type))
+        elif c.name in values and c.name != "rank" and values[c.name] is not None:
+            arrays.append(pa.array([values[c.name]] * n, type=c.type))
         elif c.name in have:
             a = batch.column(c.name)
             if c.name in values and values[c.name] is not None and c.name == "rank":

@@ -74,15 +74,23 @@ def _select_list(t: Table, present: set[str] | None) -> str:
     return ", ".join(cols)
 
 
-#: When one run has several sources describing the same compiles, the views keep the best one per
-#: run and table (lowest rank); the ``<table>_all_sources`` views keep every row. Sources not listed
-#: (e.g. ``spyre``) describe other things and are always kept.
+#: When one run has several sources describing the same compiles (a trace and its stderr capture),
+#: the views keep, per run, the rows of its best source (lowest rank), chosen from the formats of
+#: the run's files; the ``<table>_all_sources`` views keep every row. Sources not listed (e.g.
+#: ``spyre``) describe other things and are always kept.
 SOURCE_RANK = {"trace": 1, "tlparse_dir": 2, "compile_debug": 3, "torch_logs": 4}
+#: the input format that yields each ranked source
+SOURCE_FORMAT = {"trace": "torch_trace", "tlparse_dir": "tlparse_dir", "compile_debug": "compile_debug", "torch_logs": "torch_logs"}
 
 
-def _rank_sql() -> str:
+def _rank_sql(col: str) -> str:
     whens = " ".join(f"WHEN {_q(k)} THEN {v}" for k, v in SOURCE_RANK.items())
-    return f"CASE source {whens} ELSE NULL END"
+    return f"CASE {col} {whens} ELSE NULL END"
+
+
+def _format_rank_sql(col: str) -> str:
+    whens = " ".join(f"WHEN {_q(SOURCE_FORMAT[k])} THEN {v}" for k, v in SOURCE_RANK.items())
+    return f"CASE {col} {whens} ELSE NULL END"
 
 
 def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> list[str]:
@@ -92,6 +100,11 @@ def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> list[str]:
     runs_src = source_sql(wh, "runs") if runs_present is not None else "(SELECT 1 WHERE false)"
     stmts.append(f"CREATE OR REPLACE VIEW _runs_all AS SELECT {_select_list(TABLES['runs'], runs_present)} FROM {runs_src}")
     stmts.append("CREATE OR REPLACE VIEW _live AS SELECT run_id, arg_max(txn, committed_at) AS txn FROM _runs_all GROUP BY run_id")
+    files_present = _present_columns(con, wh, "files")
+    files_src = (f"(SELECT run_id, txn, format FROM {source_sql(wh, 'files')}) f SEMI JOIN _live USING (run_id, txn)"
+                 if files_present is not None else "(SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS format WHERE false) f")
+    stmts.append(f"CREATE OR REPLACE VIEW _run_source AS SELECT run_id, min({_format_rank_sql('format')}) AS best "
+                 f"FROM {files_src} GROUP BY run_id")
     for name, t in TABLES.items():
         if name == "runs":
             stmts.append("CREATE OR REPLACE VIEW runs AS SELECT * FROM _runs_all r SEMI JOIN _live l USING (run_id, txn)")
@@ -106,10 +119,11 @@ def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> list[str]:
                 f"FROM {source_sql(wh, name)}) t SEMI JOIN _live l USING (run_id, txn)"
             )
         if "source" in t.names:
-            rk = _rank_sql()
+            # a join with a per-run table (not a window), so filters on the partition column reach the scan
+            rk = _rank_sql("t.source")
             stmts.append(
-                f"CREATE OR REPLACE VIEW {_ident(name)} AS SELECT * FROM {target} "
-                f"QUALIFY {rk} IS NULL OR {rk} = min({rk}) OVER (PARTITION BY run_id)"
+                f"CREATE OR REPLACE VIEW {_ident(name)} AS SELECT t.* FROM {target} t LEFT JOIN _run_source s USING (run_id) "
+                f"WHERE {rk} IS NULL OR s.best IS NULL OR {rk} = s.best"
             )
     stmts += MACROS
     return stmts
@@ -117,6 +131,9 @@ def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> list[str]:
 
 #: helpers every named query uses to select runs the same way
 MACROS = [
+    # partition pruning: a run is always ingested after it started, so ingest_date >= since keeps them all
+    """CREATE OR REPLACE MACRO since_partition(ingest_date, since) AS
+         since IS NULL OR ingest_date >= strftime(CAST(since AS TIMESTAMPTZ) AT TIME ZONE 'UTC', '%Y-%m-%d')""",
     """CREATE OR REPLACE MACRO tag_match(tags, tag) AS
          tag IS NULL OR json_extract_string(tags, '$."' || split_part(tag, '=', 1) || '"') = split_part(tag, '=', 2)""",
     """CREATE OR REPLACE MACRO selected_runs(run, since, until, tag) AS TABLE
@@ -156,3 +173,10 @@ def arrow_table(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any]
         return pa.table({})
     fn = getattr(rel, "to_arrow_table", None) or getattr(rel, "arrow")
     return fn()
+
+
+def arrow_batches(con: duckdb.DuckDBPyConnection, sql: str, batch_rows: int = 250_000) -> Any:
+    """Run ``sql`` and stream the result as pyarrow RecordBatches."""
+    rel = con.sql(sql)
+    fn = getattr(rel, "to_arrow_reader", None) or getattr(rel, "record_batch", None) or getattr(rel, "fetch_arrow_reader")
+    return fn(batch_rows)

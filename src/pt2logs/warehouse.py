@@ -215,7 +215,14 @@ class Txn:
         return PartWriter(self.info, tag)
 
     def commit(self, files: pa.Table | None, runs: pa.Table) -> None:
-        """Write the ``files`` rows, then the ``runs`` rows (the commit point)."""
+        """Write the ``files`` rows, then the ``runs`` rows (the commit point).
+
+        Under the warehouse lock, so a commit is ordered after a running compaction
+        (its ``committed_at`` is then the newer one, and wins)."""
+        with self.wh.lock():
+            self._commit(files, runs)
+
+    def _commit(self, files: pa.Table | None, runs: pa.Table) -> None:
         w = PartWriter(self.info, "commit")
         if files is not None and files.num_rows:
             w.write_table("files", files)
@@ -243,6 +250,15 @@ class Txn:
         if delete:
             with contextlib.suppress(FileNotFoundError):
                 self.wh.fs.rm(self._marker)
+
+
+def txn_of(path: str) -> str | None:
+    """The transaction id in a data file's name (``part-<txn>-<writer>-<k>.parquet``)."""
+    name = posixpath.basename(path)
+    if not name.startswith("part-"):
+        return None
+    parts = name[5:].split("-")
+    return "-".join(parts[:3]) if len(parts) >= 4 else None
 
 
 class PartWriter:
