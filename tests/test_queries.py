@@ -156,6 +156,93 @@ def check_spyre(rows, e):
     assert rows == []  # no Spyre logs in the samples; tests/readers/test_spyre.py checks these on Spyre logs
 
 
+# ---- dashboard queries (queries/dash_*.sql, used by pt2logs dashboard)
+
+
+def _raw_break_sites() -> Counter:
+    """(gb id, user file, line) -> occurrences, from the raw graph-break artifacts."""
+    sites: Counter = Counter()
+    for scen in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
+        for f in sorted((scen / "trace").glob("*.log*")):
+            for env, payload in raw_records(f):
+                if artifact_name(env) == "dynamo_graph_break_reason":
+                    loc = next((ln.rsplit(" at ", 1)[1] for ln in payload.split("\n") if ln.startswith("Graph break in user code at ")), None)
+                    gid = next(iter(__import__("re").findall(r"/gb/(gb\d+)\.html", payload)), None)
+                    sites[(gid, loc)] += 1
+    return sites
+
+
+def _fails(e) -> int:
+    return sum(1 for m in e["metrics"] if m.get("fail_type"))
+
+
+def check_dash_selection(rows, e):
+    (r,) = rows
+    assert r["runs"] == e["runs"]
+    assert r["multi_rank_runs"] == sum(1 for s in SAMPLES.iterdir() if s.is_dir() and len(list((s / "trace").glob("*.log*"))) > 1)
+    assert r["ingest_errors"] == 0
+
+
+def check_dash_week_over_week(rows, e):
+    # relative to now: the samples (all made within minutes) are in one of the weeks, or in neither
+    assert [r["week"] for r in rows] == ["this week", "last week"]
+    assert sum(r["runs"] for r in rows) in (0, e["runs"])
+    for r in rows:
+        if r["runs"]:
+            assert r["compile_s"] == pytest.approx(total_compile(e), abs=0.01)
+            assert (r["recompiles"], r["graph_breaks"], r["failures"]) == (e["recompiles"], e["graph_breaks"], _fails(e))
+        else:
+            assert (r["compile_s"], r["recompiles"], r["graph_breaks"], r["failures"]) == (0, 0, 0, 0)
+    if rows[0]["runs"]:
+        assert rows[0]["new_break_sites"] == len(_raw_break_sites())
+
+
+def check_dash_new_break_sites(rows, e):
+    if rows:  # the samples are from the last 7 days: every site is new
+        raw = _raw_break_sites()
+        assert len(rows) == len(raw)
+        assert sorted(r["occurrences"] for r in rows) == sorted(raw.values())
+        assert sum(r["occurrences"] for r in rows) == e["graph_breaks"]
+
+
+def check_dash_compile_time_trend(rows, e):
+    assert sum(r["seconds"] for r in rows) == pytest.approx(total_compile(e), abs=0.02)
+    assert {r["series"] for r in rows} == {"dynamo (tracing, guards)", "aot autograd", "inductor (lowering, scheduling)", "inductor code gen"}
+    per_period = Counter()
+    for r in rows:
+        per_period[r["period"]] = r["runs"]
+        assert r["s_per_run"] == pytest.approx(r["seconds"] / r["runs"], abs=0.001)
+    assert sum(per_period.values()) == e["runs"]
+
+
+def check_dash_recompiles_trend(rows, e):
+    assert sum(r["recompiles"] for r in rows) == e["recompiles"]
+    assert sum(r["limit_hits"] for r in rows) == 1
+
+
+def check_dash_kernel_counts(rows, e):
+    assert sum(r["kernels"] for r in rows) == e["kernels"]
+    assert all(r["fresh"] + r["from_cache"] == r["kernels"] for r in rows)
+
+
+def check_dash_top_failures(rows, e):
+    assert sum(r["failures"] for r in rows) == _fails(e)
+
+
+def check_dash_run_waterfall(rows, e):
+    assert sum(r["seconds"] for r in rows) == pytest.approx(total_compile(e), abs=0.05)
+    assert len({(r["run"], r["compile"]) for r in rows}) == len(e["metrics"])
+    assert all(r["end_s"] >= r["start_s"] for r in rows)
+
+
+def check_dash_run_recompile_chain(rows, e):
+    assert len(rows) == e["recompiles"]
+    frames: dict = {}
+    for r in rows:
+        frames.setdefault((r["run"], r["frame"]), []).append(r["step"])
+    assert all(sorted(steps) == list(range(1, len(steps) + 1)) for steps in frames.values())
+
+
 CHECKS = {name[len("check_"):]: fn for name, fn in globals().items() if name.startswith("check_")}
 for _q in ("spyre_transfer_volume", "spyre_padding_waste", "spyre_repeated_copies"):
     CHECKS[_q] = check_spyre

@@ -398,5 +398,12 @@ def tables(table: str | None) -> None:
         click.echo(f"  {c.name:44} {c.kind:10} {c.doc}")
 
 
+
+
+from pt2logs.cli_dashboard import dashboard  # noqa: E402  (needs the helpers above)
+
+main.add_command(dashboard)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main(prog_name=os.path.basename(sys.argv[0]))
