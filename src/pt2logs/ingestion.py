@@ -29,7 +29,7 @@ from pt2logs.discover import InputError, InputFile, RunPlan, discover
 from pt2logs.readers import FORMATS
 from pt2logs.readers.torch_trace import FileContext, ReadStats
 from pt2logs.schema import TABLES, Rows, stamp
-from pt2logs.sources import ReadResult, filesystem, read_head, stream
+from pt2logs.sources import ReadResult, filesystem, is_remote, read_head, stream, stream_range
 from pt2logs.warehouse import DEFAULT_WAREHOUSE, TxnInfo, PartWriter, Warehouse
 
 #: a transaction commits after this many bytes of input or runs, whichever first
@@ -53,6 +53,8 @@ class FileTask:
     rank: int | None
     mtime: float | None
     size: int
+    #: (start, end) byte range when a large file is parsed in pieces (end None = to the end)
+    piece: tuple[int, int | None] | None = None
 
 
 @dataclass
@@ -101,7 +103,14 @@ def parse_file(info: TxnInfo, task: FileTask, writer: PartWriter) -> FileOutcome
                       open_sibling=lambda name: open_sibling(fs, path, name))
     rr = ReadResult()
     stamp_values = {"run_id": task.run_id, "txn": info.txn, "rank": task.rank}
-    for table, batch in fmt.read(stream(fs, path, rr), ctx):
+    if task.piece is not None:
+        from pt2logs.readers.split import piece_start
+
+        ctx.piece = piece_start(path, task.piece[0])
+        chunks = stream_range(path, task.piece[0], task.piece[1], rr)
+    else:
+        chunks = stream(fs, path, rr)
+    for table, batch in fmt.read(chunks, ctx):
         writer.write(table, stamp(batch, TABLES[table], stamp_values))
     if rr.error:
         ctx.stats.errors += 1
@@ -224,6 +233,53 @@ def _txn_groups(plans: list[RunPlan]) -> Iterable[list[RunPlan]]:
         yield group
 
 
+def _pieces(task: FileTask, compression: str, jobs: int) -> list[FileTask]:
+    """A large, uncompressed, local trace file becomes one task per piece (see readers.split)."""
+    from pt2logs.readers.split import SPLIT_MIN_BYTES, split_points
+
+    if jobs <= 1 or task.fmt != "torch_trace" or compression != "none" or task.size < SPLIT_MIN_BYTES:
+        return [task]
+    fs, path = filesystem(task.url)
+    if is_remote(fs):
+        return [task]
+    points = split_points(path, jobs)
+    if len(points) == 1:
+        return [task]
+    ends = points[1:] + [None]
+    return [FileTask(**{**task.__dict__, "piece": (a, b)}) for a, b in zip(points, ends)]
+
+
+def _merge_pieces(outs: list[FileOutcome]) -> FileOutcome:
+    """One outcome per file: the pieces' statistics added up, in file order."""
+    if len(outs) == 1:
+        return outs[0]
+    import hashlib
+
+    outs = sorted(outs, key=lambda o: o.task.piece[0] if o.task.piece else 0)
+    st, rr = ReadStats(), ReadResult()
+    h = hashlib.sha1()
+    for o in outs:
+        s = o.stats
+        st.lines = max(st.lines, s.lines)
+        st.events += s.events
+        st.errors += s.errors
+        st.warnings += s.warnings
+        st.unknown += s.unknown
+        st.ranks |= s.ranks
+        st.merge_ts(s.first_ts, s.last_ts)
+        st.torch_version = st.torch_version or s.torch_version
+        for k, v in s.kinds.items():
+            st.kinds[k] = st.kinds.get(k, 0) + v
+        rr.bytes_read += o.read.bytes_read
+        rr.content_bytes += o.read.content_bytes
+        rr.error = rr.error or o.read.error
+        h.update(o.read.sha1.encode())
+    # a file parsed in N pieces: the sha1 of its pieces' sha1s, marked as such
+    rr.sha1 = f"pieces{len(outs)}:{h.hexdigest()}"
+    task = FileTask(**{**outs[0].task.__dict__, "piece": None})
+    return FileOutcome(task, st, rr, max(o.seconds for o in outs))
+
+
 def _split(tasks: list[FileTask], jobs: int) -> list[list[FileTask]]:
     """Balance tasks over jobs by size (largest first), keeping each group's order stable."""
     if jobs <= 1 or len(tasks) <= 1:
@@ -255,16 +311,20 @@ def _ingest_group(wh: Warehouse, plans: list[RunPlan], known_runs: dict[str, dic
         for plan in plans:
             for f in plan.files:
                 _ensure_head(f)
-                tasks.append(FileTask(plan.run_id, f.url, f.relpath, f.fmt.name, f.rank, f.mtime, f.size))
-        outcomes: dict[str, list[FileOutcome]] = {}
+                task = FileTask(plan.run_id, f.url, f.relpath, f.fmt.name, f.rank, f.mtime, f.size)
+                tasks.extend(_pieces(task, f.compression, engine.jobs))
+        pieces: dict[tuple[str, str], list[FileOutcome]] = {}
 
         def done(batch: list[FileOutcome]) -> None:
             for o in batch:
-                outcomes.setdefault(o.task.run_id, []).append(o)
-                progress("file", {"path": o.task.url, "bytes": o.task.size, "events": o.stats.events,
-                                  "errors": o.stats.errors})
+                pieces.setdefault((o.task.run_id, o.task.url), []).append(o)
+                size = o.task.size if o.task.piece is None else (o.task.piece[1] or o.task.size) - o.task.piece[0]
+                progress("file", {"path": o.task.url, "bytes": size, "events": o.stats.events, "errors": o.stats.errors})
 
         engine.map(txn.info, _split(tasks, engine.jobs), done)
+        outcomes: dict[str, list[FileOutcome]] = {}
+        for (run_id, _), outs in pieces.items():
+            outcomes.setdefault(run_id, []).append(_merge_pieces(outs))
         files_rows = Rows("files", full=True)
         runs_rows = Rows("runs", full=True)
         now = txn.started

@@ -119,6 +119,29 @@ def read_head(fs: Any, path: str, n: int = HEAD) -> tuple[bytes, str]:
         return bytes(out[:n]), kind
 
 
+def stream_range(path: str, start: int, end: int | None, result: ReadResult, chunk: int = CHUNK) -> Iterator[bytes]:
+    """Bytes [start, end) of an uncompressed local file (a piece of a split file), hashed on the way."""
+    h = hashlib.sha1()
+    try:
+        with open(path, "rb") as f:
+            f.seek(start)
+            left = None if end is None else end - start
+            while left is None or left > 0:
+                data = f.read(chunk if left is None else min(chunk, left))
+                if not data:
+                    break
+                h.update(data)
+                result.bytes_read += len(data)
+                result.content_bytes += len(data)
+                if left is not None:
+                    left -= len(data)
+                yield data
+    except OSError as e:
+        result.error = f"read failed after {result.bytes_read} bytes: {e}"
+    finally:
+        result.sha1 = h.hexdigest()
+
+
 def stream(fs: Any, path: str, result: ReadResult, chunk: int = CHUNK) -> Iterator[bytes]:
     """Yield decompressed chunks of a file; hash and count the stored bytes on the way.
 

@@ -36,7 +36,8 @@ def resolve(st: TraceState, filename: Any) -> str | None:
 
 @handles("dynamo_start")
 def dynamo_start(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
-    """Remember the frame being compiled: the innermost entry of the stack."""
+    """Remember the frame being compiled: the innermost entry of the stack (its current line
+    stands in for co_firstlineno until the compile's metrics give the real one)."""
     stack = meta.get("stack") if isinstance(meta, dict) else None
     if not stack:
         stack = env.get("stack")

@@ -171,7 +171,8 @@ for _outcome in ("hit", "miss", "bypass"):
 
 def on_metrics(st: TraceState, kind: str, meta: dict[str, Any], cid: str | None) -> None:
     sc = st.scratch(cid)
-    if cid is not None and cid not in st.frames and meta.get("co_name"):
+    if cid is not None and meta.get("co_name"):
+        # the metrics name the compiled frame exactly (dynamo_start's stack only gives the current line)
         st.frames[cid] = (meta.get("co_name"), meta.get("co_filename"), meta.get("co_firstlineno"))
     fail_type = meta.get("fail_type")
     fail_reason = meta.get("fail_reason")
@@ -222,11 +223,10 @@ def on_metrics(st: TraceState, kind: str, meta: dict[str, Any], cid: str | None)
 
 
 def _fill_frame(row: dict[str, Any], meta: dict[str, Any], st: TraceState, cid: str | None) -> None:
-    if row.get("co_name") is None:
-        name, filename, line = st.frame(cid)
-        row["co_name"] = meta.get("co_name") or name
-        row["co_filename"] = meta.get("co_filename") or filename
-        row["co_firstlineno"] = meta.get("co_firstlineno") or line
+    name, filename, line = st.frame(cid)
+    row["co_name"] = meta.get("co_name") or row.get("co_name") or name
+    row["co_filename"] = meta.get("co_filename") or row.get("co_filename") or filename
+    row["co_firstlineno"] = meta.get("co_firstlineno") or row.get("co_firstlineno") or line
 
 
 def _emit_guards(st: TraceState, sc: dict[str, Any], cid: str | None, meta: dict[str, Any] | None) -> None:

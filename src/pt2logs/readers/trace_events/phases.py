@@ -21,6 +21,10 @@ from pt2logs.readers.torch_trace import TraceState, handles
 #: hooks called with (state, payload dict, compile_id) for every instant event
 INSTANT_HOOKS: list = []
 
+#: compile_phases fields, in the order rows are built (TupleRows: one tuple per row)
+FIELDS = ("source", "file", "rank", "line_no", "compile_id", "phase", "parent_phase", "depth", "stage", "top_level",
+          "start_us", "duration_us", "ts", "is_instant", "category", "args")
+
 #: spans that are the root of a stage of compilation
 ROOTS = {"entire_frame_compile": "frame_compile", "entire_backward_compile": "backward_compile"}
 #: spans that wrap a compile (and bookkeeping beside it) rather than being part of it
@@ -41,35 +45,40 @@ def _stage(name: str, cid: str | None, spans: list) -> tuple[str, bool]:
     return ("runtime" if cid is not None else "other"), True
 
 
-def _cid(args: Any, fallback: str | None) -> str | None:
-    if isinstance(args, dict):
-        c = args.get("compile_id")
-        if isinstance(c, str) and c != "None":
-            return c
-    return fallback
+_loads = orjson.loads
 
 
 @handles("chromium_event")
 def chromium_event(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
-    d = st.json_payload()
-    if not isinstance(d, dict):
+    # the most frequent record kind: keep this path lean (no helper calls on the common path)
+    rec = st.rec
+    try:
+        d = _loads(rec.payload)  # orjson takes the tab-free payload bytes as they are
+    except (orjson.JSONDecodeError, TypeError):
+        st.json_payload()  # reports the error
+        return
+    if type(d) is not dict:
         return
     ts = d.get("ts")
     ph = d.get("ph")
     name = d.get("name")
     if not isinstance(ts, (int, float)) or not isinstance(name, str):
-        st.error("bad_chromium_event", st.rec.line_no, "chromium event without name or ts", st.rec.payload or b"")
+        st.error("bad_chromium_event", rec.line_no, "chromium event without name or ts", rec.payload or b"")
         return
-    st.tb.observe(st.key, st.rec.tod_us, ts)
+    if st.tb.year is None:
+        st.tb.observe(st.key, rec.tod_us, ts)
     args = d.get("args")
     spans = st.spans
+    c = cid
+    if type(args) is dict:
+        a = args.get("compile_id")
+        if type(a) is str and a != "None":
+            c = a
     if ph == "B":
         parent = spans[-1][0] if spans else None
-        c = _cid(args, cid)
         stage, top = _stage(name, c, spans)
-        spans.append([name, c, int(ts), len(spans), parent, args, st.rec.line_no, d.get("cat"), st.rank, stage, top])
+        spans.append([name, c, int(ts), len(spans), parent, args, rec.line_no, d.get("cat"), st.rank, stage, top])
     elif ph == "E":
-        c = _cid(args, cid)
         match = -1
         for i in range(len(spans) - 1, -1, -1):
             if spans[i][0] == name:
@@ -85,14 +94,11 @@ def chromium_event(st: TraceState, env: dict, meta: Any, cid: str | None) -> Non
         st.error("unmatched_span_end", st.rec.line_no, f"end of span {name!r} with no open begin", b"")
     elif ph in ("i", "I", "X"):
         dur = d.get("dur") if ph == "X" else 0
-        c = _cid(args, cid)
         stage, top = _stage(name, c, spans)
-        st.add("compile_phases", {"stage": stage, "top_level": top and ph == "X",
-            "source": "trace", "compile_id": c, "phase": name, "parent_phase": spans[-1][0] if spans else None,
-            "depth": len(spans), "start_us": int(ts), "duration_us": int(dur) if isinstance(dur, (int, float)) else None,
-            "ts": int(ts), "is_instant": ph != "X", "category": d.get("cat"),
-            "args": orjson.dumps(args, default=str).decode() if args else None,
-        })
+        st.tuples("compile_phases", FIELDS).rows.append((
+            "trace", st.ctx.file, st.rank, st.rec.line_no, c, name, spans[-1][0] if spans else None, len(spans), stage,
+            top and ph == "X", int(ts), int(dur) if isinstance(dur, (int, float)) else None, int(ts), ph != "X",
+            d.get("cat"), orjson.dumps(args, default=str) if args else None))
         if ph != "X":
             for hook in INSTANT_HOOKS:
                 hook(st, d, c)
@@ -105,12 +111,10 @@ def _emit(st: TraceState, span: list, end_us: int | None, end_args: Any = None) 
         merged = {**args, **end_args} if isinstance(args, dict) else end_args
     if end_us is None:
         st.error("unclosed_span", line_no, f"span {name!r} has no end event; kept with NULL duration", b"")
-    st.add("compile_phases", {
-        "source": "trace", "compile_id": cid, "phase": name, "parent_phase": parent, "depth": depth,
-        "start_us": start, "duration_us": None if end_us is None else end_us - start, "ts": start,
-        "is_instant": False, "category": cat, "line_no": line_no, "rank": rank, "stage": stage, "top_level": top,
-        "args": orjson.dumps(merged, default=str).decode() if merged else None,
-    })
+    st.tuples("compile_phases", FIELDS).rows.append((
+        "trace", st.ctx.file, rank, line_no, cid, name, parent, depth, stage, top, start,
+        None if end_us is None else end_us - start, start, False, cat,
+        orjson.dumps(merged, default=str) if merged else None))
 
 
 def finish(st: TraceState) -> None:

@@ -1,0 +1,59 @@
+"""A large trace parsed in pieces (several processes) gives exactly the rows of a serial parse."""
+
+from __future__ import annotations
+
+import pytest
+
+import pt2logs
+from pt2logs.ingestion import Engine
+from pt2logs.schema import TABLES
+from tests.conftest import fixture_path, table_rows
+
+
+class InProcessPieces(Engine):
+    """Runs every piece here, one after the other, but asks for pieces as a 3-job engine would."""
+
+    jobs = 3
+
+
+@pytest.fixture
+def big_trace(tmp_path):
+    srcs = sorted(fixture_path("gpu").glob("*/trace/*.log"))
+    d = tmp_path / "job"
+    d.mkdir()
+    p = d / "dedicated_log_torch_trace_big.log"
+    p.write_bytes(b"".join(s.read_bytes() for s in srcs) * 2)
+    return d
+
+
+def test_pieces_equal_serial(big_trace, tmp_path, monkeypatch):
+    import pt2logs.readers.split as split
+
+    monkeypatch.setattr(split, "SPLIT_MIN_BYTES", 0)
+    path = next(big_trace.iterdir())
+    points = split.split_points(str(path), 3)
+    assert len(points) == 3, points
+    data = path.read_bytes()
+    for p in points[1:]:  # each piece starts on a header line that opens a compile's `dynamo` span
+        assert data[p - 1 : p] == b"\n" and b'"chromium_event"' in data[p : data.index(b"\n", p)]
+    serial, pieces = str(tmp_path / "serial"), str(tmp_path / "pieces")
+    pt2logs.ingest([str(big_trace)], serial)
+    pt2logs.ingest([str(big_trace)], pieces, engine=InProcessPieces())
+    drop = ("txn", "ingest_date", "ingested_at", "committed_at", "content_hash")
+    for t in TABLES:
+        assert table_rows(pieces, t, drop) == table_rows(serial, t, drop), t
+    con = pt2logs.connect(pieces)
+    (h,) = con.execute("SELECT content_hash FROM files").fetchone()
+    assert h.startswith("pieces3:")
+
+
+def test_piece_start_state(big_trace):
+    from pt2logs.readers.split import piece_start
+
+    path = next(big_trace.iterdir())
+    data = path.read_bytes()
+    off = data.index(b"\nV", len(data) // 2) + 1
+    ps = piece_start(str(path), off)
+    assert ps.first_line == data[:off].count(b"\n") + 1
+    assert ps.strings and all(isinstance(k, int) and isinstance(v, str) and v for k, v in ps.strings.items())
+    assert ps.flags == {"gb_artifacts": True, "recompile_artifacts": True}
