@@ -49,7 +49,7 @@ def _runs() -> dict[str, list[Path]]:
     for d in [x for x in tl.iterdir() if x.is_dir()]:
         runs[d.name] = sorted(q for q in d.iterdir() if q.stat().st_size > 0)
     for d in gpu.iterdir():
-        runs[f"{d.name}/trace"] = sorted((d / "trace").glob("*.log"))
+        runs[d.name] = sorted((d / "trace").glob("*.log"))
     return runs
 
 
@@ -83,12 +83,12 @@ def test_per_run_counts_equal_an_independent_scan(wh):
 
 def test_every_gpu_recompile_has_a_real_cause(wh):
     con = pt2logs.connect(wh)
-    rows = con.execute("SELECT cause, reason FROM recompiles JOIN runs USING (run_id) WHERE name LIKE '%/trace'").fetchall()
+    rows = con.execute("SELECT cause, reason FROM recompiles JOIN runs USING (run_id) WHERE root LIKE '%/gpu/%'").fetchall()
     assert len(rows) >= 7
     assert all(cause in CAUSES and cause != "other" for cause, _ in rows), rows
     # the recompile_causes scenario changes an int constant, a dtype, ndim, a bool flag and requires_grad
     causes = {c for c, _ in con.execute(
-        "SELECT cause, 1 FROM recompiles JOIN runs USING (run_id) WHERE name = 'recompile_causes/trace'").fetchall()}
+        "SELECT cause, 1 FROM recompiles JOIN runs USING (run_id) WHERE name = 'recompile_causes'").fetchall()}
     assert {"dtype_mismatch", "ndim_mismatch", "requires_grad_mismatch"} <= causes
     assert causes & {"python_value_changed", "type_or_id_changed"}
 
@@ -113,14 +113,14 @@ def test_counters_json_relates_to_the_tables(wh):
         counters = json.loads(fixture_path("gpu", scenario, "counters.json").read_text())["counters"]
         gb = dict(con.execute(
             "SELECT gb_type, sum(occurrences) FROM graph_breaks JOIN runs USING (run_id) WHERE name = ? GROUP BY 1",
-            [f"{scenario}/trace"]).fetchall())
+            [scenario]).fetchall())
         in_counters = sum(counters.get("graph_break", {}).values())
         dd = sum(v for k, v in counters.get("unimplemented", {}).items() if k.startswith("Data-dependent branching"))
         assert sum(gb.values()) == in_counters + dd, scenario
         assert gb.get("Data-dependent branching", 0) == dd
         fx = dict(con.execute(
             "SELECT outcome, count(*) FROM cache_events JOIN runs USING (run_id) WHERE name = ? AND cache = 'fx_graph' GROUP BY 1",
-            [f"{scenario}/trace"]).fetchall())
+            [scenario]).fetchall())
         assert fx.get("hit", 0) == counters["inductor"].get("fxgraph_cache_hit", 0)
         assert fx.get("miss", 0) == counters["inductor"].get("fxgraph_cache_miss", 0)
 
@@ -142,7 +142,7 @@ def test_recompile_limit_hit_is_its_own_row(tmp_path):
 def test_kernels_cache_hit_flag_follows_the_fx_cache(wh):
     con = pt2logs.connect(wh)
     hits = con.execute("""SELECT count(*) FROM kernels k JOIN runs r USING (run_id)
-                          WHERE r.name = 'train_loop/trace' AND cache_hit""").fetchone()[0]
+                          WHERE r.name = 'train_loop' AND cache_hit""").fetchone()[0]
     assert hits > 0
     kinds = {k for (k,) in con.execute("SELECT DISTINCT kind FROM kernels").fetchall()}
     assert kinds <= {"pointwise", "reduction", "persistent_reduction", "template", "foreach", "split_scan", "other"}

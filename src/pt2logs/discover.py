@@ -13,6 +13,12 @@ URLs. A **run** is one job execution:
 * auxiliary files (TORCH_LOGS stderr, counters) join the trace run of their
   own folder, or of the folder's only sub-run (``job/torch_logs.txt`` beside
   ``job/trace/...``);
+* a tlparse output folder (``raw.jsonl`` + ``compile_directory.json`` / ``index.html``) is one
+  run: its ``raw.log`` (tlparse's copy of the original trace) when there is one, else ``raw.jsonl``
+  read with its payloads (format ``tlparse_dir``); a ``--all-ranks-html`` output (``rank_N/``
+  folders) is one run of all ranks; the report's other files are not read on their own;
+* a ``torch_compile_debug`` folder (TORCH_COMPILE_DEBUG=1) is one run: its graph files and
+  ``debug.log`` files join the trace in its ``tlparse/`` folder;
 * ``--run-id`` (or ``one_run=True``) makes everything under the given path one run.
 
 Files that are not logs are skipped and reported, never errors. Hidden files
@@ -34,6 +40,10 @@ from pt2logs.readers import FORMATS, Format, detect
 from pt2logs.sources import COMPRESSED_SUFFIXES, filesystem, full_path, is_remote, read_head
 
 TRACE_NAME = re.compile(r"dedicated_log_torch_trace_")
+#: TORCH_COMPILE_DEBUG layout: auxiliary files below these folders describe the folder's run
+DEBUG_ROOT = "torch_compile_debug"
+DEBUG_RUN = re.compile(r"^run_\d{4}(?:_\d\d){5}_\d+-pid_\d+$")
+TLPARSE_RANK_DIR = re.compile(r"^rank_\d+$")
 RANK_IN_NAME = re.compile(r"rank_(\d+)")
 RANK_IN_HEAD = re.compile(rb'"rank": (\d+)')
 
@@ -54,6 +64,8 @@ class InputFile:
     rank: int | None = None
     head: bytes = b""
     known_run: str | None = None  # run id in the warehouse, for a file that has not changed
+    group: str | None = None  # folder whose run this file belongs to, whatever its format (tlparse output)
+    anchor: str | None = None  # folder an auxiliary file describes, when not its own (torch_compile_debug)
 
     @property
     def stem(self) -> str:
@@ -138,9 +150,15 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool =
             folders = list(_walk(fs, root))
             single = False
         found: list[tuple[str, InputFile]] = []
+        tl_dirs, tl_parents = _tlparse_dirs(folders) if not single else ({}, set())
+        tl_hidden: dict[str, int] = defaultdict(int)
         for folder, entries in folders:
             for p, size, mtime in entries:
-                f = InputFile(p, full_path(fs, p), "", size, mtime)
+                tl = _tlparse_group(folder, posixpath.basename(p), tl_dirs, tl_parents)
+                if tl is not None and not (folder in tl_dirs and posixpath.basename(p) in ("raw.jsonl", "raw.log")):
+                    tl_hidden[tl] += 1  # tlparse's report and artifact copies: read through raw.jsonl / raw.log
+                    continue
+                f = InputFile(p, full_path(fs, p), "", size, mtime, group=tl)
                 k = known.get(f.url) if known else None
                 if k is not None and k[0] == size and _same_time(k[1], mtime) and fmt is None:
                     f.fmt = FORMATS.get(k[2])
@@ -162,6 +180,12 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool =
         for f in (x for _, x in found):
             if f.head:
                 f.rank = _rank_of(f)
+            if f.fmt.auxiliary and not single:
+                f.anchor = _debug_anchor(posixpath.dirname(f.path), root)
+        found = _pick_tlparse_sources(fs, found, tl_dirs, fmt, out)
+        for tl, n in sorted(tl_hidden.items()):
+            out.skipped.append((full_path(fs, tl), f"tlparse output folder: its {n} report/artifact file(s) are not read on their own "
+                                                    "(the run is read from raw.log, or raw.jsonl and its payloads)"))
         if run_id is not None or one_run:
             plan = RunPlan(full_path(fs, root), posixpath.basename(root.rstrip("/")) or root, given, [f for _, f in found])
             for f in plan.files:
@@ -213,11 +237,21 @@ def _group(fs: Any, given: str, root: str, found: list[tuple[str, InputFile]], s
         f.relpath = posixpath.basename(f.path)
         return [RunPlan(f.url, f.stem, given, [f])]
     by_folder: dict[str, list[InputFile]] = defaultdict(list)
+    by_group: dict[str, list[InputFile]] = defaultdict(list)
     for folder, f in found:
-        by_folder[folder].append(f)
+        (by_group[f.group] if f.group is not None else by_folder[f.anchor or folder]).append(f)
     runs: list[RunPlan] = []
     aux_by_folder: dict[str, list[InputFile]] = {}
     trace_runs_by_folder: dict[str, list[RunPlan]] = defaultdict(list)
+    run_folder: dict[int, str] = {}  # id(plan) -> its root folder (filesystem path)
+    for folder, files in sorted(by_group.items()):
+        # a tlparse output folder (or an --all-ranks-html folder of them): one run
+        plan = RunPlan(full_path(fs, folder), _display_name(fs, root, folder), given, files)
+        for f in files:
+            f.relpath = posixpath.relpath(f.path, folder)
+        runs.append(plan)
+        trace_runs_by_folder[folder].append(plan)
+        run_folder[id(plan)] = folder
     for folder, files in sorted(by_folder.items()):
         traces = [f for f in files if not f.fmt.auxiliary and TRACE_NAME.search(f.stem)]
         others = [f for f in files if not f.fmt.auxiliary and not TRACE_NAME.search(f.stem)]
@@ -228,11 +262,13 @@ def _group(fs: Any, given: str, root: str, found: list[tuple[str, InputFile]], s
                 f.relpath = posixpath.basename(f.path)
             runs.append(plan)
             trace_runs_by_folder[folder].append(plan)
+            run_folder[id(plan)] = folder
         for f in others:
             f.relpath = posixpath.basename(f.path)
             plan = RunPlan(f.url, f.stem, given, [f])
             runs.append(plan)
             trace_runs_by_folder[folder].append(plan)
+            run_folder[id(plan)] = folder
         if aux:
             aux_by_folder[folder] = aux
     # attach auxiliary files (stderr captures, counters) to the run they describe
@@ -251,10 +287,14 @@ def _group(fs: Any, given: str, root: str, found: list[tuple[str, InputFile]], s
             runs.append(plan)
             target = plan
             base = folder
+            run_folder[id(plan)] = folder
         else:
-            base = folder
             # the run's root moves up to the folder holding both (its id stays: it is already set
-            # from the trace, so adding a stderr capture later does not make a new run)
+            # from the trace, so adding a stderr capture later does not make a new run); never down:
+            # a second auxiliary folder attached to the same run keeps the files of the first inside
+            current = run_folder.get(id(target), folder)
+            base = posixpath.commonpath([current, folder]) if current != folder else folder
+            run_folder[id(target)] = base
             target.run_id = target.run_id or content_run_id(target)
             for f in target.files:
                 f.relpath = posixpath.relpath(f.path, base)
@@ -316,3 +356,74 @@ def content_run_id(plan: RunPlan) -> str:
     h.update(b"\0")
     h.update(f.head if f.head else f.url.encode())
     return h.hexdigest()[:12]
+
+
+def _tlparse_dirs(folders: list[tuple[str, list[tuple[str, int, float | None]]]]) -> tuple[dict[str, str], set[str]]:
+    """tlparse output folders (``raw.jsonl`` + ``compile_directory.json`` or ``index.html``) -> the folder
+    of their run: themselves, or the parent of ``rank_N`` folders written by ``--all-ranks-html``."""
+    dirs = []
+    for folder, entries in folders:
+        names = {posixpath.basename(p) for p, _, _ in entries}
+        if "raw.jsonl" in names and names & {"compile_directory.json", "index.html"}:
+            dirs.append(folder)
+    parents = {posixpath.dirname(d) for d in dirs if TLPARSE_RANK_DIR.match(posixpath.basename(d))}
+    return {d: (posixpath.dirname(d) if posixpath.dirname(d) in parents and TLPARSE_RANK_DIR.match(posixpath.basename(d)) else d)
+            for d in dirs}, parents
+
+
+def _tlparse_group(folder: str, name: str, tl_dirs: dict[str, str], parents: set[str]) -> str | None:
+    """The run folder of a file inside a tlparse output (None for any other file)."""
+    if not tl_dirs:
+        return None
+    if folder in parents and (name in ("index.html", "chromium_events.json") or name.endswith(".html")):
+        return folder
+    d = folder
+    while True:
+        if d in tl_dirs:
+            return tl_dirs[d]
+        up = posixpath.dirname(d)
+        if up == d or not up:
+            return None
+        d = up
+
+
+def _pick_tlparse_sources(fs: Any, found: list[tuple[str, InputFile]], tl_dirs: dict[str, str], fmt: str | None,
+                          out: Discovery) -> list[tuple[str, InputFile]]:
+    """In a tlparse output folder keep raw.log (the original trace, lossless) or, without it or with
+    ``--format tlparse_dir``, raw.jsonl; the other one is reported as skipped."""
+    if not tl_dirs:
+        return found
+    by_dir: dict[str, dict[str, InputFile]] = defaultdict(dict)
+    for folder, f in found:
+        if f.group is not None and folder in tl_dirs:
+            by_dir[folder][posixpath.basename(f.path)] = f
+    drop: set[int] = set()
+    for files in by_dir.values():
+        log, jsonl = files.get("raw.log"), files.get("raw.jsonl")
+        if log is None or jsonl is None:
+            continue
+        if fmt == "tlparse_dir" or log.fmt.name != "torch_trace":
+            drop.add(id(log))
+            out.skipped.append((log.url, "tlparse's copy of the trace; raw.jsonl is read instead (--format tlparse_dir)"))
+        else:
+            drop.add(id(jsonl))
+            out.skipped.append((jsonl.url, "tlparse output: raw.log (its copy of the original trace) is read instead, losslessly"))
+    return [(d, f) for d, f in found if id(f) not in drop]
+
+
+def _debug_anchor(folder: str, root: str) -> str | None:
+    """The ``torch_compile_debug`` folder above a TORCH_COMPILE_DEBUG file (or the parent of its
+    ``run_<time>-pid_<pid>`` folder), when it is inside the input root; else None."""
+    parts = folder.split("/")
+    for i in range(len(parts), 0, -1):
+        name = parts[i - 1]
+        if name == DEBUG_ROOT:
+            anchor = "/".join(parts[:i])
+        elif DEBUG_RUN.match(name):
+            anchor = "/".join(parts[: i - 1])
+        else:
+            continue
+        if anchor and (anchor == root.rstrip("/") or anchor.startswith(root.rstrip("/") + "/")):
+            return anchor
+        return None
+    return None

@@ -53,17 +53,22 @@ _RANK_PREFIX = re.compile(rb"^\[rank\d+\]:")
 
 
 def sniff_trace(head: bytes, name: str) -> bool:
-    """A TORCH_TRACE file: glog headers followed by a JSON object, payload lines with TABs."""
-    hits = 0
+    """A TORCH_TRACE file: glog headers followed by a JSON object, payload lines with TABs.
+
+    Most glog lines of the head must be JSON headers: a stderr capture where one log message
+    happens to start with ``{`` is TORCH_LOGS text, not a trace."""
+    json_headers = text_lines = 0
     for ln in _lines(head):
         if ln.startswith(b"\t"):
             continue
         m = HEADER_RE.match(ln)
-        if m and ln[m.end() : m.end() + 1] == b"{":
-            hits += 1
-            if hits >= 1:
-                return True
-    return False
+        if m is None:
+            continue
+        if ln[m.end() : m.end() + 1] == b"{":
+            json_headers += 1
+        else:
+            text_lines += 1
+    return json_headers > 0 and json_headers >= 2 * text_lines
 
 
 register(Format("torch_trace", "TORCH_TRACE structured trace (dedicated_log_torch_trace_*.log)", sniff_trace, read_trace))
@@ -74,6 +79,26 @@ from pt2logs.readers.spyre import SPYRE_KERNEL_SPEC, SPYRE_LOG, SPYRE_TIMING  # 
 register(SPYRE_LOG)
 register(SPYRE_KERNEL_SPEC)
 register(SPYRE_TIMING)
+
+
+# Text formats (issue 6; docs/inputs.md): the specific ones first, TORCH_LOGS text (any glog text line) last
+from pt2logs.readers.compile_debug import read_compile_debug, sniff_compile_debug  # noqa: E402
+from pt2logs.readers.counters import (  # noqa: E402
+    read_compile_times,
+    read_counters_json,
+    sniff_compile_times,
+    sniff_counters_json,
+)
+from pt2logs.readers.tlparse_dir import read_tlparse_dir, sniff_tlparse_raw  # noqa: E402
+from pt2logs.readers.torch_logs import read_torch_logs, sniff_torch_logs  # noqa: E402
+
+register(Format("tlparse_dir", "tlparse output folder (raw.jsonl + payloads/ + chromium_events.json)", sniff_tlparse_raw, read_tlparse_dir))
+register(Format("compile_debug", "TORCH_COMPILE_DEBUG graph folder file (output_code.py, fx_graph_*.py, ir_*_fusion.txt)",
+                sniff_compile_debug, read_compile_debug, auxiliary=True))
+register(Format("counters_json", "torch._dynamo counters dumped as JSON (+ compile_times text)", sniff_counters_json,
+                read_counters_json, auxiliary=True))
+register(Format("compile_times", "torch._dynamo.utils.compile_times() text", sniff_compile_times, read_compile_times, auxiliary=True))
+register(Format("torch_logs", "TORCH_LOGS text: a stderr capture of torch's log lines", sniff_torch_logs, read_torch_logs, auxiliary=True))
 
 
 def detect(head: bytes, name: str, only: str | None = None) -> Format | None:
