@@ -17,7 +17,7 @@ from typing import Any, BinaryIO
 
 import fsspec
 
-CHUNK = 8 << 20
+CHUNK = 4 << 20
 HEAD = 64 << 10
 
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"\x28\xb5\x2f\xfd", "zstd"), (b"BZh", "bz2"))

@@ -49,7 +49,7 @@ from pt2logs.sources import filesystem, full_path, is_remote
 DEFAULT_WAREHOUSE = "./pt2logs_warehouse"
 PARTITION = "ingest_date"
 ROW_GROUP_ROWS = 1_000_000
-ROW_GROUP_BYTES = 32 << 20
+ROW_GROUP_BYTES = 16 << 20
 FILE_BYTES = 1 << 30
 STALE_REMOTE_TXN_S = 6 * 3600
 
@@ -252,6 +252,16 @@ class Txn:
                 self.wh.fs.rm(self._marker)
 
 
+#: text columns worth min/max statistics (short, filtered on); long text (payloads, JSON) gets none
+_STATS_TEXT = {"run_id", "txn", "compile_id", "event_type", "artifact_name", "source", "file", "phase", "stage",
+               "cause", "gb_id", "gb_type", "kernel_name", "backend", "kind", "name", "format", "path", "relpath",
+               "category", "cache", "outcome", "op", "co_name", "severity", "artifact", "level", "direction", "dtype"}
+
+
+def _stats_columns(table: str) -> list[str]:
+    return [c.name for c in TABLES[table].columns if c.kind not in ("str", "json", "list<str>") or c.name in _STATS_TEXT]
+
+
 def txn_of(path: str) -> str | None:
     """The transaction id in a data file's name (``part-<txn>-<writer>-<k>.parquet``)."""
     name = posixpath.basename(path)
@@ -316,7 +326,7 @@ class PartWriter:
         tmp = final if self.wh.remote else final + ".tmp"
         fh = self.wh.fs.open(tmp, "wb")
         writer = pq.ParquetWriter(fh, schema, compression="zstd", compression_level=1,
-                                  write_statistics=True, use_dictionary=True)
+                                  write_statistics=_stats_columns(table), use_dictionary=True)
         w = (writer, fh, tmp, final, 0)
         self._writers[table] = w
         return w

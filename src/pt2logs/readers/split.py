@@ -19,7 +19,6 @@ are split (a compressed stream cannot be entered in the middle).
 
 from __future__ import annotations
 
-import mmap
 import re
 
 import orjson
@@ -46,6 +45,33 @@ class PieceStart:
     rank: int | None = None
 
 
+BLOCK = 16 << 20
+
+
+def _blocks(f, start: int, end: int):
+    """Whole-line blocks of f[start:end] (the last one may end without a newline), read with a fixed
+    buffer: no mmap, so the prefix scan does not map hundreds of MB into the process."""
+    f.seek(start)
+    carry = b""
+    pos = start
+    while pos < end:
+        data = f.read(min(BLOCK, end - pos))
+        if not data:
+            break
+        pos += len(data)
+        data = carry + data
+        cut = data.rfind(b"\n") + 1
+        if cut == 0 and pos < end:
+            carry = data
+            continue
+        if pos >= end:
+            cut = len(data)
+        yield data[:cut]
+        carry = data[cut:]
+    if carry:
+        yield carry
+
+
 def split_points(path: str, pieces: int) -> list[int]:
     """Byte offsets where pieces start (0 first); fewer pieces when no safe boundary is found."""
     import os
@@ -54,16 +80,21 @@ def split_points(path: str, pieces: int) -> list[int]:
     if pieces <= 1 or size < SPLIT_MIN_BYTES:
         return [0]
     out = [0]
-    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+    with open(path, "rb") as f:
         for k in range(1, pieces):
-            target = size * k // pieces
-            if target <= out[-1]:
-                continue
-            m = _COMPILE_START.search(mm, target, min(size, target + SEARCH_WINDOW))
-            while m is not None and b'"ph": "B"' not in mm[m.end() : m.end() + 400]:
-                m = _COMPILE_START.search(mm, m.end(), min(size, target + SEARCH_WINDOW))
-            if m is not None and m.start() + 1 > out[-1]:
-                out.append(m.start() + 1)
+            target = max(size * k // pieces, out[-1] + 1)
+            found = None
+            base = target
+            for block in _blocks(f, target, min(size, target + SEARCH_WINDOW)):
+                for m in _COMPILE_START.finditer(block):
+                    if b'"ph": "B"' in block[m.end() : m.end() + 400]:
+                        found = base + m.start() + 1
+                        break
+                if found is not None:
+                    break
+                base += len(block)
+            if found is not None and found > out[-1]:
+                out.append(found)
     return out
 
 
@@ -72,29 +103,29 @@ def piece_start(path: str, offset: int) -> PieceStart:
     ps = PieceStart(offset)
     if offset == 0:
         return ps
-    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        ps.first_line = _count(mm, offset) + 1
-        i = mm.find(b'] {"str": [', 0, offset)
-        while i >= 0:
-            m = _STR.match(mm, i)
-            if m is not None:
-                try:
-                    ps.strings[int(m.group(2))] = orjson.loads(b'"' + m.group(1) + b'"')
-                except orjson.JSONDecodeError:
-                    ps.strings[int(m.group(2))] = m.group(1).decode("utf-8", "replace")
-            i = mm.find(b'] {"str": [', i + 10, offset)
-        ps.flags["gb_artifacts"] = mm.find(b'"name": "dynamo_graph_break_reason"', 0, offset) >= 0
-        ps.flags["recompile_artifacts"] = mm.find(b'"name": "recompile_reasons"', 0, offset) >= 0
-        last = mm.rfind(b'"rank": ', 0, offset)
-        if last >= 0:
-            m = _RANK.match(mm, last)
-            ps.rank = int(m.group(1)) if m else None
+    lines = 0
+    gb = rc = False
+    last_rank = None
+    with open(path, "rb") as f:
+        for block in _blocks(f, 0, offset):
+            lines += block.count(b"\n")
+            i = block.find(b'] {"str": [')
+            while i >= 0:
+                m = _STR.match(block, i)
+                if m is not None:
+                    try:
+                        ps.strings[int(m.group(2))] = orjson.loads(b'"' + m.group(1) + b'"')
+                    except orjson.JSONDecodeError:
+                        ps.strings[int(m.group(2))] = m.group(1).decode("utf-8", "replace")
+                i = block.find(b'] {"str": [', i + 10)
+            gb = gb or block.find(b'"name": "dynamo_graph_break_reason"') >= 0
+            rc = rc or block.find(b'"name": "recompile_reasons"') >= 0
+            j = block.rfind(b'"rank": ')
+            if j >= 0:
+                m = _RANK.match(block, j)
+                if m:
+                    last_rank = int(m.group(1))
+    ps.first_line = lines + 1
+    ps.flags = {"gb_artifacts": gb, "recompile_artifacts": rc}
+    ps.rank = last_rank
     return ps
-
-
-def _count(mm: mmap.mmap, end: int, step: int = 1 << 26) -> int:
-    """Newlines in mm[:end], 64 MB at a time (no copy of the whole prefix)."""
-    n = 0
-    for a in range(0, end, step):
-        n += mm[a : min(end, a + step)].count(b"\n")
-    return n

@@ -70,7 +70,7 @@ class FileContext:
     rank: int | None = None  # rank from the file name / head, when the envelope has none
     mtime: float | None = None
     batch_rows: int = 50_000
-    batch_bytes: int = 16 << 20
+    batch_bytes: int = 8 << 20
     stats: ReadStats = field(default_factory=ReadStats)
     #: for a piece of a split file: what the bytes before it established (pt2logs.readers.split.PieceStart)
     piece: Any = None
