@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,18 +25,25 @@ def source_traces() -> list[bytes]:
     return out
 
 
+_FRAME = re.compile(rb'"frame_id": (\d+)')
+
+
 def big_log(dest: Path, mb: int) -> Path:
-    """A single log of about ``mb`` MB."""
+    """A single log of about ``mb`` MB, as one long job would write it: the real traces one after
+    the other, each copy with its own frame ids (so compile ids do not repeat: a tool that works
+    per compile, like tlparse, does the work of a real log that size)."""
     path = dest / f"single_{mb}mb" / "dedicated_log_torch_trace_bench.log"
     if path.exists() and abs(path.stat().st_size - mb * 1e6) < 20e6:
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
     block = b"".join(t if t.endswith(b"\n") else t + b"\n" for t in source_traces())
     with open(path, "wb") as f:
-        n = 0
+        n, k = 0, 0
         while n < mb * 1e6:
-            f.write(block)
+            shift = k * 1000
+            f.write(_FRAME.sub(lambda m: b'"frame_id": %d' % (int(m.group(1)) + shift), block))
             n += len(block)
+            k += 1
     return path
 
 
