@@ -133,12 +133,16 @@ def machine() -> str:
 
 
 def write_results(results: dict, args: argparse.Namespace) -> Path:
+    """RESULTS.md from this run's sections plus, for sections not run now, the last run's."""
     from bench.report import markdown
 
+    saved = OUT / ("results.quick.json" if args.quick else "results.json")
+    if saved.exists():
+        results = {**json.loads(saved.read_text()), **results}
     path = ROOT / "bench" / ("RESULTS.md" if not args.quick else "RESULTS.quick.md")
     path.write_text(markdown(results, machine(), " ".join(sys.argv[1:]) or "(defaults)",
                              dt.datetime.now(dt.timezone.utc)))
-    (OUT / "results.json").write_text(json.dumps(results, indent=1, default=str))
+    saved.write_text(json.dumps(results, indent=1, default=str))
     return path
 
 

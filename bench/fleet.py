@@ -8,6 +8,7 @@ txn), so pt2logs reads them like ingested runs.
 
 from __future__ import annotations
 
+import datetime as dt
 import shutil
 import time
 from pathlib import Path
@@ -63,7 +64,8 @@ def synthesize(dest: Path, n_runs: int, weeks: int = 8) -> Path:
                 cols.append(f"NULL::VARCHAR AS {q}")  # the raw payloads would only make the copy slow
             else:
                 cols.append(f"x.{q}")
-        out = wh / name / "ingest_date=2026-01-01"
+        # the invariant pruning relies on: a run is ingested after it started (ingest_date >= start date)
+        out = wh / name / f"ingest_date={dt.datetime.now(dt.timezone.utc):%Y-%m-%d}"
         out.mkdir(parents=True, exist_ok=True)
         con.execute(f"""COPY (SELECT {', '.join(cols)} FROM {name}_all_sources x JOIN runmap m ON m.base_id = x.run_id)
                         TO '{out}/part-bench-{name}.parquet' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 1000000)"""

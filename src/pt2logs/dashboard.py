@@ -361,7 +361,8 @@ def chart_data(t: pa.Table, spec: dict[str, Any]) -> pa.Table:
         elif pa.types.is_date(ty):
             col = pc.strftime(pc.cast(col, pa.timestamp("s")), format="%Y-%m-%d")
         elif pa.types.is_timestamp(ty):
-            col = pc.strftime(pc.cast(col, pa.timestamp("ms", tz="UTC")) if ty.tz else col, format="%Y-%m-%dT%H:%M:%SZ")
+            # whole seconds are enough for a chart; a plain cast to ms would refuse µs values
+            col = pc.strftime(pc.cast(col, pa.timestamp(ty.unit, tz="UTC")) if ty.tz else col, format="%Y-%m-%dT%H:%M:%SZ")
         elif pa.types.is_list(ty) or pa.types.is_struct(ty) or pa.types.is_map(ty):
             col = pa.array([None if v is None else json.dumps(v, default=str) for v in col.to_pylist()], pa.string())
         cols[name] = col

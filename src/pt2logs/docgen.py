@@ -1,6 +1,6 @@
-"""Generate docs/tables.md from the table declarations (a test keeps it in sync).
+"""Generate docs/tables.md and docs/queries.md from the declarations (tests keep them in sync).
 
-    python -m pt2logs.docgen            # rewrite docs/tables.md
+    python -m pt2logs.docgen            # rewrite docs/tables.md and docs/queries.md
 """
 
 from __future__ import annotations
@@ -43,10 +43,25 @@ def tables_markdown() -> str:
     return "\n".join(out)
 
 
+def queries_markdown() -> str:
+    from pt2logs.queries import load_queries
+
+    out = ["# Named queries", "",
+           "Generated from the headers of `queries/*.sql` by `python -m pt2logs.docgen`; a test fails when this",
+           "file and the queries disagree. Run one with `pt2logs query NAME [-p PARAM VALUE ...]`; every query",
+           "also takes the standard filters `--since`, `--until`, `--tag KEY=VALUE` and `--run RUN` where it",
+           "declares them.", "", "| query | question | parameters |", "|---|---|---|"]
+    for q in load_queries().values():
+        params = "; ".join(f"`{p.name}`" + (f" ({p.doc})" if p.doc else "") for p in q.params) or "none"
+        out.append(f"| `{q.name}` | **{q.title}.** {q.question} | {params} |")
+    return "\n".join(out) + "\n"
+
+
 def main() -> None:
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "docs" / "tables.md"
-    target.write_text(tables_markdown())
-    print(f"wrote {target}")
+    docs = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "docs"
+    (docs / "tables.md").write_text(tables_markdown())
+    (docs / "queries.md").write_text(queries_markdown())
+    print(f"wrote {docs / 'tables.md'} and {docs / 'queries.md'}")
 
 
 if __name__ == "__main__":
