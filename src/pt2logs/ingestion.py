@@ -420,6 +420,14 @@ def write_views_db(wh: Warehouse) -> str | None:
     from pt2logs.views import view_statements
 
     target = wh.path("pt2logs.duckdb")
+    # the views depend only on which tables have files and which columns their newest files hold
+    signature = orjson.dumps([__version__] + [[name, bool(wh.table_files(name)), sorted(_newest_columns(wh, name))]
+                                              for name in sorted(TABLES)])
+    sig_path = wh.path("_views.json")
+    if os.path.exists(target) and os.path.exists(sig_path):
+        with open(sig_path, "rb") as f:
+            if f.read() == signature:
+                return target
     tmp = f"{target}.{os.getpid()}.tmp"
     if os.path.exists(tmp):
         os.remove(tmp)
@@ -430,7 +438,14 @@ def write_views_db(wh: Warehouse) -> str | None:
     finally:
         con.close()
     os.replace(tmp, target)
+    wh._write_bytes(sig_path, signature)
     return target
+
+
+def _newest_columns(wh: Warehouse, table: str) -> set[str]:
+    from pt2logs.views import _present_columns
+
+    return _present_columns(None, wh, table) or set()  # type: ignore[arg-type]
 
 
 def now_utc() -> dt.datetime:

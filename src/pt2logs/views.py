@@ -52,6 +52,8 @@ def _present_columns(con: duckdb.DuckDBPyConnection, wh: Warehouse, table: str) 
         with wh.fs.open(max(files, key=_txn_order), "rb") as f:
             names = set(pq.read_schema(f).names)
     except (OSError, ValueError):
+        if con is None:
+            return set(TABLES[table].names) | {PARTITION}
         rows = con.execute(f"DESCRIBE SELECT * FROM {source_sql(wh, table)}").fetchall()
         names = {r[0] for r in rows}
     return names | {PARTITION}

@@ -141,8 +141,14 @@ class Warehouse:
         return Txn(self)
 
     def recover(self) -> list[str]:
-        """Delete the files of transactions whose writer died before committing."""
+        """Delete the files of transactions whose writer died before committing (and, locally, the
+        temporary files a killed writer of the views file left; callers hold the lock)."""
         removed = []
+        if not self.remote and os.path.isdir(self.root):
+            for name in os.listdir(self.root):
+                if name.endswith(".tmp"):
+                    with contextlib.suppress(OSError):
+                        os.remove(self.path(name))
         txn_dir = self.path("_txn")
         if not self.fs.exists(txn_dir):
             return removed
