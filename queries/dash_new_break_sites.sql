@@ -7,7 +7,7 @@ g AS (
          g.run_id, r.started_at
   FROM graph_breaks g JOIN runs r USING (run_id), b
   WHERE r.started_at < b.t1 AND tag_match(r.tags, $tag))
-SELECT any_value(gb_type) AS gb_type,
+SELECT min(gb_type) AS gb_type,
        user_filename || ':' || user_lineno AS location,
        sum(occurrences)::BIGINT AS occurrences,
        count(DISTINCT run_id) AS runs,

@@ -7,8 +7,8 @@ SELECT coalesce(gb_id, '') AS gb_id,
        sum(occurrences)::BIGINT AS occurrences,
        count(DISTINCT run_id) AS runs,
        count(DISTINCT (run_id, compile_id)) AS compiles,
-       any_value(co_name) AS function,
-       any_value(explanation) AS explanation
+       min(co_name) AS function,
+       min(explanation) AS explanation
 FROM graph_breaks
 WHERE run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND since_partition(ingest_date, $since)
 GROUP BY coalesce(gb_id, ''), gb_type, user_filename, user_lineno

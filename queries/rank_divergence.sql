@@ -12,7 +12,8 @@ per_rank AS (
       WHERE m.run_id = k.run_id AND m.rank = k.rank AND m.kind = 'compilation_metrics') AS compile_ids,
     (SELECT string_agg(cause, ' ' ORDER BY line_no) FROM recompiles x WHERE x.run_id = k.run_id AND x.rank = k.rank) AS recompile_seq,
     (SELECT string_agg(cache || ':' || outcome, ' ' ORDER BY line_no) FROM cache_events x WHERE x.run_id = k.run_id AND x.rank = k.rank) AS cache_seq,
-    (SELECT string_agg(DISTINCT coalesce(gb_id, gb_type) || '@' || coalesce(user_filename, '?') || ':' || coalesce(user_lineno, 0), ' ')
+    (SELECT string_agg(DISTINCT coalesce(gb_id, gb_type) || '@' || coalesce(user_filename, '?') || ':' || coalesce(user_lineno, 0), ' '
+                       ORDER BY coalesce(gb_id, gb_type) || '@' || coalesce(user_filename, '?') || ':' || coalesce(user_lineno, 0))
       FROM graph_breaks x WHERE x.run_id = k.run_id AND x.rank = k.rank) AS break_set,
     (SELECT count(*) FROM compilation_metrics m WHERE m.run_id = k.run_id AND m.rank = k.rank AND m.kind = 'compilation_metrics') AS compiles,
     (SELECT count(*) FROM recompiles x WHERE x.run_id = k.run_id AND x.rank = k.rank) AS recompiles,
@@ -28,7 +29,7 @@ votes AS (
 maj AS (
   SELECT run_id, attr, arg_max(val, n * 1000000 - first_rank) AS val FROM votes GROUP BY ALL),
 majority AS (
-  PIVOT maj ON attr IN ('compile_ids', 'recompile_seq', 'cache_seq', 'break_set') USING any_value(val) GROUP BY run_id)
+  PIVOT maj ON attr IN ('compile_ids', 'recompile_seq', 'cache_seq', 'break_set') USING min(val) GROUP BY run_id)
 SELECT s.name AS run, p.rank, p.compiles, p.recompiles, p.graph_breaks,
        concat_ws(', ',
          CASE WHEN coalesce(p.compile_ids, '') <> m.compile_ids THEN 'compile ids' END,

@@ -7,9 +7,9 @@ SELECT
     device_size,
     device_dtype,
     count(*)                                            AS transfers,
-    any_value(host_bytes)                               AS host_bytes_each,
-    any_value(device_bytes)                             AS device_bytes_each,
-    any_value(padding_bytes)                            AS padding_bytes_each,
+    min(host_bytes)                               AS host_bytes_each,
+    min(device_bytes)                             AS device_bytes_each,
+    min(padding_bytes)                            AS padding_bytes_each,
     sum(padding_bytes)                                  AS padding_bytes_total,
     round(100.0 * sum(padding_bytes) / nullif(sum(device_bytes), 0), 1) AS padding_pct
 FROM transfers

@@ -6,7 +6,7 @@ SELECT cause,
        count(*) FILTER (WHERE is_limit_hit) AS limit_hits,
        count(DISTINCT run_id) AS runs,
        count(DISTINCT co_name) AS functions,
-       any_value(reason) AS example
+       min(reason) AS example
 FROM recompiles
 WHERE run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND since_partition(ingest_date, $since)
 GROUP BY cause

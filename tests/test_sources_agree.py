@@ -4,8 +4,7 @@
   stderr capture reports are the ones the trace reports (same compile ids, causes, sites, counts).
 * Where they cannot agree by nature, the difference is asserted explicitly (see docs/inputs.md):
   kernels only come from TORCH_LOGS with ``output_code``; a graph break's function is named in the text
-  only through a Recompiling line of the same frame; the refused compile of a recompile-limit hit has
-  no frame in the trace but is named in the warning.
+  only through a Recompiling line of the same frame.
 * The default views keep one source per run and table; ``<table>_all_sources`` keeps all.
 * A real torch run made here (``real_run``) is checked the same way, with its TORCH_COMPILE_DEBUG
   folder as a third source of kernels.
@@ -139,19 +138,16 @@ def check_run(con, run_id: str, key: tuple[str, str]) -> None:
     assert len(pairs) == len(rows(con, "graph_breaks", GB, run_id, "trace"))
     for cid, rank, t_name, l_name in pairs:
         assert l_name is None or l_name == t_name, (cid, rank)
-    # documented: the refused compile of a recompile-limit hit has no frame in the trace (no
-    # dynamo_start), the warning names the function; other recompiles name the same function
+    # the refused compile of a recompile-limit hit has no frame of its own in the trace (no
+    # dynamo_start): it takes the frame of the compile whose guard failed, which the warning names too
     pairs = con.execute("""
             SELECT t.compile_id, t.is_limit_hit, t.co_name, l.co_name FROM recompiles_all_sources t
             JOIN recompiles_all_sources l ON t.run_id = l.run_id AND t.rank IS NOT DISTINCT FROM l.rank
               AND t.compile_id = l.compile_id
             WHERE t.run_id = ? AND t.source = 'trace' AND l.source = 'torch_logs'""", [run_id]).fetchall()
     assert len(pairs) == len(rows(con, "recompiles", RC, run_id, "trace"))
-    for cid, limit, t_name, l_name in pairs:
-        if limit:
-            assert t_name is None and l_name, cid
-        else:
-            assert t_name == l_name, cid
+    for cid, _limit, t_name, l_name in pairs:
+        assert t_name == l_name, cid
 
 
 def run_ids(con) -> dict[str, str]:

@@ -64,7 +64,7 @@ def short(v: Any, width: int = 40) -> str:
         parts = s.split("/")
         if len(parts) > 3:
             s = "…/" + "/".join(parts[-2:])
-    s = s.replace("\n", " ")
+    s = " ".join(s.split())  # newlines and the padding inside guard text
     return s if len(s) <= width else s[: width - 1] + "…"
 
 

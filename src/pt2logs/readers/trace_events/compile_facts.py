@@ -199,6 +199,9 @@ def on_metrics(st: TraceState, kind: str, meta: dict[str, Any], cid: str | None)
         if limit_hit:
             rec.update(cause="recompile_limit_hit", is_limit_hit=True)
         _fill_frame(rec, meta, st, cid)
+        if rec.get("co_name") is None and rec.get("prev_compile_id"):
+            # a compile refused by the recompile limit has no frame of its own: it is the earlier one's
+            rec["co_name"], rec["co_filename"], rec["co_firstlineno"] = st.frame(rec["prev_compile_id"])
         st.add("recompiles", rec)
     breaks: dict = sc.pop("gb", {})
     if breaks:
