@@ -17,3 +17,30 @@ def test_readme_has_the_two_commands_and_ci_runs_the_test_one():
     assert len(cmds) == 2
     assert "sample_traces" in cmds[0] and "pytest" in cmds[1]
     assert cmds[1] in ci
+
+
+def test_every_command_is_documented_with_an_example():
+    import click
+
+    from pt2logs.cli import main
+
+    readme = (ROOT / "README.md").read_text()
+    ctx = click.Context(main)
+    for name in main.list_commands(ctx):
+        cmd = main.get_command(ctx, name)
+        assert f"pt2logs {name}" in readme, f"README does not document `pt2logs {name}`"
+        assert cmd.help and ("Example" in cmd.help or "Examples" in cmd.help or name in ("formats",)), name
+
+
+def test_queries_doc_matches_the_query_files():
+    from pt2logs.docgen import queries_markdown
+
+    assert (ROOT / "docs" / "queries.md").read_text() == queries_markdown(), "run: python -m pt2logs.docgen"
+
+
+def test_docs_links_resolve():
+    import re
+
+    for md in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]:
+        for target in re.findall(r"\]\(([^)#:]+)\)", md.read_text()):
+            assert (md.parent / target).exists(), f"{md.name}: broken link {target}"
