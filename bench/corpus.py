@@ -41,7 +41,7 @@ def big_log(dest: Path, mb: int) -> Path:
         n, k = 0, 0
         while n < mb * 1e6:
             shift = k * 1000
-            f.write(_FRAME.sub(lambda m: b'"frame_id": %d' % (int(m.group(1)) + shift), block))
+            f.write(_FRAME.sub(lambda m, s=shift: b'"frame_id": %d' % (int(m.group(1)) + s), block))
             n += len(block)
             k += 1
     return path

@@ -7,12 +7,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from tests.conftest import fixture_path
+from tests.rawscan import KERNEL, raw_records
 
 import pt2logs
 from pt2logs.analysis.guards import CAUSES
-from tests.conftest import fixture_path
 
-from tests.rawscan import KERNEL, raw_records
 
 def independent_counts(paths: list[Path]) -> dict[str, int]:
     c = Counter()

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from pt2logs.docgen import tables_markdown
 from tests.conftest import ROOT
+
+from pt2logs.docgen import tables_markdown
 
 
 def test_tables_doc_matches_the_declarations():
@@ -44,3 +45,12 @@ def test_docs_links_resolve():
     for md in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]:
         for target in re.findall(r"\]\(([^)#:]+)\)", md.read_text()):
             assert (md.parent / target).exists(), f"{md.name}: broken link {target}"
+
+
+def test_the_cli_has_every_command_the_issues_ask_for():
+    import click
+
+    from pt2logs.cli import main
+
+    assert set(main.list_commands(click.Context(main))) == {
+        "ingest", "run", "summary", "query", "queries", "diff", "ranks", "dashboard", "compact", "tables", "formats"}

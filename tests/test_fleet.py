@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from tests.conftest import SAMPLES, fixture_path, table_rows
 
 import pt2logs
 from pt2logs.cli import main
-from tests.conftest import SAMPLES, fixture_path, table_rows
 
 SECRET = "s3cr3t-value-never-logged"
 

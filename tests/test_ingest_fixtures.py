@@ -8,9 +8,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from tests.conftest import fixture_path
 
 import pt2logs
-from tests.conftest import fixture_path
 
 HEADER = re.compile(r"^[VIWEC]\d{4} [\d:.]+ +\d+ [^\]]+\] (\{.*)$")
 METRICS = ("compilation_metrics", "bwd_compilation_metrics", "compilation_metrics_runtime", "bwd_compilation_metrics_runtime")

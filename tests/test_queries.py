@@ -6,11 +6,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from tests.conftest import SAMPLES
+from tests.rawscan import KERNEL, artifact_name, event_key, raw_records
 
 import pt2logs
 from pt2logs.queries import QueryError, bind, get_query, load_queries, parse_query_file, run_named
-from tests.conftest import SAMPLES
-from tests.rawscan import KERNEL, artifact_name, event_key, raw_records
 
 METRICS = "compilation_metrics"
 

@@ -21,9 +21,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from tests.conftest import SAMPLES, fixture_path
 
 import pt2logs
-from tests.conftest import SAMPLES, fixture_path
 
 GPU = ("graph_breaks", "recompile_causes", "train_loop", "cudagraphs", "compile_failure")
 SAMPLE = ("recompiles", "graph_breaks", "train_step", "compile_failure", "ddp_2rank")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from tests.conftest import fixture_path, table_rows
 
 import pt2logs
 from pt2logs.ingestion import Engine
 from pt2logs.schema import TABLES
-from tests.conftest import fixture_path, table_rows
 
 
 class InProcessPieces(Engine):

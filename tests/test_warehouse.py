@@ -14,11 +14,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from tests.conftest import fixture_path, table_rows
 
 import pt2logs
 from pt2logs.schema import TABLES
 from pt2logs.views import arrow_table
-from tests.conftest import fixture_path, table_rows
 
 ALL_TABLES = sorted(TABLES)
 RUN_DROP = ("txn", "ingest_date", "ingested_at", "committed_at")

@@ -167,9 +167,8 @@ def capture(warehouse: str = DEFAULT_WAREHOUSE, *, tags: dict[str, str] | None =
 
     import torch._dynamo.utils as dutils
     import torch._logging
-    from torch._logging._internal import LazyTraceHandler, trace_log
-
     from torch._logging import _internal as tl
+    from torch._logging._internal import LazyTraceHandler, trace_log
 
     d = capture_dir(warehouse, folder)
     info: dict[str, Any] = {"folder": d}

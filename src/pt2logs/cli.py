@@ -299,6 +299,40 @@ def ranks(run: str | None, warehouse: str, fmt: str) -> None:
     OUTPUT_FORMATS[fmt](table, sys.stdout.buffer)
 
 
+@main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@warehouse_option
+@click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Label the run, e.g. --tag model=llama.")
+@click.option("--logs", "torch_logs", metavar="ARTIFACTS", help=f"TORCH_LOGS to capture (default: $TORCH_LOGS or {__import__('pt2logs.capture', fromlist=['x']).DEFAULT_TORCH_LOGS}).")
+@click.option("--dir", "folder", type=click.Path(file_okay=False), help="Where to keep the capture (default: <warehouse>/_captures/).")
+def run(command: tuple[str, ...], warehouse: str, tags: tuple[str, ...], torch_logs: str | None, folder: str | None) -> None:
+    """Run COMMAND with TORCH_TRACE and TORCH_LOGS captured, then ingest it as one run.
+
+    The command's stderr is still shown live; its exit code becomes pt2logs' exit
+    code. The run records the command, exit code, wall time, host, tags and the git
+    commit of the working directory.
+
+    \b
+    Examples:
+      pt2logs run -- python train.py --epochs 1
+      pt2logs run --tag model=llama -- torchrun --nproc-per-node 2 train.py
+    """
+    from pt2logs.capture import run_command
+    from pt2logs.render import print_ingest_result
+
+    cmd = list(command)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    try:
+        res = run_command(cmd, warehouse, tags=parse_tags(tags), folder=folder, torch_logs=torch_logs)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    click.echo(f"pt2logs: `{' '.join(cmd)}` exited with {res.exit_code} after {res.wall_s:.1f} s; capture in {res.folder}", err=True)
+    if res.ingest is not None:
+        print_ingest_result(res.ingest)
+    sys.exit(res.exit_code)
+
+
 @main.command()
 @warehouse_option
 @click.option("--partition", "partitions", multiple=True, metavar="YYYY-MM-DD", help="Only these ingest_date partitions.")

@@ -13,7 +13,6 @@ warehouse lock), so their newer commit wins.
 from __future__ import annotations
 
 import datetime as dt
-import posixpath
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -80,7 +79,7 @@ def _src(wh: Warehouse, paths: list[str]) -> str:
 
 def _dead_rows(con, wh: Warehouse, by_table: dict[str, list[str]]) -> int:
     dead = 0
-    for table, paths in by_table.items():
+    for _table, paths in by_table.items():
         dead += con.execute(f"SELECT count(*) FROM {_src(wh, paths)} t ANTI JOIN live USING (run_id, txn)").fetchone()[0]
     return dead
 

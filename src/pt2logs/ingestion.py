@@ -30,7 +30,7 @@ from pt2logs.readers import FORMATS
 from pt2logs.readers.torch_trace import FileContext, ReadStats
 from pt2logs.schema import TABLES, Rows, stamp
 from pt2logs.sources import ReadResult, filesystem, is_remote, read_head, stream, stream_range
-from pt2logs.warehouse import DEFAULT_WAREHOUSE, TxnInfo, PartWriter, Warehouse
+from pt2logs.warehouse import DEFAULT_WAREHOUSE, PartWriter, TxnInfo, Warehouse
 
 #: a transaction commits after this many bytes of input or runs, whichever first
 #: (env PT2LOGS_TXN_BYTES / PT2LOGS_TXN_RUNS: an ingest killed midway loses at most one transaction)

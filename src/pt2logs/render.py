@@ -26,7 +26,14 @@ class IngestProgress:
     def __enter__(self) -> IngestProgress:
         if self.enabled:
             from rich.console import Console
-            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+            from rich.progress import (
+                BarColumn,
+                DownloadColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+                TransferSpeedColumn,
+            )
 
             self._progress = Progress(TextColumn("[bold]ingest"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                                       TimeRemainingColumn(), TextColumn("{task.fields[note]}"),
@@ -121,9 +128,9 @@ def _rich_table(rows: list[dict[str, Any]], cols: list[str], title: str | None =
 
 
 def _console() -> Any:
-    from rich.console import Console
-
     import shutil
+
+    from rich.console import Console
 
     return Console(width=max(80, min(140, shutil.get_terminal_size((100, 24)).columns)), highlight=False, soft_wrap=False)
 
@@ -172,7 +179,7 @@ def print_diff(d: Any, as_json: bool = False, max_rows: int = 10) -> None:
     c = _console()
     c.print(f"[bold]A[/bold] {d.a.name} ({d.a.run_id})  →  [bold]B[/bold] {d.b.name} ({d.b.run_id})")
     c.print(_rich_table(d.headline, ["metric", "a", "b", "delta", "pct"], title="Headline"))
-    for key, title, rows in d.sections:
+    for _key, title, rows in d.sections:
         changed = [r for r in rows if r["status"] != "same"]
         c.print()
         if not changed:

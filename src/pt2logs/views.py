@@ -71,7 +71,7 @@ def _select_list(t: Table, present: set[str] | None) -> str:
             cols.append(f"CAST({_ident(c.name)} AS {duck_type(c.kind)}) AS {_ident(c.name)}")
         else:
             cols.append(f"CAST(NULL AS {duck_type(c.kind)}) AS {_ident(c.name)}")
-    part = _ident(PARTITION) if present is not None and PARTITION in present else f"CAST(NULL AS VARCHAR)"
+    part = _ident(PARTITION) if present is not None and PARTITION in present else "CAST(NULL AS VARCHAR)"
     cols.append(f"{part} AS {_ident(PARTITION)}")
     return ", ".join(cols)
 
@@ -173,12 +173,12 @@ def arrow_table(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any]
         import pyarrow as pa
 
         return pa.table({})
-    fn = getattr(rel, "to_arrow_table", None) or getattr(rel, "arrow")
+    fn = getattr(rel, "to_arrow_table", None) or rel.arrow
     return fn()
 
 
 def arrow_batches(con: duckdb.DuckDBPyConnection, sql: str, batch_rows: int = 250_000) -> Any:
     """Run ``sql`` and stream the result as pyarrow RecordBatches."""
     rel = con.sql(sql)
-    fn = getattr(rel, "to_arrow_reader", None) or getattr(rel, "record_batch", None) or getattr(rel, "fetch_arrow_reader")
+    fn = getattr(rel, "to_arrow_reader", None) or getattr(rel, "record_batch", None) or rel.fetch_arrow_reader
     return fn(batch_rows)

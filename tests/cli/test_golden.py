@@ -11,10 +11,10 @@ import os
 
 import pytest
 from click.testing import CliRunner
+from tests.conftest import ROOT, SAMPLES
 
 import pt2logs
 from pt2logs.cli import main
-from tests.conftest import ROOT, SAMPLES
 
 GOLDEN = ROOT / "tests" / "golden"
 

@@ -6,9 +6,9 @@ import json
 import shutil
 
 from click.testing import CliRunner
+from tests.conftest import SAMPLES, fixture_path
 
 from pt2logs.cli import main
-from tests.conftest import SAMPLES, fixture_path
 
 
 def run(*args: str):

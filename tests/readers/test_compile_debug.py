@@ -10,13 +10,13 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.conftest import fixture_path
 
 import pt2logs
 from pt2logs.analysis.output_code import parse_output_code
 from pt2logs.readers import detect
 from pt2logs.readers.compile_debug import folder_facts, read_compile_debug, sniff_compile_debug
 from pt2logs.readers.torch_trace import FileContext
-from tests.conftest import fixture_path
 
 RUN_DIR = "run_2026_11_22_09_50_07_314672-pid_18968"
 GRAPH = f"torch_compile_debug/{RUN_DIR}/torchinductor/model__0_forward_1.0"

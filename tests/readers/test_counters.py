@@ -9,13 +9,17 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.conftest import SAMPLES, fixture_path
 
 from pt2logs.readers import detect
 from pt2logs.readers.counters import (
-    parse_compile_times, read_compile_times, read_counters_json, sniff_compile_times, sniff_counters_json,
+    parse_compile_times,
+    read_compile_times,
+    read_counters_json,
+    sniff_compile_times,
+    sniff_counters_json,
 )
 from pt2logs.readers.torch_trace import FileContext
-from tests.conftest import SAMPLES, fixture_path
 
 
 def read(reader, data: bytes, **ctx_kw):

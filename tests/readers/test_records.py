@@ -6,9 +6,9 @@ import hashlib
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.tracegen import chromium, record
 
 from pt2logs.readers.records import iter_records
-from tests.tracegen import chromium, record
 
 
 def split(data: bytes, chunk: int = 1 << 20):
@@ -90,7 +90,7 @@ def test_arbitrary_bytes_never_raise(data, chunk):
     recs, errors = split(data, chunk)
     for r in recs:
         assert r.line_no >= 1
-    for kind, line_no, message, excerpt in errors:
+    for kind, _line_no, _message, excerpt in errors:
         assert isinstance(kind, str) and len(excerpt) <= 1024
 
 

@@ -15,11 +15,11 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.conftest import ROOT, SAMPLES, fixture_path
 
 from pt2logs.readers import FORMATS, detect
 from pt2logs.readers.torch_logs import read_torch_logs, sniff_torch_logs
 from pt2logs.readers.torch_trace import FileContext
-from tests.conftest import ROOT, SAMPLES, fixture_path
 
 NOV_2026 = dt.datetime(2026, 11, 22, 12, tzinfo=dt.timezone.utc).timestamp()
 

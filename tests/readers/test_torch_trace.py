@@ -8,9 +8,9 @@ import json
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.tracegen import chromium, record
 
 from pt2logs.readers.torch_trace import FileContext, read_trace
-from tests.tracegen import chromium, record
 
 
 def read(text: str | bytes, **ctx_kw):

@@ -20,9 +20,9 @@ are split (a compressed stream cannot be entered in the middle).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 import orjson
-from dataclasses import dataclass, field
 
 _COMPILE_START = re.compile(rb'\n([VIWEC]\d{4} [^\n]*\] \{"chromium_event": \{\}[^\n]*)\n\t\{\n\t"name": "dynamo",\n')
 _STR = re.compile(rb'\] \{"str": \["((?:[^"\\\n]|\\.)*)", (\d+)\]\}')
