@@ -73,6 +73,16 @@ def bench_ingest(sizes: list[int], results: dict) -> None:
     results["ingest"] = rows
 
 
+def bench_profile(mb: int, results: dict) -> None:
+    from bench.profile import profile
+
+    log = corpus.big_log(OUT / "corpus", mb)
+    r = profile(str(log))
+    r["size_mb"] = round(corpus.size_mb(log), 1)
+    results["profile"] = r
+    print(json.dumps(r, default=lambda x: round(x, 3)), flush=True)
+
+
 def bench_many(n_runs: int, results: dict) -> None:
     root = corpus.many_runs(OUT / "corpus", n_runs)
     size = corpus.size_mb(root)
@@ -148,7 +158,7 @@ def write_results(results: dict, args: argparse.Namespace) -> Path:
 
 def main() -> None:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", choices=["ingest", "many", "reingest", "fleet"], action="append")
+    ap.add_argument("--only", choices=["ingest", "profile", "many", "reingest", "fleet"], action="append")
     ap.add_argument("--sizes", default="200,1000", help="single-log sizes in MB (default 200,1000)")
     ap.add_argument("--many-runs", type=int, default=300)
     ap.add_argument("--reingest-runs", type=int, default=10000)
@@ -158,10 +168,12 @@ def main() -> None:
     if args.quick:
         args.sizes, args.many_runs, args.reingest_runs, args.fleet_runs = "20", 20, 200, 200
     OUT.mkdir(parents=True, exist_ok=True)
-    only = set(args.only or ["ingest", "many", "reingest", "fleet"])
+    only = set(args.only or ["ingest", "profile", "many", "reingest", "fleet"])
     results: dict = {}
     if "ingest" in only:
         bench_ingest([int(s) for s in args.sizes.split(",")], results)
+    if "profile" in only:
+        bench_profile(int(args.sizes.split(",")[0]), results)
     if "many" in only:
         bench_many(args.many_runs, results)
     if "reingest" in only:
