@@ -54,3 +54,12 @@ def test_the_cli_has_every_command_the_issues_ask_for():
 
     assert set(main.list_commands(click.Context(main))) == {
         "ingest", "run", "summary", "query", "queries", "diff", "ranks", "dashboard", "compact", "tables", "formats"}
+
+
+def test_recompile_causes_doc_matches_the_taxonomy():
+    from pt2logs.analysis.guards import CAUSES, EXAMPLES, classify_guard
+    from pt2logs.docgen import causes_markdown
+
+    assert set(EXAMPLES) == set(CAUSES)
+    assert all(classify_guard(EXAMPLES[c])[0] == c for c in CAUSES)
+    assert (ROOT / "docs" / "recompile_causes.md").read_text() == causes_markdown(), "run: python -m pt2logs.docgen"

@@ -57,11 +57,30 @@ def queries_markdown() -> str:
     return "\n".join(out) + "\n"
 
 
+def causes_markdown() -> str:
+    from pt2logs.analysis.guards import CAUSES, EXAMPLES, classify_guard
+
+    out = ["# Recompile causes", "",
+           "Generated from `pt2logs.analysis.guards` by `python -m pt2logs.docgen`. Every row of `recompiles`",
+           "has a `cause` from this list, derived from the failed guard's text by rules written for the guard",
+           "grammar of torch 2.0 to 2.13 (C++ tensor checks, global state, Python guards, shape-env expressions),",
+           "and a `guard_subject` (the variable the guard was on). A compile refused by the recompile limit is a",
+           "row with cause `recompile_limit_hit` and `is_limit_hit = true`: the frame runs eagerly from then on.", "",
+           "| cause | meaning | a real guard | subject |", "|---|---|---|---|"]
+    for cause, meaning in CAUSES.items():
+        ex = EXAMPLES.get(cause, "")
+        subject = classify_guard(ex)[1] if ex else None
+        out.append(f"| `{cause}` | {meaning} | `{ex.replace('|', '/')}` | {f'`{subject}`' if subject else ''} |")
+    out += ["", "`SELECT cause, count(*) FROM recompiles GROUP BY 1` or `pt2logs query top_recompile_causes`."]
+    return "\n".join(out) + "\n"
+
+
 def main() -> None:
     docs = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "docs"
     (docs / "tables.md").write_text(tables_markdown())
     (docs / "queries.md").write_text(queries_markdown())
-    print(f"wrote {docs / 'tables.md'} and {docs / 'queries.md'}")
+    (docs / "recompile_causes.md").write_text(causes_markdown())
+    print(f"wrote tables.md, queries.md and recompile_causes.md in {docs}")
 
 
 if __name__ == "__main__":

@@ -51,6 +51,22 @@ CAUSES: dict[str, str] = {
     "other": "none of the above: unknown reason, guard evaluation error, empty text",
 }
 
+#: one real failed-guard text per cause (from the fixtures and public issue threads), for the docs
+EXAMPLES: dict[str, str] = {
+    "shape_mismatch": "tensor 'x' size mismatch at index 0. expected 8, actual 16",
+    "ndim_mismatch": "tensor 'x' rank mismatch. expected 1, actual 2",
+    "dtype_mismatch": "tensor 'x' dtype mismatch. expected Float, actual Double",
+    "device_mismatch": "tensor 'x' dispatch key set mismatch. expected DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, AutogradCPU), actual DispatchKeySet(Meta, BackendSelect, ADInplaceOrView, AutogradMeta)",
+    "requires_grad_mismatch": "tensor 'x' requires_grad mismatch. expected requires_grad=0",
+    "python_value_changed": "L['self']._modules['self_attn'].layer_idx == 0",
+    "type_or_id_changed": "___check_type_id(L['self']._modules['mixer'], 157671424)",
+    "dispatch_key_or_grad_mode": "GLOBAL_STATE changed: grad_mode",
+    "global_or_config_changed": "___check_torch_function_mode_stack()",
+    "dynamic_shape_guard": "2 <= x.size()[0] <= 16",
+    "recompile_limit_hit": "torch._dynamo hit config.recompile_limit (4)",
+    "other": "name 'Trunc' is not defined",
+}  # fmt: skip
+
 _CID = r"(?:!\d+/)?\d+/\d+(?:_\d+)?"
 _SRC = r"[A-Za-z_]\w*(?:\.\w+|\[[^\[\]]*\]|\((?:[^()]|\([^()]*\))*\))*"  # name + trailers
 _REASON_HEAD = re.compile(rf"\s*(?:-\s+)?(?P<cid>{_CID}):[ \t]?(?P<rest>.*)\Z", re.S)
