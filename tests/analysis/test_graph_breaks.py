@@ -3,74 +3,31 @@
 from __future__ import annotations
 
 import collections
-import json
-import os
 import re
-from collections.abc import Iterator
 from functools import lru_cache
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.analysis.fixture_text import log_files, messages, records, trace_files
 
 from pt2logs.analysis.graph_breaks import parse_graph_break
 
-FIXTURES = Path(
-    os.environ.get("PT2LOGS_FIXTURES", Path(__file__).resolve().parents[2] / "../shared/fixtures")
-)
-_HEADER = re.compile(r"^(?:\[rank\d+\]:)?[VIWEC]\d{4} [\d:.]+ +\d+ [^\]]+\] (\{.*)$")
-_TL_LINE = re.compile(r"^(?P<prefix>.*?\[__(?P<art>\w+)\]) ?(?P<msg>.*)$")
 _AT = re.compile(r"in user code at (.+):(\d+)\s*$", re.M)
 
 
 @lru_cache(maxsize=1)
 def fixture_payloads() -> tuple[tuple[str, str], ...]:
     """(origin, body) of every graph-break report in the fixtures (traces and TORCH_LOGS)."""
-    if not FIXTURES.is_dir():
-        pytest.skip(f"fixtures not found at {FIXTURES}")
     out: list[tuple[str, str]] = []
-    traces = [*FIXTURES.glob("gpu/*/trace/*.log"), *FIXTURES.glob("tlparse/**/*.log")]
-    traces += [*FIXTURES.glob("tlparse/*.txt"), FIXTURES / "torch_logs/trace_one_per_kind.log"]
-    for path in sorted(traces):
-        for env, payload in _records(path):
+    for path in trace_files():
+        for env, payload in records(path):
             art = env.get("artifact")
             if isinstance(art, dict) and art.get("name") == "dynamo_graph_break_reason":
                 out.append((f"{path.name} artifact", payload))
-    logs = [*FIXTURES.glob("torch_logs/*.txt"), *FIXTURES.glob("torch_logs/wild_pastes/*.txt")]
-    for path in sorted([*logs, *FIXTURES.glob("gpu/*/torch_logs.txt")]):
-        out += [(f"{path.name} [__graph_breaks]", body) for body in _messages(path, "graph_breaks")]
+    for path in log_files():
+        out += [(f"{path.name} [__graph_breaks]", body) for body in messages(path, {"graph_breaks"})]
     return tuple(out)
-
-
-def _records(path: Path) -> Iterator[tuple[dict, str]]:
-    env: dict | None = None
-    payload: list[str] = []
-    for line in [*path.read_text(encoding="utf-8", errors="replace").split("\n"), ""]:
-        if line.startswith("\t"):
-            payload.append(line[1:])
-            continue
-        if env is not None:
-            yield env, "\n".join(payload)
-        m = _HEADER.match(line)
-        try:
-            env = json.loads(m.group(1)) if m else None
-        except ValueError:
-            env = None
-        payload = []
-
-
-def _messages(path: Path, artifact: str) -> Iterator[str]:
-    prev, body = None, []
-    for line in [*path.read_text(encoding="utf-8", errors="replace").split("\n"), ""]:
-        m = _TL_LINE.match(line)
-        key = m["prefix"] if m and m["art"] == artifact else None
-        if key != prev and body:
-            yield "\n".join(body)
-            body = []
-        if key is not None:
-            body.append(m["msg"])
-        prev = key
 
 
 def test_every_fixture_payload() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import collections
 import json
-import os
 import re
 from collections.abc import Iterator
 from functools import lru_cache
@@ -13,6 +12,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.analysis.fixture_text import log_files, messages, records, trace_files  # noqa: I001
+from tests.conftest import FIXTURES
 
 from pt2logs.analysis.guards import (
     CAUSES,
@@ -22,58 +23,22 @@ from pt2logs.analysis.guards import (
     split_recompile_reasons,
 )
 
-FIXTURES = Path(
-    os.environ.get("PT2LOGS_FIXTURES", Path(__file__).resolve().parents[2] / "../shared/fixtures")
-)
-_HEADER = re.compile(r"^(?:\[rank\d+\]:)?[VIWEC]\d{4} [\d:.]+ +\d+ [^\]]+\] (\{.*)$")
-_TL_LINE = re.compile(r"^(?P<prefix>.*?\[__(?P<art>\w+)\]) ?(?P<msg>.*)$")
 # Reasons in the fixtures that are expected to be "other" (none so far).
 DOCUMENTED_OTHER: set[str] = set()
 
 
-def _fixtures() -> Path:
-    if not FIXTURES.is_dir():
-        pytest.skip(f"fixtures not found at {FIXTURES}")
-    return FIXTURES
-
-
 def trace_records() -> Iterator[tuple[Path, dict, str]]:
     """(file, envelope, payload) of every TORCH_TRACE record in the fixtures."""
-    root = _fixtures()
-    files = [*root.glob("gpu/*/trace/*.log"), *root.glob("tlparse/**/*.log")]
-    files += [*root.glob("tlparse/*.txt"), root / "torch_logs/trace_one_per_kind.log"]
-    for path in sorted(files):
-        env: dict | None = None
-        payload: list[str] = []
-        for line in [*path.read_text(encoding="utf-8", errors="replace").split("\n"), ""]:
-            if line.startswith("\t"):
-                payload.append(line[1:])
-                continue
-            if env is not None:
-                yield path, env, "\n".join(payload)
-            m = _HEADER.match(line)
-            try:
-                env = json.loads(m.group(1)) if m else None
-            except ValueError:
-                env = None
-            payload = []
+    for path in trace_files():
+        for env, payload in records(path):
+            yield path, env, payload
 
 
 def torch_logs_messages(artifacts: set[str]) -> Iterator[tuple[Path, str]]:
-    """Bodies of TORCH_LOGS messages: consecutive lines with the same prefix, prefix removed."""
-    root = _fixtures()
-    files = [*root.glob("torch_logs/*.txt"), *root.glob("torch_logs/wild_pastes/*.txt")]
-    for path in sorted([*files, *root.glob("gpu/*/torch_logs.txt")]):
-        prev, body = None, []
-        for line in [*path.read_text(encoding="utf-8", errors="replace").split("\n"), ""]:
-            m = _TL_LINE.match(line)
-            key = m["prefix"] if m and m["art"] in artifacts else None
-            if key != prev and body:
-                yield path, "\n".join(body)
-                body = []
-            if key is not None:
-                body.append(m["msg"])
-            prev = key
+    """Bodies of TORCH_LOGS messages of the given artifacts, prefix removed."""
+    for path in log_files():
+        for body in messages(path, artifacts):
+            yield path, body
 
 
 @lru_cache(maxsize=1)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import collections
-import json
-import os
 import re
 from collections.abc import Iterator
 from functools import lru_cache
@@ -13,6 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.analysis.fixture_text import fixtures, records, trace_files  # noqa: I001
 
 from pt2logs.analysis.output_code import (
     KINDS,
@@ -23,10 +22,6 @@ from pt2logs.analysis.output_code import (
     parse_output_code,
 )
 
-FIXTURES = Path(
-    os.environ.get("PT2LOGS_FIXTURES", Path(__file__).resolve().parents[2] / "../shared/fixtures")
-)
-_HEADER = re.compile(r"^(?:\[rank\d+\]:)?[VIWEC]\d{4} [\d:.]+ +\d+ [^\]]+\] (\{.*)$")
 _TL_LINE = re.compile(r"^(?P<prefix>.*?\[__output_code\]) ?(?P<msg>.*)$")
 # The Triton heuristics decorator in a kernel's source names its category independently of the name.
 _DECORATOR = re.compile(
@@ -37,35 +32,12 @@ _DECORATOR = re.compile(
 @lru_cache(maxsize=1)
 def fixture_modules() -> tuple[tuple[str, str], ...]:
     """(origin, module text) of every output-code payload in traces and TORCH_LOGS captures."""
-    if not FIXTURES.is_dir():
-        pytest.skip(f"fixtures not found at {FIXTURES}")
     out: list[tuple[str, str]] = []
-    traces = [*FIXTURES.glob("gpu/*/trace/*.log"), *FIXTURES.glob("tlparse/**/*.log")]
-    traces += [*FIXTURES.glob("tlparse/*.txt"), FIXTURES / "torch_logs/trace_one_per_kind.log"]
-    for path in sorted(traces):
-        out += [
-            (path.name, payload) for env, payload in _records(path) if "inductor_output_code" in env
-        ]
-    for path in sorted(FIXTURES.glob("torch_logs/*.txt")):
+    for path in trace_files():
+        out += [(path.name, payload) for env, payload in records(path) if "inductor_output_code" in env]
+    for path in sorted(fixtures().glob("torch_logs/*.txt")):
         out += [(f"{path.name} [__output_code]", body) for body in _messages(path)]
     return tuple(out)
-
-
-def _records(path: Path) -> Iterator[tuple[dict, str]]:
-    env: dict | None = None
-    payload: list[str] = []
-    for line in [*path.read_text(encoding="utf-8", errors="replace").split("\n"), ""]:
-        if line.startswith("\t"):
-            payload.append(line[1:])
-            continue
-        if env is not None:
-            yield env, "\n".join(payload)
-        m = _HEADER.match(line)
-        try:
-            env = json.loads(m.group(1)) if m else None
-        except ValueError:
-            env = None
-        payload = []
 
 
 def _messages(path: Path) -> Iterator[str]:
