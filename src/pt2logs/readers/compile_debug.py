@@ -28,16 +28,13 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import pyarrow as pa
-
 import pt2logs.tables  # noqa: F401  (registers the tables)
 from pt2logs.analysis.output_code import parse_output_code
+from pt2logs.readers.errors import Batch, add_error
 from pt2logs.readers.torch_trace import FileContext
 from pt2logs.schema import Rows
 
-Batch = tuple[str, pa.RecordBatch]
 SOURCE = "compile_debug"
-EXCERPT = 1024
 MAX_DOC = 256 << 20
 
 #: file name -> kind
@@ -83,12 +80,7 @@ def read_compile_debug(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Ba
     stats = ctx.stats
 
     def error(kind: str, message: str, excerpt: str = "", severity: str = "error") -> None:
-        if severity == "warning":
-            stats.warnings += 1
-        else:
-            stats.errors += 1
-        errors.add({"rank": ctx.rank, "path": ctx.path or ctx.file, "line_no": None, "kind": kind, "severity": severity,
-                    "message": message, "excerpt": excerpt[:EXCERPT]})
+        add_error(errors, ctx, kind, None, message, excerpt, severity)
 
     parts: list[bytes] = []
     size = 0

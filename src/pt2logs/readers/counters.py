@@ -24,14 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-import pyarrow as pa
 
 import pt2logs.tables  # noqa: F401  (registers the tables)
+from pt2logs.readers.errors import EXCERPT, Batch, add_error
 from pt2logs.readers.torch_trace import FileContext
 from pt2logs.schema import Rows
 
-Batch = tuple[str, pa.RecordBatch]
-EXCERPT = 1024
 MAX_DOC = 256 << 20
 HEADER = "TorchDynamo compilation metrics:"
 KNOWN_GROUPS = (
@@ -163,15 +161,7 @@ class _Out:
         self.errors = Rows("ingest_errors")
 
     def error(self, kind: str, line_no: int | None, message: str, excerpt: bytes | str = b"", severity: str = "error") -> None:
-        st = self.ctx.stats
-        if severity == "warning":
-            st.warnings += 1
-        else:
-            st.errors += 1
-        if isinstance(excerpt, bytes):
-            excerpt = excerpt[:EXCERPT].decode("utf-8", "replace")
-        self.errors.add({"rank": self.ctx.rank, "path": self.ctx.path or self.ctx.file, "line_no": line_no, "kind": kind,
-                         "severity": severity, "message": message, "excerpt": excerpt[:EXCERPT]})
+        add_error(self.errors, self.ctx, kind, line_no, message, excerpt, severity)
 
     def times(self, text: str, source_key: str, rank: int | None, first_line: int = 1) -> int:
         tables = parse_compile_times(text)

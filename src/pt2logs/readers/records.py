@@ -35,6 +35,8 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
+from pt2logs.readers.errors import EXCERPT
+
 # glog prefix: level, MMDD, HH:MM:SS, micros, thread, path, lineno. The JSON starts after "] ".
 HEADER_RE = re.compile(rb"([VIWEC])(\d{4}) (\d\d):(\d\d):(\d\d)\.(\d{6}) +(\d+) ([^\n]*?):(\d+)\] ")
 _LINE_START = re.compile(rb"\n(?!\t)")
@@ -56,7 +58,7 @@ class Record(NamedTuple):
 #: on_error(kind, line_no, message, excerpt)
 ErrorSink = Callable[[str, int, str, bytes], None]
 
-EXCERPT = 1024
+
 MAX_LINE = 256 << 20
 
 

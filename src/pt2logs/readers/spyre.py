@@ -20,15 +20,13 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import orjson
-import pyarrow as pa
 
 import pt2logs.tables.spyre  # noqa: F401  (registers the tables)
 from pt2logs.readers import Format  # pt2logs.readers registers these formats after defining Format
+from pt2logs.readers.errors import EXCERPT, Batch, add_error
 from pt2logs.readers.torch_trace import FileContext
 from pt2logs.schema import Rows
 
-Batch = tuple[str, pa.RecordBatch]
-EXCERPT = 1024
 MAX_LINE = 64 << 20
 MAX_DOC = 256 << 20  # JSON documents (specs, timing records) are read whole
 MAX_BLOCK_LINES = 20_000
@@ -164,14 +162,10 @@ class _Out:
             self.stats.merge_ts(ts, ts)
 
     def error(self, kind: str, line_no: int | None, message: str, excerpt: str | bytes = "", warning: bool = False) -> None:
-        if warning:
-            self.stats.warnings += 1
-        else:
-            self.stats.errors += 1
-        if isinstance(excerpt, bytes):
-            excerpt = excerpt[:EXCERPT].decode("utf-8", "replace")
-        self.add("ingest_errors", {"path": self.ctx.path or self.ctx.file, "line_no": line_no, "kind": kind,
-                                   "severity": "warning" if warning else "error", "message": message, "excerpt": excerpt[:EXCERPT]})
+        if "ingest_errors" not in self.rows:
+            self.rows["ingest_errors"] = Rows("ingest_errors")
+        add_error(self.rows["ingest_errors"], self.ctx, kind, line_no, message, excerpt, "warning" if warning else "error")
+        self.n += 1
 
     def flush(self) -> Iterator[Batch]:
         for name, r in self.rows.items():

@@ -42,6 +42,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pt2logs.readers.errors import EXCERPT, Batch, add_error
 from pt2logs.readers.records import Record
 from pt2logs.readers.torch_logs import iter_lines
 from pt2logs.readers.torch_trace import (
@@ -52,9 +53,7 @@ from pt2logs.readers.torch_trace import (
     read_records,
 )
 
-Batch = tuple[str, pa.RecordBatch]
 SOURCE = "tlparse_dir"
-EXCERPT = 1024
 MAX_DOC = 256 << 20
 #: line numbers of records rebuilt from chromium_events.json are offset by this much until the batch
 #: leaves, when they are put back as (chromium_events.json, line)
@@ -108,10 +107,7 @@ class _Rebuild:
         return b"".join(parts)
 
     def warn(self, kind: str, line_no: int | None, message: str) -> None:
-        st = self.st
-        st.stats.warnings += 1
-        st.errors.add({"rank": st.rank, "path": self.ctx.path or self.ctx.file, "line_no": line_no, "kind": kind,
-                       "severity": "warning", "message": message, "excerpt": ""})
+        add_error(self.st.errors, self.ctx, kind, line_no, message, "", "warning", rank=self.st.rank)
 
     def peek_starts(self, n: int = 500) -> None:
         """The epoch time of the first chromium event of each compile id among the first ``n``: paired

@@ -37,8 +37,6 @@ from collections.abc import Iterable, Iterator
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
-import pyarrow as pa
-
 import pt2logs.tables  # noqa: F401  (registers the tables)
 from pt2logs.analysis.graph_breaks import parse_graph_break
 from pt2logs.analysis.guards import (
@@ -47,13 +45,12 @@ from pt2logs.analysis.guards import (
     parse_recompiles_message,
 )
 from pt2logs.analysis.output_code import parse_output_code
+from pt2logs.readers.errors import EXCERPT, Batch, add_error
 from pt2logs.readers.timebase import TimeBase
 from pt2logs.readers.torch_trace import FileContext
 from pt2logs.schema import Rows
 
-Batch = tuple[str, pa.RecordBatch]
 SOURCE = "torch_logs"
-EXCERPT = 1024
 MAX_LINE = 64 << 20
 MAX_MESSAGE_BYTES = 256 << 20
 MAX_FOREIGN_LINES = 1000
@@ -175,14 +172,7 @@ class _Reader:
 
     # -- errors ------------------------------------------------------------------
     def error(self, kind: str, line_no: int | None, message: str, excerpt: bytes | str = b"", severity: str = "warning") -> None:
-        if severity == "warning":
-            self.stats.warnings += 1
-        else:
-            self.stats.errors += 1
-        if isinstance(excerpt, bytes):
-            excerpt = excerpt[:EXCERPT].decode("utf-8", "replace")
-        self.errors.add({"rank": self.ctx.rank, "path": self.ctx.path or self.ctx.file, "line_no": line_no, "kind": kind,
-                         "severity": severity, "message": message, "excerpt": excerpt[:EXCERPT]})
+        add_error(self.errors, self.ctx, kind, line_no, message, excerpt, severity)
 
     # -- time --------------------------------------------------------------------
     def _ts(self, mmdd: int, tod: int | None, line_no: int) -> int | None:

@@ -24,7 +24,8 @@ import orjson
 import pyarrow as pa
 
 import pt2logs.tables  # noqa: F401  (registers the tables)
-from pt2logs.readers.records import EXCERPT, Record, iter_records
+from pt2logs.readers.errors import EXCERPT, Batch, add_error
+from pt2logs.readers.records import Record, iter_records
 from pt2logs.readers.timebase import TimeBase
 from pt2logs.schema import TABLES, Rows, TupleRows
 
@@ -36,7 +37,6 @@ NAMED_KINDS = frozenset({"artifact", "dump_file", "graph_dump"})
 
 WARNING_KINDS = frozenset({"payload_md5_mismatch", "truncated", "decode_error", "unmatched_span_end", "unclosed_span"})
 
-Batch = tuple[str, pa.RecordBatch]
 
 
 @dataclass
@@ -172,15 +172,8 @@ class TraceState:
     def error(self, kind: str, line_no: int | None, message: str, excerpt: bytes | str = b"") -> None:
         if kind == "truncated" and self._last_ok:
             return  # no final newline, but the last record is whole: nothing was cut
-        sev = "warning" if kind in WARNING_KINDS else "error"
-        if sev == "warning":
-            self.stats.warnings += 1
-        else:
-            self.stats.errors += 1
-        if isinstance(excerpt, bytes):
-            excerpt = excerpt[:EXCERPT].decode("utf-8", "replace")
-        self.errors.add({"rank": self.rank, "path": self.ctx.path or self.ctx.file, "line_no": line_no, "kind": kind,
-                         "severity": sev, "message": message, "excerpt": excerpt[:EXCERPT]})
+        add_error(self.errors, self.ctx, kind, line_no, message, excerpt,
+                  "warning" if kind in WARNING_KINDS else "error", rank=self.rank)
 
     def frame(self, cid: str | None) -> tuple[str | None, str | None, int | None]:
         return self.frames.get(cid or "", (None, None, None))
