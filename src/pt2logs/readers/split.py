@@ -46,30 +46,68 @@ class PieceStart:
 
 
 BLOCK = 16 << 20
+#: what scanning a byte of the prefix costs, relative to parsing one (bytes.find + a vectorised newline count
+#: against the whole record loop, Parquet writes included; measured ~0.05-0.1 on x86_64): pieces further into
+#: the file are made shorter by this much of their offset, so that every worker finishes at about the same time
+SCAN_COST = 0.08
 
 
 def _blocks(f, start: int, end: int):
-    """Whole-line blocks of f[start:end] (the last one may end without a newline), read with a fixed
-    buffer: no mmap, so the prefix scan does not map hundreds of MB into the process."""
+    """Whole-line blocks of f[start:end] (the last one may end without a newline): (bytearray, length)
+    pairs read into one reused buffer (no mmap, no copies), so the prefix scan stays cheap and small."""
     f.seek(start)
-    carry = b""
+    buf = bytearray(BLOCK)
+    view = memoryview(buf)
+    have = 0  # bytes at the front of buf carried over from the previous block (a partial line)
     pos = start
-    while pos < end:
-        data = f.read(min(BLOCK, end - pos))
-        if not data:
-            break
-        pos += len(data)
-        data = carry + data
-        cut = data.rfind(b"\n") + 1
-        if cut == 0 and pos < end:
-            carry = data
+    while True:
+        k = f.readinto(view[have : min(len(buf), have + end - pos)]) if pos < end else 0
+        pos += k
+        n = have + k
+        if n == 0:
+            return
+        if k == 0 or pos >= end:
+            yield buf, n
+            return
+        cut = buf.rfind(b"\n", 0, n) + 1
+        if cut == 0:
+            if n == len(buf):  # one line longer than the buffer: grow it
+                view.release()
+                buf.extend(bytes(len(buf)))
+                view = memoryview(buf)
+            have = n
             continue
-        if pos >= end:
-            cut = len(data)
-        yield data[:cut]
-        carry = data[cut:]
-    if carry:
-        yield carry
+        yield buf, cut
+        buf[: n - cut] = buf[cut:n]
+        have = n - cut
+
+
+def _targets(size: int, pieces: int, scan_cost: float = SCAN_COST) -> list[int]:
+    """Even-cost split points: piece k costs its length plus ``scan_cost`` × its offset (its prefix scan)."""
+    if pieces <= 1:
+        return []
+    def ends(c: float) -> list[float]:
+        x, out = 0.0, []
+        for _ in range(pieces - 1):
+            x += c - scan_cost * x
+            out.append(x)
+        return out
+
+    lo, hi = size / pieces * 0.5, size / pieces * 2.0
+    for _ in range(60):  # the cost per piece c for which the pieces add up to the file
+        mid = (lo + hi) / 2
+        last = ends(mid)
+        if last[-1] + mid - scan_cost * last[-1] < size:
+            lo = mid
+        else:
+            hi = mid
+    return [int(x) for x in ends(lo)]
+
+
+def _count_newlines(buf: bytearray, n: int) -> int:
+    import numpy as np
+
+    return int(np.count_nonzero(np.frombuffer(buf, np.uint8, n) == 10))
 
 
 def split_points(path: str, pieces: int) -> list[int]:
@@ -80,19 +118,20 @@ def split_points(path: str, pieces: int) -> list[int]:
     if pieces <= 1 or size < SPLIT_MIN_BYTES:
         return [0]
     out = [0]
-    with open(path, "rb") as f:
-        for k in range(1, pieces):
-            target = max(size * k // pieces, out[-1] + 1)
+    with open(path, "rb", buffering=0) as f:
+        for t in _targets(size, pieces):
+            target = max(t, out[-1] + 1)
             found = None
             base = target
-            for block in _blocks(f, target, min(size, target + SEARCH_WINDOW)):
+            for buf, n in _blocks(f, target, min(size, target + SEARCH_WINDOW)):
+                block = bytes(buf[:n])
                 for m in _COMPILE_START.finditer(block):
                     if b'"ph": "B"' in block[m.end() : m.end() + 400]:
                         found = base + m.start() + 1
                         break
                 if found is not None:
                     break
-                base += len(block)
+                base += n
             if found is not None and found > out[-1]:
                 out.append(found)
     return out
@@ -106,23 +145,23 @@ def piece_start(path: str, offset: int) -> PieceStart:
     lines = 0
     gb = rc = False
     last_rank = None
-    with open(path, "rb") as f:
-        for block in _blocks(f, 0, offset):
-            lines += block.count(b"\n")
-            i = block.find(b'] {"str": [')
+    with open(path, "rb", buffering=0) as f:
+        for block, n in _blocks(f, 0, offset):
+            lines += _count_newlines(block, n)
+            i = block.find(b'] {"str": [', 0, n)
             while i >= 0:
-                m = _STR.match(block, i)
+                m = _STR.match(block, i, n)
                 if m is not None:
                     try:
                         ps.strings[int(m.group(2))] = orjson.loads(b'"' + m.group(1) + b'"')
                     except orjson.JSONDecodeError:
                         ps.strings[int(m.group(2))] = m.group(1).decode("utf-8", "replace")
-                i = block.find(b'] {"str": [', i + 10)
-            gb = gb or block.find(b'"name": "dynamo_graph_break_reason"') >= 0
-            rc = rc or block.find(b'"name": "recompile_reasons"') >= 0
-            j = block.rfind(b'"rank": ')
+                i = block.find(b'] {"str": [', i + 10, n)
+            gb = gb or block.find(b'"name": "dynamo_graph_break_reason"', 0, n) >= 0
+            rc = rc or block.find(b'"name": "recompile_reasons"', 0, n) >= 0
+            j = block.rfind(b'"rank": ', 0, n)
             if j >= 0:
-                m = _RANK.match(block, j)
+                m = _RANK.match(block, j, n)
                 if m:
                     last_rank = int(m.group(1))
     ps.first_line = lines + 1
