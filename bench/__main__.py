@@ -49,6 +49,8 @@ def bench_ingest(sizes: list[int], results: dict) -> None:
         log = corpus.big_log(OUT / "corpus", mb)
         size = corpus.size_mb(log)
         floor = run([PY, "-m", "bench.floor", str(log)], cwd=str(ROOT))
+        b = run([PY, "-m", "bench.bound", str(log)], cwd=str(ROOT))
+        bound = json.loads(b.out[b.out.index("{") : b.out.rindex("}") + 1])
         one = run(ingest_cmd(log, fresh(OUT / "wh_single"), 1), cwd=str(ROOT))
         two = run(ingest_cmd(log, fresh(OUT / "wh_all"), os.cpu_count() or 2), cwd=str(ROOT))
         tl_html = run([TLPARSE, str(log), "-o", str(fresh(OUT / "tl_html")), "--overwrite", "--no-browser"])
@@ -68,6 +70,12 @@ def bench_ingest(sizes: list[int], results: dict) -> None:
         row["x_tlparse"] = row["tlparse_s"] / row["pt2logs_all_s"]
         row["x_tlparse_plain"] = row["tlparse_plain_s"] / row["pt2logs_all_s"]
         row["x_floor"] = row["floor_s"] / row["pt2logs_all_s"]
+        # the least native work a lossless ingest does (bench/bound.py), spread perfectly over every core
+        row["bound_steps"] = bound["steps"]
+        row["bound_cpu_s"] = bound["total_s"]
+        row["cores"] = os.cpu_count() or 2
+        row["bound_wall_s"] = bound["total_s"] / row["cores"]
+        row["bound_x_floor"] = row["floor_s"] / row["bound_wall_s"]
         rows.append(row)
         print(json.dumps(row, default=lambda x: round(x, 3)), flush=True)
     results["ingest"] = rows
@@ -87,10 +95,20 @@ def bench_many(n_runs: int, results: dict) -> None:
     root = corpus.many_runs(OUT / "corpus", n_runs)
     size = corpus.size_mb(root)
     j1 = run(ingest_cmd(root, fresh(OUT / "wh_many1"), 1), cwd=str(ROOT))
-    j2 = run(ingest_cmd(root, fresh(OUT / "wh_many2"), os.cpu_count() or 2), cwd=str(ROOT))
+    cores = os.cpu_count() or 2
+    j2 = run(ingest_cmd(root, fresh(OUT / "wh_many2"), cores), cwd=str(ROOT))
+    # tlparse as its users run it on many jobs: one process per log, one after the other, and all cores busy
+    tl1 = run([PY, "-m", "bench.tlparse_each", str(root), str(fresh(OUT / "tl_each1"))], cwd=str(ROOT))
+    tln = run([PY, "-m", "bench.tlparse_each", str(root), str(fresh(OUT / "tl_eachn")), "--jobs", str(cores)], cwd=str(ROOT))
+    shutil.rmtree(OUT / "tl_each1", ignore_errors=True)
+    shutil.rmtree(OUT / "tl_eachn", ignore_errors=True)
     row = {"runs": n_runs, "size_mb": round(size, 1), "jobs1_s": j1.wall_s, "jobs_all_s": j2.wall_s,
            "jobs1_mbps": mbps(size, j1), "jobs_all_mbps": mbps(size, j2), "speedup": j1.wall_s / j2.wall_s,
-           "rss_jobs_all_mb": j2.peak_rss_mb}
+           "rss_jobs_all_mb": j2.peak_rss_mb,
+           "tlparse_each_s": tl1.wall_s, "tlparse_each_mbps": mbps(size, tl1), "tlparse_each_all_s": tln.wall_s,
+           "tlparse_each_all_mbps": mbps(size, tln), "tlparse_each_out": tl1.out.strip()[-200:],
+           "x_tlparse_each": tl1.wall_s / j2.wall_s, "x_tlparse_each_1": tl1.wall_s / j1.wall_s,
+           "x_tlparse_each_all": tln.wall_s / j2.wall_s}
     try:
         import ray  # noqa: F401
 
