@@ -48,6 +48,7 @@ def bench_ingest(sizes: list[int], results: dict) -> None:
     for mb in sizes:
         log = corpus.big_log(OUT / "corpus", mb)
         size = corpus.size_mb(log)
+        corpus.warm(log)
         floor = run([PY, "-m", "bench.floor", str(log)], cwd=str(ROOT))
         b = run([PY, "-m", "bench.bound", str(log)], cwd=str(ROOT))
         bound = json.loads(b.out[b.out.index("{") : b.out.rindex("}") + 1])
@@ -91,9 +92,18 @@ def bench_profile(mb: int, results: dict) -> None:
     print(json.dumps(r, default=lambda x: round(x, 3)), flush=True)
 
 
+def _json_of(out: str) -> dict:
+    """The JSON object a bench helper printed (its output also holds /usr/bin/time's report)."""
+    start = 0 if out.startswith("{") else out.find("\n{") + 1
+    if start == 0 and not out.startswith("{"):
+        return {}
+    return json.JSONDecoder().raw_decode(out, start)[0]
+
+
 def bench_many(n_runs: int, results: dict) -> None:
     root = corpus.many_runs(OUT / "corpus", n_runs)
     size = corpus.size_mb(root)
+    corpus.warm(root)
     j1 = run(ingest_cmd(root, fresh(OUT / "wh_many1"), 1), cwd=str(ROOT))
     cores = os.cpu_count() or 2
     j2 = run(ingest_cmd(root, fresh(OUT / "wh_many2"), cores), cwd=str(ROOT))
@@ -106,7 +116,7 @@ def bench_many(n_runs: int, results: dict) -> None:
            "jobs1_mbps": mbps(size, j1), "jobs_all_mbps": mbps(size, j2), "speedup": j1.wall_s / j2.wall_s,
            "rss_jobs_all_mb": j2.peak_rss_mb,
            "tlparse_each_s": tl1.wall_s, "tlparse_each_mbps": mbps(size, tl1), "tlparse_each_all_s": tln.wall_s,
-           "tlparse_each_all_mbps": mbps(size, tln), "tlparse_each_out": tl1.out.strip()[-200:],
+           "tlparse_each_all_mbps": mbps(size, tln), "tlparse_each": _json_of(tl1.out),
            "x_tlparse_each": tl1.wall_s / j2.wall_s, "x_tlparse_each_1": tl1.wall_s / j1.wall_s,
            "x_tlparse_each_all": tln.wall_s / j2.wall_s}
     try:
@@ -123,9 +133,10 @@ def bench_many(n_runs: int, results: dict) -> None:
 def bench_reingest(n_runs: int, results: dict) -> None:
     root = corpus.many_runs(OUT / "corpus", n_runs, small=True)
     wh = fresh(OUT / "wh_reingest")
+    corpus.warm(root)
     first = run(ingest_cmd(root, wh, os.cpu_count() or 2), cwd=str(ROOT))
     again = run(ingest_cmd(root, wh, os.cpu_count() or 2), cwd=str(ROOT))
-    d = json.loads(again.out[again.out.index("{"): again.out.rindex("}") + 1])
+    d = _json_of(again.out)
     row = {"runs": n_runs, "size_mb": round(corpus.size_mb(root), 1), "first_s": first.wall_s, "again_s": again.wall_s,
            "ratio_pct": 100 * again.wall_s / first.wall_s, "unchanged": d["runs_unchanged"], "new": d["runs_new"]}
     print(json.dumps(row, default=lambda x: round(x, 3)), flush=True)
@@ -160,13 +171,17 @@ def machine() -> str:
     return f"{os.cpu_count()} cores ({cpu}), {mem}, Python {platform.python_version()}, {platform.system()}"
 
 
+def _saved(args: argparse.Namespace) -> dict:
+    saved = OUT / ("results.quick.json" if args.quick else "results.json")
+    return json.loads(saved.read_text()) if saved.exists() else {}
+
+
 def write_results(results: dict, args: argparse.Namespace) -> Path:
     """RESULTS.md from this run's sections plus, for sections not run now, the last run's."""
     from bench.report import markdown
 
     saved = OUT / ("results.quick.json" if args.quick else "results.json")
-    if saved.exists():
-        results = {**json.loads(saved.read_text()), **results}
+    results = {**_saved(args), **results}
     path = ROOT / "bench" / ("RESULTS.md" if not args.quick else "RESULTS.quick.md")
     path.write_text(markdown(results, machine(), " ".join(sys.argv[1:]) or "(defaults)",
                              dt.datetime.now(dt.timezone.utc)))
@@ -198,6 +213,8 @@ def main() -> None:
         bench_reingest(args.reingest_runs, results)
     if "fleet" in only:
         bench_fleet(args.fleet_runs, results)
+    when = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    results["measured_at"] = {**_saved(args).get("measured_at", {}), **dict.fromkeys(results, when)}
     print(f"wrote {write_results(results, args)}")
 
 

@@ -37,7 +37,7 @@ BLOCK = 16 << 20
 def bound(path: str) -> dict:
     steps = dict.fromkeys(("read + sha1", "find headers + slice payloads", "strip payload TABs", "payload md5",
                            "orjson envelopes", "Arrow + zstd Parquet"), 0.0)
-    size = 0
+    size = records = 0
     sha1 = hashlib.sha1()
     with open(path, "rb") as f:
         carry = b"\n"
@@ -55,6 +55,7 @@ def bound(path: str) -> dict:
                 end = heads[-1].start() + 1 if len(heads) > 0 and heads[-1].start() > 0 else len(buf)
             t = time.perf_counter()
             ms = list(HEADER.finditer(buf, 0, end))
+            records += len(ms)
             bounds = [m.start() for m in ms[1:]] + [end - 1]
             envs = [m.group(8) for m in ms]
             raws = [buf[m.end() + 2 : b] for m, b in zip(ms, bounds)]
@@ -77,7 +78,7 @@ def bound(path: str) -> dict:
             if not data:
                 break
     total = sum(steps.values())
-    return {"size_mb": size / 1e6, "steps": steps, "total_s": total}
+    return {"size_mb": size / 1e6, "records": records, "steps": steps, "total_s": total}
 
 
 if __name__ == "__main__":

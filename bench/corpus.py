@@ -8,11 +8,12 @@
 from __future__ import annotations
 
 import gzip
+import os
 import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = ROOT.parent / "shared" / "fixtures"
+FIXTURES = Path(os.environ.get("PT2LOGS_FIXTURES", ROOT.parent / "shared" / "fixtures"))
 
 
 def source_traces() -> list[bytes]:
@@ -76,3 +77,13 @@ def size_mb(path: Path) -> float:
     if path.is_file():
         return path.stat().st_size / 1e6
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 1e6
+
+
+def warm(path: Path) -> None:
+    """Read every file under ``path`` once, so that each contender finds it in the page cache
+    (the first one to run would otherwise also pay for the disk)."""
+    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    for p in files:
+        with open(p, "rb", buffering=0) as f:
+            while f.read(16 << 20):
+                pass

@@ -15,10 +15,16 @@ def _f(v: object, nd: int = 2) -> str:
 
 def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
     out = ["# Benchmark results", "",
-           f"Measured {when:%Y-%m-%d %H:%M} UTC on {machine}, with `python -m bench {args}`.",
-           "All figures come from one run of the harness; each comparison ran side by side on the same files.", ""]
+           f"Written {when:%Y-%m-%d %H:%M} UTC on {machine}, last with `python -m bench {args}`.",
+           "Each section comes from one run of its part of the harness (its time is under its title); every comparison "
+           "in it ran side by side on the same files, with the inputs in the page cache.", ""]
+    measured = r.get("measured_at", {})
+
+    def title(text: str, section: str) -> list[str]:
+        return [text, "", f"_Measured {measured[section]}._", ""] if section in measured else [text, ""]
+
     if "ingest" in r:
-        out += ["## Ingest: one big log", "",
+        out += [*title("## Ingest: one big log", "ingest"),
                 "pt2logs (`pt2logs ingest FILE --jobs N`, Parquet writes included) vs tlparse as users run it "
                 "(`tlparse FILE -o DIR --overwrite --no-browser`, HTML report; and with `--plain-text`) vs the floor "
                 "(`python -m bench.floor`: match each header's glog prefix and orjson its JSON, nothing else). "
@@ -48,11 +54,11 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
             out += ["", f"Steps on the {_f(x['size_mb'], 0)} MB log (one core): {steps}.", "",
                     "Below 1× the floor target cannot be met by any design in this stack (Python + orjson + hashlib + pyarrow) "
                     "on this machine, however the Python around these calls is arranged; only native code doing the splitting, "
-                    "TAB stripping and md5 in one pass could. The 20×-tlparse target is further still: on one big file "
-                    "tlparse runs at about the floor's speed.", ""]
+                    "TAB stripping and md5 in one pass could. The 20×-tlparse target is further still: on this log the floor "
+                    f"itself is only {_f(x['floor_mbps'] / x['tlparse_mbps'], 1)}× tlparse.", ""]
     if "profile" in r:
         x = r["profile"]
-        out += ["## Where the time goes (one process)", "",
+        out += [*title("## Where the time goes (one process)", "profile"),
                 f"`python -m bench.profile` on the {_f(x['size_mb'], 0)} MB log: {_f(x['wall_s'])} s in one process, split by "
                 "cProfile (scaled to the unprofiled wall time).", "", "| part | s | share |", "|---|---|---|"]
         for name, sec in sorted(x["buckets"], key=lambda kv: -kv[1]):
@@ -67,7 +73,7 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
                 "views file).", ""]
     if "many" in r:
         x = r["many"]
-        out += ["## Ingest: many runs (`--jobs`)", "",
+        out += [*title("## Ingest: many runs (`--jobs`)", "many"),
                 f"{x['runs']} run folders, {_f(x['size_mb'], 0)} MB: `--jobs 1` {_f(x['jobs1_s'])} s ({_f(x['jobs1_mbps'], 0)} MB/s), "
                 f"all cores {_f(x['jobs_all_s'])} s ({_f(x['jobs_all_mbps'], 0)} MB/s): **{_f(x['speedup'])}× speed-up**, peak RSS {_f(x['rss_jobs_all_mb'], 0)} MB."
                 + (f" Ray engine (local, {x.get('ray_rc')}): {_f(x.get('ray_s'))} s, {_f(x.get('ray_speedup'))}× vs `--jobs 1`." if x.get("ray_s") else ""), ""]
@@ -79,12 +85,12 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
                     f"({_f(x['x_tlparse_each_1'], 1)}× with `--jobs 1`), vs tlparse on all cores **{_f(x['x_tlparse_each_all'], 1)}×**.", ""]
     if "reingest" in r:
         x = r["reingest"]
-        out += ["## Re-ingest of an unchanged corpus", "",
+        out += [*title("## Re-ingest of an unchanged corpus", "reingest"),
                 f"{x['runs']} runs ({_f(x['size_mb'], 0)} MB): first ingest {_f(x['first_s'])} s, again {_f(x['again_s'])} s "
                 f"= **{_f(x['ratio_pct'], 1)} %** of the first ({x['unchanged']} unchanged, {x['new']} new).", ""]
     if "fleet" in r:
         x = r["fleet"]
-        out += [f"## Fleet queries over {x['runs']:,} runs", "",
+        out += [*title(f"## Fleet queries over {x['runs']:,} runs", "fleet"),
                 "Synthesized from the sample runs (8 weeks of start times, tags model/cluster). Every named query with default "
                 "parameters (fleet-wide), then the dashboard.", "", "| query | ms | rows |", "|---|---|---|"]
         for name, s, n in x["queries"]:

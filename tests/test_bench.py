@@ -1,0 +1,41 @@
+"""The benchmark's reference scans do the work they claim: every record of a real log, as pt2logs sees it.
+
+(Speed itself is measured by `python -m bench`, never by a unit test.)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+import pt2logs
+
+
+def test_floor_and_bound_cover_every_record(tmp_path):
+    from bench import bound, corpus, floor
+
+    log = corpus.big_log(tmp_path, 3)  # real traces back to back, ≥ 3 MB
+    size = log.stat().st_size
+    headers, scanned = floor.scan(str(log))
+    low = bound.bound(str(log))
+    wh = tmp_path / "wh"
+    res = pt2logs.ingest([str(log)], str(wh))
+    assert res.errors == 0
+    (events,) = pt2logs.connect(str(wh)).execute("SELECT count(*) FROM events").fetchone()
+    assert headers == events == low["records"]
+    assert scanned == size == round(low["size_mb"] * 1e6)
+    assert set(low["steps"]) == {"read + sha1", "find headers + slice payloads", "strip payload TABs", "payload md5",
+                                 "orjson envelopes", "Arrow + zstd Parquet"}
+    assert low["total_s"] == pytest.approx(sum(low["steps"].values()))
+
+
+def test_results_page_reports_each_section_with_its_time():
+    from bench.report import markdown
+
+    r = {"reingest": {"runs": 3, "size_mb": 1.0, "first_s": 2.0, "again_s": 0.1, "ratio_pct": 5.0, "unchanged": 3, "new": 0},
+         "measured_at": {"reingest": "2026-01-02 03:04 UTC"}}
+    page = markdown(json.loads(json.dumps(r)), "a machine", "--only reingest", dt.datetime(2026, 1, 2, 3, 5))
+    assert "## Re-ingest of an unchanged corpus\n\n_Measured 2026-01-02 03:04 UTC._" in page
+    assert "**5.0 %** of the first (3 unchanged, 0 new)" in page
