@@ -2,14 +2,8 @@
 -- question: Where does compile time go? Frame compile time split into non-overlapping stages (from compilation_metrics), per run.
 -- params: run_id (optional: id, id prefix, name or name prefix), since (optional), until (optional), tag (optional: key=value)
 WITH m AS (
-  SELECT run_id,
-         coalesce(entire_frame_compile_time_s, 0) AS total,
-         least(coalesce(backend_compile_time_s, 0), coalesce(entire_frame_compile_time_s, 0)) AS backend,
-         least(coalesce(inductor_compile_time_s, 0), coalesce(backend_compile_time_s, 0)) AS inductor,
-         least(coalesce(code_gen_time_s, 0), coalesce(inductor_compile_time_s, 0)) AS codegen
-  FROM compilation_metrics
-  WHERE kind = 'compilation_metrics'
-    AND run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND since_partition(ingest_date, $since)),
+  SELECT * FROM frame_compile_stages()
+  WHERE run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND since_partition(ingest_date, $since)),
 stages AS (
   SELECT run_id, 'dynamo (tracing, guards)' AS phase, 1 AS ord, total - backend AS s FROM m
   UNION ALL SELECT run_id, 'aot autograd', 2, backend - inductor FROM m

@@ -15,14 +15,7 @@ bk AS (
   FROM sel),
 per_run AS (
   SELECT s.run_id, s.grp, bk.bucket, date_trunc(bk.bucket, s.started_at)::DATE AS period FROM sel s, bk),
-c AS (
-  SELECT run_id,
-         coalesce(entire_frame_compile_time_s, 0) AS total,
-         least(coalesce(backend_compile_time_s, 0), coalesce(entire_frame_compile_time_s, 0)) AS backend,
-         least(coalesce(inductor_compile_time_s, 0), coalesce(backend_compile_time_s, 0)) AS inductor,
-         least(coalesce(code_gen_time_s, 0), coalesce(inductor_compile_time_s, 0)) AS codegen
-  FROM compilation_metrics
-  WHERE kind = 'compilation_metrics' AND run_id IN (SELECT run_id FROM sel)),
+c AS (SELECT * FROM frame_compile_stages() WHERE run_id IN (SELECT run_id FROM sel)),
 m AS (
   SELECT run_id, sum(total) AS total, sum(total - backend) AS dynamo, sum(backend - inductor) AS aot,
          sum(inductor - codegen) AS inductor, sum(codegen) AS codegen

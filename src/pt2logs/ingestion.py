@@ -417,12 +417,12 @@ def write_views_db(wh: Warehouse) -> str | None:
         return None
     import duckdb
 
-    from pt2logs.views import view_statements
+    from pt2logs.views import MACROS, view_statements
 
     target = wh.path("pt2logs.duckdb")
-    # the views depend only on which tables have files and which columns their newest files hold
-    signature = orjson.dumps([__version__] + [[name, bool(wh.table_files(name)), sorted(_newest_columns(wh, name))]
-                                              for name in sorted(TABLES)])
+    # the views depend only on which tables have files and which columns their newest files hold (and the macros)
+    signature = orjson.dumps([__version__, MACROS] + [[name, bool(wh.table_files(name)), sorted(_newest_columns(wh, name))]
+                                                      for name in sorted(TABLES)])
     sig_path = wh.path("_views.json")
     if os.path.exists(target) and os.path.exists(sig_path):
         with open(sig_path, "rb") as f:

@@ -131,7 +131,7 @@ def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> list[str]:
     return stmts
 
 
-#: helpers every named query uses to select runs the same way
+#: helpers the named queries share: selecting runs the same way, and rules stated once
 MACROS = [
     # partition pruning: a run is always ingested after it started, so ingest_date >= since keeps them all
     """CREATE OR REPLACE MACRO since_partition(ingest_date, since) AS
@@ -144,6 +144,15 @@ MACROS = [
            AND (since IS NULL OR started_at >= since)
            AND (until IS NULL OR started_at < until)
            AND tag_match(tags, tag)""",
+    # the non-overlapping stages of frame compiles: each nested time clamped to the one that contains it
+    """CREATE OR REPLACE MACRO frame_compile_stages() AS TABLE
+         SELECT run_id, ingest_date,
+                coalesce(entire_frame_compile_time_s, 0) AS total,
+                least(coalesce(backend_compile_time_s, 0), coalesce(entire_frame_compile_time_s, 0)) AS backend,
+                least(coalesce(inductor_compile_time_s, 0), coalesce(backend_compile_time_s, 0)) AS inductor,
+                least(coalesce(code_gen_time_s, 0), coalesce(inductor_compile_time_s, 0)) AS codegen
+         FROM compilation_metrics
+         WHERE kind = 'compilation_metrics'""",
 ]
 
 
