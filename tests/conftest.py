@@ -19,6 +19,20 @@ def fixture_path(*parts: str) -> Path:
     return p
 
 
+@pytest.fixture(scope="session")
+def sample_ingest(tmp_path_factory: pytest.TempPathFactory) -> tuple:
+    """The bundled sample traces ingested once per session: (warehouse, IngestResult). Tests only read it."""
+    import pt2logs
+
+    wh = str(tmp_path_factory.mktemp("samples") / "wh")
+    return wh, pt2logs.ingest([str(SAMPLES)], wh)
+
+
+@pytest.fixture(scope="session")
+def sample_wh(sample_ingest: tuple) -> str:
+    return sample_ingest[0]
+
+
 @pytest.fixture
 def wh(tmp_path: Path) -> str:
     return str(tmp_path / "wh")

@@ -32,12 +32,6 @@ UNTIL = dt.datetime.combine(fl.UNTIL, dt.time(), dt.timezone.utc)
 SINCE = UNTIL - dt.timedelta(weeks=4)
 
 
-@pytest.fixture(scope="module")
-def sample_wh(tmp_path_factory) -> str:
-    wh = str(tmp_path_factory.mktemp("dash") / "wh")
-    pt2logs.ingest([str(SAMPLES)], wh)
-    return wh
-
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):

@@ -38,12 +38,6 @@ def scan_samples() -> dict:
     return e
 
 
-@pytest.fixture(scope="module")
-def sample_wh(tmp_path_factory) -> str:
-    wh = str(tmp_path_factory.mktemp("q") / "wh")
-    pt2logs.ingest([str(SAMPLES)], wh)
-    return wh
-
 
 @pytest.fixture(scope="module")
 def expected() -> dict:

@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from tests.conftest import SAMPLES, fixture_path
+from tests.conftest import fixture_path
 
 import pt2logs
 
@@ -103,12 +103,6 @@ def gpu_wh(tmp_path_factory) -> str:
     return wh
 
 
-@pytest.fixture(scope="module")
-def samples(tmp_path_factory):
-    wh = str(tmp_path_factory.mktemp("samples") / "wh")
-    return wh, pt2logs.ingest([str(SAMPLES)], wh)
-
-
 def rows(con, table: str, cols: str, run_id: str, source: str) -> list[tuple]:
     q = f"SELECT {cols} FROM {table}_all_sources WHERE run_id = ? AND source = ?"
     return sorted(con.execute(q, [run_id, source]).fetchall(), key=repr)
@@ -181,8 +175,8 @@ def test_gpu_counts_per_run(gpu_wh):
     assert got[("compile_failure", "trace")] == got[("compile_failure", "torch_logs")] == (0, 1)
 
 
-def test_samples_are_five_runs_of_three_formats(samples):
-    wh, res = samples
+def test_samples_are_five_runs_of_three_formats(sample_ingest):
+    wh, res = sample_ingest
     assert res.runs_new == 5
     assert sorted(p.rsplit("/", 1)[-1] for p, _ in res.skipped) == ["README.md", "generate.py"]
     con = pt2logs.connect(wh)
@@ -194,13 +188,13 @@ def test_samples_are_five_runs_of_three_formats(samples):
 
 
 @pytest.mark.parametrize("scenario", SAMPLE)
-def test_sample_stderr_agrees_with_the_trace(samples, scenario):
-    con = pt2logs.connect(samples[0])
+def test_sample_stderr_agrees_with_the_trace(sample_ingest, scenario):
+    con = pt2logs.connect(sample_ingest[0])
     check_run(con, run_ids(con)[scenario], ("sample", scenario))
 
 
-def test_sample_limit_hit_and_ranks(samples):
-    con = pt2logs.connect(samples[0])
+def test_sample_limit_hit_and_ranks(sample_ingest):
+    con = pt2logs.connect(sample_ingest[0])
     ids = run_ids(con)
     hits = con.execute("SELECT source, compile_id, cause FROM recompiles_all_sources WHERE run_id = ? AND is_limit_hit ORDER BY 1",
                        [ids["recompiles"]]).fetchall()
@@ -224,8 +218,8 @@ def test_text_times_equal_trace_times_when_the_machine_ran_utc(gpu_wh):
     assert len(pairs) >= 10 and all(abs((a - b).total_seconds()) < 0.01 for a, b in pairs)
 
 
-def test_default_views_keep_one_source_per_run(gpu_wh, samples, tmp_path):
-    for wh in (gpu_wh, samples[0]):
+def test_default_views_keep_one_source_per_run(gpu_wh, sample_ingest, tmp_path):
+    for wh in (gpu_wh, sample_ingest[0]):
         con = pt2logs.connect(wh)
         for table in ("recompiles", "graph_breaks", "kernels", "extern_calls"):
             mixed = con.execute(f"SELECT run_id FROM {table} GROUP BY 1 HAVING count(DISTINCT source) > 1").fetchall()

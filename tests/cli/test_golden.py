@@ -11,7 +11,7 @@ import os
 
 import pytest
 from click.testing import CliRunner
-from tests.conftest import ROOT, SAMPLES
+from tests.conftest import ROOT
 
 import pt2logs
 from pt2logs.cli import main
@@ -29,12 +29,6 @@ CASES = {
     "query_kernel_counts.txt": ["query", "kernel_counts"],
 }
 
-
-@pytest.fixture(scope="module")
-def sample_wh(tmp_path_factory) -> str:
-    wh = str(tmp_path_factory.mktemp("golden") / "wh")
-    pt2logs.ingest([str(SAMPLES)], wh)
-    return wh
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
