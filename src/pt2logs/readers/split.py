@@ -83,25 +83,21 @@ def _blocks(f, start: int, end: int):
 
 
 def _targets(size: int, pieces: int, scan_cost: float = SCAN_COST) -> list[int]:
-    """Even-cost split points: piece k costs its length plus ``scan_cost`` × its offset (its prefix scan)."""
+    """Even-cost split points: piece k costs its length plus ``scan_cost`` × its offset (its prefix scan).
+
+    With every piece costing c, the starts follow x[k+1] = (1 - a)·x[k] + c from x[0] = 0, so
+    x[k] = c·(1 - (1 - a)^k) / a; c is what makes the last piece end at ``size``.
+    """
     if pieces <= 1:
         return []
-    def ends(c: float) -> list[float]:
-        x, out = 0.0, []
-        for _ in range(pieces - 1):
-            x += c - scan_cost * x
-            out.append(x)
-        return out
+    a = scan_cost
+    r = 1 - a
 
-    lo, hi = size / pieces * 0.5, size / pieces * 2.0
-    for _ in range(60):  # the cost per piece c for which the pieces add up to the file
-        mid = (lo + hi) / 2
-        last = ends(mid)
-        if last[-1] + mid - scan_cost * last[-1] < size:
-            lo = mid
-        else:
-            hi = mid
-    return [int(x) for x in ends(lo)]
+    def start(k: int, c: float) -> float:
+        return c * k if a == 0 else c * (1 - r**k) / a
+
+    c = size / (1 + r * start(pieces - 1, 1.0))  # the last piece: (size - x) + a·x = c
+    return [int(start(k, c)) for k in range(1, pieces)]
 
 
 def _count_newlines(buf: bytearray, n: int) -> int:
