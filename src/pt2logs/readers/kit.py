@@ -209,18 +209,25 @@ def iter_lines(chunks: Iterable[bytes], on_error: ErrorSink) -> Iterator[tuple[i
         yield n, buf[:-1] if buf.endswith(b"\r") else buf
 
 
-def read_document(chunks: Iterable[bytes], sink: RowSink, what: str = "file", max_bytes: int = MAX_DOC) -> bytes | None:
-    """A whole document (at most ``max_bytes``), with ``stats.lines`` set; None (and a ``too_large``
-    error) when it is larger."""
+def whole(chunks: Iterable[bytes], max_bytes: int = MAX_DOC) -> bytes | None:
+    """All the bytes of a stream, or None as soon as it is larger than ``max_bytes``."""
     parts: list[bytes] = []
     size = 0
     for c in chunks:
         size += len(c)
         if size > max_bytes:
-            sink.error("too_large", None, f"{what} larger than {max_bytes >> 20} MiB; not read")
             return None
         parts.append(c)
-    data = b"".join(parts)
+    return b"".join(parts)
+
+
+def read_document(chunks: Iterable[bytes], sink: RowSink, what: str = "file", max_bytes: int = MAX_DOC) -> bytes | None:
+    """The file being read, whole (at most ``max_bytes``), with ``stats.lines`` set; None (and a
+    ``too_large`` error) when it is larger."""
+    data = whole(chunks, max_bytes)
+    if data is None:
+        sink.error("too_large", None, f"{what} larger than {max_bytes >> 20} MiB; not read")
+        return None
     sink.stats.lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
     return data
 
@@ -285,9 +292,10 @@ class Layout:
     * ``rank_files``: files whose names match are one run per folder, one file per rank (TORCH_TRACE's
       ``dedicated_log_torch_trace_*``);
     * ``run_folder``: given the file names of a folder, whether the folder is one run of this format
-      (a tlparse output folder); ``rank_folder`` names its per-rank subfolders; ``read_first`` lists,
-      in preference order, the files of such a folder that are read (the others belong to it and are
-      not read on their own);
+      (a tlparse output folder); ``rank_folder`` names its per-rank subfolders and ``parent_files`` the
+      files beside them that belong to the run; ``read_first`` lists, in preference order, the files of
+      such a folder that are read (the others belong to it and are not read on their own): the first
+      one present wins when its format ranks better than this format's own, else the last;
     * ``anchor``: for an auxiliary file, the folder of the run it belongs to (the ``torch_compile_debug``
       folder above a graph file), given its folder and the input root; None when it has none.
     """
@@ -295,6 +303,7 @@ class Layout:
     rank_files: re.Pattern[str] | None = None
     run_folder: Callable[[set[str]], bool] | None = None
     rank_folder: re.Pattern[str] | None = None
+    parent_files: re.Pattern[str] | None = None
     read_first: tuple[str, ...] = ()
     anchor: Callable[[str, str], str | None] | None = None
 
