@@ -24,6 +24,7 @@ from tests.rawscan import artifact_name, event_key, raw_records
 
 import pt2logs
 from pt2logs import dashboard as D
+from pt2logs import dashboard as HEADLINES_MODULE  # where week_over_week finds run_named
 from pt2logs.cli import main
 from pt2logs.cli_dashboard import dashboard as dashboard_cmd
 from pt2logs.queries import QueryError, get_query, run_named
@@ -344,3 +345,24 @@ def test_altair_row_limit_stays_on(big_wh):
     sel = D.Selection(None, None, None, None, None, None, dt.datetime.now(dt.timezone.utc), 10.0)
     card = D.build_card(pt2logs.connect(big_wh), s, sel, runs=10_000)
     assert card.spec is None and "10,000 rows, too many to chart (limit 5,000)" in card.error
+
+
+# ---------------------------------------------------------------------------- one regression rule
+
+
+def test_the_diff_gate_and_the_headline_share_one_regression_rule(monkeypatch):
+    from pt2logs.report import change_pct, improved, regressed
+
+    assert regressed(change_pct(100, 111), 10) and not regressed(change_pct(100, 110.04), 10)  # +10.0 % is not > 10 %
+    assert regressed(change_pct(0, 1), 10) and not regressed(change_pct(0, 0), 10) and not regressed(None, 10)
+    assert improved(change_pct(100, 89), 10) and not improved(change_pct(100, 90), 10)
+    # the headline decides with the same function: 1.1004 recompiles a run against 1 is +10.0 %, not a regression
+    week = {"window_start": UNTIL - dt.timedelta(days=7), "window_end": UNTIL, "compile_s": 0.0, "graph_breaks": 0,
+            "failures": 0, "new_break_sites": 0}
+    rows = [{**week, "runs": 10_000, "recompiles": 11_004}, {**week, "runs": 10, "recompiles": 10}]
+    monkeypatch.setattr(HEADLINES_MODULE, "run_named", lambda con, name, p: type("T", (), {"to_pylist": lambda self: rows})())
+    sel = D.Selection(None, UNTIL, None, None, None, None, UNTIL, 10.0)
+    m = {x.label: x for x in D.week_over_week(None, sel).metrics}
+    assert m["Recompiles"].status == "same" and m["Recompiles"].change == "+10% per run"
+    rows[0]["recompiles"] = 11_006  # +10.1 %
+    assert {x.label: x for x in D.week_over_week(None, sel).metrics}["Recompiles"].status == "worse"

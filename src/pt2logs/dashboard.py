@@ -44,6 +44,7 @@ import pyarrow.compute as pc
 
 from pt2logs import __version__
 from pt2logs.queries import QueryError, get_query, parse_since, run_named
+from pt2logs.report import change_pct, improved, regressed, resolve_run
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -521,8 +522,6 @@ def build(con: duckdb.DuckDBPyConnection, dashboard: str | None = None, *, since
           run: str | None = None, warehouse: str = "", threshold: float = 10.0,
           now: dt.datetime | None = None) -> Page:
     """Run every section's query and build its chart. ``run`` makes the one-run page."""
-    from pt2logs.report import resolve_run
-
     t0 = time.perf_counter()
     now = now or dt.datetime.now(dt.timezone.utc)
     name = dashboard or ("run" if run else "weekly")
@@ -599,10 +598,11 @@ def week_over_week(con: duckdb.DuckDBPyConnection, sel: Selection) -> Headline:
         if this["runs"] and last["runs"]:
             pa_, pb = a / last["runs"], b / this["runs"]
             m.detail = f"{_num(pb, seconds)} per run (was {_num(pa_, seconds)})"
-            ch = None if pa_ == 0 else 100.0 * (pb - pa_) / pa_
+            ch = None if pa_ == 0 else 100.0 * (pb - pa_) / pa_  # as shown
             m.change = ("new" if pa_ == 0 and pb > 0 else "no change" if pb == pa_ else f"{ch:+.0f}% per run")
-            worse = pb > pa_ and (pa_ == 0 or ch > pct)
-            better = pb < pa_ and ch is not None and ch < -pct
+            # the diff gate's rule; the direction test only matters for a negative --threshold
+            worse = pb > pa_ and regressed(change_pct(pa_, pb), pct)
+            better = pb < pa_ and improved(change_pct(pa_, pb), pct)
             m.status = "worse" if worse else "better" if better else "same"
             what = f"{label.lower()} per run {'up' if pb > pa_ else 'down'}"
             span = f"({_num(pa_, seconds)} → {_num(pb, seconds)})"
