@@ -10,8 +10,12 @@ import datetime as dt
 import hashlib
 import html
 import json
+import os
 import re
 import shlex
+import shutil
+import subprocess
+import sys
 import time
 from collections import Counter
 from html.parser import HTMLParser
@@ -19,12 +23,11 @@ from html.parser import HTMLParser
 import pytest
 from click.testing import CliRunner
 from tests.browser import fleet as fl
-from tests.conftest import SAMPLES
+from tests.conftest import ROOT, SAMPLES
 from tests.rawscan import artifact_name, event_key, raw_records
 
 import pt2logs
 from pt2logs import dashboard as D
-from pt2logs import dashboard as HEADLINES_MODULE  # where week_over_week finds run_named
 from pt2logs.cli import main
 from pt2logs.cli_dashboard import dashboard as dashboard_cmd
 from pt2logs.queries import QueryError, get_query, run_named
@@ -98,6 +101,21 @@ def test_registry_mistakes_are_explained(tmp_path):
         D.parse_dashboard(bad)
     with pytest.raises(D.DashboardError, match="no dashboard 'nope'; there are: run, weekly"):
         D.get_dashboard("nope")
+
+
+def test_registry_is_found_in_a_checkout_and_in_an_installed_wheel(tmp_path):
+    assert D.dashboard_dirs() == [ROOT / "dashboards"]
+    # the wheel's layout (pyproject force-include): pt2logs/_data/{dashboards,queries}, no checkout around it
+    site = tmp_path / "site"
+    shutil.copytree(ROOT / "src" / "pt2logs", site / "pt2logs", ignore=shutil.ignore_patterns("__pycache__"))
+    for d in ("dashboards", "queries"):
+        shutil.copytree(ROOT / d, site / "pt2logs" / "_data" / d)
+    code = ("from pt2logs.dashboard import dashboard_dirs, load_dashboards; from pt2logs.queries import query_dirs;"
+            "print(dashboard_dirs(), query_dirs(), sorted(load_dashboards()))")
+    res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(site)})
+    data = site.resolve() / "pt2logs" / "_data"
+    assert res.stdout.strip() == f"{[data / 'dashboards']} {[data / 'queries']} ['run', 'weekly']"
 
 
 # ---------------------------------------------------------------------------- pages and numbers
@@ -351,6 +369,7 @@ def test_altair_row_limit_stays_on(big_wh):
 
 
 def test_the_diff_gate_and_the_headline_share_one_regression_rule(monkeypatch):
+    from pt2logs.dashboard import headlines
     from pt2logs.report import change_pct, improved, regressed
 
     assert regressed(change_pct(100, 111), 10) and not regressed(change_pct(100, 110.04), 10)  # +10.0 % is not > 10 %
@@ -360,7 +379,7 @@ def test_the_diff_gate_and_the_headline_share_one_regression_rule(monkeypatch):
     week = {"window_start": UNTIL - dt.timedelta(days=7), "window_end": UNTIL, "compile_s": 0.0, "graph_breaks": 0,
             "failures": 0, "new_break_sites": 0}
     rows = [{**week, "runs": 10_000, "recompiles": 11_004}, {**week, "runs": 10, "recompiles": 10}]
-    monkeypatch.setattr(HEADLINES_MODULE, "run_named", lambda con, name, p: type("T", (), {"to_pylist": lambda self: rows})())
+    monkeypatch.setattr(headlines, "run_named", lambda con, name, p: type("T", (), {"to_pylist": lambda self: rows})())
     sel = D.Selection(None, UNTIL, None, None, None, None, UNTIL, 10.0)
     m = {x.label: x for x in D.week_over_week(None, sel).metrics}
     assert m["Recompiles"].status == "same" and m["Recompiles"].change == "+10% per run"

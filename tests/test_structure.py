@@ -24,7 +24,6 @@ MAX_LINES = 400
 #: modules over MAX_LINES today; being split (delete the entry when its split lands)
 LONG_MODULES = {
     "pt2logs/cli.py",
-    "pt2logs/dashboard.py",
     "pt2logs/discover.py",
     "pt2logs/ingestion.py",
     "pt2logs/readers/spyre.py",
