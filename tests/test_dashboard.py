@@ -328,6 +328,24 @@ def test_cli_errors(sample_wh, tmp_path):
     assert res.exit_code == 0 and "<h1>Run train_step" in (tmp_path / "run.html").read_text()
 
 
+def test_the_core_writes_no_cache_and_the_cli_keeps_the_bundle(sample_wh, tmp_path, monkeypatch):
+    monkeypatch.delenv("PT2LOGS_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    page = D.build(pt2logs.connect(sample_wh), since="2026-11-01", until="2026-11-23")
+    assert "window.vegaEmbed" in D.render_html(page)
+    assert not (tmp_path / "xdg").exists()  # the library builds the bundle in memory, writes nothing
+    args = ["-w", sample_wh, "--since", "2026-11-01", "--until", "2026-11-23", "-o", str(tmp_path / "d.html")]
+    assert CliRunner().invoke(dashboard_cmd, args).exit_code == 0
+    cached = tmp_path / "xdg" / "pt2logs" / D.bundle_name()
+    assert cached.read_text() == D.vega_bundle()  # the CLI caches it, under the user's cache dir
+    cached.write_text(D.vega_bundle() + "\n/* the cached copy */;")
+    assert CliRunner().invoke(dashboard_cmd, args).exit_code == 0
+    assert "/* the cached copy */" in (tmp_path / "d.html").read_text()  # ... and inlines what it cached
+    cached.write_text(D.vega_bundle()[:100_000])  # cut short: built again
+    assert CliRunner().invoke(dashboard_cmd, args).exit_code == 0
+    assert cached.read_text() == D.vega_bundle() and "/* the cached copy */" not in (tmp_path / "d.html").read_text()
+
+
 # ---------------------------------------------------------------------------- scale
 
 
@@ -343,7 +361,7 @@ def test_ten_thousand_runs_build_in_seconds(big_wh, kw):
     con = pt2logs.connect(big_wh)
     if "run" in kw:  # one copy of the graph_breaks sample
         kw = {"run": con.execute("SELECT run_id FROM runs WHERE name LIKE ?", [kw["run"]]).fetchall()[0][0]}
-    D.vega_bundle()  # cached on disk after the first call ever
+    D.vega_bundle()  # built once per process, on the first call
     t0 = time.perf_counter()
     page = D.build(con, since=SINCE, until=UNTIL, **kw)
     text = D.render_html(page)

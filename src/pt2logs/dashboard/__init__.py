@@ -17,14 +17,15 @@ The package, one job a module (each imports only the ones above it)::
     headlines.py     the headline strips (week_over_week, run_overview); regressions by report.regressed
     registry.py      dashboards/*.toml: Section, Dashboard, parse / load / get
     page.py          build(): run every section's query with one selection, build_card()
-    bundle.py        vega + vega-lite + vega-embed from vl-convert, cached on disk
+    bundle.py        vega + vega-lite + vega-embed from vl-convert, in memory (the core writes no cache)
     html.py          render_html(): markup, CSS, the embedding script, escaping, CSP
     chart_images.py  images(): each chart as PNG or SVG
 
-The core returns data (:class:`Page`, HTML text, image bytes); :mod:`pt2logs.cli_dashboard` writes.
+The core returns data (:class:`Page`, HTML text, image bytes); :mod:`pt2logs.cli_dashboard` writes
+files, and decides where the Vega bundle is cached between runs.
 """
 
-from pt2logs.dashboard.bundle import vega_bundle, vl_version
+from pt2logs.dashboard.bundle import bundle_name, is_bundle, vega_bundle, vl_version
 from pt2logs.dashboard.chart_images import images
 from pt2logs.dashboard.charts import (
     CHARTS,
@@ -54,8 +55,8 @@ from pt2logs.dashboard.shaping import CONFIG, chart_data, chart_spec
 __all__ = [
     "CHARTS", "CONFIG", "CSS", "EMBED_JS", "HEADLINES", "MAX_ROWS", "WIDE", "WIDTH",
     "Card", "ChartContext", "ChartKind", "Dashboard", "DashboardError", "Headline", "Metric", "Page", "Section",
-    "Selection", "build", "build_card", "chain", "chart_data", "chart_kind", "chart_spec",
-    "dashboard_dirs", "gantt", "get_dashboard", "hbar", "images", "load_dashboards", "parse_dashboard",
+    "Selection", "build", "build_card", "bundle_name", "chain", "chart_data", "chart_kind", "chart_spec",
+    "dashboard_dirs", "gantt", "get_dashboard", "hbar", "images", "is_bundle", "load_dashboards", "parse_dashboard",
     "render_html", "run_overview", "script_json", "time_bars", "time_lines", "vega_bundle", "vl_version",
     "week_over_week",
 ]

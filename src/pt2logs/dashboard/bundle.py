@@ -1,10 +1,15 @@
 """The chart library a page inlines: vega, vega-lite and vega-embed as one script, from vl-convert
-(``vl_convert.javascript_bundle()``, the copy vl-convert-python ships: no network)."""
+(``vl_convert.javascript_bundle()``, the copy vl-convert-python ships: no network).
+
+Building it takes a couple of seconds, so it is kept in memory for the rest of the process. The
+core never writes it to disk: a caller that wants it cached across processes (the CLI does, see
+:mod:`pt2logs.cli_dashboard`) keeps it under :func:`bundle_name`, checks it with
+:func:`is_bundle`, and hands it to :func:`~pt2logs.dashboard.html.render_html`.
+"""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+import functools
 
 import altair as alt
 
@@ -17,26 +22,22 @@ def vl_version() -> str | None:
     return want if want in vl_convert.get_vegalite_versions() else None
 
 
+@functools.cache
 def vega_bundle() -> str:
-    """vega + vega-lite + vega-embed as one script (from vl-convert), cached under
-    ``$PT2LOGS_CACHE`` (default ``~/.cache/pt2logs``): building it takes a few seconds."""
+    """vega + vega-lite + vega-embed as one script, built once per process."""
     import vl_convert
 
     v = vl_version()
-    cache = Path(os.environ.get("PT2LOGS_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pt2logs")
-    path = cache / f"vega-bundle-{vl_convert.__version__}-vl{v or 'default'}.js"
-    try:
-        text = path.read_text()
-        if text.rstrip().endswith(";") and "window.vegaEmbed" in text[-2000:]:
-            return text
-    except OSError:
-        pass
-    text = vl_convert.javascript_bundle(vl_version=v) if v else vl_convert.javascript_bundle()
-    try:
-        cache.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(text)
-        tmp.replace(path)
-    except OSError:
-        pass
-    return text
+    return vl_convert.javascript_bundle(vl_version=v) if v else vl_convert.javascript_bundle()
+
+
+def bundle_name() -> str:
+    """A file name for a cached copy that changes whenever the bundle would."""
+    import vl_convert
+
+    return f"vega-bundle-{vl_convert.__version__}-vl{vl_version() or 'default'}.js"
+
+
+def is_bundle(text: str) -> bool:
+    """Whether ``text`` is a whole bundle (a cached copy cut short is not)."""
+    return text.rstrip().endswith(";") and "window.vegaEmbed" in text[-2000:]

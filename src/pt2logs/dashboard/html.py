@@ -90,7 +90,11 @@ footer{max-width:1140px;margin:0 auto;padding:0 24px 30px;color:#8a93a3;font-siz
 
 
 def render_html(page: Page, bundle: str | None = None) -> str:
-    """The page as one self-contained HTML document (no network needed to view it)."""
+    """The page as one self-contained HTML document (no network needed to view it).
+
+    ``bundle`` is the chart library to inline (:func:`~pt2logs.dashboard.bundle.vega_bundle`'s
+    text; the CLI hands in a copy it cached on disk); None builds it in memory, once per process.
+    """
     bundle = vega_bundle() if bundle is None else bundle
     bundle = bundle.replace("</script", "<\\/script")  # cannot occur today; cheap insurance
     specs = {c.key: c.spec for c in page.cards if c.spec is not None}
