@@ -24,21 +24,13 @@ MAX_LINES = 400
 #: modules over MAX_LINES today; being split (delete the entry when its split lands)
 LONG_MODULES = {
     "pt2logs/cli.py",
-    "pt2logs/discover.py",
     "pt2logs/ingestion.py",
-    "pt2logs/readers/spyre.py",
-    "pt2logs/readers/torch_logs.py",
-    "pt2logs/readers/torch_trace.py",
 }
 
 #: import cycles today (each a strongly connected set of modules); delete an entry when it is broken
 KNOWN_CYCLES: list[set[str]] = [
     {"pt2logs", "pt2logs.api", "pt2logs.capture", "pt2logs.ingestion"},  # `from pt2logs import __version__`
     {"pt2logs.cli", "pt2logs.cli_dashboard"},  # the command imports the CLI's options; the CLI adds it
-    {"pt2logs.readers", "pt2logs.readers.spyre", "pt2logs.readers.tlparse_dir", "pt2logs.readers.torch_logs"},
-    {"pt2logs.readers.torch_trace", "pt2logs.readers.trace_events", "pt2logs.readers.trace_events.basics",
-     "pt2logs.readers.trace_events.compile_facts", "pt2logs.readers.trace_events.metrics",
-     "pt2logs.readers.trace_events.phases"},
 ]
 
 
