@@ -40,8 +40,8 @@ from pt2logs.readers import FORMATS, Format, detect
 from pt2logs.run_folders import RunFolders, anchor
 from pt2logs.sources import COMPRESSED_SUFFIXES, filesystem, full_path, is_remote, read_head
 
-RANK_IN_NAME = re.compile(r"rank_(\d+)")
-RANK_IN_HEAD = re.compile(rb'"rank": (\d+)')
+RANK_IN_NAME = re.compile(r"rank_(\d{1,6})(?!\d)")
+RANK_IN_HEAD = re.compile(rb'"rank": (\d{1,6})[,}]')
 
 
 class InputError(Exception):

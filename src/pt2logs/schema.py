@@ -18,7 +18,7 @@ ingest transaction that wrote the row; see :mod:`pt2logs.warehouse`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -133,6 +133,9 @@ def table(name: str, *, version: int, grain: str, doc: str, columns: str, group:
 # --------------------------------------------------------------------------- rows → Arrow
 
 
+_INT_LIMIT = {"i32": 1 << 31, "i64": 1 << 63}
+
+
 def _coerce(kind: str, v: Any) -> Any:
     """Best-effort conversion of one value to a column kind; None when impossible."""
     if v is None:
@@ -148,8 +151,11 @@ def _coerce(kind: str, v: Any) -> Any:
             if isinstance(v, bool):
                 return int(v)
             if isinstance(v, float):
-                return int(v) if v.is_integer() else None
-            return int(v)
+                v = int(v) if v.is_integer() else None
+            elif not isinstance(v, int):
+                v = int(v)  # a numeric string; anything else raises
+            lim = _INT_LIMIT[kind]
+            return v if v is not None and -lim <= v < lim else None
         if kind == "f64":
             return float(v)
         if kind == "bool":
@@ -170,27 +176,72 @@ def _coerce(kind: str, v: Any) -> Any:
     return None
 
 
-def to_array(values: list[Any], col: Column) -> pa.Array:
-    """Build an Arrow array, falling back to per-value coercion for mixed input."""
+_ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError, ValueError)
+#: a timestamp column holds microseconds since the epoch within what Arrow and Python can show
+_TS_LIMIT = 253402300800 * 10**6  # 9999-12-31
+
+
+def _coerced(kind: str, values: list[Any], bad: list[int] | None) -> list[Any]:
+    out = [_coerce(kind, v) for v in values]
+    if bad is not None:
+        bad.extend(i for i, (v, c) in enumerate(zip(values, out)) if v is not None and c is None)
+    return out
+
+
+def _ts_value(v: Any) -> Any:
+    if isinstance(v, datetime):
+        return int(v.timestamp() * 1e6)
+    v = _coerce("i64", v)
+    return v if v is not None and -_TS_LIMIT <= v < _TS_LIMIT else None
+
+
+def to_array(values: list[Any], col: Column, bad: list[int] | None = None) -> pa.Array:
+    """Build an Arrow array, falling back to per-value coercion for mixed input. A value that cannot
+    be stored in the column (a number out of range, a list where a number belongs) becomes NULL and,
+    when ``bad`` is given, its index is added there so the caller can report it."""
     t = col.type
     if col.kind == "ts":
         # timestamps are carried as integer microseconds since the epoch (UTC)
         try:
             return pa.array(values, type=pa.int64()).cast(t)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
-            return pa.array([_coerce("i64", v) if not isinstance(v, datetime) else int(v.timestamp() * 1e6) for v in values], type=pa.int64()).cast(t)
+        except _ARROW_ERRORS:
+            out = [_ts_value(v) for v in values]
+            if bad is not None:
+                bad.extend(i for i, (v, c) in enumerate(zip(values, out)) if v is not None and c is None)
+            return pa.array(out, type=pa.int64()).cast(t)
     if col.kind in ("str", "json"):
         # bytes -> binary is a memcpy, the cast validates UTF-8 in one pass (much faster than per value)
         first = next((v for v in values if v is not None), None)
         if isinstance(first, bytes):
             try:
                 return pa.array(values, type=pa.binary()).cast(t)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
-                return pa.array([_coerce(col.kind, v) for v in values], type=t)
+            except _ARROW_ERRORS:
+                return pa.array(_coerced(col.kind, values, bad), type=t)
     try:
         return pa.array(values, type=t)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
-        return pa.array([_coerce(col.kind, v) for v in values], type=t)
+    except _ARROW_ERRORS:
+        return pa.array(_coerced(col.kind, values, bad), type=t)
+
+
+#: on_bad(table, column, value, row's line_no): a value that became NULL because it does not fit
+OnBad = Callable[[str, str, Any, Any], None]
+
+
+def _columns(table: Table, names: list[str], cols: dict[str, list[Any]] | None, n: int,
+             on_bad: OnBad | None) -> list[pa.Array]:
+    arrays = []
+    lines = cols.get("line_no") if cols else None
+    for name in names:
+        col = table.column(name)
+        vals = cols.get(name) if cols else None
+        if vals is None:
+            arrays.append(pa.nulls(n, type=col.type))
+            continue
+        bad: list[int] | None = [] if on_bad is not None else None
+        arrays.append(to_array(vals, col, bad))
+        for i in bad or ():
+            on_bad(table.name, name, vals[i], lines[i] if lines is not None else None)  # type: ignore[misc]
+    return arrays
 
 
 class Rows:
@@ -219,9 +270,9 @@ class Rows:
         for r in rows:
             self.add(r)
 
-    def take(self) -> pa.RecordBatch:
-        """Return the accumulated rows as a batch and start empty."""
-        arrays = [to_array(self.cols[n], self.table.column(n)) for n in self._names]
+    def take(self, on_bad: OnBad | None = None) -> pa.RecordBatch:
+        """Return the accumulated rows as a batch and start empty (values that fit no column: ``on_bad``)."""
+        arrays = _columns(self.table, self._names, self.cols, len(self), on_bad)
         self.cols = {n: [] for n in self._names}
         fields = [pa.field(n, self.table.column(n).type) for n in self._names]
         return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
@@ -264,14 +315,10 @@ class TupleRows:
     def __len__(self) -> int:
         return len(self.rows)
 
-    def take(self) -> pa.RecordBatch:
+    def take(self, on_bad: OnBad | None = None) -> pa.RecordBatch:
         n = len(self.rows)
-        cols = dict(zip(self.fields, zip(*self.rows))) if n else {}
+        cols = {k: list(v) for k, v in zip(self.fields, zip(*self.rows))} if n else {}
         self.rows = []
         names = self.table.reader_columns
-        arrays = []
-        for name in names:
-            col = self.table.column(name)
-            vals = cols.get(name)
-            arrays.append(pa.nulls(n, type=col.type) if vals is None else to_array(list(vals), col))
+        arrays = _columns(self.table, names, cols, n, on_bad)
         return pa.RecordBatch.from_arrays(arrays, schema=pa.schema([pa.field(n_, self.table.column(n_).type) for n_ in names]))

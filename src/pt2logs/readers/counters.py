@@ -205,7 +205,7 @@ def read_counters_json(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Ba
         yield from out.flush()
         return
     rank = doc.get("rank")
-    rank = rank if isinstance(rank, int) and not isinstance(rank, bool) else ctx.rank
+    rank = rank if isinstance(rank, int) and not isinstance(rank, bool) and 0 <= rank < (1 << 20) else ctx.rank
     if rank is not None:
         ctx.stats.ranks.add(rank)
     if isinstance(doc.get("torch"), str):

@@ -158,10 +158,17 @@ class RowSink:
     def full(self) -> bool:
         return self.n >= self.batch_rows or self.nbytes >= self.ctx.batch_bytes
 
+    def bad_value(self, table: str, column: str, value: Any, line_no: Any) -> None:
+        """A value that fits no column of its table: the row is kept with NULL there, and this says so."""
+        text = repr(value)
+        self.warn("bad_value", line_no if type(line_no) is int else None,
+                  f"{table}.{column}: {text[:80]}{'…' if len(text) > 80 else ''} does not fit the column; stored as NULL, row kept",
+                  text)
+
     def flush(self) -> Iterator[Batch]:
         for name, rows in self.rows.items():
             if len(rows):
-                yield name, rows.take()
+                yield name, rows.take(self.bad_value)
         if len(self.errors):
             yield "ingest_errors", self.errors.take()
         self.n = self.nbytes = 0

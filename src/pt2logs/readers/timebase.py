@@ -51,7 +51,12 @@ class TimeBase:
         if self.year is not None or not epoch_us or epoch_us != epoch_us:
             return
         bump, mmdd = divmod(key, 10000)
-        utc_year = datetime.fromtimestamp(epoch_us / 1e6, tz=timezone.utc).year
+        try:
+            utc_year = datetime.fromtimestamp(epoch_us / 1e6, tz=timezone.utc).year
+        except (OverflowError, OSError, ValueError):
+            return  # not a time (a damaged or hostile value): wait for another record
+        if not 1 < utc_year < 9999:
+            return
         for y in (utc_year, utc_year - 1, utc_year + 1):
             local = self._local_us(y, mmdd, tod_us)
             if local is not None and abs(local - epoch_us) < 1.5 * _DAY_US:
@@ -70,7 +75,7 @@ class TimeBase:
     def _local_us(year: int, mmdd: int, tod_us: int) -> int | None:
         try:
             d = date(year, mmdd // 100, mmdd % 100)
-        except ValueError:
+        except (ValueError, OverflowError):
             return None
         return (d.toordinal() - _EPOCH_ORD) * _DAY_US + tod_us
 

@@ -221,15 +221,15 @@ class _Rebuild:
         if not isinstance(ts, (int, float)) or ts != ts:
             return self.mmdd, self.tod
         tb = self.st.tb
-        local = int(ts) + (tb.offset_us if tb.calibrated else 0)
         try:
+            local = int(ts) + (tb.offset_us if tb.calibrated else 0)
             d = datetime.fromtimestamp(local // 1_000_000, tz=timezone.utc)
         except (OverflowError, OSError, ValueError):
             return self.mmdd, self.tod
         return d.month * 100 + d.day, local % _DAY_US
 
 
-_RANK_DIR = re.compile(r"(?:^|/)rank_(\d+)/[^/]*$")
+_RANK_DIR = re.compile(r"(?:^|/)rank_(\d{1,6})/[^/]*$")
 _CID = re.compile(r"^(?:!(\d+)(?:/|$))?(?:(\d+)/(\d+))?(?:_(\d+))?$")
 
 

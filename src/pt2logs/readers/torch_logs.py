@@ -40,6 +40,8 @@ from pt2logs.readers.log_messages import MessageRows
 from pt2logs.readers.timebase import TimeBase
 
 MAX_MESSAGE_BYTES = 256 << 20
+#: the largest rank read from a log (a larger number is damage, not a rank)
+MAX_RANK = 1 << 20
 MAX_FOREIGN_LINES = 1000
 
 GLOG = re.compile(
@@ -178,6 +180,9 @@ class LogLines:
         start = m.start("msg") if m.group("msg") is not None else len(text)
         prefix = text[:start].rstrip()  # an empty message line may have lost its trailing space (pastes, editors)
         rank = int(m.group("rank")) if m.group("rank") is not None else self.ctx.rank
+        if rank is not None and rank >= MAX_RANK:
+            self.error("bad_value", line_no, f"[rank{m.group('rank')[:40]}] is not a rank; read as no rank, line kept")
+            rank = None
         pid = int(m.group("pid"))
         msg = m.group("msg") or ""
         key = (rank, pid)

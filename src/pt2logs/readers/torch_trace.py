@@ -32,6 +32,33 @@ from pt2logs.readers.trace_state import (
     compile_id_text,
 )
 
+#: the largest rank read from a log (a larger number is damage, not a rank)
+MAX_RANK = 1 << 20
+_INT_FIELDS = ("frame_id", "frame_compile_id", "compiled_autograd_id", "attempt", "rank")
+
+
+def clean_context(st: TraceState, env: dict, line_no: int) -> tuple:
+    """The integer context fields of an envelope (frame_id, frame_compile_id, compiled_autograd_id,
+    attempt, rank), each one that is not an integer (or a rank out of range) read as absent with a
+    warning; the record and its other fields are kept. Values too large for their column are NULLed
+    (and reported) when the batch is built."""
+    out = []
+    for k in _INT_FIELDS:
+        v = env.get(k)
+        if v is not None and (type(v) is not int or (k == "rank" and not 0 <= v < MAX_RANK)):
+            text = repr(v)
+            st.error("bad_value", line_no, f"envelope {k} is {text[:80]}, not {'a rank' if k == 'rank' else 'an integer'}; "
+                     "read as absent, record kept", text)
+            v = None
+        out.append(v)
+    return tuple(out)
+
+
+def bad_name(st: TraceState, name: object, line_no: int) -> str:
+    text = orjson.dumps(name, default=str).decode()
+    st.error("bad_value", line_no, f"artifact name is {text[:80]}, not a string; kept as its JSON text", text)
+    return text
+
 
 def read_trace(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
     """Parse one TORCH_TRACE file given as byte chunks; yield ``(table, batch)``."""
@@ -94,9 +121,12 @@ def read_records(st: TraceState, records: Iterable[Record]) -> Iterator[Batch]:
             st.error("bad_json", rec.line_no, f"envelope is not valid JSON ({e}); record kept in events without metadata", rec.envelope)
             env = None
             st._last_ok = False
-        if env is not None and type(env) is not dict:
-            st.error("not_an_object", rec.line_no, f"envelope is JSON {type(env).__name__}, not an object; record kept in events without metadata", rec.envelope)
-            env = None
+        else:
+            if type(env) is not dict:
+                st.error("not_an_object", rec.line_no, f"envelope is JSON {'null' if env is None else type(env).__name__}, "
+                         "not an object; record kept in events without metadata", rec.envelope)
+                env = None
+                st._last_ok = False
         a_file(file)
         a_line(rec.line_no)
         a_nl(rec.n_lines)
@@ -130,9 +160,17 @@ def read_records(st: TraceState, records: Iterable[Record]) -> Iterator[Batch]:
                     break
             meta = env.get(kind) if kind is not None else None
             name = meta.get("name") if kind in named_kinds and type(meta) is dict else None
+            if name is not None and type(name) is not str:
+                name = bad_name(st, name, rec.line_no)
             fid = env.get("frame_id")
             fcid = env.get("frame_compile_id")
             ca = env.get("compiled_autograd_id")
+            att = env.get("attempt")
+            rank = env.get("rank")
+            if ((fid is not None and type(fid) is not int) or (fcid is not None and type(fcid) is not int)
+                    or (ca is not None and type(ca) is not int) or (att is not None and type(att) is not int)
+                    or (rank is not None and (type(rank) is not int or not 0 <= rank < MAX_RANK))):
+                fid, fcid, ca, att, rank = clean_context(st, env, rec.line_no)
             if fid is None and fcid is None and ca is None:
                 cid = None
             else:
@@ -140,8 +178,7 @@ def read_records(st: TraceState, records: Iterable[Record]) -> Iterator[Batch]:
                 cid = cid_cache.get(ck, False)
                 if cid is False:
                     cid = cid_cache[ck] = compile_id_text(ca, fid, fcid)
-            rank = env.get("rank")
-            if type(rank) is int:
+            if rank is not None:
                 st.rank = rank
                 stats.ranks.add(rank)
             else:
@@ -149,11 +186,10 @@ def read_records(st: TraceState, records: Iterable[Record]) -> Iterator[Batch]:
             a_kind(kind)
             a_name(name)
             a_cid(cid)
-            a_fid(fid if type(fid) is int else None)
-            a_fcid(fcid if type(fcid) is int else None)
-            att = env.get("attempt")
-            a_att(att if type(att) is int else None)
-            a_ca(ca if type(ca) is int else None)
+            a_fid(fid)
+            a_fcid(fcid)
+            a_att(att)
+            a_ca(ca)
             a_rank(rank)
             expect = env.get("has_payload")
             a_md5(expect if type(expect) is str else None)

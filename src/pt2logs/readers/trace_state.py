@@ -20,7 +20,7 @@ import pt2logs.tables  # noqa: F401  (registers the tables)
 from pt2logs.readers.kit import EXCERPT, Batch, FileContext, RowSink
 from pt2logs.readers.records import Record
 from pt2logs.readers.timebase import TimeBase
-from pt2logs.schema import TABLES, Rows, TupleRows
+from pt2logs.schema import TABLES, Rows, TupleRows, to_array
 
 CONTEXT_KEYS = frozenset(
     {"rank", "compiled_autograd_id", "frame_id", "frame_compile_id", "attempt", "stack", "subgraph_name", "has_payload"}
@@ -28,7 +28,8 @@ CONTEXT_KEYS = frozenset(
 #: event kinds whose metadata names an artifact
 NAMED_KINDS = frozenset({"artifact", "dump_file", "graph_dump"})
 
-WARNING_KINDS = frozenset({"payload_md5_mismatch", "truncated", "decode_error", "unmatched_span_end", "unclosed_span"})
+WARNING_KINDS = frozenset({"payload_md5_mismatch", "truncated", "decode_error", "unmatched_span_end", "unclosed_span",
+                           "bad_value"})
 
 
 
@@ -170,14 +171,13 @@ class TraceState:
         for name in t.reader_columns:
             col = t.column(name)
             vals = ev[name]
-            if name == "payload":
-                arrays.append(self._text_array(vals, ev["line_no"], "payload"))
-            elif name in ("envelope", "pathname", "level"):
+            if name in ("payload", "envelope", "pathname", "level"):
                 arrays.append(self._text_array(vals, ev["line_no"], name))
-            elif col.kind == "ts":
-                arrays.append(pa.array(vals, type=pa.int64()).cast(col.type))
-            else:
-                arrays.append(pa.array(vals, type=col.type))
+                continue
+            bad: list[int] = []
+            arrays.append(to_array(vals, col, bad))
+            for i in bad:
+                self.out.bad_value("events", name, vals[i], ev["line_no"][i])
         for lst in ev.values():
             lst.clear()  # in place: the reader's hot loop holds references to these lists
         self._ev_keys.clear()
