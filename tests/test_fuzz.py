@@ -11,6 +11,7 @@ seeded (reproducible) and bounded in time.
 from __future__ import annotations
 
 import io
+import os
 import random
 import re
 import time
@@ -28,8 +29,6 @@ from pt2logs.readers.kit import FileContext
 from pt2logs.schema import TABLES, stamp
 
 pytestmark = pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures not present")
-
-import os
 
 SECONDS = float(os.environ.get("PT2LOGS_FUZZ_SECONDS", 25))
 SEED = int(os.environ.get("PT2LOGS_FUZZ_SEED", 20261122))
