@@ -26,6 +26,9 @@ Robustness rules (each tested):
 * A file that does not end with a newline was cut: reported (``truncated``).
 * A line longer than :data:`~pt2logs.readers.kit.MAX_LINE` is reported (``line_too_long``) and
   skipped: unlike a text line, a cut JSON envelope or payload line could not be read anyway.
+* A payload larger than :data:`MAX_PAYLOAD` keeps its first MAX_PAYLOAD bytes; the rest is counted
+  (line numbers stay right) and reported (``payload_too_large``). Runs of empty payload lines cost a
+  byte each, not an object each: memory stays bounded whatever the input.
 
 Records are yielded as plain tuples (see :data:`Record`) so that a 1 GB file
 costs no more Python objects than it has records.
@@ -39,9 +42,14 @@ from typing import NamedTuple
 
 from pt2logs.readers.kit import EXCERPT, MAX_LINE
 
+#: the most of one record's payload held in memory (and kept); the rest of a larger one is skipped
+MAX_PAYLOAD = 24 << 20
+
 # glog prefix: level, MMDD, HH:MM:SS, micros, thread, path, lineno. The JSON starts after "] ".
 HEADER_RE = re.compile(rb"([VIWEC])(\d{4}) (\d\d):(\d\d):(\d\d)\.(\d{6}) +(\d+) ([^\n]*?):(\d+)\] ")
-_LINE_START = re.compile(rb"\n(?!\t)")
+#: a line start that is not a payload line (TAB) nor an empty line (an empty line inside a payload is a
+#: payload line that lost its TAB: it stays in the payload segment, so runs of them cost nothing)
+_LINE_START = re.compile(rb"\n(?![\t\n])")
 
 
 class Record(NamedTuple):
@@ -93,9 +101,11 @@ def iter_records(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int =
     # the open record: line_no, header fields (None for a pseudo-record after garbage), payload parts
     p_line = 0
     p_fields: tuple | None = None
-    p_parts: list[bytes] = []
+    p_parts: list[bytes | bytearray] = []
     p_open = False
     p_n = 0
+    p_size = 0  # bytes held for the open record's payload: at most MAX_PAYLOAD
+    p_cut = False
     ended_with_newline = True
     hdr_match = _HDR.match
     starts_of = _LINE_START.finditer
@@ -135,7 +145,11 @@ def iter_records(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int =
             if s > pos:
                 n = buf.count(b"\n", pos, s)
                 if p_open:
-                    p_parts.append(buf[pos:s])
+                    if p_size < MAX_PAYLOAD:
+                        p_parts.append(buf[pos:s])
+                        p_size += s - pos
+                    else:
+                        p_cut = True
                     p_n += n
                 elif buf[pos:s].strip():
                     on_error("orphan_payload", line_at, f"{n} payload line(s) with no header before them; skipped", buf[pos : min(s, pos + EXCERPT)])
@@ -148,28 +162,42 @@ def iter_records(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int =
                     on_error("bad_prefix", line_at, "line is neither a payload line (TAB) nor a glog header; skipped", line[:EXCERPT])
                     if not p_open:
                         # payload lines after garbage with no record open are orphans, reported once
-                        p_open, p_fields, p_parts, p_line, p_n = True, None, [], line_at, 1
+                        p_open, p_fields, p_parts, p_line, p_n, p_size, p_cut = True, None, [], line_at, 1, 0, False
                 elif p_open:
-                    p_parts.append(b"\n")  # an empty payload line whose TAB was lost
+                    # an empty payload line whose TAB was lost: runs of them share one bytearray
+                    if p_size < MAX_PAYLOAD:
+                        if p_parts and type(p_parts[-1]) is bytearray:
+                            p_parts[-1].append(10)
+                        else:
+                            p_parts.append(bytearray(b"\n"))
+                        p_size += 1
+                    else:
+                        p_cut = True
                     p_n += 1
                 line_at += 1
                 pos = end + 1
                 continue
             if p_open:
                 if p_fields is not None:
+                    if p_cut:
+                        _too_large(on_error, p_line, p_n)
                     yield _record(p_line, p_n, p_fields, p_parts, crlf)
                 elif p_parts:
                     on_error("orphan_payload", p_line + 1, "payload line(s) after a bad line; skipped", b"".join(p_parts)[:EXCERPT])
             lv, mmdd, hms, us, thread, path, lineno = m.groups()
             env = buf[m.end() : end - 1 if crlf and buf[end - 1] == 13 else end]
             p_fields = (lv, int(mmdd), tod(hms) + int(us), int(thread), path, int(lineno), env)
-            p_line, p_parts, p_open, p_n = line_at, [], True, 1
+            p_line, p_parts, p_open, p_n, p_size, p_cut = line_at, [], True, 1, 0, False
             line_at += 1
             pos = end + 1
         if pos <= last_nl:
             n = buf.count(b"\n", pos, last_nl + 1)
             if p_open:
-                p_parts.append(buf[pos : last_nl + 1])
+                if p_size < MAX_PAYLOAD:
+                    p_parts.append(buf[pos : last_nl + 1])
+                    p_size += last_nl + 1 - pos
+                else:
+                    p_cut = True
                 p_n += n
             elif buf[pos : last_nl + 1].strip():
                 on_error("orphan_payload", line_at, f"{n} payload line(s) with no header before them; skipped", buf[pos : min(last_nl + 1, pos + EXCERPT)])
@@ -177,6 +205,8 @@ def iter_records(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int =
         buf = buf[last_nl + 1 :]
     if p_open:
         if p_fields is not None:
+            if p_cut:
+                _too_large(on_error, p_line, p_n)
             yield _record(p_line, p_n, p_fields, p_parts, crlf)
         elif p_parts:
             on_error("orphan_payload", p_line + 1, "payload line(s) after a bad line; skipped", b"".join(p_parts)[:EXCERPT])
@@ -184,10 +214,16 @@ def iter_records(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int =
         on_error("truncated", line_at - 1, "the file does not end with a newline: it was cut mid-line (the last record may be incomplete)", b"")
 
 
-def _record(line_no: int, n: int, fields: tuple, parts: list[bytes], crlf: bool | None) -> Record:
+def _too_large(on_error: ErrorSink, line_no: int, n: int) -> None:
+    on_error("payload_too_large", line_no, f"a payload of {n - 1} lines is larger than {MAX_PAYLOAD >> 20} MiB: its first "
+             f"{MAX_PAYLOAD >> 20} MiB are kept (its md5 cannot match), the rest is counted and skipped", b"")
+
+
+def _record(line_no: int, n: int, fields: tuple, parts: list[bytes | bytearray], crlf: bool | None) -> Record:
     payload: bytes | None = None
     if parts:
-        raw = parts[0] if len(parts) == 1 else b"".join(parts)
+        raw = bytes(parts[0]) if len(parts) == 1 else b"".join(parts)
+        parts.clear()  # the caller's list: its slices go now, not at the next record (one payload copy less)
         # whole lines, each ending in "\n"; each payload line starts with one TAB (unless it lost it)
         raw = raw[1:-1] if raw[:1] == b"\t" else raw[:-1]
         if crlf:

@@ -29,7 +29,7 @@ CONTEXT_KEYS = frozenset(
 NAMED_KINDS = frozenset({"artifact", "dump_file", "graph_dump"})
 
 WARNING_KINDS = frozenset({"payload_md5_mismatch", "truncated", "decode_error", "unmatched_span_end", "unclosed_span",
-                           "bad_value"})
+                           "bad_value", "payload_too_large"})
 
 
 
