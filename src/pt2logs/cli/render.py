@@ -8,6 +8,7 @@ from typing import Any
 import click
 import orjson
 
+from pt2logs.cli.outputs import short
 from pt2logs.ingestion import IngestResult
 
 
@@ -89,8 +90,6 @@ def stderr_is_tty() -> bool:
 
 
 # ---------------------------------------------------------------------------- reports
-
-from pt2logs.outputs import short  # noqa: E402
 
 SUMMARY_COLUMNS: dict[str, list[str]] = {
     "phases": ["phase", "seconds", "pct"],
