@@ -6,6 +6,7 @@ so the CLI has no import cycles.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
@@ -51,3 +52,47 @@ def connect_warehouse(warehouse: str) -> Any:
 
 def query_error(e: Exception) -> click.ClickException:
     return click.ClickException(str(e))
+
+
+# ---------------------------------------------------------------------------- output
+
+
+class FormatChoice(click.Choice):
+    """A --format choice; ``text`` is still accepted for ``table`` (summary and diff called it that)."""
+
+    ALIASES = {"text": "table"}
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return super().convert(self.ALIASES.get(value, value), param, ctx)
+
+
+def format_option(capability: str = "rows") -> Any:
+    """The one ``--format/-f`` option: every output format that can write ``capability``
+    (``rows`` for a result table, ``report`` for a summary or diff), from the registry."""
+    from pt2logs.cli.outputs import formats_that
+
+    names = formats_that(capability)
+    what = "table is for people" if capability == "rows" else "table is for people, json for machines"
+    return click.option("--format", "-f", "fmt", type=FormatChoice(names), default="table", show_default=True,
+                        help=f"Output format ({what}).")
+
+
+def output_option(f: Any) -> Any:
+    return click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
+                        help="Write to this file instead of stdout (needed for parquet on a terminal).")(f)
+
+
+def write_rows(table: Any, fmt: str, output: str | None) -> None:
+    """Write a result table in format ``fmt`` to ``output`` or stdout."""
+    from pt2logs.cli.outputs import OUTPUT_FORMATS
+
+    writer = OUTPUT_FORMATS[fmt]
+    if output:
+        with open(output, "wb") as f:
+            writer(table, f)
+        click.echo(f"wrote {table.num_rows} rows to {output}", err=True)
+        return
+    if writer.binary and sys.stdout.isatty():
+        raise click.UsageError(f"{fmt} output is binary: give --output FILE or redirect stdout")
+    writer(table, sys.stdout.buffer)
+    sys.stdout.flush()

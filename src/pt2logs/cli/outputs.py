@@ -1,7 +1,10 @@
-"""Output formats for query results: a registry the CLI and the tests loop over.
+"""Output formats: the registry behind every command's ``--format``.
 
-Each writer takes a pyarrow Table and a binary stream. ``table`` is for
-people (rich, fits the terminal); the others are for machines and files.
+Each format writes a pyarrow Table (the rows of a query) to a binary stream, and declares what
+else it can do: ``binary`` formats need ``--output FILE`` or a redirect, ``report`` formats can also
+write a summary or diff (several sections; :mod:`pt2logs.cli.render` does that). Commands derive
+their ``--format`` choices from here (:func:`pt2logs.cli.options.format_option`), never from a list
+of their own. ``table`` is for people (rich, fits the terminal); the others are for machines and files.
 """
 
 from __future__ import annotations
@@ -10,21 +13,46 @@ import csv
 import datetime as dt
 import io
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import orjson
 import pyarrow as pa
 
 Writer = Callable[[pa.Table, BinaryIO], None]
-OUTPUT_FORMATS: dict[str, Writer] = {}
+
+#: what a format can write besides rows
+CAPABILITIES = ("rows", "report")
 
 
-def output_format(name: str) -> Callable[[Writer], Writer]:
+@dataclass(frozen=True)
+class OutputFormat:
+    name: str
+    write: Writer
+    writes: frozenset[str] = frozenset({"rows"})
+    binary: bool = False  # not text: refuse to print it on a terminal
+
+    def __call__(self, t: pa.Table, out: BinaryIO) -> None:
+        self.write(t, out)
+
+
+OUTPUT_FORMATS: dict[str, OutputFormat] = {}
+
+
+def output_format(name: str, *, writes: tuple[str, ...] = ("rows",), binary: bool = False) -> Callable[[Writer], Writer]:
+    assert set(writes) <= set(CAPABILITIES), writes
+
     def deco(fn: Writer) -> Writer:
-        OUTPUT_FORMATS[name] = fn
+        OUTPUT_FORMATS[name] = OutputFormat(name, fn, frozenset(writes), binary)
         return fn
 
     return deco
+
+
+def formats_that(capability: str) -> list[str]:
+    """The names of the formats that can write ``capability`` (rows, report), in registry order."""
+    assert capability in CAPABILITIES, capability
+    return [n for n, f in OUTPUT_FORMATS.items() if capability in f.writes]
 
 
 def _jsonable(v: Any) -> Any:
@@ -68,7 +96,7 @@ def short(v: Any, width: int = 40) -> str:
     return s if len(s) <= width else s[: width - 1] + "…"
 
 
-@output_format("table")
+@output_format("table", writes=("rows", "report"))
 def write_table(t: pa.Table, out: BinaryIO) -> None:
     """For people: one line per row, long text cut (use csv/json/markdown for full values)."""
     from rich.console import Console
@@ -104,7 +132,7 @@ def write_csv(t: pa.Table, out: BinaryIO) -> None:
     out.write(buf.getvalue().encode())
 
 
-@output_format("json")
+@output_format("json", writes=("rows", "report"))
 def write_json(t: pa.Table, out: BinaryIO) -> None:
     out.write(orjson.dumps(_rows(t), default=str, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n")
 
@@ -126,7 +154,7 @@ def write_markdown(t: pa.Table, out: BinaryIO) -> None:
     out.write(("\n".join(lines) + "\n").encode())
 
 
-@output_format("parquet")
+@output_format("parquet", binary=True)
 def write_parquet(t: pa.Table, out: BinaryIO) -> None:
     import pyarrow.parquet as pq
 

@@ -7,7 +7,15 @@ from typing import Any
 
 import click
 
-from pt2logs.cli.options import connect_warehouse, filter_options, query_error, warehouse_option
+from pt2logs.cli.options import (
+    connect_warehouse,
+    filter_options,
+    format_option,
+    output_option,
+    query_error,
+    warehouse_option,
+    write_rows,
+)
 
 
 @click.command()
@@ -35,8 +43,8 @@ def queries(verbose: bool) -> None:
 @click.option("-p", "--param", "params", nargs=2, multiple=True, metavar="NAME VALUE", help="Query parameter, e.g. -p run_id 3f2a -p limit 10.")
 @filter_options
 @click.option("--run", "run", help="Only this run (id, id prefix or name); same as -p run_id RUN.")
-@click.option("--format", "-f", "fmt", default="table", show_default=True, type=click.Choice(sorted(__import__("pt2logs.cli.outputs", fromlist=["x"]).OUTPUT_FORMATS)), help="Output format.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write to this file instead of stdout (needed for parquet on a terminal).")
+@format_option()
+@output_option
 def query(query: str, warehouse: str, params: tuple[tuple[str, str], ...], since: str | None, until: str | None,
           tag: str | None, run: str | None, fmt: str, output: str | None) -> None:
     """Run a named query, or SQL (QUERY with spaces, or - to read it from stdin).
@@ -51,7 +59,6 @@ def query(query: str, warehouse: str, params: tuple[tuple[str, str], ...], since
       pt2logs query "SELECT cause, count(*) FROM recompiles GROUP BY 1"
       echo "SELECT * FROM runs" | pt2logs query - -f csv
     """
-    from pt2logs.cli.outputs import OUTPUT_FORMATS
     from pt2logs.queries import QueryError, bind, get_query, load_queries, run_sql
 
     given: dict[str, Any] = {k: v for k, v in params}
@@ -74,21 +81,13 @@ def query(query: str, warehouse: str, params: tuple[tuple[str, str], ...], since
         table = run_sql(con, sql, bound)
     except QueryError as e:
         raise query_error(e) from None
-    if fmt == "parquet" and output is None and sys.stdout.isatty():
-        raise click.UsageError("parquet output is binary: give --output FILE or redirect stdout")
-    if output:
-        with open(output, "wb") as f:
-            OUTPUT_FORMATS[fmt](table, f)
-        click.echo(f"wrote {table.num_rows} rows to {output}", err=True)
-    else:
-        OUTPUT_FORMATS[fmt](table, sys.stdout.buffer)
-        sys.stdout.flush()
+    write_rows(table, fmt, output)
 
 
 @click.command()
 @click.argument("run", required=False)
 @warehouse_option
-@click.option("--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option("report")
 @click.option("--rows", default=10, show_default=True, help="Rows per section.")
 def summary(run: str | None, warehouse: str, fmt: str, rows: int) -> None:
     """What happened in one run: compiles, time by phase, recompiles, breaks, kernels, caches.
@@ -109,14 +108,14 @@ def summary(run: str | None, warehouse: str, fmt: str, rows: int) -> None:
         s = build(con, run)
     except QueryError as e:
         raise query_error(e) from None
-    print_summary(s, as_json=fmt == "json", max_rows=rows)
+    print_summary(s, fmt, max_rows=rows)
 
 
 @click.command()
 @click.argument("run_a")
 @click.argument("run_b")
 @warehouse_option
-@click.option("--format", "-f", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option("report")
 @click.option("--fail-on-regression", "fail_pct", type=float, metavar="PCT",
               help="Exit with status 1 if total compile time grew by more than PCT %, or new graph-break sites appeared (for CI gates).")
 def diff(run_a: str, run_b: str, warehouse: str, fmt: str, fail_pct: float | None) -> None:
@@ -137,7 +136,7 @@ def diff(run_a: str, run_b: str, warehouse: str, fmt: str, fail_pct: float | Non
         d = build(con, run_a, run_b)
     except QueryError as e:
         raise query_error(e) from None
-    print_diff(d, as_json=fmt == "json")
+    print_diff(d, fmt)
     if fail_pct is not None:
         why = regression(d, fail_pct)
         if why:
@@ -148,8 +147,9 @@ def diff(run_a: str, run_b: str, warehouse: str, fmt: str, fail_pct: float | Non
 @click.command()
 @click.argument("run", required=False)
 @warehouse_option
-@click.option("--format", "-f", "fmt", default="table", show_default=True, type=click.Choice(["table", "json", "csv", "markdown"]))
-def ranks(run: str | None, warehouse: str, fmt: str) -> None:
+@format_option()
+@output_option
+def ranks(run: str | None, warehouse: str, fmt: str, output: str | None) -> None:
     """Per-rank divergence in a multi-rank run: ranks whose compiles, recompiles,
     cache outcomes or graph breaks differ from the majority (a desync shows here first).
 
@@ -157,7 +157,6 @@ def ranks(run: str | None, warehouse: str, fmt: str) -> None:
     Example:
       pt2logs ranks ddp_2rank
     """
-    from pt2logs.cli.outputs import OUTPUT_FORMATS
     from pt2logs.queries import QueryError, run_named
     from pt2logs.report import resolve_run
 
@@ -167,11 +166,11 @@ def ranks(run: str | None, warehouse: str, fmt: str) -> None:
         table = run_named(con, "rank_divergence", {"run_id": r.run_id})
     except QueryError as e:
         raise query_error(e) from None
-    if table.num_rows == 0:
-        click.echo(f"{r.name} ({r.run_id}) has a single rank: nothing to compare")
-        return
-    differing = [x for x in table.to_pylist() if x["differs_in"]]
     if fmt == "table":
+        if table.num_rows == 0:
+            click.echo(f"{r.name} ({r.run_id}) has a single rank: nothing to compare")
+            return
+        differing = [x for x in table.to_pylist() if x["differs_in"]]
         click.echo(f"{r.name} ({r.run_id}): {len(differing)} of {table.num_rows} ranks differ from the majority")
         table = table.drop_columns(["run"])
-    OUTPUT_FORMATS[fmt](table, sys.stdout.buffer)
+    write_rows(table, fmt, output)

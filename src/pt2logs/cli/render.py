@@ -134,10 +134,16 @@ def _console() -> Any:
     return Console(width=max(80, min(140, shutil.get_terminal_size((100, 24)).columns)), highlight=False, soft_wrap=False)
 
 
-def print_summary(s: Any, as_json: bool = False, max_rows: int = 10) -> None:
-    if as_json:
-        click.echo(orjson.dumps(s.as_dict(), default=str, option=orjson.OPT_INDENT_2).decode())
-        return
+def _print_json(report: Any) -> None:
+    click.echo(orjson.dumps(report.as_dict(), default=str, option=orjson.OPT_INDENT_2).decode())
+
+
+def print_summary(s: Any, fmt: str = "table", max_rows: int = 10) -> None:
+    """Print a summary in one of the formats that write reports (``formats_that("report")``)."""
+    if fmt == "json":
+        return _print_json(s)
+    if fmt != "table":
+        raise ValueError(f"no report writer for format {fmt!r}")
     c = _console()
     o = s.overview
     started = o["started_at"].strftime("%Y-%m-%d %H:%M:%S UTC") if o.get("started_at") else "unknown"
@@ -171,10 +177,12 @@ def _query_of(section: str) -> str:
     return next(q for k, _, q, _ in SUMMARY_SECTIONS if k == section)
 
 
-def print_diff(d: Any, as_json: bool = False, max_rows: int = 10) -> None:
-    if as_json:
-        click.echo(orjson.dumps(d.as_dict(), default=str, option=orjson.OPT_INDENT_2).decode())
-        return
+def print_diff(d: Any, fmt: str = "table", max_rows: int = 10) -> None:
+    """Print a diff in one of the formats that write reports (``formats_that("report")``)."""
+    if fmt == "json":
+        return _print_json(d)
+    if fmt != "table":
+        raise ValueError(f"no report writer for format {fmt!r}")
     c = _console()
     c.print(f"[bold]A[/bold] {d.a.name} ({d.a.run_id})  →  [bold]B[/bold] {d.b.name} ({d.b.run_id})")
     c.print(_rich_table(d.headline, ["metric", "a", "b", "delta", "pct"], title="Headline"))
