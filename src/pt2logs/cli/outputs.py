@@ -96,6 +96,14 @@ def short(v: Any, width: int = 40) -> str:
     return s if len(s) <= width else s[: width - 1] + "…"
 
 
+def plain(v: Any, width: int | None = None) -> Any:
+    """A value as a rich Text: shown as it is, never read as markup (``[/bold]``, ``[rank0]:``) or
+    emoji codes. Every value that comes from the data reaches rich this way."""
+    from rich.text import Text
+
+    return Text(cell(v) if width is None else short(v, width))
+
+
 @output_format("table", writes=("rows", "report"))
 def write_table(t: pa.Table, out: BinaryIO) -> None:
     """For people: one line per row, long text cut (use csv/json/markdown for full values)."""
@@ -103,14 +111,15 @@ def write_table(t: pa.Table, out: BinaryIO) -> None:
     from rich.table import Table
 
     buf = io.StringIO()
-    console = Console(file=buf, width=_width(), force_terminal=False, color_system=None)
+    console = Console(file=buf, width=_width(), force_terminal=False, color_system=None, emoji=False, highlight=False)
     rt = Table(header_style="bold", show_edge=False, pad_edge=False, box=None)
     numeric = [pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_decimal(f.type) for f in t.schema]
     width = max(16, min(48, (_width() - 2 * len(t.column_names)) // max(1, len(t.column_names)) * 2))
     for name, num in zip(t.column_names, numeric):
-        rt.add_column(name, justify="right" if num else "left", no_wrap=True, overflow="ellipsis", min_width=min(len(name), 14))
+        rt.add_column(plain(name), justify="right" if num else "left", no_wrap=True, overflow="ellipsis",
+                      min_width=min(len(name), 14))
     for row in t.to_pylist():
-        rt.add_row(*[short(row[c], width) for c in t.column_names])
+        rt.add_row(*[plain(row[c], width) for c in t.column_names])
     console.print(rt)
     console.print(f"{t.num_rows} row{'s' if t.num_rows != 1 else ''}")
     out.write(buf.getvalue().encode())
@@ -143,14 +152,21 @@ def write_ndjson(t: pa.Table, out: BinaryIO) -> None:
         out.write(orjson.dumps(row, default=str, option=orjson.OPT_NON_STR_KEYS) + b"\n")
 
 
+#: a markdown table cell shows its text: no raw HTML or entities (& and <: with < escaped no tag or
+#: autolink can start, so a lone > is inert and stays readable, e.g. `if m > 1000:`), no cell break
+#: (| and the backslash, so that a backslash in the data cannot undo the escape of a |), one line
+_MARKDOWN_CELL = str.maketrans({"&": "&amp;", "<": "&lt;", "\\": "\\\\", "|": "\\|", "\n": " ", "\r": " "})
+
+
+def markdown_cell(s: str) -> str:
+    return s.translate(_MARKDOWN_CELL)
+
+
 @output_format("markdown")
 def write_markdown(t: pa.Table, out: BinaryIO) -> None:
-    def esc(s: str) -> str:
-        return s.replace("|", "\\|").replace("\n", " ")
-
-    lines = ["| " + " | ".join(t.column_names) + " |", "|" + "---|" * len(t.column_names)]
+    lines = ["| " + " | ".join(markdown_cell(c) for c in t.column_names) + " |", "|" + "---|" * len(t.column_names)]
     for row in t.to_pylist():
-        lines.append("| " + " | ".join(esc(cell(v)) for v in row.values()) + " |")
+        lines.append("| " + " | ".join(markdown_cell(cell(v)) for v in row.values()) + " |")
     out.write(("\n".join(lines) + "\n").encode())
 
 
