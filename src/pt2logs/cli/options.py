@@ -6,6 +6,7 @@ so the CLI has no import cycles.
 
 from __future__ import annotations
 
+import datetime as dt
 import sys
 from typing import Any
 
@@ -21,21 +22,59 @@ def warehouse_option(f: Any) -> Any:
                         show_default=True, help=WAREHOUSE_HELP)(f)
 
 
+TAG_HINT = "expected KEY=VALUE, e.g. --tag model=llama"
+
+
+def parse_tag(value: str) -> tuple[str, str]:
+    """``KEY=VALUE`` → (key, value), split at the first ``=`` (``k=a=b`` is key k, value a=b)."""
+    key, eq, val = value.partition("=")
+    if not eq:
+        raise click.BadParameter(f"{value!r} has no '=': {TAG_HINT}", param_hint="'--tag'")
+    if not key.strip():
+        raise click.BadParameter(f"{value!r} has no KEY before '=': {TAG_HINT}", param_hint="'--tag'")
+    return key.strip(), val.strip()
+
+
 def parse_tags(values: tuple[str, ...]) -> dict[str, str]:
-    tags = {}
-    for v in values:
-        if "=" not in v or not v.split("=", 1)[0].strip():
-            raise click.BadParameter(f"{v!r}: expected KEY=VALUE, e.g. --tag model=llama", param_hint="--tag")
-        k, val = v.split("=", 1)
-        tags[k.strip()] = val.strip()
-    return tags
+    return dict(parse_tag(v) for v in values)
+
+
+# ---------------------------------------------------------------------------- run filters
+
+
+def _tag_filter(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    key, val = parse_tag(value)
+    return f"{key}={val}"  # the form the queries' tag_match() splits at the first '='
+
+
+def _time_filter(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Check that --since/--until read as times, and, once both are known, that since < until."""
+    from pt2logs.queries import QueryError, parse_since
+
+    if value is None:
+        return None
+    now = ctx.meta.setdefault("pt2logs.now", dt.datetime.now(dt.timezone.utc))
+    try:
+        parse_since(value, now)
+    except QueryError as e:
+        raise click.BadParameter(str(e), ctx, param) from None
+    since, until = (value, ctx.params.get("until")) if param.name == "since" else (ctx.params.get("since"), value)
+    t0, t1 = parse_since(since, now), parse_since(until, now)
+    if t0 is not None and t1 is not None and t0 >= t1:
+        raise click.UsageError(
+            f"--since {since} ({t0:%Y-%m-%d %H:%M} UTC) is not before --until {until} ({t1:%Y-%m-%d %H:%M} UTC), "
+            f"so no run can match. --since is the older end: e.g. --since 14d --until 7d.", ctx)
+    return value
 
 
 def filter_options(f: Any) -> Any:
-    """--since / --until / --tag, shared by every command that reads runs."""
-    f = click.option("--tag", "tag", metavar="KEY=VALUE", help="Only runs with this tag, e.g. --tag model=llama.")(f)
-    f = click.option("--until", help="Only runs that started before this (7d, 12h, 2w or a date).")(f)
-    f = click.option("--since", help="Only runs that started on/after this (7d, 12h, 2w or a date).")(f)
+    """--since / --until / --tag, shared by every command that reads runs; bad values are usage errors."""
+    f = click.option("--tag", "tag", metavar="KEY=VALUE", callback=_tag_filter,
+                     help="Only runs with this tag, e.g. --tag model=llama.")(f)
+    f = click.option("--until", callback=_time_filter, help="Only runs that started before this (7d, 12h, 2w or a date).")(f)
+    f = click.option("--since", callback=_time_filter, help="Only runs that started on/after this (7d, 12h, 2w or a date).")(f)
     return f
 
 
