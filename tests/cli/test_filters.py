@@ -79,3 +79,9 @@ def test_bad_filters_are_usage_errors(tagged_wh, command, args, message):
 def test_bad_tags_on_ingest_are_usage_errors(wh, tag):
     r = cli("ingest", str(fixture_path("tlparse", "simple.log")), "-w", wh, "--tag", tag)
     assert r.exit_code == 2 and "expected KEY=VALUE" in r.output
+
+
+def test_split_by_a_tag_key_with_a_quote(tagged_wh):
+    r = cli("query", "compile_time_trend", "-w", tagged_wh, "-p", "by", 'a"b', "-f", "json")
+    assert r.exit_code == 0, r.output
+    assert sorted(x["group"] for x in json.loads(r.output)) == ["(none)", "1"]
