@@ -66,9 +66,10 @@ def test_named_queries_filter_the_same_way(tagged_wh):
     (["--until", "2026-10-01", "--since", "2026-11-01"], "is not before --until 2026-10-01"),
     (["--since", "yesterday"], "cannot read 'yesterday' as a time: use 7d, 12h, 2w or a date"),
 ])
-@pytest.mark.parametrize("command", [["query", "runs"], ["dashboard", "-o", "unused.html"]])
-def test_bad_filters_are_usage_errors(tagged_wh, command, args, message):
-    r = cli(*command, "-w", tagged_wh, *args)
+@pytest.mark.parametrize("command", [["query", "runs"], ["dashboard"]])
+def test_bad_filters_are_usage_errors(tagged_wh, tmp_path, command, args, message):
+    out = ["-o", str(tmp_path / "dashboard.html")] if command == ["dashboard"] else []
+    r = cli(*command, "-w", tagged_wh, *out, *args)
     assert r.exit_code == 2, r.output
     assert message in r.output and "Usage:" in r.output
     if "--until" in args:
