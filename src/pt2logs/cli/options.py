@@ -1,4 +1,5 @@
-"""Options and helpers that several commands share: the warehouse, run filters, tags.
+"""Options and helpers that several commands share: the warehouse, the run filters
+(--since/--until/--tag/--run), tags, and the one --format option (from the output registry).
 
 Command modules import from here, never from each other or from the package ``__init__``,
 so the CLI has no import cycles.
@@ -12,6 +13,7 @@ from typing import Any
 
 import click
 
+from pt2logs.cli.outputs import OUTPUT_FORMATS, formats_that
 from pt2logs.warehouse import DEFAULT_WAREHOUSE
 
 WAREHOUSE_HELP = "Warehouse folder or URL (s3://, gs://, ...). Default: $PT2LOGS_WAREHOUSE or ./pt2logs_warehouse."
@@ -78,6 +80,10 @@ def filter_options(f: Any) -> Any:
     return f
 
 
+def run_option(f: Any) -> Any:
+    return click.option("--run", "run", help="Only this run (id, id prefix or name); same as -p run_id RUN.")(f)
+
+
 def connect_warehouse(warehouse: str) -> Any:
     """A DuckDB connection to an existing warehouse, or a usage error saying how to make one."""
     from pt2logs.views import connect
@@ -108,8 +114,6 @@ class FormatChoice(click.Choice):
 def format_option(capability: str = "rows") -> Any:
     """The one ``--format/-f`` option: every output format that can write ``capability``
     (``rows`` for a result table, ``report`` for a summary or diff), from the registry."""
-    from pt2logs.cli.outputs import formats_that
-
     names = formats_that(capability)
     what = "table is for people" if capability == "rows" else "table is for people, json for machines"
     return click.option("--format", "-f", "fmt", type=FormatChoice(names), default="table", show_default=True,
@@ -123,8 +127,6 @@ def output_option(f: Any) -> Any:
 
 def write_rows(table: Any, fmt: str, output: str | None) -> None:
     """Write a result table in format ``fmt`` to ``output`` or stdout."""
-    from pt2logs.cli.outputs import OUTPUT_FORMATS
-
     writer = OUTPUT_FORMATS[fmt]
     if output:
         with open(output, "wb") as f:

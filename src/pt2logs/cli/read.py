@@ -13,6 +13,7 @@ from pt2logs.cli.options import (
     format_option,
     output_option,
     query_error,
+    run_option,
     warehouse_option,
     write_rows,
 )
@@ -42,7 +43,7 @@ def queries(verbose: bool) -> None:
 @warehouse_option
 @click.option("-p", "--param", "params", nargs=2, multiple=True, metavar="NAME VALUE", help="Query parameter, e.g. -p run_id 3f2a -p limit 10.")
 @filter_options
-@click.option("--run", "run", help="Only this run (id, id prefix or name); same as -p run_id RUN.")
+@run_option
 @format_option()
 @output_option
 def query(query: str, warehouse: str, params: tuple[tuple[str, str], ...], since: str | None, until: str | None,
