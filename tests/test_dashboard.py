@@ -10,8 +10,12 @@ import datetime as dt
 import hashlib
 import html
 import json
+import os
 import re
 import shlex
+import shutil
+import subprocess
+import sys
 import time
 from collections import Counter
 from html.parser import HTMLParser
@@ -19,7 +23,7 @@ from html.parser import HTMLParser
 import pytest
 from click.testing import CliRunner
 from tests.browser import fleet as fl
-from tests.conftest import SAMPLES
+from tests.conftest import ROOT, SAMPLES
 from tests.rawscan import artifact_name, event_key, raw_records
 
 import pt2logs
@@ -97,6 +101,21 @@ def test_registry_mistakes_are_explained(tmp_path):
         D.parse_dashboard(bad)
     with pytest.raises(D.DashboardError, match="no dashboard 'nope'; there are: run, weekly"):
         D.get_dashboard("nope")
+
+
+def test_registry_is_found_in_a_checkout_and_in_an_installed_wheel(tmp_path):
+    assert D.dashboard_dirs() == [ROOT / "dashboards"]
+    # the wheel's layout (pyproject force-include): pt2logs/_data/{dashboards,queries}, no checkout around it
+    site = tmp_path / "site"
+    shutil.copytree(ROOT / "src" / "pt2logs", site / "pt2logs", ignore=shutil.ignore_patterns("__pycache__"))
+    for d in ("dashboards", "queries"):
+        shutil.copytree(ROOT / d, site / "pt2logs" / "_data" / d)
+    code = ("from pt2logs.dashboard import dashboard_dirs, load_dashboards; from pt2logs.queries import query_dirs;"
+            "print(dashboard_dirs(), query_dirs(), sorted(load_dashboards()))")
+    res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(site)})
+    data = site.resolve() / "pt2logs" / "_data"
+    assert res.stdout.strip() == f"{[data / 'dashboards']} {[data / 'queries']} ['run', 'weekly']"
 
 
 # ---------------------------------------------------------------------------- pages and numbers
@@ -309,6 +328,24 @@ def test_cli_errors(sample_wh, tmp_path):
     assert res.exit_code == 0 and "<h1>Run train_step" in (tmp_path / "run.html").read_text()
 
 
+def test_the_core_writes_no_cache_and_the_cli_keeps_the_bundle(sample_wh, tmp_path, monkeypatch):
+    monkeypatch.delenv("PT2LOGS_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    page = D.build(pt2logs.connect(sample_wh), since="2026-11-01", until="2026-11-23")
+    assert "window.vegaEmbed" in D.render_html(page)
+    assert not (tmp_path / "xdg").exists()  # the library builds the bundle in memory, writes nothing
+    args = ["-w", sample_wh, "--since", "2026-11-01", "--until", "2026-11-23", "-o", str(tmp_path / "d.html")]
+    assert CliRunner().invoke(dashboard_cmd, args).exit_code == 0
+    cached = tmp_path / "xdg" / "pt2logs" / D.bundle_name()
+    assert cached.read_text() == D.vega_bundle()  # the CLI caches it, under the user's cache dir
+    cached.write_text(D.vega_bundle() + "\n/* the cached copy */;")
+    assert CliRunner().invoke(dashboard_cmd, args).exit_code == 0
+    assert "/* the cached copy */" in (tmp_path / "d.html").read_text()  # ... and inlines what it cached
+    cached.write_text(D.vega_bundle()[:100_000])  # cut short: built again
+    assert CliRunner().invoke(dashboard_cmd, args).exit_code == 0
+    assert cached.read_text() == D.vega_bundle() and "/* the cached copy */" not in (tmp_path / "d.html").read_text()
+
+
 # ---------------------------------------------------------------------------- scale
 
 
@@ -324,7 +361,7 @@ def test_ten_thousand_runs_build_in_seconds(big_wh, kw):
     con = pt2logs.connect(big_wh)
     if "run" in kw:  # one copy of the graph_breaks sample
         kw = {"run": con.execute("SELECT run_id FROM runs WHERE name LIKE ?", [kw["run"]]).fetchall()[0][0]}
-    D.vega_bundle()  # cached on disk after the first call ever
+    D.vega_bundle()  # built once per process, on the first call
     t0 = time.perf_counter()
     page = D.build(con, since=SINCE, until=UNTIL, **kw)
     text = D.render_html(page)
@@ -344,3 +381,25 @@ def test_altair_row_limit_stays_on(big_wh):
     sel = D.Selection(None, None, None, None, None, None, dt.datetime.now(dt.timezone.utc), 10.0)
     card = D.build_card(pt2logs.connect(big_wh), s, sel, runs=10_000)
     assert card.spec is None and "10,000 rows, too many to chart (limit 5,000)" in card.error
+
+
+# ---------------------------------------------------------------------------- one regression rule
+
+
+def test_the_diff_gate_and_the_headline_share_one_regression_rule(monkeypatch):
+    from pt2logs.dashboard import headlines
+    from pt2logs.report import change_pct, improved, regressed
+
+    assert regressed(change_pct(100, 111), 10) and not regressed(change_pct(100, 110.04), 10)  # +10.0 % is not > 10 %
+    assert regressed(change_pct(0, 1), 10) and not regressed(change_pct(0, 0), 10) and not regressed(None, 10)
+    assert improved(change_pct(100, 89), 10) and not improved(change_pct(100, 90), 10)
+    # the headline decides with the same function: 1.1004 recompiles a run against 1 is +10.0 %, not a regression
+    week = {"window_start": UNTIL - dt.timedelta(days=7), "window_end": UNTIL, "compile_s": 0.0, "graph_breaks": 0,
+            "failures": 0, "new_break_sites": 0}
+    rows = [{**week, "runs": 10_000, "recompiles": 11_004}, {**week, "runs": 10, "recompiles": 10}]
+    monkeypatch.setattr(headlines, "run_named", lambda con, name, p: type("T", (), {"to_pylist": lambda self: rows})())
+    sel = D.Selection(None, UNTIL, None, None, None, None, UNTIL, 10.0)
+    m = {x.label: x for x in D.week_over_week(None, sel).metrics}
+    assert m["Recompiles"].status == "same" and m["Recompiles"].change == "+10% per run"
+    rows[0]["recompiles"] = 11_006  # +10.1 %
+    assert {x.label: x for x in D.week_over_week(None, sel).metrics}["Recompiles"].status == "worse"

@@ -282,3 +282,17 @@ def test_clear_errors(sample_wh, tmp_path):
     q = parse_query_file(p)
     with pytest.raises(QueryError, match="needs -p run_id"):
         bind(q, q.sql, {})
+
+
+def test_the_catalogue_is_read_once_per_process(monkeypatch):
+    from pt2logs import queries
+
+    load_queries(reload=True)
+    reads = []
+    monkeypatch.setattr(queries, "parse_query_file", lambda p: reads.append(p) or parse_query_file(p))
+    for _ in range(3):
+        assert get_query("runs").name == "runs" and "runs" in load_queries()
+    assert reads == []
+    load_queries()["runs"] = None  # callers get a copy
+    assert get_query("runs") is not None
+    assert 0 < len(load_queries(reload=True)) <= len(reads)  # reload=True reads the files again

@@ -37,13 +37,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pt2logs.readers import FORMATS, Format, detect
+from pt2logs.run_folders import RunFolders, anchor
 from pt2logs.sources import COMPRESSED_SUFFIXES, filesystem, full_path, is_remote, read_head
 
-TRACE_NAME = re.compile(r"dedicated_log_torch_trace_")
-#: TORCH_COMPILE_DEBUG layout: auxiliary files below these folders describe the folder's run
-DEBUG_ROOT = "torch_compile_debug"
-DEBUG_RUN = re.compile(r"^run_\d{4}(?:_\d\d){5}_\d+-pid_\d+$")
-TLPARSE_RANK_DIR = re.compile(r"^rank_\d+$")
 RANK_IN_NAME = re.compile(r"rank_(\d+)")
 RANK_IN_HEAD = re.compile(rb'"rank": (\d+)')
 
@@ -150,13 +146,13 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool =
             folders = list(_walk(fs, root))
             single = False
         found: list[tuple[str, InputFile]] = []
-        tl_dirs, tl_parents = _tlparse_dirs(folders) if not single else ({}, set())
+        rf = RunFolders(folders if not single else [])
         tl_hidden: dict[str, int] = defaultdict(int)
         for folder, entries in folders:
             for p, size, mtime in entries:
-                tl = _tlparse_group(folder, posixpath.basename(p), tl_dirs, tl_parents)
-                if tl is not None and not (folder in tl_dirs and posixpath.basename(p) in ("raw.jsonl", "raw.log")):
-                    tl_hidden[tl] += 1  # tlparse's report and artifact copies: read through raw.jsonl / raw.log
+                tl = rf.group(folder, posixpath.basename(p))
+                if tl is not None and not rf.read_here(folder, posixpath.basename(p)):
+                    tl_hidden[tl] += 1  # a run folder's report and artifact copies: read through the files it reads
                     continue
                 f = InputFile(p, full_path(fs, p), "", size, mtime, group=tl)
                 k = known.get(f.url) if known else None
@@ -181,11 +177,12 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool =
             if f.head:
                 f.rank = _rank_of(f)
             if f.fmt.auxiliary and not single:
-                f.anchor = _debug_anchor(posixpath.dirname(f.path), root)
-        found = _pick_tlparse_sources(fs, found, tl_dirs, fmt, out)
+                f.anchor = anchor(posixpath.dirname(f.path), root)
+        found, skipped = rf.pick_sources(found, fmt)
+        out.skipped.extend(skipped)
         for tl, n in sorted(tl_hidden.items()):
-            out.skipped.append((full_path(fs, tl), f"tlparse output folder: its {n} report/artifact file(s) are not read on their own "
-                                                    "(the run is read from raw.log, or raw.jsonl and its payloads)"))
+            out.skipped.append((full_path(fs, tl), f"run folder: its {n} report/artifact file(s) are not read on their own "
+                                                    "(the run is read from the files its format reads, e.g. tlparse's raw.log or raw.jsonl)"))
         if run_id is not None or one_run:
             plan = RunPlan(full_path(fs, root), posixpath.basename(root.rstrip("/")) or root, given, [f for _, f in found])
             for f in plan.files:
@@ -253,8 +250,8 @@ def _group(fs: Any, given: str, root: str, found: list[tuple[str, InputFile]], s
         trace_runs_by_folder[folder].append(plan)
         run_folder[id(plan)] = folder
     for folder, files in sorted(by_folder.items()):
-        traces = [f for f in files if not f.fmt.auxiliary and TRACE_NAME.search(f.stem)]
-        others = [f for f in files if not f.fmt.auxiliary and not TRACE_NAME.search(f.stem)]
+        traces = [f for f in files if not f.fmt.auxiliary and _rank_file(f)]
+        others = [f for f in files if not f.fmt.auxiliary and not _rank_file(f)]
         aux = [f for f in files if f.fmt.auxiliary]
         for group in _split_jobs(traces):
             plan = RunPlan(full_path(fs, folder), _display_name(fs, root, folder), given, group)
@@ -358,72 +355,7 @@ def content_run_id(plan: RunPlan) -> str:
     return h.hexdigest()[:12]
 
 
-def _tlparse_dirs(folders: list[tuple[str, list[tuple[str, int, float | None]]]]) -> tuple[dict[str, str], set[str]]:
-    """tlparse output folders (``raw.jsonl`` + ``compile_directory.json`` or ``index.html``) -> the folder
-    of their run: themselves, or the parent of ``rank_N`` folders written by ``--all-ranks-html``."""
-    dirs = []
-    for folder, entries in folders:
-        names = {posixpath.basename(p) for p, _, _ in entries}
-        if "raw.jsonl" in names and names & {"compile_directory.json", "index.html"}:
-            dirs.append(folder)
-    parents = {posixpath.dirname(d) for d in dirs if TLPARSE_RANK_DIR.match(posixpath.basename(d))}
-    return {d: (posixpath.dirname(d) if posixpath.dirname(d) in parents and TLPARSE_RANK_DIR.match(posixpath.basename(d)) else d)
-            for d in dirs}, parents
-
-
-def _tlparse_group(folder: str, name: str, tl_dirs: dict[str, str], parents: set[str]) -> str | None:
-    """The run folder of a file inside a tlparse output (None for any other file)."""
-    if not tl_dirs:
-        return None
-    if folder in parents and (name in ("index.html", "chromium_events.json") or name.endswith(".html")):
-        return folder
-    d = folder
-    while True:
-        if d in tl_dirs:
-            return tl_dirs[d]
-        up = posixpath.dirname(d)
-        if up == d or not up:
-            return None
-        d = up
-
-
-def _pick_tlparse_sources(fs: Any, found: list[tuple[str, InputFile]], tl_dirs: dict[str, str], fmt: str | None,
-                          out: Discovery) -> list[tuple[str, InputFile]]:
-    """In a tlparse output folder keep raw.log (the original trace, lossless) or, without it or with
-    ``--format tlparse_dir``, raw.jsonl; the other one is reported as skipped."""
-    if not tl_dirs:
-        return found
-    by_dir: dict[str, dict[str, InputFile]] = defaultdict(dict)
-    for folder, f in found:
-        if f.group is not None and folder in tl_dirs:
-            by_dir[folder][posixpath.basename(f.path)] = f
-    drop: set[int] = set()
-    for files in by_dir.values():
-        log, jsonl = files.get("raw.log"), files.get("raw.jsonl")
-        if log is None or jsonl is None:
-            continue
-        if fmt == "tlparse_dir" or log.fmt.name != "torch_trace":
-            drop.add(id(log))
-            out.skipped.append((log.url, "tlparse's copy of the trace; raw.jsonl is read instead (--format tlparse_dir)"))
-        else:
-            drop.add(id(jsonl))
-            out.skipped.append((jsonl.url, "tlparse output: raw.log (its copy of the original trace) is read instead, losslessly"))
-    return [(d, f) for d, f in found if id(f) not in drop]
-
-
-def _debug_anchor(folder: str, root: str) -> str | None:
-    """The ``torch_compile_debug`` folder above a TORCH_COMPILE_DEBUG file (or the parent of its
-    ``run_<time>-pid_<pid>`` folder), when it is inside the input root; else None."""
-    parts = folder.split("/")
-    for i in range(len(parts), 0, -1):
-        name = parts[i - 1]
-        if name == DEBUG_ROOT:
-            anchor = "/".join(parts[:i])
-        elif DEBUG_RUN.match(name):
-            anchor = "/".join(parts[: i - 1])
-        else:
-            continue
-        if anchor and (anchor == root.rstrip("/") or anchor.startswith(root.rstrip("/") + "/")):
-            return anchor
-        return None
-    return None
+def _rank_file(f: InputFile) -> bool:
+    """Whether the file's format says files named like it are one run per folder, one per rank."""
+    pattern = f.fmt.layout.rank_files
+    return pattern is not None and pattern.search(f.stem) is not None

@@ -27,7 +27,7 @@ import pyarrow as pa
 from pt2logs import __version__
 from pt2logs.discover import InputError, InputFile, RunPlan, discover
 from pt2logs.readers import FORMATS
-from pt2logs.readers.torch_trace import FileContext, ReadStats
+from pt2logs.readers.kit import FileContext, ReadStats
 from pt2logs.schema import TABLES, Rows, stamp
 from pt2logs.sources import ReadResult, filesystem, is_remote, read_head, stream, stream_range
 from pt2logs.warehouse import DEFAULT_WAREHOUSE, PartWriter, TxnInfo, Warehouse

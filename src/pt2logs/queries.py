@@ -85,16 +85,24 @@ def parse_query_file(path: Path) -> NamedQuery:
     return NamedQuery(path.stem, meta.get("title", path.stem), meta.get("question", ""), params, text, path, meta)
 
 
-def load_queries() -> dict[str, NamedQuery]:
-    out: dict[str, NamedQuery] = {}
-    for d in query_dirs():
-        for p in sorted(d.glob("*.sql")):
-            out.setdefault(p.stem, parse_query_file(p))
-    return out
+_catalogue: dict[str, NamedQuery] | None = None
+
+
+def load_queries(*, reload: bool = False) -> dict[str, NamedQuery]:
+    """Every named query by name. The files are read once per process (a dashboard asks for a
+    query dozens of times); ``reload=True`` reads them again (after editing one, in a test)."""
+    global _catalogue
+    if _catalogue is None or reload:
+        out: dict[str, NamedQuery] = {}
+        for d in query_dirs():
+            for p in sorted(d.glob("*.sql")):
+                out.setdefault(p.stem, parse_query_file(p))
+        _catalogue = out
+    return dict(_catalogue)  # a copy: a caller that edits it cannot change the catalogue
 
 
 def get_query(name: str) -> NamedQuery:
-    qs = load_queries()
+    qs = _catalogue if _catalogue is not None else load_queries()
     if name in qs:
         return qs[name]
     close = difflib.get_close_matches(name, list(qs), n=3)

@@ -96,12 +96,26 @@ HEADLINE = ["compile_s", "compiles", "frames", "recompiles", "limit_hits", "grap
             "kernels", "failures", "cache_hits", "bwd_compile_s"]
 
 
-def _pct(a: float | None, b: float | None) -> float | None:
+def change_pct(a: float | None, b: float | None) -> float | None:
+    """``b`` against ``a`` in % of ``a``, to one decimal: ``inf`` for growth from 0, None when
+    either is unknown or both are 0."""
     if a is None or b is None:
         return None
     if a == 0:
         return None if b == 0 else float("inf")
     return round(100.0 * (b - a) / a, 1)
+
+
+def regressed(change: float | None, pct: float) -> bool:
+    """The regression rule, one for ``pt2logs diff --fail-on-regression`` and the dashboard's
+    headline: a figure grew more than ``pct`` % (``change`` from :func:`change_pct`, so any growth
+    from 0 counts)."""
+    return change is not None and change > pct
+
+
+def improved(change: float | None, pct: float) -> bool:
+    """The rule's mirror: a figure fell more than ``pct`` %."""
+    return change is not None and change < -pct
 
 
 def _compare(a_rows: list[dict], b_rows: list[dict], key: tuple[str, ...], value: str) -> list[dict[str, Any]]:
@@ -118,7 +132,7 @@ def _compare(a_rows: list[dict], b_rows: list[dict], key: tuple[str, ...], value
         va, vb = ia.get(k), ib.get(k)
         status = "new" if va is None else "gone" if vb is None else "changed" if va != vb else "same"
         d = dict(zip(key, k))
-        d.update({"a": va, "b": vb, "delta": (vb or 0) - (va or 0), "pct": _pct(va, vb), "status": status})
+        d.update({"a": va, "b": vb, "delta": (vb or 0) - (va or 0), "pct": change_pct(va, vb), "status": status})
         rows.append(d)
     rows.sort(key=lambda r: (r["status"] == "same", -abs(r["delta"] or 0)))
     return rows
@@ -132,7 +146,7 @@ def diff(con: duckdb.DuckDBPyConnection, ref_a: str, ref_b: str) -> Diff:
 
     oa, ob = q("run_overview", a)[0], q("run_overview", b)[0]
     headline = [{"metric": m, "a": oa.get(m), "b": ob.get(m), "delta": round((ob.get(m) or 0) - (oa.get(m) or 0), 3),
-                 "pct": _pct(oa.get(m), ob.get(m))} for m in HEADLINE]
+                 "pct": change_pct(oa.get(m), ob.get(m))} for m in HEADLINE]
     gb_a, gb_b = q("graph_break_hotspots", a, limit=100000), q("graph_break_hotspots", b, limit=100000)
     breaks = _compare(gb_a, gb_b, ("gb_type", "location"), "occurrences")
     sections = [
@@ -151,13 +165,13 @@ def diff(con: duckdb.DuckDBPyConnection, ref_a: str, ref_b: str) -> Diff:
                 if isinstance(r[k], float):
                     r[k] = round(r[k], 3)
     new_sites = [r for r in breaks if r["status"] == "new"]
-    return Diff(a, b, headline, sections, new_sites, _pct(oa.get("compile_s"), ob.get("compile_s")))
+    return Diff(a, b, headline, sections, new_sites, change_pct(oa.get("compile_s"), ob.get("compile_s")))
 
 
 def regression(d: Diff, pct: float) -> list[str]:
     """Why a CI gate should fail: compile time grew more than ``pct`` %, or new graph-break sites."""
     why = []
-    if d.compile_time_change_pct is not None and d.compile_time_change_pct > pct:
+    if regressed(d.compile_time_change_pct, pct):
         why.append(f"total compile time grew {d.compile_time_change_pct:+.1f}% (limit {pct:g}%)")
     if d.new_break_sites:
         why.append(f"{len(d.new_break_sites)} new graph-break site(s)")

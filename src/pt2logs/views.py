@@ -13,6 +13,7 @@ from typing import Any
 
 import duckdb
 
+from pt2logs.readers import source_ranks
 from pt2logs.schema import TABLES, Table
 from pt2logs.warehouse import PARTITION, Warehouse
 
@@ -78,11 +79,12 @@ def _select_list(t: Table, present: set[str] | None) -> str:
 
 #: When one run has several sources describing the same compiles (a trace and its stderr capture),
 #: the views keep, per run, the rows of its best source (lowest rank), chosen from the formats of
-#: the run's files; the ``<table>_all_sources`` views keep every row. Sources not listed (e.g.
-#: ``spyre``) describe other things and are always kept.
-SOURCE_RANK = {"trace": 1, "tlparse_dir": 2, "compile_debug": 3, "torch_logs": 4}
+#: the run's files; the ``<table>_all_sources`` views keep every row. The ranks are the formats' own
+#: (``Format.source_rank``); sources with none (e.g. ``spyre``) describe other things and are always kept.
+_RANKED = source_ranks()
+SOURCE_RANK = {src: rank for src, (_, rank) in _RANKED.items()}
 #: the input format that yields each ranked source
-SOURCE_FORMAT = {"trace": "torch_trace", "tlparse_dir": "tlparse_dir", "compile_debug": "compile_debug", "torch_logs": "torch_logs"}
+SOURCE_FORMAT = {src: fmt for src, (fmt, _) in _RANKED.items()}
 
 
 def _rank_sql(col: str) -> str:

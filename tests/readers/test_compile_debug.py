@@ -16,7 +16,7 @@ import pt2logs
 from pt2logs.analysis.output_code import parse_output_code
 from pt2logs.readers import detect
 from pt2logs.readers.compile_debug import folder_facts, read_compile_debug, sniff_compile_debug
-from pt2logs.readers.torch_trace import FileContext
+from pt2logs.readers.kit import FileContext
 
 RUN_DIR = "run_2026_11_22_09_50_07_314672-pid_18968"
 GRAPH = f"torch_compile_debug/{RUN_DIR}/torchinductor/model__0_forward_1.0"

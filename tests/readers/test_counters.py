@@ -19,7 +19,7 @@ from pt2logs.readers.counters import (
     sniff_compile_times,
     sniff_counters_json,
 )
-from pt2logs.readers.torch_trace import FileContext
+from pt2logs.readers.kit import FileContext
 
 
 def read(reader, data: bytes, **ctx_kw):

@@ -17,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.conftest import ROOT, SAMPLES, fixture_path
 
-from pt2logs.readers import FORMATS, detect
+from pt2logs.readers import detect
+from pt2logs.readers.kit import FileContext
 from pt2logs.readers.torch_logs import read_torch_logs, sniff_torch_logs
-from pt2logs.readers.torch_trace import FileContext
 
 NOV_2026 = dt.datetime(2026, 11, 22, 12, tzinfo=dt.timezone.utc).timestamp()
 
@@ -276,15 +276,20 @@ def test_foreign_output_first_is_still_text():
     assert sniff_torch_logs(head, "stderr.txt")
 
 
-def test_spyre_captures_are_left_to_the_spyre_reader():
-    if "spyre_log" not in FORMATS:
-        pytest.skip("spyre reader not registered")
+def test_spyre_captures_are_read_by_the_spyre_format_with_both_line_readers():
     p = fixture_path("spyre", "issue_excerpts.txt")
     head = p.read_bytes()[:65536]
     fmt = detect(head, p.name)
-    assert fmt is not None and fmt.name != "torch_logs"
+    assert fmt is not None and fmt.name == "spyre_log"
+    # a capture that mixes both: the Spyre format comes first in the registry and keeps torch's lines
     mixed = RECOMPILE.encode() + b"[DEBUG] [spyre.runtime] 2026-08-14 07:08:11 copyAsync: src (Half) is on:cpu\n"
-    assert not sniff_torch_logs(mixed, "stderr.txt")
+    assert detect(mixed, "stderr.txt").name == "spyre_log"
+    assert sniff_torch_logs(mixed, "stderr.txt")  # it is torch text too; the order decides
+    out = {}
+    for name, batch in detect(mixed, "stderr.txt").read([mixed], FileContext(file="f", path="/f", mtime=NOV_2026)):
+        out.setdefault(name, []).extend(batch.to_pylist())
+    assert [r["cause"] for r in out["recompiles"]] == ["shape_mismatch"]
+    assert len(out["spyre_messages"]) == 1 and [r["artifact"] for r in out["log_lines"]] == ["recompiles"]
 
 
 # ----------------------------------------------------------------------------- robustness

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.tracegen import chromium, record
 
-from pt2logs.readers.torch_trace import FileContext, read_trace
+from pt2logs.readers.kit import FileContext
+from pt2logs.readers.torch_trace import read_trace
 
 
 def read(text: str | bytes, **ctx_kw):

@@ -1,11 +1,13 @@
 """``pt2logs dashboard``: one self-contained HTML page of charts (and, on request, images).
 
 Registered on the main group by :mod:`pt2logs.cli` (``main.add_command(dashboard)``). The work is
-done by :mod:`pt2logs.dashboard`; this module parses options and writes the files.
+done by :mod:`pt2logs.dashboard`; this module parses options, writes the files, and keeps the
+chart library (the Vega bundle, seconds to build) cached between runs.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -52,7 +54,7 @@ def dashboard(warehouse: str, since: str | None, until: str | None, tag: str | N
     try:
         page = build(con, name, since=since or ("4w" if not run else None), until=until, tag=tag, by=by, run=run,
                      warehouse=warehouse, threshold=threshold)
-        text = render_html(page)
+        text = render_html(page, bundle=cached_vega_bundle())
     except (QueryError, DashboardError) as e:
         raise click.ClickException(str(e)) from None
     path = Path(out)
@@ -81,3 +83,28 @@ def dashboard(warehouse: str, since: str | None, until: str | None, tag: str | N
             click.echo(f"warning: section {c.key} could not be built: {c.error}", err=True)
     if failed:
         raise SystemExit(1)
+
+
+def cached_vega_bundle() -> str:
+    """The Vega bundle, from ``$PT2LOGS_CACHE`` (default ``~/.cache/pt2logs``, or under
+    ``$XDG_CACHE_HOME``) when a whole copy is there, else built and stored there for next time.
+    A cache that cannot be read or written only costs the seconds to build it."""
+    from pt2logs.dashboard import bundle_name, is_bundle, vega_bundle
+
+    cache = Path(os.environ.get("PT2LOGS_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pt2logs")
+    path = cache / bundle_name()
+    try:
+        text = path.read_text()
+        if is_bundle(text):
+            return text
+    except OSError:
+        pass
+    text = vega_bundle()
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
+    except OSError:
+        pass
+    return text

@@ -30,12 +30,9 @@ from typing import Any
 
 import pt2logs.tables  # noqa: F401  (registers the tables)
 from pt2logs.analysis.output_code import parse_output_code
-from pt2logs.readers.errors import Batch, add_error
-from pt2logs.readers.torch_trace import FileContext
-from pt2logs.schema import Rows
+from pt2logs.readers.kit import Batch, FileContext, Format, Layout, RowSink, decode, read_document
 
 SOURCE = "compile_debug"
-MAX_DOC = 256 << 20
 
 #: file name -> kind
 KINDS = {
@@ -76,28 +73,13 @@ def folder_facts(relpath: str) -> dict[str, Any]:
 
 def read_compile_debug(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
     """One file of a TORCH_COMPILE_DEBUG graph folder → ``debug_artifacts`` (+ kernels for output_code.py)."""
-    errors = Rows("ingest_errors")
+    sink = RowSink(ctx)
     stats = ctx.stats
-
-    def error(kind: str, message: str, excerpt: str = "", severity: str = "error") -> None:
-        add_error(errors, ctx, kind, None, message, excerpt, severity)
-
-    parts: list[bytes] = []
-    size = 0
-    for c in chunks:
-        size += len(c)
-        if size > MAX_DOC:
-            error("too_large", f"file larger than {MAX_DOC >> 20} MiB; not read")
-            yield "ingest_errors", errors.take()
-            return
-        parts.append(c)
-    data = b"".join(parts)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        error("decode_error", f"invalid UTF-8 at byte {e.start}; kept with U+FFFD replacements",
-              data[max(0, e.start - 40): e.start + 40].decode("utf-8", "replace"), "warning")
-        text = data.decode("utf-8", "replace")
+    data = read_document(chunks, sink)
+    if data is None:
+        yield from sink.flush()
+        return
+    text = decode(data, None, sink)
     facts = folder_facts(ctx.file)
     kind = facts["kind"] or posixpath.basename(ctx.file)
     n_lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
@@ -111,28 +93,19 @@ def read_compile_debug(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Ba
         facts["graph"] = graph
         lines = {m.group(1): text.count("\n", 0, m.start()) + 1 for m in _KERNEL_LINE.finditer(text)}
         base = {"source": SOURCE, "file": ctx.file, "compile_id": None, "rank": ctx.rank, "graph": graph, "cache_hit": None}
-        kernels = Rows("kernels")
         for k in oc.kernels:
-            kernels.add(dict(base, line_no=lines.get(k.kernel_name), kernel_name=k.kernel_name, backend=k.backend,
-                             kind=k.kind, fused_ops=list(k.fused_ops)))
-        externs = Rows("extern_calls")
+            sink.add("kernels", dict(base, line_no=lines.get(k.kernel_name), kernel_name=k.kernel_name, backend=k.backend,
+                                     kind=k.kind, fused_ops=list(k.fused_ops)))
         for op, n in sorted(oc.extern_calls.items()):
-            externs.add(dict(base, line_no=None, op=op, count=n))
+            sink.add("extern_calls", dict(base, line_no=None, op=op, count=n))
         n_nodes = len(oc.kernels)
-        if len(kernels):
-            yield "kernels", kernels.take()
-        if len(externs):
-            yield "extern_calls", externs.take()
     elif kind.startswith("fx_graph"):
         n_nodes = len(_FX_NODE.findall(text))
     elif kind.startswith("ir_"):
         n_nodes = len(_IR_NODE.findall(text))
-    art = Rows("debug_artifacts")
-    art.add({"file": ctx.file, "rank": ctx.rank, **{k: facts[k] for k in ("debug_run", "pid", "graph_dir", "aot_id", "graph", "nth_graph")},
-             "kind": kind, "n_lines": n_lines, "n_bytes": len(data), "n_nodes": n_nodes, "text": text})
-    yield "debug_artifacts", art.take()
-    if len(errors):
-        yield "ingest_errors", errors.take()
+    sink.add("debug_artifacts", {"file": ctx.file, "rank": ctx.rank, **{k: facts[k] for k in ("debug_run", "pid", "graph_dir", "aot_id", "graph", "nth_graph")},
+                                 "kind": kind, "n_lines": n_lines, "n_bytes": len(data), "n_nodes": n_nodes, "text": text})
+    yield from sink.flush()
 
 
 _PY_START = re.compile(rb"^\s*(?:#|from |import |class |def |\"\"\"|'''|[A-Za-z_]\w* = )")
@@ -150,3 +123,30 @@ def sniff_compile_debug(head: bytes, name: str) -> bool:
     if kind.startswith("ir_"):
         return bool(re.match(rb"^\w+: \w*Node\(", h)) or not h
     return bool(_PY_START.match(h))
+
+
+#: the folder TORCH_COMPILE_DEBUG=1 writes, and its per-process ``run_<time>-pid_<pid>`` folders
+DEBUG_ROOT = "torch_compile_debug"
+
+
+def debug_anchor(folder: str, root: str) -> str | None:
+    """The ``torch_compile_debug`` folder above a TORCH_COMPILE_DEBUG file (or the parent of its
+    ``run_<time>-pid_<pid>`` folder), when it is inside the input root; else None."""
+    parts = folder.split("/")
+    for i in range(len(parts), 0, -1):
+        name = parts[i - 1]
+        if name == DEBUG_ROOT:
+            anchor = "/".join(parts[:i])
+        elif DEBUG_RUN.match(name):
+            anchor = "/".join(parts[: i - 1])
+        else:
+            continue
+        if anchor and (anchor == root.rstrip("/") or anchor.startswith(root.rstrip("/") + "/")):
+            return anchor
+        return None
+    return None
+
+
+FORMAT = Format("compile_debug", "TORCH_COMPILE_DEBUG graph folder file (output_code.py, fx_graph_*.py, ir_*_fusion.txt)",
+                sniff_compile_debug, read_compile_debug, auxiliary=True, source=SOURCE, source_rank=3,
+                layout=Layout(anchor=debug_anchor))

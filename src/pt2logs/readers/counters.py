@@ -13,7 +13,7 @@ where the second run of dashes starts) or without (``Function, Runtimes (s)`` th
 ``name, v1, v2, ...``). ``call_index`` is the position in the comma-separated list. A standalone
 text file may hold several tables, ``# comment`` lines, and the ``repr="csv"`` output dumped as
 JSON (``{"headers": [...], "values": [...]}``, layout ``csv``). Both documents are small and read
-whole (at most :data:`MAX_DOC` bytes).
+whole (at most :data:`~pt2logs.readers.kit.MAX_DOC` bytes).
 """
 
 from __future__ import annotations
@@ -26,11 +26,8 @@ from typing import Any
 import orjson
 
 import pt2logs.tables  # noqa: F401  (registers the tables)
-from pt2logs.readers.errors import EXCERPT, Batch, add_error
-from pt2logs.readers.torch_trace import FileContext
-from pt2logs.schema import Rows
+from pt2logs.readers.kit import EXCERPT, Batch, FileContext, Format, RowSink, decode, read_document
 
-MAX_DOC = 256 << 20
 HEADER = "TorchDynamo compilation metrics:"
 KNOWN_GROUPS = (
     "frames", "stats", "graph_break", "unimplemented", "aot_autograd", "inductor", "aten_mm_info", "resumes",
@@ -154,18 +151,12 @@ def _csv_block(lines: list[str], i: int) -> tuple[TimesTable | None, int]:
 # ----------------------------------------------------------------------------- readers
 
 
-class _Out:
-    def __init__(self, ctx: FileContext):
-        self.ctx = ctx
-        self.rows = {n: Rows(n) for n in ("counters", "compile_times")}
-        self.errors = Rows("ingest_errors")
-
-    def error(self, kind: str, line_no: int | None, message: str, excerpt: bytes | str = b"", severity: str = "error") -> None:
-        add_error(self.errors, self.ctx, kind, line_no, message, excerpt, severity)
+class _Out(RowSink):
+    """The reader's sink, plus how a compile_times() table becomes rows."""
 
     def times(self, text: str, source_key: str, rank: int | None, first_line: int = 1) -> int:
         tables = parse_compile_times(text)
-        rows = self.rows["compile_times"]
+        rows = self.table("compile_times")
         for idx, t in enumerate(tables):
             for line_no, func, values in t.rows:
                 for call, sec in enumerate(values):
@@ -178,26 +169,6 @@ class _Out:
         self.ctx.stats.events += sum(len(t.rows) for t in tables)
         return len(tables)
 
-    def batches(self) -> Iterator[Batch]:
-        for name, rows in self.rows.items():
-            if len(rows):
-                yield name, rows.take()
-        if len(self.errors):
-            yield "ingest_errors", self.errors.take()
-
-
-def _document(chunks: Iterable[bytes], out: _Out) -> bytes | None:
-    parts: list[bytes] = []
-    size = 0
-    for c in chunks:
-        size += len(c)
-        if size > MAX_DOC:
-            out.error("too_large", None, f"file larger than {MAX_DOC >> 20} MiB; not read (counter dumps and compile_times text are small)")
-            return None
-        parts.append(c)
-    data = b"".join(parts)
-    out.ctx.stats.lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
-    return data
 
 
 def _int(v: Any) -> int | None:
@@ -219,19 +190,19 @@ def _text(v: Any) -> str | None:
 def read_counters_json(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
     """A JSON dump of ``torch._dynamo.utils.counters`` (wrapped or bare) → ``counters`` (+ compile_times)."""
     out = _Out(ctx)
-    data = _document(chunks, out)
+    data = read_document(chunks, out)
     if data is None:
-        yield from out.batches()
+        yield from out.flush()
         return
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as e:
         out.error("bad_json", None, f"not valid JSON ({e}); nothing read", data[:EXCERPT])
-        yield from out.batches()
+        yield from out.flush()
         return
     if not isinstance(doc, dict):
         out.error("not_an_object", None, f"the JSON document is a {type(doc).__name__}, not an object of counter groups", data[:EXCERPT])
-        yield from out.batches()
+        yield from out.flush()
         return
     rank = doc.get("rank")
     rank = rank if isinstance(rank, int) and not isinstance(rank, bool) else ctx.rank
@@ -242,7 +213,7 @@ def read_counters_json(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Ba
     wrapped = isinstance(doc.get("counters"), dict)
     groups = doc["counters"] if wrapped else {k: v for k, v in doc.items() if isinstance(v, dict)}
     extras = {k: v for k, v in doc.items() if (k != "counters" if wrapped else not isinstance(v, dict))}
-    rows = out.rows["counters"]
+    rows = out.table("counters")
     for group, counter in groups.items():
         if not isinstance(counter, dict):
             out.error("bad_counter_group", None, f"counter group {group!r} is not an object; kept as dump_info", _text(counter) or "", "warning")
@@ -262,18 +233,18 @@ def read_counters_json(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Ba
         v = _int(value) if not isinstance(value, bool) else None
         rows.add({"file": ctx.file, "category": "dump_info", "name": str(key), "value": v,
                   "text": None if v is not None else _text(value), "rank": rank})
-    yield from out.batches()
+    yield from out.flush()
 
 
 def read_compile_times(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
     """A text file holding ``compile_times()`` output → ``compile_times``."""
     out = _Out(ctx)
-    data = _document(chunks, out)
+    data = read_document(chunks, out)
     if data is not None:
-        text = data.decode("utf-8", "replace")
+        text = decode(data, None, out)
         if out.times(text, "text", ctx.rank) == 0:
             out.error("no_table", None, f"no `{HEADER}` table found", data[:EXCERPT])
-    yield from out.batches()
+    yield from out.flush()
 
 
 # ----------------------------------------------------------------------------- sniffing
@@ -307,3 +278,9 @@ def sniff_compile_times(head: bytes, name: str) -> bool:
         if seen >= 20:
             break
     return False
+
+
+COUNTERS_JSON = Format("counters_json", "torch._dynamo counters dumped as JSON (+ compile_times text)", sniff_counters_json,
+                       read_counters_json, auxiliary=True)
+COMPILE_TIMES = Format("compile_times", "torch._dynamo.utils.compile_times() text", sniff_compile_times, read_compile_times,
+                       auxiliary=True)

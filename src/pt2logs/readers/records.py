@@ -24,6 +24,8 @@ Robustness rules (each tested):
 * CRLF files (a log that went through Windows) are detected on the first line
   and their ``\\r`` stripped, so md5s still match.
 * A file that does not end with a newline was cut: reported (``truncated``).
+* A line longer than :data:`~pt2logs.readers.kit.MAX_LINE` is reported (``line_too_long``) and
+  skipped: unlike a text line, a cut JSON envelope or payload line could not be read anyway.
 
 Records are yielded as plain tuples (see :data:`Record`) so that a 1 GB file
 costs no more Python objects than it has records.
@@ -35,7 +37,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
-from pt2logs.readers.errors import EXCERPT
+from pt2logs.readers.kit import EXCERPT, MAX_LINE
 
 # glog prefix: level, MMDD, HH:MM:SS, micros, thread, path, lineno. The JSON starts after "] ".
 HEADER_RE = re.compile(rb"([VIWEC])(\d{4}) (\d\d):(\d\d):(\d\d)\.(\d{6}) +(\d+) ([^\n]*?):(\d+)\] ")
@@ -58,8 +60,6 @@ class Record(NamedTuple):
 #: on_error(kind, line_no, message, excerpt)
 ErrorSink = Callable[[str, int, str, bytes], None]
 
-
-MAX_LINE = 256 << 20
 
 
 _TOD: dict[bytes, int] = {}

@@ -42,19 +42,21 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pt2logs.readers.errors import EXCERPT, Batch, add_error
-from pt2logs.readers.records import Record
-from pt2logs.readers.torch_logs import iter_lines
-from pt2logs.readers.torch_trace import (
-    CONTEXT_KEYS,
+from pt2logs.readers.kit import (
+    EXCERPT,
+    MAX_DOC,
+    Batch,
     FileContext,
-    TraceState,
-    compile_id_text,
-    read_records,
+    Format,
+    Layout,
+    iter_lines,
+    whole,
 )
+from pt2logs.readers.records import Record
+from pt2logs.readers.torch_trace import read_records
+from pt2logs.readers.trace_state import CONTEXT_KEYS, TraceState, compile_id_text
 
 SOURCE = "tlparse_dir"
-MAX_DOC = 256 << 20
 #: line numbers of records rebuilt from chromium_events.json are offset by this much until the batch
 #: leaves, when they are put back as (chromium_events.json, line)
 CHROMIUM_BASE = 1 << 40
@@ -94,20 +96,13 @@ class _Rebuild:
         chunks = self.chunks(name)
         if chunks is None:
             return None
-        parts: list[bytes] = []
-        size = 0
         try:
-            for c in chunks:
-                size += len(c)
-                if size > MAX_DOC:
-                    return None
-                parts.append(c)
+            return whole(chunks)
         except OSError:
             return None
-        return b"".join(parts)
 
     def warn(self, kind: str, line_no: int | None, message: str) -> None:
-        add_error(self.st.errors, self.ctx, kind, line_no, message, "", "warning", rank=self.st.rank)
+        self.st.out.error(kind, line_no, message, "", "warning", self.st.rank)
 
     def peek_starts(self, n: int = 500) -> None:
         """The epoch time of the first chromium event of each compile id among the first ``n``: paired
@@ -347,3 +342,15 @@ def _retag(batch: pa.RecordBatch, chromium_file: str, chromium_path: str) -> pa.
 def sniff_tlparse_raw(head: bytes, name: str) -> bool:
     """``raw.jsonl`` of a tlparse output folder: its first line is ``{"string_table": [``."""
     return head.lstrip()[:40].replace(b" ", b"").startswith(b'{"string_table":[')
+
+
+def is_tlparse_folder(names: set[str]) -> bool:
+    """tlparse's output: ``raw.jsonl`` beside ``compile_directory.json`` or ``index.html``."""
+    return "raw.jsonl" in names and bool(names & {"compile_directory.json", "index.html"})
+
+
+FORMAT = Format("tlparse_dir", "tlparse output folder (raw.jsonl + payloads/ + chromium_events.json)", sniff_tlparse_raw,
+                read_tlparse_dir, source=SOURCE, source_rank=2,
+                layout=Layout(run_folder=is_tlparse_folder, rank_folder=re.compile(r"^rank_\d+$"),
+                              parent_files=re.compile(r"^(?:index\.html|chromium_events\.json|.*\.html)$"),
+                              read_first=("raw.log", "raw.jsonl")))

@@ -1,13 +1,13 @@
 """Handlers for TORCH_TRACE event kinds, one small module per family.
 
 Importing this package registers every handler in
-:data:`pt2logs.readers.torch_trace.HANDLERS` / ``ARTIFACT_HANDLERS``.
+:data:`pt2logs.readers.trace_state.HANDLERS` / ``ARTIFACT_HANDLERS``.
 ``finish_file`` runs the end-of-file step of each module (closing open spans,
 emitting per-compile rows).
 """
 
-from pt2logs.readers.torch_trace import TraceState
 from pt2logs.readers.trace_events import basics, compile_facts, metrics, phases
+from pt2logs.readers.trace_state import TraceState
 
 _FINISHERS = [phases.finish, compile_facts.finish]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pt2logs.readers.torch_trace import KNOWN_PLAIN, TraceState, handles
+from pt2logs.readers.trace_state import KNOWN_PLAIN, TraceState, handles
 
 # Event kinds torch 2.x emits that pt2logs keeps in `events` only (from
 # fixtures/torch_logs/structured_event_catalog.tsv); they are not "unknown".

@@ -27,9 +27,9 @@ import orjson
 from pt2logs.analysis.graph_breaks import parse_graph_break
 from pt2logs.analysis.guards import classify_guard, split_recompile_reasons
 from pt2logs.analysis.output_code import parse_output_code
-from pt2logs.readers.torch_trace import TraceState, handles
 from pt2logs.readers.trace_events.basics import resolve
 from pt2logs.readers.trace_events.metrics import METRICS_HOOKS
+from pt2logs.readers.trace_state import TraceState, handles
 
 _LIMIT_MARKERS = ("recompile limit", "recompile_limit", "cache_size_limit", "cache size limit")
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from pt2logs.readers.torch_trace import TraceState, handles
+from pt2logs.readers.trace_state import TraceState, handles
 from pt2logs.schema import TABLES, _coerce
 from pt2logs.tables.core import CM_OWN
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from pt2logs.readers.torch_trace import TraceState, handles
+from pt2logs.readers.trace_state import TraceState, handles
 
 #: hooks called with (state, payload dict, compile_id) for every instant event
 INSTANT_HOOKS: list = []

@@ -1,0 +1,103 @@
+"""The dashboard registry: ``dashboards/<name>.toml``, read and checked.
+
+A dashboard is a title, a headline strip and a list of sections, each a named query plus a chart
+spec (a kind from :data:`~pt2logs.dashboard.charts.CHARTS`); see ``dashboards/README.md``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pt2logs.dashboard.charts import CHARTS
+from pt2logs.dashboard.headlines import HEADLINES
+from pt2logs.dashboard.model import DashboardError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+_KEY = re.compile(r"^[a-z][a-z0-9_]*$")
+#: the installed package (src/pt2logs in a checkout): data lives beside it
+_PACKAGE = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Section:
+    key: str
+    query: str
+    chart: dict[str, Any]
+    title: str = ""
+    question: str = ""
+    empty: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+    when: str | None = None  # "by" / "no_by": only with / without --by
+    wide: bool = False
+
+
+@dataclass
+class Dashboard:
+    name: str
+    title: str
+    description: str
+    headline: str
+    sections: list[Section]
+    path: Path
+
+
+def dashboard_dirs() -> list[Path]:
+    """The repo's dashboards/ (development) or the installed copy (the wheel puts it in
+    ``pt2logs/_data/``, see pyproject's force-include)."""
+    dirs = [_PACKAGE.parents[1] / "dashboards", _PACKAGE / "_data" / "dashboards"]
+    return [d for d in dirs if d.is_dir()]
+
+
+def parse_dashboard(path: Path) -> Dashboard:
+    try:
+        d = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise DashboardError(f"{path}: {e}") from None
+    secs = []
+    for i, s in enumerate(d.get("sections", [])):
+        where = f"{path.name} section {i + 1}"
+        unknown = set(s) - set(Section.__dataclass_fields__)
+        if unknown:
+            raise DashboardError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+        for k in ("key", "query", "chart"):
+            if k not in s:
+                raise DashboardError(f"{where}: needs a {k!r}")
+        if not _KEY.match(s["key"]):
+            raise DashboardError(f"{where}: key {s['key']!r} must be lowercase letters, digits and _")
+        if s["chart"].get("kind") not in CHARTS:
+            raise DashboardError(f"{where}: chart kind {s['chart'].get('kind')!r} is not one of {', '.join(CHARTS)}")
+        missing = [k for k in CHARTS[s["chart"]["kind"]].required if k not in s["chart"]]
+        if missing:
+            raise DashboardError(f"{where}: a {s['chart']['kind']} chart needs {', '.join(missing)}")
+        if s.get("when") not in (None, "by", "no_by"):
+            raise DashboardError(f"{where}: when must be 'by' or 'no_by'")
+        secs.append(Section(**s))
+    keys = [(s.key, s.when) for s in secs]
+    if len(set(keys)) != len(keys):
+        raise DashboardError(f"{path.name}: section keys repeat")
+    if d.get("headline", "none") not in HEADLINES:
+        raise DashboardError(f"{path.name}: headline {d.get('headline')!r} is not one of {', '.join(HEADLINES)}")
+    return Dashboard(path.stem, d.get("title", path.stem), d.get("description", ""), d.get("headline", "none"), secs, path)
+
+
+def load_dashboards() -> dict[str, Dashboard]:
+    out: dict[str, Dashboard] = {}
+    for d in dashboard_dirs():
+        for p in sorted(d.glob("*.toml")):
+            out.setdefault(p.stem, parse_dashboard(p))
+    return out
+
+
+def get_dashboard(name: str) -> Dashboard:
+    ds = load_dashboards()
+    if name not in ds:
+        raise DashboardError(f"no dashboard {name!r}; there are: {', '.join(ds) or 'none'} (dashboards/*.toml)")
+    return ds[name]

@@ -1,0 +1,325 @@
+"""The reader kit: what every input format shares.
+
+A format is a :class:`Format`: how to recognise it from the first 64 KB of a file, the pure function
+that reads it (``read(chunks, ctx) -> Iterator[(table, RecordBatch)]``), whether it describes a run
+rather than makes one (auxiliary), the rank of its rows among the sources of one run, and what it
+says about folder layouts (:class:`Layout`). Readers never open files, print or touch DuckDB: they get
+byte chunks and a :class:`FileContext`, fill its :class:`ReadStats`, and put rows in a
+:class:`RowSink`.
+
+Shared rules, stated once:
+
+* **Lines** (:func:`iter_lines`): numbered from 1, without their end of line (``\\n`` or ``\\r\\n``);
+  chunks may cut lines anywhere. A line longer than :data:`MAX_LINE` is reported once
+  (``line_too_long``, a warning) and kept, cut into pieces of at most :data:`MAX_LINE` bytes that
+  all carry its line number: nothing is dropped and memory stays bounded.
+* **Whole documents** (:func:`read_document`): JSON dumps, kernel specs, debug files are read whole
+  up to :data:`MAX_DOC` bytes; a larger one is reported (``too_large``) and not read.
+* **Bad input** (:func:`add_error`): an ``ingest_errors`` row with file, line, kind, severity and a
+  ≤ :data:`EXCERPT`-byte excerpt, counted in the file's stats. ``error`` = could not be read;
+  ``warning`` = kept but suspicious.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import pyarrow as pa
+
+from pt2logs.schema import Rows, TupleRows
+
+#: what a reader yields: (table name, record batch)
+Batch = tuple[str, pa.RecordBatch]
+#: the longest excerpt of bad input kept in ``ingest_errors``
+EXCERPT = 1024
+#: the longest line kept in one piece (see the module docstring)
+MAX_LINE = 64 << 20
+#: the largest document read whole
+MAX_DOC = 256 << 20
+
+
+@dataclass
+class ReadStats:
+    """What a reader saw in one file (or one piece of it); the ingest layer puts it in ``files`` and ``runs``."""
+
+    lines: int = 0
+    events: int = 0
+    errors: int = 0
+    warnings: int = 0
+    unknown: int = 0
+    first_ts: int | None = None
+    last_ts: int | None = None
+    ranks: set[int] = field(default_factory=set)
+    torch_version: str | None = None
+    kinds: dict[str, int] = field(default_factory=dict)
+
+    def merge_ts(self, lo: int | None, hi: int | None) -> None:
+        if lo is not None and (self.first_ts is None or lo < self.first_ts):
+            self.first_ts = lo
+        if hi is not None and (self.last_ts is None or hi > self.last_ts):
+            self.last_ts = hi
+
+    def merge(self, other: ReadStats) -> ReadStats:
+        """Add ``other`` (another piece of the same file, or another file) into this one; returns self.
+        ``lines`` is the larger of the two: pieces number their lines from the start of the file."""
+        self.lines = max(self.lines, other.lines)
+        self.events += other.events
+        self.errors += other.errors
+        self.warnings += other.warnings
+        self.unknown += other.unknown
+        self.merge_ts(other.first_ts, other.last_ts)
+        self.ranks |= other.ranks
+        self.torch_version = self.torch_version or other.torch_version
+        for k, v in other.kinds.items():
+            self.kinds[k] = self.kinds.get(k, 0) + v
+        return self
+
+
+@dataclass
+class FileContext:
+    """Where the bytes come from; readers never open files themselves."""
+
+    file: str  # relative path shown in rows
+    path: str = ""  # full path or URL, for ingest_errors
+    rank: int | None = None  # rank from the file name / head, when the content has none
+    mtime: float | None = None
+    batch_rows: int = 50_000
+    batch_bytes: int = 8 << 20
+    stats: ReadStats = field(default_factory=ReadStats)
+    #: for a piece of a split file: what the bytes before it established (pt2logs.readers.split.PieceStart)
+    piece: Any = None
+    #: byte chunks of another file, by path relative to this file's folder (set by ingest; readers of
+    #: multi-file formats such as a tlparse output folder use it); raises OSError when there is none
+    open_sibling: Callable[[str], Iterable[bytes]] | None = None
+
+
+def add_error(rows: Rows, ctx: FileContext, kind: str, line_no: int | None, message: str,
+              excerpt: bytes | str = b"", severity: str = "error", rank: int | None = None) -> None:
+    """Count one bad piece of input in ``ctx.stats`` and add its ``ingest_errors`` row to ``rows``."""
+    if severity == "warning":
+        ctx.stats.warnings += 1
+    else:
+        ctx.stats.errors += 1
+    if isinstance(excerpt, bytes):
+        excerpt = excerpt[:EXCERPT].decode("utf-8", "replace")
+    rows.add({"rank": ctx.rank if rank is None else rank, "path": ctx.path or ctx.file, "line_no": line_no,
+              "kind": kind, "severity": severity, "message": message, "excerpt": excerpt[:EXCERPT]})
+
+
+class RowSink:
+    """The rows one reader makes from one file, by table, and its ``ingest_errors`` rows.
+
+    ``add`` fills ``file`` and merges an integer ``ts`` into the file's time range; ``full()`` says a
+    batch is due (``ctx.batch_rows`` rows or ``ctx.batch_bytes`` counted by the reader through
+    ``nbytes``); ``flush()`` yields every non-empty table as a batch, errors last.
+    """
+
+    def __init__(self, ctx: FileContext, batch_rows: int | None = None):
+        self.ctx = ctx
+        self.stats = ctx.stats
+        self.rows: dict[str, Rows | TupleRows] = {}
+        self.errors = Rows("ingest_errors")
+        self.batch_rows = batch_rows or ctx.batch_rows
+        self.n = 0  # rows added since the last flush
+        self.nbytes = 0  # bytes of text added since the last flush, as counted by the reader
+
+    def table(self, name: str) -> Rows:
+        r = self.rows.get(name)
+        if r is None:
+            r = self.rows[name] = Rows(name)
+        return r  # type: ignore[return-value]
+
+    def tuples(self, name: str, fields: tuple[str, ...]) -> TupleRows:
+        """A tuple accumulator for a hot table (see :class:`~pt2logs.schema.TupleRows`)."""
+        r = self.rows.get(name)
+        if r is None:
+            r = self.rows[name] = TupleRows(name, fields)
+        return r  # type: ignore[return-value]
+
+    def add(self, table: str, row: dict[str, Any]) -> None:
+        row.setdefault("file", self.ctx.file)
+        self.table(table).add(row)
+        self.n += 1
+        ts = row.get("ts")
+        if type(ts) is int:
+            self.stats.merge_ts(ts, ts)
+
+    def error(self, kind: str, line_no: int | None, message: str, excerpt: bytes | str = b"",
+              severity: str = "error", rank: int | None = None) -> None:
+        add_error(self.errors, self.ctx, kind, line_no, message, excerpt, severity, rank)
+        self.n += 1
+
+    def warn(self, kind: str, line_no: int | None, message: str, excerpt: bytes | str = b"") -> None:
+        self.error(kind, line_no, message, excerpt, "warning")
+
+    def full(self) -> bool:
+        return self.n >= self.batch_rows or self.nbytes >= self.ctx.batch_bytes
+
+    def flush(self) -> Iterator[Batch]:
+        for name, rows in self.rows.items():
+            if len(rows):
+                yield name, rows.take()
+        if len(self.errors):
+            yield "ingest_errors", self.errors.take()
+        self.n = self.nbytes = 0
+
+
+#: on_error(kind, line_no, message, excerpt): how line and record splitters report bad input
+ErrorSink = Callable[..., None]
+
+
+def iter_lines(chunks: Iterable[bytes], on_error: ErrorSink) -> Iterator[tuple[int, bytes]]:
+    """(1-based line number, line without its end of line) for byte chunks cut anywhere.
+
+    A line longer than :data:`MAX_LINE` is reported once (``line_too_long``, a warning) and yielded in
+    pieces of at most :data:`MAX_LINE` bytes, each with the line's number."""
+    buf = b""
+    n = 0
+    cutting = False  # the current line was already cut at least once
+    for chunk in chunks:
+        if not chunk:
+            continue
+        buf = buf + chunk if buf else chunk
+        start = 0
+        while True:
+            nl = buf.find(b"\n", start)
+            if nl < 0:
+                break
+            if not cutting:
+                n += 1
+            cutting = False
+            line = buf[start:nl]
+            yield n, line[:-1] if line.endswith(b"\r") else line
+            start = nl + 1
+        buf = buf[start:] if start else buf
+        while len(buf) > MAX_LINE:
+            if not cutting:
+                n += 1
+                cutting = True
+                on_error("line_too_long", n, f"a line longer than {MAX_LINE >> 20} MiB: kept, cut into pieces of "
+                         f"{MAX_LINE >> 20} MiB with the same line number", buf[:EXCERPT], "warning")
+            yield n, buf[:MAX_LINE]
+            buf = buf[MAX_LINE:]
+    if buf:
+        if not cutting:
+            n += 1
+        yield n, buf[:-1] if buf.endswith(b"\r") else buf
+
+
+def whole(chunks: Iterable[bytes], max_bytes: int = MAX_DOC) -> bytes | None:
+    """All the bytes of a stream, or None as soon as it is larger than ``max_bytes``."""
+    parts: list[bytes] = []
+    size = 0
+    for c in chunks:
+        size += len(c)
+        if size > max_bytes:
+            return None
+        parts.append(c)
+    return b"".join(parts)
+
+
+def read_document(chunks: Iterable[bytes], sink: RowSink, what: str = "file", max_bytes: int = MAX_DOC) -> bytes | None:
+    """The file being read, whole (at most ``max_bytes``), with ``stats.lines`` set; None (and a
+    ``too_large`` error) when it is larger."""
+    data = whole(chunks, max_bytes)
+    if data is None:
+        sink.error("too_large", None, f"{what} larger than {max_bytes >> 20} MiB; not read")
+        return None
+    sink.stats.lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+    return data
+
+
+def decode(raw: bytes, line_no: int | None, sink: RowSink) -> str:
+    """UTF-8 text of one line or document; invalid bytes are replaced and reported (a warning)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        sink.warn("decode_error", line_no, f"invalid UTF-8 at byte {e.start}; kept with U+FFFD replacements",
+                  raw[max(0, e.start - 40): e.start + 40])
+        return raw.decode("utf-8", "replace")
+
+
+# ----------------------------------------------------------------------------- composable line readers
+
+
+class LineReader(Protocol):
+    """A text format's line handler, one per file. Several are chained over one capture
+    (:func:`read_lines`): each line goes to the first one that takes it."""
+
+    def take(self, line_no: int, text: str) -> bool:
+        """Read the line if it is this format's (True), else leave it to the next reader (False)."""
+
+    def finish(self) -> None:
+        """The file ended: close whatever is open."""
+
+
+LineReaderFactory = Callable[[RowSink], LineReader]
+
+
+def read_lines(chunks: Iterable[bytes], ctx: FileContext, factories: Iterable[LineReaderFactory]) -> Iterator[Batch]:
+    """Drive a chain of line readers over one text capture; the last one must take every line (it
+    keeps lines nobody else owns, e.g. as foreign ``log_lines``). Rows leave in batches."""
+    sink = RowSink(ctx)
+    chain = [f(sink) for f in factories]
+    takers = [r.take for r in chain]
+    last = 0
+    for line_no, raw in iter_lines(chunks, sink.error):
+        last = line_no
+        text = decode(raw, line_no, sink)
+        for take in takers:
+            if take(line_no, text):
+                break
+        if sink.full():
+            yield from sink.flush()
+    for r in chain:
+        r.finish()
+    ctx.stats.lines = last
+    yield from sink.flush()
+
+
+# ----------------------------------------------------------------------------- formats
+
+Reader = Callable[[Iterable[bytes], FileContext], Iterator[Batch]]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What a format says about how its files sit in folders; discovery asks, never hard-codes.
+
+    * ``rank_files``: files whose names match are one run per folder, one file per rank (TORCH_TRACE's
+      ``dedicated_log_torch_trace_*``);
+    * ``run_folder``: given the file names of a folder, whether the folder is one run of this format
+      (a tlparse output folder); ``rank_folder`` names its per-rank subfolders and ``parent_files`` the
+      files beside them that belong to the run; ``read_first`` lists, in preference order, the files of
+      such a folder that are read (the others belong to it and are not read on their own): the first
+      one present wins when its format ranks better than this format's own, else the last;
+    * ``anchor``: for an auxiliary file, the folder of the run it belongs to (the ``torch_compile_debug``
+      folder above a graph file), given its folder and the input root; None when it has none.
+    """
+
+    rank_files: re.Pattern[str] | None = None
+    run_folder: Callable[[set[str]], bool] | None = None
+    rank_folder: re.Pattern[str] | None = None
+    parent_files: re.Pattern[str] | None = None
+    read_first: tuple[str, ...] = ()
+    anchor: Callable[[str, str], str | None] | None = None
+
+
+@dataclass(frozen=True)
+class Format:
+    """One input format. ``source`` is the value its rows carry in ``source`` columns and
+    ``source_rank`` that source's rank when one run has several (1 = best; None = rows that describe
+    other things and are always kept)."""
+
+    name: str
+    description: str
+    sniff: Callable[[bytes, str], bool]
+    read: Reader
+    #: auxiliary formats describe a run (stderr, counters) rather than make one
+    auxiliary: bool = False
+    source: str | None = None
+    source_rank: int | None = None
+    layout: Layout = Layout()

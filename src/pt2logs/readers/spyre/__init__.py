@@ -1,0 +1,77 @@
+"""Torch-Spyre logs → ``transfers``, ``spyre_allocations``, ``spyre_layouts``, ``kernel_launches``,
+``spyre_messages``; kernel specs (``sdsc_*.json``) → ``kernels``; TORCH_SPYRE_TIMING records → ``spyre_timing``.
+
+Three line shapes (see docs/spyre.md), each optionally behind a vLLM ``(Worker pid=N) `` prefix:
+legacy ``[ func ]  arg arg`` (C++ DEBUGINFO), unified logging ``[DEBUG] [spyre.runtime] <date> func: msg``
+(C++) and Python loggers ``[INFO] [spyre.x] msg``; plus plain prints (``RUN: k dir``, ``Generating
+path``), the debugging guide's illustrative ``[TORCH_SPYRE_DEBUG] copy_to_device: ...`` and
+``DataConversionInfo: {`` JSON blocks. Messages are matched on their content with whitespace-tolerant
+patterns (each shape spaces the same message differently). A transfer is assembled by a small state
+machine (:class:`~pt2logs.readers.spyre.lines.SpyreLines`). Any other line goes to the TORCH_LOGS line
+reader (:mod:`pt2logs.readers.torch_logs`): torch's own lines in the same capture become
+``recompiles`` / ``graph_breaks`` / ``log_lines`` rows, the rest foreign ``log_lines``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+import pt2logs.tables.spyre  # noqa: F401  (registers the tables)
+from pt2logs.readers.kit import Batch, FileContext, Format, RowSink, read_lines
+from pt2logs.readers.spyre.documents import read_kernel_spec, read_timing
+from pt2logs.readers.spyre.dtypes import dtype_width, parse_layout, torch_dtype
+from pt2logs.readers.spyre.lines import SpyreLines
+from pt2logs.readers.torch_logs import LogLines
+
+
+def _spyre_lines(sink: RowSink) -> SpyreLines:
+    sink.batch_rows = min(sink.batch_rows, 4096)
+    return SpyreLines(sink)
+
+
+def read_spyre_log(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
+    """A Spyre text capture → Spyre rows from its Spyre lines, TORCH_LOGS rows from torch's lines,
+    foreign ``log_lines`` for the rest; in batches."""
+    return read_lines(chunks, ctx, [_spyre_lines, LogLines])
+
+
+# ----------------------------------------------------------------------------- sniffers
+
+_SNIFF_LEVELED = re.compile(rb"^(?:\([^()\n]*pid=\d+\) )?\[(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|TRACE)\] \[[\w.-]*spyre[\w.-]*\] ", re.M | re.I)
+_SNIFF_LEGACY = re.compile(rb"^(?:\([^()\n]*pid=\d+\) )?\[ [A-Za-z_~][\w:~<>]* \]  \S", re.M)
+_SNIFF_OTHER = re.compile(rb"^(?:\[TORCH_SPYRE_DEBUG\] \w+:|RUN: sdsc_\S+ \S|Generating \S*(?:sdsc|inductor-spyre)\S*)", re.M)
+_SNIFF_SPEC = re.compile(rb'^\s*\{\s*"\d+_[A-Za-z_]\w*"\s*:\s*\{')
+_SPEC_KEYS = (b'"numCoresUsed_"', b'"dscs_"', b'"sdscFolds_"', b'"coreFoldProp_"', b'"sdscFoldProps_"')
+
+
+def sniff_spyre_log(head: bytes, name: str) -> bool:
+    """A Spyre log: a `[LEVEL] [spyre.x]`, `[TORCH_SPYRE_DEBUG]`, `RUN: sdsc_` or `Generating ...sdsc` line anywhere
+    in the head, or legacy `[ func ]  ` lines (two of them, or one in a head that mentions Spyre)."""
+    head = head[: 64 << 10]
+    if _SNIFF_LEVELED.search(head) or _SNIFF_OTHER.search(head):
+        return True
+    legacy = _SNIFF_LEGACY.findall(head, 0)
+    return len(legacy) >= 2 or (len(legacy) == 1 and b"pyre" in head)
+
+
+def sniff_kernel_spec(head: bytes, name: str) -> bool:
+    """A kernel spec: a JSON object keyed `<idx>_<opfunc>` holding SuperDSC fields."""
+    return bool(_SNIFF_SPEC.match(head[: 64 << 10])) and any(k in head for k in _SPEC_KEYS)
+
+
+def sniff_timing(head: bytes, name: str) -> bool:
+    """A TORCH_SPYRE_TIMING record: one JSON object with meta.recorder_version and events."""
+    h = head[: 64 << 10].lstrip()
+    return h.startswith(b"{") and b'"recorder_version"' in h and (b'"events"' in h or b'"clock"' in h)
+
+
+SPYRE_LOG = Format("spyre_log", "torch-spyre debug log (TORCH_SPYRE_DEBUG=1, TORCH_LOGS=+torch_spyre), with any TORCH_LOGS lines",
+                   sniff_spyre_log, read_spyre_log, source="spyre")
+SPYRE_KERNEL_SPEC = Format("spyre_kernel_spec", "torch-spyre kernel spec (sdsc_<N>.json, sdsc.json)", sniff_kernel_spec,
+                           read_kernel_spec, auxiliary=True, source="spyre")
+SPYRE_TIMING = Format("spyre_timing", "TORCH_SPYRE_TIMING record (rec.<pid>.json)", sniff_timing, read_timing,
+                      auxiliary=True, source="spyre")
+
+__all__ = ["SPYRE_KERNEL_SPEC", "SPYRE_LOG", "SPYRE_TIMING", "dtype_width", "parse_layout", "read_kernel_spec",
+           "read_spyre_log", "read_timing", "sniff_kernel_spec", "sniff_spyre_log", "sniff_timing", "torch_dtype"]

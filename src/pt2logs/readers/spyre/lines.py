@@ -1,0 +1,371 @@
+"""Spyre log lines → ``transfers``, ``spyre_allocations``, ``spyre_layouts``, ``kernel_launches``,
+``spyre_messages``.
+
+Messages are matched on their content (:mod:`.patterns`); a transfer is assembled by a small state
+machine (:class:`SpyreLines`) from the lines that describe it: tensor info, allocation, layout, the
+copy's source and destination, the DataConversionInfo block, the illustrative format's status line.
+"""
+
+from __future__ import annotations
+
+import calendar
+import math
+import posixpath
+import re
+from typing import Any
+
+from pt2logs.readers.kit import EXCERPT, RowSink
+from pt2logs.readers.spyre import patterns as P
+from pt2logs.readers.spyre.dtypes import (
+    dtype_width,
+    int64,
+    int64_list,
+    int_list,
+    loads,
+    nbytes,
+    parse_layout,
+    torch_dtype,
+)
+
+MAX_BLOCK_LINES = 20_000
+MAX_MESSAGE = 64 << 10
+
+
+def _new_tensor(at: dict, **kw: Any) -> dict[str, Any]:
+    return {**at, "dtype": None, "host_shape": None, "host_strides": None, "device": None, "alloc": None,
+            "layout": None, "parts": [], **kw}
+
+
+class SpyreLines:
+    """The Spyre line reader (:class:`~pt2logs.readers.kit.LineReader`). Per-file state: the tensor
+    being allocated (``tensor``: tensor info, allocation, layout), the copy being assembled (``xfer``),
+    the allocation awaiting its address, an open DataConversionInfo block."""
+
+    def __init__(self, out: RowSink):
+        self.out, self.kinds = out, out.stats.kinds
+        self.tensor: dict[str, Any] | None = None
+        self.xfer: dict[str, Any] | None = None
+        self.alloc: dict[str, Any] | None = None
+        self.block: dict[str, Any] | None = None
+        self.name: dict[str, Any] = {}  # tensor named by a model_utils line, not yet allocated
+        self.illus = False  # the last Spyre line was the illustrative format
+        self.codes: dict[int, str] = {}  # DCI dataformat code -> device dtype, learned from this log
+        self.launches: dict[str, int] = {}
+        self._date: tuple[str, int | None] = ("", None)
+
+    def take(self, no: int, text: str) -> bool:
+        """Read a Spyre line (True); leave any other line to the next reader (False), after taking the
+        layout a foreign line may print."""
+        p = self._prefix(text)
+        if (b := self.block) is not None:
+            if p is None and (not text or text[0] in " \t}]") and len(b["lines"]) < MAX_BLOCK_LINES:
+                b["lines"].append(text)
+                b["depth"] += self._depth(text)
+                if b["depth"] <= 0:
+                    self._end_block(truncated=False)
+                return True
+            if p is not None or len(b["lines"]) >= MAX_BLOCK_LINES:
+                self._end_block(truncated=True)  # a foreign line inside a block does not end it
+        if p is None and self.illus and (m := P.ILLUS_CONT.match(text)):
+            p = ("illustrative", None, None, None, None, None, None, m.group(1) + ": " + m.group(2))
+        if p is not None:
+            self._spyre(no, p)
+            return True
+        if "SpyreTensorLayout(" in text:
+            self._layout({"line_no": no, "ts": None, "func": None}, text, "embedded")
+        return False
+
+    def _prefix(self, text: str) -> tuple | None:
+        """(shape, level, component, func, ts, worker, pid, message) of a Spyre line, else None."""
+        worker = pid = None
+        body = text
+        if text.startswith("(") and (m := P.WORKER.match(text)):
+            worker, pid, body = m.group(1) or None, int(m.group(2)), text[m.end():]
+        c = body[:1]
+        if c == "[":
+            if m := P.LEGACY.match(body):
+                return ("legacy", None, None, m.group(1), None, worker, pid, m.group(2).strip())
+            if m := P.LEVELED.match(body):
+                level, comp, msg = m.group(1).upper(), m.group(2), m.group(3)
+                if d := P.DATE.match(msg):
+                    f = P.CFUNC.match(d.group(8))
+                    func, msg = (f.group(1), f.group(2)) if f else (None, d.group(8))
+                    return ("unified", level, comp, func, self._ts(d), worker, pid, msg.strip())
+                return ("python", level, comp, None, None, worker, pid, msg.strip())
+            if m := P.ILLUS.match(body):
+                return ("illustrative", None, None, m.group(1), None, worker, pid, m.group(2).strip())
+        elif (c == "R" and P.RUN.match(body)) or (c == "G" and P.GENERATING.match(body)):
+            return ("print", None, None, None, None, worker, pid, body.strip())
+        return None
+
+    def _ts(self, d: re.Match) -> int | None:
+        """Epoch µs of a unified-logging date, read as UTC (the log does not say its zone)."""
+        if self._date[0] != d.group(0)[:19]:
+            try:
+                us = calendar.timegm(tuple(int(d.group(i)) for i in range(1, 7)) + (0, 0, 0)) * 1_000_000
+            except (ValueError, OverflowError):
+                us = None
+            self._date = (d.group(0)[:19], us)
+        base, frac = self._date[1], d.group(7)
+        return int64(base + (int(frac.ljust(6, "0")) if frac else 0)) if base is not None else None
+
+    def _spyre(self, no: int, p: tuple) -> None:
+        shape, level, comp, func, ts, worker, pid, msg = p
+        self.out.stats.events += 1
+        self.illus = shape == "illustrative"
+        row = {"source": "spyre", "line_no": no, "n_lines": 1, "ts": ts, "shape": shape, "level": level, "component": comp,
+               "func": func, "worker": worker, "pid": int64(pid), "message": msg[:MAX_MESSAGE]}
+        kind = row["kind"] = self._message({"line_no": no, "ts": ts, "func": func}, comp, shape, msg, row)
+        self.kinds[kind] = self.kinds.get(kind, 0) + 1
+        self.out.stats.unknown += kind == "other"
+        if kind not in ("allocate", "allocated"):
+            self._close_alloc()
+        if kind != "dci":  # a block's row leaves with the block
+            self.out.add("spyre_messages", row)
+
+    def _message(self, at: dict, comp: str | None, shape: str, msg: str, row: dict) -> str:
+        if shape == "illustrative":
+            return self._illustrative(at, msg)
+        if msg.startswith("RUN:") and (m := P.RUN.match(msg)):
+            self._launch(at, m.group(1), m.group(2), row["level"])
+            return "run"
+        if msg.startswith("Generating "):
+            return "generating"
+        if m := P.SRC.match(msg):
+            self._copy_line(at, "src", m.group(1), m.group(2))
+            return "copy_src"
+        if m := P.DST.match(msg):
+            self._copy_line(at, "dst", m.group(1), m.group(2))
+            return "copy_dst"
+        if m := P.DCI.search(msg):
+            rest = m.group(1).strip()
+            row["kind"] = "dci"
+            self.block = {**at, "lines": [rest], "depth": self._depth(rest), "row": row, "json": rest.startswith("{")}
+            if self.block["depth"] <= 0 or not self.block["json"]:
+                self._end_block(truncated=False)
+            return "dci"
+        if m := P.TENSOR_INFO.search(msg):
+            self._close_alloc()
+            self.tensor = _new_tensor(at, dtype=torch_dtype(m.group(3))[0], host_shape=int_list(m.group(1)),
+                                      host_strides=int_list(m.group(2)), device=m.group(4) or None, parts=["tensor_info"], **self._take_name())
+            return "tensor_info"
+        if m := (P.ALLOCATING.match(msg) or P.ALLOCATED_N.match(msg)):
+            self._allocating(at, int(m.group(1)), m.group(2) if m.re is P.ALLOCATING else None)
+            return "allocate"
+        if m := P.ALLOCATED.match(msg):
+            self._allocated(at, m.group(1))
+            return "allocated"
+        if "SpyreTensorLayout(" in msg:
+            return "layout" if self._layout(at, msg, "allocation") else "other"
+        if comp and (m := P.MODEL_TENSOR.match(msg)):
+            self.name = {"tensor_name": m.group(1), "name_shape": int_list(m.group(2))}
+            return "tensor_name"
+        return "other"
+
+    def _take_name(self) -> dict[str, Any]:
+        name, self.name = self.name, {}
+        return name
+
+    # -- allocations and layouts -----------------------------------------------------------
+    def _allocating(self, at: dict, nbytes: int, device: str | None) -> None:
+        self._close_alloc()
+        t = self.tensor
+        if t is None or t["alloc"] is not None or t["layout"] is not None:
+            t = self.tensor = _new_tensor(at, device=device, **self._take_name())
+        t["alloc"] = self.alloc = {"source": "spyre", **at, "nbytes": nbytes, "device": device or t["device"],
+                                   "dtype": t["dtype"], "host_shape": t["host_shape"]}
+        t["parts"].append("alloc")
+
+    def _allocated(self, at: dict, text: str) -> None:
+        a = self.alloc if self.alloc is not None else {"source": "spyre", **at}
+        chunks = [{"region_id": c[0], "offset": c[1], "size": int(c[2]), "domain_id": int(c[3]) if c[3] else None}
+                  for c in P.CHUNK.findall(text)]
+        if total := P.TOTAL.search(text):
+            a["total_size"] = int(total.group(1))
+            a.setdefault("nbytes", a["total_size"])
+            a["num_chunks"] = int(n.group(1)) if (n := P.NCHUNKS.search(text)) else len(chunks)
+        if chunks:
+            a["chunks"], a["address"] = chunks, f"{chunks[0]['region_id']}:{chunks[0]['offset']}"
+        if not total and not chunks:
+            a["address_text"] = text[:EXCERPT]
+        self.alloc = a
+        self._close_alloc()
+
+    def _close_alloc(self) -> None:
+        if self.alloc is not None:
+            self.out.add("spyre_allocations", self.alloc)
+            self.alloc = None
+
+    def _layout(self, at: dict, text: str, origin: str) -> dict[str, Any] | None:
+        parsed = parse_layout(text)
+        if parsed is None:
+            return None
+        f, raw = parsed
+        lay = {"source": "spyre", **at, "origin": origin, "layout_text": raw[:MAX_MESSAGE],
+               **{k: int64_list(f.pop(k, None)) for k in ("device_size", "dim_map", "stride_map")}}
+        dd = f.pop("device_dtype", None)
+        lay["device_dtype"], lay["fields"] = (str(dd) if dd is not None else None), (f or None)
+        owner = self.xfer if origin == "illustrative" else None
+        if origin == "allocation":
+            if self.tensor is None or self.tensor["layout"] is not None:
+                self.tensor = _new_tensor(at, **self._take_name())
+            owner = self.tensor
+        if owner is not None:
+            owner["layout"] = lay
+            owner["parts"].append("layout")
+            lay["dtype"] = owner.get("dtype") or torch_dtype(owner.get("raw_dtype"))[0]
+            lay["host_shape"] = owner.get("host_shape") or owner.get("name_shape") or owner.get("illus_shape")
+        lay["device_bytes"] = nbytes(lay["device_size"], dtype_width(lay["device_dtype"]) or dtype_width(lay.get("dtype")))
+        lay["host_bytes"] = nbytes(lay.get("host_shape"), dtype_width(lay.get("dtype")))
+        if lay["host_bytes"] is not None and lay["device_bytes"] is not None:
+            lay["padding_bytes"] = lay["device_bytes"] - lay["host_bytes"]
+        self.out.add("spyre_layouts", lay)
+        return lay
+
+    # -- transfers ---------------------------------------------------------------------------
+    def _new_xfer(self, at: dict) -> dict[str, Any]:
+        self._finish_xfer()
+        self.xfer = {**at, "end_line_no": at["line_no"], "parts": [], "n_lines": 0}
+        return self.xfer
+
+    @staticmethod
+    def _touch(x: dict, at: dict, n: int = 1) -> None:
+        x["end_line_no"] = max(x["end_line_no"], at["line_no"] + n - 1)
+        x["n_lines"] += n
+        x["ts"] = x["ts"] if x["ts"] is not None else at["ts"]
+
+    def _copy_line(self, at: dict, side: str, dtype: str, device: str) -> None:
+        x = self.xfer
+        if side == "src" or x is None or side in x["parts"] or "dci" in x["parts"] or x.get("status"):
+            x = self._new_xfer(at)
+        x["parts"].append(side)
+        x[side] = device
+        x.setdefault("raw_dtype", dtype)
+        x["func"] = x["func"] or at["func"]
+        self._touch(x, at)
+        if (side == "src") == device.startswith("cpu"):  # host source, or device destination
+            self._bind(x, dtype)
+
+    def _bind(self, x: dict, dtype: str | None) -> None:
+        """Give a copy to the device the tensor allocated just before it (tensor info, allocation, layout)."""
+        t, want = self.tensor, torch_dtype(dtype)[0]
+        if t is None or x.get("bound") or (t["dtype"] is not None and want is not None and t["dtype"] != want):
+            return
+        x["bound"], self.tensor = True, None
+        for k in ("host_shape", "host_strides", "device", "layout", "alloc", "tensor_name", "name_shape"):
+            if t.get(k) is not None:
+                x.setdefault(k, t[k])
+        x["parts"] = t["parts"] + x["parts"]
+
+    def _illustrative(self, at: dict, msg: str) -> str:
+        func, x = at["func"], self.xfer
+        if func and P.ILLUS_COPY.match(func):
+            x = self._new_xfer(at)
+            x["direction"] = "host_to_device" if func in ("copy_to_device", "copy_from_host", "copy_from_cpu") else "device_to_host"
+            m, d = P.KV_SHAPE.search(msg), P.KV_DTYPE.search(msg)
+            x["illus_shape"], x["raw_dtype"] = (int_list(m.group(1)) if m else None), (d.group(1) if d else None)
+            x["parts"].append("copy")
+            self._touch(x, at)
+            return "copy"
+        key, _, rest = msg.partition(": ")
+        at = {**at, "func": key or None}
+        if x is None or "copy" not in x["parts"]:
+            return "layout" if "SpyreTensorLayout(" in msg and self._layout(at, msg, "embedded") else "other"
+        self._touch(x, at)
+        if "SpyreTensorLayout(" in msg:
+            return "layout" if self._layout(at, msg, "illustrative") else "other"
+        if key.startswith("transfer") or key == "status":
+            x["status"] = (rest or msg.split(None, 1)[-1]).strip()
+            x["parts"].append("status")
+            self._finish_xfer()
+            return "status"
+        return "other"
+
+    def _finish_xfer(self) -> None:
+        x, self.xfer = self.xfer, None
+        if x is None:
+            return
+        dci, lay, alloc = x.get("dci") or {}, x.get("layout") or {}, x.get("alloc") or {}
+        src, dst, direction = x.get("src"), x.get("dst"), x.get("direction")
+        side = {None: None, True: "host", False: "device"}
+        s, d = side[src.startswith("cpu") if src else None], side[dst.startswith("cpu") if dst else None]
+        if direction is None and (s, d) != (None, None):
+            direction = f"{s}_to_{d}" if s and d else "host_to_device" if s == "host" else "device_to_host" if d == "host" else None
+        if direction is None and dci.get("isHostToSen_") in (0, 1):
+            direction = "host_to_device" if dci["isHostToSen_"] == 1 else "device_to_host"
+        dtype, width = torch_dtype(x.get("raw_dtype"))
+        to_dev = direction != "device_to_host"
+        host_key, dev_key = ("input_shape_", "output_shape_") if to_dev else ("output_shape_", "input_shape_")
+        shape_from, host_shape = next(((k, v) for k, v in (
+            ("tensor_info", x.get("host_shape")), ("model_utils", x.get("name_shape")), ("illustrative", x.get("illus_shape")),
+            ("dci", int64_list(dci.get(host_key)) if direction != "device_to_device" else None)) if v is not None), (None, None))
+        device_size = lay.get("device_size") or (v[::-1] if (v := int64_list(dci.get(dev_key))) is not None else None)
+        if host_shape is not None and shape_from == "dci":
+            host_shape = host_shape[::-1]
+        device_dtype, code = lay.get("device_dtype"), int64(dci.get("dataformat_dst_" if to_dev else "dataformat_src_"))
+        if device_dtype is not None and code is not None:
+            self.codes[code] = device_dtype
+        elif device_dtype is None and code is not None:
+            device_dtype = self.codes.get(code)
+        host_bytes, device_bytes = nbytes(host_shape, width), nbytes(device_size, dtype_width(device_dtype) or width)
+        both = host_bytes is not None and device_bytes is not None
+        self.out.add("transfers", {
+            "source": "spyre", "line_no": x["line_no"], "end_line_no": x["end_line_no"], "ts": x["ts"], "func": x["func"],
+            "direction": direction, "dtype": dtype, "host_shape": host_shape, "host_strides": x.get("host_strides"),
+            "device": x.get("device") or (dst if d == "device" else src if s == "device" else None) or alloc.get("device"),
+            "host_bytes": host_bytes, "device_size": device_size, "device_dtype": device_dtype, "device_bytes": device_bytes,
+            "padding_bytes": device_bytes - host_bytes if both else None,  # type: ignore[operator]
+            "padded_elements": int64(math.prod(device_size) - math.prod(host_shape)) if host_shape is not None and device_size is not None else None,
+            "stride_map": lay.get("stride_map"), "dim_map": lay.get("dim_map"), "alloc_bytes": alloc.get("nbytes"),
+            "address": alloc.get("address"), "tensor_name": x.get("tensor_name"), "shape_from": shape_from,
+            "dci_name": dci.get("dsName_") if isinstance(dci.get("dsName_"), str) else None,
+            "dci": {k: dci[k] for k in P.DCI_KEYS if k in dci} or None, "parts": x["parts"],
+            "complete": direction is not None and both, "status": x.get("status"), "alloc_line_no": alloc.get("line_no"),
+            "layout_line_no": lay.get("line_no"), "n_lines": x["n_lines"],
+        })
+
+    # -- DataConversionInfo blocks ----------------------------------------------------------
+    @staticmethod
+    def _depth(text: str) -> int:
+        s = P.JSON_STR.sub("", text) if '"' in text and ("[" in text or "{" in text or "}" in text or "]" in text) else text
+        return s.count("{") + s.count("[") - s.count("}") - s.count("]")
+
+    def _end_block(self, truncated: bool) -> None:
+        b, self.block = self.block, None
+        if b is None:
+            return
+        text, n = "\n".join(b["lines"]), len(b["lines"])
+        fields = loads(text) if b["json"] and not truncated else None
+        if not isinstance(fields, dict):  # salvage the simple fields that are there
+            fields = {}
+            for m in P.JSON_KEY.finditer(text):
+                if m.group(1) in P.DCI_KEYS and m.group(1) not in fields and not isinstance(v := loads(m.group(2)), Exception):
+                    fields[m.group(1)] = v
+            found = ", ".join(fields) or "none"
+            msg = ("DataConversionInfo is not followed by JSON; the copy is kept without it" if not b["json"] else
+                   f"DataConversionInfo block cut after {n} line(s); fields before the cut kept ({found})" if truncated else
+                   f"DataConversionInfo block of {n} line(s) is not valid JSON; fields found by pattern kept ({found})")
+            self.out.warn("truncated_json" if truncated else "bad_json", b["line_no"], msg, text)
+        row = b["row"]
+        row["n_lines"] = n
+        if n > 1:
+            row["message"] = (row["message"] + "\n" + "\n".join(b["lines"][1:]))[:MAX_MESSAGE]
+        self.out.add("spyre_messages", row)
+        x = self.xfer
+        if x is None or "dci" in x["parts"] or x.get("status"):
+            x = self._new_xfer({"line_no": b["line_no"], "ts": b["ts"], "func": b["func"]})
+        x["parts"].append("dci")
+        x["dci"] = fields
+        self._touch(x, b, n)
+        self._finish_xfer()
+
+    def _launch(self, at: dict, kernel: str, arg: str | None, level: str | None) -> None:
+        n = self.launches[kernel] = self.launches.get(kernel, 0) + 1
+        code_dir = (posixpath.dirname(arg) or arg) if arg and "." in posixpath.basename(arg.rstrip("/")) else arg
+        self.out.add("kernel_launches", {"source": "spyre", "line_no": at["line_no"], "ts": at["ts"], "kernel_name": kernel,
+                                         "code_dir": code_dir, "launch_arg": arg, "launch_index": n, "level": level})
+
+    def finish(self) -> None:
+        self._end_block(truncated=True)
+        self._close_alloc()
+        self._finish_xfer()

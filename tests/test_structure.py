@@ -1,0 +1,146 @@
+"""The package's shape: no module over 400 lines, no import cycles.
+
+Both rules have an explicit allow-list of what is true today; whoever splits one of those modules
+or breaks one of those cycles removes it from the list (the tests fail when an entry is stale, so
+the lists only shrink).
+
+The import graph counts every ``import`` statement, at module level or inside a function: a lazy
+import that breaks a cycle at import time is still a cycle in the design. An edge goes to the module
+named (``from pt2logs.x import y`` is an edge to ``pt2logs.x``, or to ``pt2logs.x.y`` when that is
+a module); the implicit import of a parent package (``pt2logs.x`` loads ``pt2logs/__init__``
+first) is not an edge.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+SRC = ROOT / "src"
+MAX_LINES = 400
+
+#: modules over MAX_LINES today; being split (delete the entry when its split lands)
+LONG_MODULES = {
+    "pt2logs/ingestion.py",
+}
+
+#: import cycles today (each a strongly connected set of modules); delete an entry when it is broken
+KNOWN_CYCLES: list[set[str]] = [
+    {"pt2logs", "pt2logs.api", "pt2logs.capture", "pt2logs.ingestion"},  # `from pt2logs import __version__`
+]
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for p in sorted((SRC / "pt2logs").rglob("*.py")):
+        parts = list(p.relative_to(SRC).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = p
+    return out
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module → the pt2logs modules it imports (anywhere in its body)."""
+    mods = _modules()
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    for mod, path in mods.items():
+        package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base_name = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    base_name = node.module or ""
+                for a in node.names:
+                    sub = f"{base_name}.{a.name}"
+                    targets.append(sub if sub in mods else base_name)
+            for t in targets:
+                while t and t not in mods:  # `import pt2logs.x.y` of a non-module name: its module
+                    t = t.rpartition(".")[0]
+                if t and t != mod and t.split(".")[0] == "pt2logs":
+                    graph[mod].add(t)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected sets of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[set[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = set()
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.add(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(comp)
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_module_is_over_400_lines():
+    lengths = {str(p.relative_to(SRC)): len(p.read_text().splitlines()) for p in _modules().values()}
+    long = {name for name, n in lengths.items() if n > MAX_LINES}
+    assert long - LONG_MODULES == set(), {n: lengths[n] for n in long - LONG_MODULES}
+    assert LONG_MODULES - long == set(), "split already: remove from LONG_MODULES"
+
+
+def test_no_import_cycles():
+    found = cycles(import_graph())
+    new = [c for c in found if c not in KNOWN_CYCLES]
+    assert new == [], f"import cycles: {new}"
+    gone = [c for c in KNOWN_CYCLES if c not in found]
+    assert gone == [], f"broken already (or changed): remove from KNOWN_CYCLES: {gone}"
+
+
+def test_the_dashboard_package_has_no_cycle_at_all():
+    graph = import_graph()
+    for c in cycles(graph):
+        assert not any(m.startswith("pt2logs.dashboard") for m in c), c
+
+
+def _cli(module: str) -> bool:
+    return module == "pt2logs.cli" or module.startswith("pt2logs.cli.")
+
+
+def test_the_cli_package_has_no_cycle_at_all():
+    for c in cycles(import_graph()):
+        assert not any(_cli(m) for m in c), c
+
+
+def test_the_core_never_imports_the_cli():
+    for mod, deps in import_graph().items():
+        if not _cli(mod) and mod != "pt2logs.__main__":
+            assert not any(_cli(d) for d in deps), (mod, sorted(d for d in deps if _cli(d)))
+
+
+def test_the_cycle_finder_sees_function_level_imports():
+    assert cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [{"a", "b"}]
+    graph = import_graph()
+    assert "pt2logs.views" in graph["pt2logs.queries"]  # imported inside run_sql()
