@@ -3,7 +3,7 @@
 -- params: bucket (optional: day or week, default day), by (optional: a tag key, e.g. model), since (optional), until (optional), tag (optional: key=value), run_id (optional)
 WITH per_run AS (
   SELECT r.run_id, r.started_at,
-         coalesce(json_extract_string(r.tags, '$."' || $by || '"'), '(none)') AS grp
+         coalesce(tag_value(r.tags, $by), '(none)') AS grp
   FROM runs r
   WHERE r.run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND since_partition(r.ingest_date, $since) AND r.started_at IS NOT NULL),
 m AS (

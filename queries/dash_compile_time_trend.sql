@@ -6,7 +6,7 @@
 -- mean compile time of its runs. Runs without compiles count (with 0 s).
 WITH sel AS (
   SELECT r.run_id, r.started_at,
-         coalesce(json_extract_string(r.tags, '$."' || $by || '"'), '(no ' || $by || ' tag)') AS grp
+         coalesce(tag_value(r.tags, $by), '(no ' || $by || ' tag)') AS grp
   FROM runs r
   WHERE r.run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND r.started_at IS NOT NULL),
 bk AS (

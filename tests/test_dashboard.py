@@ -29,7 +29,7 @@ from tests.rawscan import artifact_name, event_key, raw_records
 import pt2logs
 from pt2logs import dashboard as D
 from pt2logs.cli import main
-from pt2logs.cli_dashboard import dashboard as dashboard_cmd
+from pt2logs.cli.dashboard import dashboard as dashboard_cmd
 from pt2logs.queries import QueryError, get_query, run_named
 
 UNTIL = dt.datetime.combine(fl.UNTIL, dt.time(), dt.timezone.utc)

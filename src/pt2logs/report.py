@@ -3,7 +3,7 @@
 Every number here comes from a named query in ``queries/`` (so it matches
 ``pt2logs query NAME``); this module only picks runs, calls queries and
 compares results. It returns data (dicts of pyarrow Tables / plain rows);
-:mod:`pt2logs.render` prints it.
+:mod:`pt2logs.cli.render` prints it.
 """
 
 from __future__ import annotations

@@ -138,8 +138,12 @@ MACROS = [
     # partition pruning: a run is always ingested after it started, so ingest_date >= since keeps them all
     """CREATE OR REPLACE MACRO since_partition(ingest_date, since) AS
          since IS NULL OR ingest_date >= strftime(CAST(since AS TIMESTAMPTZ) AT TIME ZONE 'UTC', '%Y-%m-%d')""",
+    # a tag's value by key: a JSON Pointer (~ and / escaped), so any key works, quotes and $ included
+    """CREATE OR REPLACE MACRO tag_value(tags, tag_key) AS
+         json_extract_string(tags, '/' || replace(replace(tag_key, '~', '~0'), '/', '~1'))""",
+    # tag is KEY=VALUE, split at the first '=' (k=a=b: key k, value a=b)
     """CREATE OR REPLACE MACRO tag_match(tags, tag) AS
-         tag IS NULL OR json_extract_string(tags, '$."' || split_part(tag, '=', 1) || '"') = split_part(tag, '=', 2)""",
+         tag IS NULL OR tag_value(tags, substr(tag, 1, strpos(tag, '=') - 1)) = substr(tag, strpos(tag, '=') + 1)""",
     """CREATE OR REPLACE MACRO selected_runs(run, since, until, tag) AS TABLE
          SELECT run_id FROM runs
          WHERE (run IS NULL OR run_id = run OR name = run OR starts_with(run_id, run) OR starts_with(name, run))

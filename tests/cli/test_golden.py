@@ -68,7 +68,7 @@ def test_clear_errors(sample_wh, tmp_path):
 
 
 def test_every_output_format(sample_wh, tmp_path):
-    from pt2logs.outputs import OUTPUT_FORMATS
+    from pt2logs.cli.outputs import OUTPUT_FORMATS
 
     for fmt in OUTPUT_FORMATS:
         out = tmp_path / f"o.{fmt}"

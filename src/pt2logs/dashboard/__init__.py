@@ -21,7 +21,7 @@ The package, one job a module (each imports only the ones above it)::
     html.py          render_html(): markup, CSS, the embedding script, escaping, CSP
     chart_images.py  images(): each chart as PNG or SVG
 
-The core returns data (:class:`Page`, HTML text, image bytes); :mod:`pt2logs.cli_dashboard` writes
+The core returns data (:class:`Page`, HTML text, image bytes); :mod:`pt2logs.cli.dashboard` writes
 files, and decides where the Vega bundle is cached between runs.
 """
 

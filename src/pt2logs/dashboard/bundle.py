@@ -3,7 +3,7 @@
 
 Building it takes a couple of seconds, so it is kept in memory for the rest of the process. The
 core never writes it to disk: a caller that wants it cached across processes (the CLI does, see
-:mod:`pt2logs.cli_dashboard`) keeps it under :func:`bundle_name`, checks it with
+:mod:`pt2logs.cli.dashboard`) keeps it under :func:`bundle_name`, checks it with
 :func:`is_bundle`, and hands it to :func:`~pt2logs.dashboard.html.render_html`.
 """
 

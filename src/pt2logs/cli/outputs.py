@@ -1,7 +1,10 @@
-"""Output formats for query results: a registry the CLI and the tests loop over.
+"""Output formats: the registry behind every command's ``--format``.
 
-Each writer takes a pyarrow Table and a binary stream. ``table`` is for
-people (rich, fits the terminal); the others are for machines and files.
+Each format writes a pyarrow Table (the rows of a query) to a binary stream, and declares what
+else it can do: ``binary`` formats need ``--output FILE`` or a redirect, ``report`` formats can also
+write a summary or diff (several sections; :mod:`pt2logs.cli.render` does that). Commands derive
+their ``--format`` choices from here (:func:`pt2logs.cli.options.format_option`), never from a list
+of their own. ``table`` is for people (rich, fits the terminal); the others are for machines and files.
 """
 
 from __future__ import annotations
@@ -10,21 +13,46 @@ import csv
 import datetime as dt
 import io
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import orjson
 import pyarrow as pa
 
 Writer = Callable[[pa.Table, BinaryIO], None]
-OUTPUT_FORMATS: dict[str, Writer] = {}
+
+#: what a format can write besides rows
+CAPABILITIES = ("rows", "report")
 
 
-def output_format(name: str) -> Callable[[Writer], Writer]:
+@dataclass(frozen=True)
+class OutputFormat:
+    name: str
+    write: Writer
+    writes: frozenset[str] = frozenset({"rows"})
+    binary: bool = False  # not text: refuse to print it on a terminal
+
+    def __call__(self, t: pa.Table, out: BinaryIO) -> None:
+        self.write(t, out)
+
+
+OUTPUT_FORMATS: dict[str, OutputFormat] = {}
+
+
+def output_format(name: str, *, writes: tuple[str, ...] = ("rows",), binary: bool = False) -> Callable[[Writer], Writer]:
+    assert set(writes) <= set(CAPABILITIES), writes
+
     def deco(fn: Writer) -> Writer:
-        OUTPUT_FORMATS[name] = fn
+        OUTPUT_FORMATS[name] = OutputFormat(name, fn, frozenset(writes), binary)
         return fn
 
     return deco
+
+
+def formats_that(capability: str) -> list[str]:
+    """The names of the formats that can write ``capability`` (rows, report), in registry order."""
+    assert capability in CAPABILITIES, capability
+    return [n for n, f in OUTPUT_FORMATS.items() if capability in f.writes]
 
 
 def _jsonable(v: Any) -> Any:
@@ -68,21 +96,30 @@ def short(v: Any, width: int = 40) -> str:
     return s if len(s) <= width else s[: width - 1] + "…"
 
 
-@output_format("table")
+def plain(v: Any, width: int | None = None) -> Any:
+    """A value as a rich Text: shown as it is, never read as markup (``[/bold]``, ``[rank0]:``) or
+    emoji codes. Every value that comes from the data reaches rich this way."""
+    from rich.text import Text
+
+    return Text(cell(v) if width is None else short(v, width))
+
+
+@output_format("table", writes=("rows", "report"))
 def write_table(t: pa.Table, out: BinaryIO) -> None:
     """For people: one line per row, long text cut (use csv/json/markdown for full values)."""
     from rich.console import Console
     from rich.table import Table
 
     buf = io.StringIO()
-    console = Console(file=buf, width=_width(), force_terminal=False, color_system=None)
+    console = Console(file=buf, width=_width(), force_terminal=False, color_system=None, emoji=False, highlight=False)
     rt = Table(header_style="bold", show_edge=False, pad_edge=False, box=None)
     numeric = [pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_decimal(f.type) for f in t.schema]
     width = max(16, min(48, (_width() - 2 * len(t.column_names)) // max(1, len(t.column_names)) * 2))
     for name, num in zip(t.column_names, numeric):
-        rt.add_column(name, justify="right" if num else "left", no_wrap=True, overflow="ellipsis", min_width=min(len(name), 14))
+        rt.add_column(plain(name), justify="right" if num else "left", no_wrap=True, overflow="ellipsis",
+                      min_width=min(len(name), 14))
     for row in t.to_pylist():
-        rt.add_row(*[short(row[c], width) for c in t.column_names])
+        rt.add_row(*[plain(row[c], width) for c in t.column_names])
     console.print(rt)
     console.print(f"{t.num_rows} row{'s' if t.num_rows != 1 else ''}")
     out.write(buf.getvalue().encode())
@@ -104,7 +141,7 @@ def write_csv(t: pa.Table, out: BinaryIO) -> None:
     out.write(buf.getvalue().encode())
 
 
-@output_format("json")
+@output_format("json", writes=("rows", "report"))
 def write_json(t: pa.Table, out: BinaryIO) -> None:
     out.write(orjson.dumps(_rows(t), default=str, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n")
 
@@ -115,18 +152,25 @@ def write_ndjson(t: pa.Table, out: BinaryIO) -> None:
         out.write(orjson.dumps(row, default=str, option=orjson.OPT_NON_STR_KEYS) + b"\n")
 
 
+#: a markdown table cell shows its text: no raw HTML or entities (& and <: with < escaped no tag or
+#: autolink can start, so a lone > is inert and stays readable, e.g. `if m > 1000:`), no cell break
+#: (| and the backslash, so that a backslash in the data cannot undo the escape of a |), one line
+_MARKDOWN_CELL = str.maketrans({"&": "&amp;", "<": "&lt;", "\\": "\\\\", "|": "\\|", "\n": " ", "\r": " "})
+
+
+def markdown_cell(s: str) -> str:
+    return s.translate(_MARKDOWN_CELL)
+
+
 @output_format("markdown")
 def write_markdown(t: pa.Table, out: BinaryIO) -> None:
-    def esc(s: str) -> str:
-        return s.replace("|", "\\|").replace("\n", " ")
-
-    lines = ["| " + " | ".join(t.column_names) + " |", "|" + "---|" * len(t.column_names)]
+    lines = ["| " + " | ".join(markdown_cell(c) for c in t.column_names) + " |", "|" + "---|" * len(t.column_names)]
     for row in t.to_pylist():
-        lines.append("| " + " | ".join(esc(cell(v)) for v in row.values()) + " |")
+        lines.append("| " + " | ".join(markdown_cell(cell(v)) for v in row.values()) + " |")
     out.write(("\n".join(lines) + "\n").encode())
 
 
-@output_format("parquet")
+@output_format("parquet", binary=True)
 def write_parquet(t: pa.Table, out: BinaryIO) -> None:
     import pyarrow.parquet as pq
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import click
 
-from pt2logs.cli import _connect, filter_options, warehouse_option
+from pt2logs.cli.options import connect_warehouse as _connect
+from pt2logs.cli.options import filter_options, warehouse_option
 
 
 @click.command()

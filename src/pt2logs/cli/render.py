@@ -1,13 +1,19 @@
-"""Terminal output: progress bars and result tables (rich). Only the CLI uses this module."""
+"""Terminal output: progress bars and result tables (rich). Only the CLI uses this module.
+
+Log text is full of square brackets (``[rank0]:``, ``File [/home/x.py]``, run folders named
+anything), which rich would read as markup: every value from the data goes to rich as a
+:class:`rich.text.Text` (``outputs.plain``) or through :func:`rich.markup.escape`.
+"""
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
 import orjson
+from rich.markup import escape
 
+from pt2logs.cli.outputs import plain, short
 from pt2logs.ingestion import IngestResult
 
 
@@ -18,8 +24,9 @@ def _mb(n: float) -> str:
 class IngestProgress:
     """A progress bar over bytes of input, shown only on a TTY."""
 
-    def __init__(self, enabled: bool):
+    def __init__(self, enabled: bool, console: Any = None):
         self.enabled = enabled
+        self._console = console  # default: stderr
         self._progress: Any = None
         self._task: Any = None
 
@@ -36,8 +43,8 @@ class IngestProgress:
             )
 
             self._progress = Progress(TextColumn("[bold]ingest"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                                      TimeRemainingColumn(), TextColumn("{task.fields[note]}"),
-                                      console=Console(stderr=True), transient=True)
+                                      TimeRemainingColumn(), TextColumn("{task.fields[note]}", markup=False),
+                                      console=self._console or Console(stderr=True), transient=True)
             self._progress.__enter__()
         return self
 
@@ -84,13 +91,7 @@ def print_ingest_result(res: IngestResult, as_json: bool = False) -> None:
         click.echo("details: pt2logs query \"SELECT path, line_no, kind, message FROM ingest_errors\"", err=True)
 
 
-def stderr_is_tty() -> bool:
-    return sys.stderr.isatty()
-
-
 # ---------------------------------------------------------------------------- reports
-
-from pt2logs.outputs import short  # noqa: E402
 
 SUMMARY_COLUMNS: dict[str, list[str]] = {
     "phases": ["phase", "seconds", "pct"],
@@ -121,9 +122,10 @@ def _rich_table(rows: list[dict[str, Any]], cols: list[str], title: str | None =
     t = Table(title=title, title_justify="left", title_style="bold", header_style="bold", show_edge=False, pad_edge=False, box=None)
     for c in cols:
         numeric = any(isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool) for r in rows)
-        t.add_column(c, justify="right" if numeric else "left", no_wrap=True, overflow="ellipsis", min_width=min(len(c), 14))
+        t.add_column(plain(c), justify="right" if numeric else "left", no_wrap=True, overflow="ellipsis",
+                     min_width=min(len(c), 14))
     for r in rows:
-        t.add_row(*[short(r.get(c), width) for c in cols])
+        t.add_row(*[plain(r.get(c), width) for c in cols])
     return t
 
 
@@ -132,15 +134,22 @@ def _console() -> Any:
 
     from rich.console import Console
 
-    return Console(width=max(80, min(140, shutil.get_terminal_size((100, 24)).columns)), highlight=False, soft_wrap=False)
+    return Console(width=max(80, min(140, shutil.get_terminal_size((100, 24)).columns)), highlight=False, soft_wrap=False,
+                   emoji=False)
 
 
-def print_summary(s: Any, as_json: bool = False, max_rows: int = 10) -> None:
-    if as_json:
-        click.echo(orjson.dumps(s.as_dict(), default=str, option=orjson.OPT_INDENT_2).decode())
-        return
+def _print_json(report: Any) -> None:
+    click.echo(orjson.dumps(report.as_dict(), default=str, option=orjson.OPT_INDENT_2).decode())
+
+
+def print_summary(s: Any, fmt: str = "table", max_rows: int = 10) -> None:
+    """Print a summary in one of the formats that write reports (``formats_that("report")``)."""
+    if fmt == "json":
+        return _print_json(s)
+    if fmt != "table":
+        raise ValueError(f"no report writer for format {fmt!r}")
     c = _console()
-    o = s.overview
+    o = {k: escape(v) if isinstance(v, str) else v for k, v in s.overview.items()}
     started = o["started_at"].strftime("%Y-%m-%d %H:%M:%S UTC") if o.get("started_at") else "unknown"
     c.print(f"[bold]{o['run']}[/bold]  run {o['run_id']}, torch {o['torch'] or '?'}")
     c.print(f"  started    {started}, wall {short(o['wall_s'])} s, {o['ranks'] or 1} rank(s)")
@@ -163,7 +172,7 @@ def print_summary(s: Any, as_json: bool = False, max_rows: int = 10) -> None:
             cols.remove("rank")
         c.print(_rich_table(rows[:max_rows], cols, title=f"{title} ({len(rows)})" if len(rows) > max_rows else title))
         if len(rows) > max_rows:
-            c.print(f"  … {len(rows) - max_rows} more: pt2logs query {_query_of(key)} -p run_id {s.run.run_id}")
+            c.print(f"  … {len(rows) - max_rows} more: pt2logs query {_query_of(key)} -p run_id {escape(s.run.run_id)}")
 
 
 def _query_of(section: str) -> str:
@@ -172,12 +181,15 @@ def _query_of(section: str) -> str:
     return next(q for k, _, q, _ in SUMMARY_SECTIONS if k == section)
 
 
-def print_diff(d: Any, as_json: bool = False, max_rows: int = 10) -> None:
-    if as_json:
-        click.echo(orjson.dumps(d.as_dict(), default=str, option=orjson.OPT_INDENT_2).decode())
-        return
+def print_diff(d: Any, fmt: str = "table", max_rows: int = 10) -> None:
+    """Print a diff in one of the formats that write reports (``formats_that("report")``)."""
+    if fmt == "json":
+        return _print_json(d)
+    if fmt != "table":
+        raise ValueError(f"no report writer for format {fmt!r}")
     c = _console()
-    c.print(f"[bold]A[/bold] {d.a.name} ({d.a.run_id})  →  [bold]B[/bold] {d.b.name} ({d.b.run_id})")
+    a, b = (f"{escape(r.name)} ({escape(r.run_id)})" for r in (d.a, d.b))
+    c.print(f"[bold]A[/bold] {a}  →  [bold]B[/bold] {b}")
     c.print(_rich_table(d.headline, ["metric", "a", "b", "delta", "pct"], title="Headline"))
     for _key, title, rows in d.sections:
         changed = [r for r in rows if r["status"] != "same"]

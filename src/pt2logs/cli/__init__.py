@@ -1,0 +1,51 @@
+"""The ``pt2logs`` command line: parse options, call the library, print.
+
+This package is the only code that writes to the terminal; the core never imports it.
+
+    __init__.py    the ``main`` group (the console script) and the command order
+    options.py     shared options: warehouse, run filters, tags, output format
+    ingest.py      ingest, run
+    read.py        queries, query, summary, diff, ranks
+    dashboard.py   dashboard
+    admin.py       compact, formats, tables
+    render.py      rich terminal output: progress bar, summary and diff reports
+    outputs.py     the output-format registry (table, csv, json, ...) for query results
+
+Every command has ``--help`` with an example.
+"""
+
+from __future__ import annotations
+
+import click
+
+from pt2logs import __version__
+from pt2logs.cli import admin, dashboard, ingest, read
+
+ORDER = ["ingest", "run", "summary", "query", "queries", "diff", "ranks", "dashboard", "compact", "tables", "formats"]
+
+
+class Group(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        cmds = super().list_commands(ctx)
+        return [c for c in ORDER if c in cmds] + [c for c in cmds if c not in ORDER]
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="pt2logs")
+def main() -> None:
+    """pt2logs: PyTorch 2 compiler logs → a Parquet warehouse you can query and chart.
+
+    \b
+    Start here:
+      pt2logs ingest ./traces                 # TORCH_TRACE dirs, stderr captures, ... → ./pt2logs_warehouse
+      pt2logs summary                         # what happened in the latest run
+      pt2logs queries                         # the named questions you can ask
+      pt2logs query top_recompile_causes      # ask one
+      pt2logs query "SELECT cause, count(*) FROM recompiles GROUP BY 1"
+    """
+
+
+for _cmd in (ingest.ingest, ingest.run, read.summary, read.query, read.queries, read.diff, read.ranks,
+             dashboard.dashboard, admin.compact, admin.tables, admin.formats):
+    main.add_command(_cmd)
+del _cmd

@@ -1,0 +1,93 @@
+"""The commands that put runs into the warehouse: ingest (logs already written) and run (capture, then ingest)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from pt2logs.capture import DEFAULT_TORCH_LOGS
+from pt2logs.cli.options import parse_tags, warehouse_option
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@warehouse_option
+@click.option("--run-id", help="Use this run id (the whole PATH is then one run) instead of one derived from the content.")
+@click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Label the run(s), e.g. --tag model=llama --tag commit=abc123. Queryable: runs.tags->>'model'.")
+@click.option("--format", "fmt", help="Skip detection: read every file as this format (see `pt2logs formats`).")
+@click.option("--jobs", "-j", type=int, default=None, help="Parallel worker processes (default: all cores).")
+@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Where files are parsed: local processes, or Ray tasks (pip install 'pt2logs[ray]').")
+@click.option("--address", help="Ray cluster address for --engine ray (e.g. auto, ray://head:10001); default: a local Ray.")
+@click.option("--strict", is_flag=True, help="Exit with status 1 if any input could not be parsed (ingest errors).")
+@click.option("--force", is_flag=True, help="Re-ingest runs even if their files did not change.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar, only the summary line.")
+def ingest(paths: tuple[str, ...], warehouse: str, run_id: str | None, tags: tuple[str, ...], fmt: str | None,
+           jobs: int | None, engine: str, address: str | None, strict: bool, force: bool, as_json: bool, quiet: bool) -> None:
+    """Read logs under PATHS into the warehouse.
+
+    PATHS may be log files, TORCH_TRACE folders (one file per rank) or folders of
+    many runs, at any depth, plain or compressed (.gz, .zst, .bz2), local or URLs.
+    Formats are detected by content; files that are not logs are skipped and listed.
+    Re-ingesting is safe: unchanged runs are skipped, grown files replace their run.
+
+    \b
+    Examples:
+      pt2logs ingest sample_traces/
+      pt2logs ingest ./job42 --run-id job42 --tag model=llama --tag commit=abc123
+      pt2logs ingest s3://bucket/traces/ --warehouse s3://bucket/wh/
+      pt2logs ingest s3://bucket/traces/ -w s3://bucket/wh/ --engine ray --address auto
+    """
+    from pt2logs.cli.render import IngestProgress, print_ingest_result
+    from pt2logs.discover import InputError
+    from pt2logs.engines import make_engine
+    from pt2logs.ingestion import ingest as do_ingest
+
+    tag_map = parse_tags(tags)
+    show = not quiet and not as_json and sys.stderr.isatty()
+    prog = IngestProgress(enabled=show)
+    try:
+        with prog:
+            res = do_ingest(list(paths), warehouse, run_id=run_id, tags=tag_map, fmt=fmt,
+                            engine=make_engine(jobs, engine, address), progress=prog.update, force=force)
+    except InputError as e:
+        raise click.UsageError(str(e)) from None
+    print_ingest_result(res, as_json=as_json)
+    if strict and res.errors:
+        sys.exit(1)
+
+
+@click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@warehouse_option
+@click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Label the run, e.g. --tag model=llama.")
+@click.option("--logs", "torch_logs", metavar="ARTIFACTS", help=f"TORCH_LOGS to capture (default: $TORCH_LOGS or {DEFAULT_TORCH_LOGS}).")
+@click.option("--dir", "folder", type=click.Path(file_okay=False), help="Where to keep the capture (default: <warehouse>/_captures/).")
+def run(command: tuple[str, ...], warehouse: str, tags: tuple[str, ...], torch_logs: str | None, folder: str | None) -> None:
+    """Run COMMAND with TORCH_TRACE and TORCH_LOGS captured, then ingest it as one run.
+
+    The command's stderr is still shown live; its exit code becomes pt2logs' exit
+    code. The run records the command, exit code, wall time, host, tags and the git
+    commit of the working directory.
+
+    \b
+    Examples:
+      pt2logs run -- python train.py --epochs 1
+      pt2logs run --tag model=llama -- torchrun --nproc-per-node 2 train.py
+    """
+    from pt2logs.capture import run_command
+    from pt2logs.cli.render import print_ingest_result
+
+    cmd = list(command)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    try:
+        res = run_command(cmd, warehouse, tags=parse_tags(tags), folder=folder, torch_logs=torch_logs)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    click.echo(f"pt2logs: `{' '.join(cmd)}` exited with {res.exit_code} after {res.wall_s:.1f} s; capture in {res.folder}", err=True)
+    if res.ingest is not None:
+        print_ingest_result(res.ingest)
+    sys.exit(res.exit_code)

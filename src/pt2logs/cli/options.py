@@ -1,0 +1,139 @@
+"""Options and helpers that several commands share: the warehouse, the run filters
+(--since/--until/--tag/--run), tags, and the one --format option (from the output registry).
+
+Command modules import from here, never from each other or from the package ``__init__``,
+so the CLI has no import cycles.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from typing import Any
+
+import click
+
+from pt2logs.cli.outputs import OUTPUT_FORMATS, formats_that
+from pt2logs.warehouse import DEFAULT_WAREHOUSE
+
+WAREHOUSE_HELP = "Warehouse folder or URL (s3://, gs://, ...). Default: $PT2LOGS_WAREHOUSE or ./pt2logs_warehouse."
+
+
+def warehouse_option(f: Any) -> Any:
+    return click.option("--warehouse", "-w", envvar="PT2LOGS_WAREHOUSE", default=DEFAULT_WAREHOUSE,
+                        show_default=True, help=WAREHOUSE_HELP)(f)
+
+
+TAG_HINT = "expected KEY=VALUE, e.g. --tag model=llama"
+
+
+def parse_tag(value: str) -> tuple[str, str]:
+    """``KEY=VALUE`` → (key, value), split at the first ``=`` (``k=a=b`` is key k, value a=b)."""
+    key, eq, val = value.partition("=")
+    if not eq:
+        raise click.BadParameter(f"{value!r} has no '=': {TAG_HINT}", param_hint="'--tag'")
+    if not key.strip():
+        raise click.BadParameter(f"{value!r} has no KEY before '=': {TAG_HINT}", param_hint="'--tag'")
+    return key.strip(), val.strip()
+
+
+def parse_tags(values: tuple[str, ...]) -> dict[str, str]:
+    return dict(parse_tag(v) for v in values)
+
+
+# ---------------------------------------------------------------------------- run filters
+
+
+def _tag_filter(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    key, val = parse_tag(value)
+    return f"{key}={val}"  # the form the queries' tag_match() splits at the first '='
+
+
+def _time_filter(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Check that --since/--until read as times, and, once both are known, that since < until."""
+    from pt2logs.queries import QueryError, parse_since
+
+    if value is None:
+        return None
+    now = ctx.meta.setdefault("pt2logs.now", dt.datetime.now(dt.timezone.utc))
+    try:
+        parse_since(value, now)
+    except QueryError as e:
+        raise click.BadParameter(str(e), ctx, param) from None
+    since, until = (value, ctx.params.get("until")) if param.name == "since" else (ctx.params.get("since"), value)
+    t0, t1 = parse_since(since, now), parse_since(until, now)
+    if t0 is not None and t1 is not None and t0 >= t1:
+        raise click.UsageError(
+            f"--since {since} ({t0:%Y-%m-%d %H:%M} UTC) is not before --until {until} ({t1:%Y-%m-%d %H:%M} UTC), "
+            f"so no run can match. --since is the older end: e.g. --since 14d --until 7d.", ctx)
+    return value
+
+
+def filter_options(f: Any) -> Any:
+    """--since / --until / --tag, shared by every command that reads runs; bad values are usage errors."""
+    f = click.option("--tag", "tag", metavar="KEY=VALUE", callback=_tag_filter,
+                     help="Only runs with this tag, e.g. --tag model=llama.")(f)
+    f = click.option("--until", callback=_time_filter, help="Only runs that started before this (7d, 12h, 2w or a date).")(f)
+    f = click.option("--since", callback=_time_filter, help="Only runs that started on/after this (7d, 12h, 2w or a date).")(f)
+    return f
+
+
+def run_option(f: Any) -> Any:
+    return click.option("--run", "run", help="Only this run (id, id prefix or name); same as -p run_id RUN.")(f)
+
+
+def connect_warehouse(warehouse: str) -> Any:
+    """A DuckDB connection to an existing warehouse, or a usage error saying how to make one."""
+    from pt2logs.views import connect
+    from pt2logs.warehouse import Warehouse
+
+    wh = Warehouse(warehouse)
+    if not wh.exists():
+        raise click.UsageError(f"no warehouse at {warehouse}: create one with `pt2logs ingest PATH --warehouse {warehouse}`")
+    return connect(wh)
+
+
+def query_error(e: Exception) -> click.ClickException:
+    return click.ClickException(str(e))
+
+
+# ---------------------------------------------------------------------------- output
+
+
+class FormatChoice(click.Choice):
+    """A --format choice; ``text`` is still accepted for ``table`` (summary and diff called it that)."""
+
+    ALIASES = {"text": "table"}
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return super().convert(self.ALIASES.get(value, value), param, ctx)
+
+
+def format_option(capability: str = "rows") -> Any:
+    """The one ``--format/-f`` option: every output format that can write ``capability``
+    (``rows`` for a result table, ``report`` for a summary or diff), from the registry."""
+    names = formats_that(capability)
+    what = "table is for people" if capability == "rows" else "table is for people, json for machines"
+    return click.option("--format", "-f", "fmt", type=FormatChoice(names), default="table", show_default=True,
+                        help=f"Output format ({what}).")
+
+
+def output_option(f: Any) -> Any:
+    return click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
+                        help="Write to this file instead of stdout (needed for parquet on a terminal).")(f)
+
+
+def write_rows(table: Any, fmt: str, output: str | None) -> None:
+    """Write a result table in format ``fmt`` to ``output`` or stdout."""
+    writer = OUTPUT_FORMATS[fmt]
+    if output:
+        with open(output, "wb") as f:
+            writer(table, f)
+        click.echo(f"wrote {table.num_rows} rows to {output}", err=True)
+        return
+    if writer.binary and sys.stdout.isatty():
+        raise click.UsageError(f"{fmt} output is binary: give --output FILE or redirect stdout")
+    writer(table, sys.stdout.buffer)
+    sys.stdout.flush()

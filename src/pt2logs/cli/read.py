@@ -1,0 +1,177 @@
+"""The commands that read the warehouse: queries, query, summary, diff, ranks."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from pt2logs.cli.options import (
+    connect_warehouse,
+    filter_options,
+    format_option,
+    output_option,
+    query_error,
+    run_option,
+    warehouse_option,
+    write_rows,
+)
+
+
+@click.command()
+@click.option("--verbose", "-v", is_flag=True, help="Also show each query's parameters and file.")
+def queries(verbose: bool) -> None:
+    """List the named queries (queries/*.sql) with the question each answers.
+
+    \b
+    Example:
+      pt2logs queries
+      pt2logs query graph_break_hotspots --since 7d
+    """
+    from pt2logs.queries import load_queries
+
+    for q in load_queries().values():
+        click.echo(f"{click.style(q.name, bold=True)}  {q.title}")
+        click.echo(f"    {q.question}")
+        if verbose:
+            click.echo(f"    params: {', '.join(p.name for p in q.params) or 'none'}   ({q.path})")
+
+
+@click.command()
+@click.argument("query")
+@warehouse_option
+@click.option("-p", "--param", "params", nargs=2, multiple=True, metavar="NAME VALUE", help="Query parameter, e.g. -p run_id 3f2a -p limit 10.")
+@filter_options
+@run_option
+@format_option()
+@output_option
+def query(query: str, warehouse: str, params: tuple[tuple[str, str], ...], since: str | None, until: str | None,
+          tag: str | None, run: str | None, fmt: str, output: str | None) -> None:
+    """Run a named query, or SQL (QUERY with spaces, or - to read it from stdin).
+
+    Every table is a view, so ad-hoc SQL just works. Named queries take
+    parameters with -p; --since/--until/--tag/--run fill the standard ones.
+
+    \b
+    Examples:
+      pt2logs query top_recompile_causes
+      pt2logs query graph_break_hotspots --since 7d --tag model=llama -f markdown
+      pt2logs query "SELECT cause, count(*) FROM recompiles GROUP BY 1"
+      echo "SELECT * FROM runs" | pt2logs query - -f csv
+    """
+    from pt2logs.queries import QueryError, bind, get_query, load_queries, run_sql
+
+    given: dict[str, Any] = {k: v for k, v in params}
+    for k, v in (("since", since), ("until", until), ("tag", tag), ("run_id", run)):
+        if v is not None:
+            given[k] = v
+    if query == "-":
+        sql, named = sys.stdin.read(), None
+    elif query in load_queries() or (" " not in query.strip() and "\n" not in query):
+        try:
+            named = get_query(query)
+        except QueryError as e:
+            raise query_error(e) from None
+        sql = named.sql
+    else:
+        sql, named = query, None
+    con = connect_warehouse(warehouse)
+    try:
+        bound = bind(named, sql, given) if named else bind(None, sql, {k: v for k, v in given.items()})
+        table = run_sql(con, sql, bound)
+    except QueryError as e:
+        raise query_error(e) from None
+    write_rows(table, fmt, output)
+
+
+@click.command()
+@click.argument("run", required=False)
+@warehouse_option
+@format_option("report")
+@click.option("--rows", default=10, show_default=True, help="Rows per section.")
+def summary(run: str | None, warehouse: str, fmt: str, rows: int) -> None:
+    """What happened in one run: compiles, time by phase, recompiles, breaks, kernels, caches.
+
+    RUN is a run id, an id prefix or a run name; default: the newest run.
+
+    \b
+    Examples:
+      pt2logs summary
+      pt2logs summary ddp_2rank --format json
+    """
+    from pt2logs.cli.render import print_summary
+    from pt2logs.queries import QueryError
+    from pt2logs.report import summary as build
+
+    con = connect_warehouse(warehouse)
+    try:
+        s = build(con, run)
+    except QueryError as e:
+        raise query_error(e) from None
+    print_summary(s, fmt, max_rows=rows)
+
+
+@click.command()
+@click.argument("run_a")
+@click.argument("run_b")
+@warehouse_option
+@format_option("report")
+@click.option("--fail-on-regression", "fail_pct", type=float, metavar="PCT",
+              help="Exit with status 1 if total compile time grew by more than PCT %, or new graph-break sites appeared (for CI gates).")
+def diff(run_a: str, run_b: str, warehouse: str, fmt: str, fail_pct: float | None) -> None:
+    """What changed from RUN_A to RUN_B: compile time per function and phase, breaks, recompiles, kernels, caches.
+
+    \b
+    Examples:
+      pt2logs diff nightly-1121 nightly-1122
+      pt2logs diff 3f2a 9c1b --fail-on-regression 10
+    """
+    from pt2logs.cli.render import print_diff
+    from pt2logs.queries import QueryError
+    from pt2logs.report import diff as build
+    from pt2logs.report import regression
+
+    con = connect_warehouse(warehouse)
+    try:
+        d = build(con, run_a, run_b)
+    except QueryError as e:
+        raise query_error(e) from None
+    print_diff(d, fmt)
+    if fail_pct is not None:
+        why = regression(d, fail_pct)
+        if why:
+            click.echo("regression: " + "; ".join(why), err=True)
+            sys.exit(1)
+
+
+@click.command()
+@click.argument("run", required=False)
+@warehouse_option
+@format_option()
+@output_option
+def ranks(run: str | None, warehouse: str, fmt: str, output: str | None) -> None:
+    """Per-rank divergence in a multi-rank run: ranks whose compiles, recompiles,
+    cache outcomes or graph breaks differ from the majority (a desync shows here first).
+
+    \b
+    Example:
+      pt2logs ranks ddp_2rank
+    """
+    from pt2logs.queries import QueryError, run_named
+    from pt2logs.report import resolve_run
+
+    con = connect_warehouse(warehouse)
+    try:
+        r = resolve_run(con, run)
+        table = run_named(con, "rank_divergence", {"run_id": r.run_id})
+    except QueryError as e:
+        raise query_error(e) from None
+    if fmt == "table":
+        if table.num_rows == 0:
+            click.echo(f"{r.name} ({r.run_id}) has a single rank: nothing to compare")
+            return
+        differing = [x for x in table.to_pylist() if x["differs_in"]]
+        click.echo(f"{r.name} ({r.run_id}): {len(differing)} of {table.num_rows} ranks differ from the majority")
+        table = table.drop_columns(["run"])
+    write_rows(table, fmt, output)
