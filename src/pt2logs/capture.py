@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from pt2logs.ingestion import IngestResult, ingest
+from pt2logs.redact import LineRedactor, redact
 from pt2logs.warehouse import DEFAULT_WAREHOUSE, Warehouse
 
 DEFAULT_TORCH_LOGS = "recompiles,graph_breaks"
@@ -126,7 +127,7 @@ def run_command(cmd: list[str], warehouse: str = DEFAULT_WAREHOUSE, *, tags: dic
         try:
             proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE)
         except OSError as e:
-            raise ValueError(f"cannot run {shlex.join(cmd)}: {e.strerror}") from None
+            raise ValueError(f"cannot run {redact(shlex.join(cmd))}: {e.strerror}") from None
         pump = threading.Thread(target=_tee, args=(proc.stderr, log, echo), daemon=True)
         pump.start()
         try:
@@ -136,20 +137,23 @@ def run_command(cmd: list[str], warehouse: str = DEFAULT_WAREHOUSE, *, tags: dic
             code = proc.wait()
         pump.join()
     wall = time.perf_counter() - t0
-    extra = {"command": shlex.join(cmd), "exit_code": code, "wall_s": round(wall, 3), "host": socket.gethostname(),
+    extra = {"command": redact(shlex.join(cmd)), "exit_code": code, "wall_s": round(wall, 3), "host": socket.gethostname(),
              "git_commit": git_commit()}
     res = ingest([str(d)], warehouse, run_id=None, tags=tags or {}, extra_run_fields=extra, as_one_run=True)
     return RunResult(code, wall, d, res, list(cmd))
 
 
 def _tee(src: Any, log: Any, echo: Any) -> None:
+    """The program's stderr shown live as it is, and kept with obvious secrets redacted."""
+    keep = LineRedactor()
     for chunk in iter(lambda: src.read1(65536), b""):
-        log.write(chunk)
+        log.write(keep.feed(chunk))
         try:
             echo.write(chunk)
             echo.flush()
         except (OSError, ValueError):
             pass
+    log.write(keep.flush())
 
 
 @contextlib.contextmanager

@@ -38,6 +38,7 @@ from typing import Any
 
 from pt2logs.readers import FORMATS, Format, detect
 from pt2logs.run_folders import RunFolders, anchor
+from pt2logs.schema import safe_text
 from pt2logs.sources import COMPRESSED_SUFFIXES, filesystem, full_path, is_remote, read_head
 
 RANK_IN_NAME = re.compile(r"rank_(\d{1,6})(?!\d)")
@@ -88,26 +89,47 @@ class RunPlan:
 @dataclass
 class Discovery:
     runs: list[RunPlan] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why): not logs
+    #: (path, why): inputs that could not be read (unreadable files and folders); errors, not skips
+    problems: list[tuple[str, str]] = field(default_factory=list)
     fs: Any = None
 
 
-def _walk(fs: Any, root: str) -> Iterable[tuple[str, list[tuple[str, int, float | None]]]]:
-    """(folder, [(file path, size, mtime)]) for every folder under root, sorted, hidden entries skipped."""
+def _walk(fs: Any, root: str, out: Discovery) -> Iterable[tuple[str, list[tuple[str, int, float | None]]]]:
+    """(folder, [(file path, size, mtime)]) for every folder under root, sorted, hidden entries skipped.
+    Symbolic links to folders are followed once (a loop, or a second path to a folder already read,
+    is reported and not followed); unreadable folders and files go to ``out.problems``."""
     if not is_remote(fs):
-        for d, dirs, files in os.walk(root):
-            dirs[:] = sorted(x for x in dirs if not x.startswith("."))
-            out = []
+        seen = {os.path.realpath(root)}
+
+        def unreadable(e: OSError) -> None:
+            out.problems.append((safe_text(str(e.filename)), f"unreadable folder: {e.strerror or e}"))
+
+        for d, dirs, files in os.walk(root, onerror=unreadable, followlinks=True):
+            keep = []
+            for x in sorted(dirs):
+                if x.startswith("."):
+                    continue
+                real = os.path.realpath(os.path.join(d, x))
+                if real in seen:
+                    out.skipped.append((safe_text(os.path.join(d, x)), f"the same folder as {safe_text(real)}, read already "
+                                                                       "(a link to it, or a loop): not read twice"))
+                    continue
+                seen.add(real)
+                keep.append(x)
+            dirs[:] = keep
+            entries = []
             for name in sorted(files):
                 if name.startswith("."):
                     continue
                 p = os.path.join(d, name)
                 try:
                     st = os.stat(p)
-                except OSError:
+                except OSError as e:
+                    out.problems.append((safe_text(p), f"unreadable: {e.strerror or e}"))
                     continue
-                out.append((p, st.st_size, st.st_mtime))
-            yield d, out
+                entries.append((p, st.st_size, st.st_mtime))
+            yield d, entries
         return
     by_dir: dict[str, list[tuple[str, int, float | None]]] = defaultdict(list)
     for p, info in sorted(fs.find(root, detail=True).items()):
@@ -143,7 +165,7 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool =
             folders = [(posixpath.dirname(root) or ".", files)]
             single = True
         else:
-            folders = list(_walk(fs, root))
+            folders = list(_walk(fs, root, out))
             single = False
         found: list[tuple[str, InputFile]] = []
         rf = RunFolders(folders if not single else [])
@@ -155,7 +177,7 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool =
                     tl_hidden[tl] += 1  # a run folder's report and artifact copies: read through the files it reads
                     continue
                 f = InputFile(p, full_path(fs, p), "", size, mtime, group=tl)
-                k = known.get(f.url) if known else None
+                k = known.get(safe_text(f.url)) if known else None
                 if k is not None and k[0] == size and _same_time(k[1], mtime) and fmt is None:
                     f.fmt = FORMATS.get(k[2])
                     f.known_run = k[3]
@@ -166,7 +188,7 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool =
                 try:
                     f.head, f.compression = read_head(fs, p)
                 except OSError as e:
-                    out.skipped.append((f.url, f"unreadable: {e}"))
+                    out.problems.append((safe_text(f.url), f"unreadable: {getattr(e, 'strerror', None) or e}"))
                     continue
                 f.fmt = detect(f.head, f.stem, fmt)
                 if f.fmt is None:
@@ -338,20 +360,25 @@ def _same_job(traces: list[InputFile]) -> bool:
     return len(traces) == 1
 
 
+def _b(text: str) -> bytes:
+    """A path's bytes; a file name that is not UTF-8 comes from the OS as surrogate escapes."""
+    return text.encode("utf-8", "surrogateescape")
+
+
 def content_run_id(plan: RunPlan) -> str:
     """A run id that is stable across re-ingests: from the run folder's name and the name and
     head of its first log file (so a copy of the same run elsewhere is the same run, a growing
     log keeps its id, and two folders holding the same first file are still told apart)."""
     primary = sorted((f for f in plan.files if not f.fmt.auxiliary), key=lambda f: f.relpath) or sorted(plan.files, key=lambda f: f.relpath)
     if not primary:
-        return hashlib.sha1(plan.root.encode()).hexdigest()[:12]
+        return hashlib.sha1(_b(plan.root)).hexdigest()[:12]
     f = primary[0]
     if f.known_run:
         return f.known_run
     folder = "" if plan.root == f.url else posixpath.basename(plan.root.rstrip("/"))
-    h = hashlib.sha1(folder.encode() + b"\0" + f.stem.encode())
+    h = hashlib.sha1(_b(folder) + b"\0" + _b(f.stem))
     h.update(b"\0")
-    h.update(f.head if f.head else f.url.encode())
+    h.update(f.head if f.head else _b(f.url))
     return h.hexdigest()[:12]
 
 

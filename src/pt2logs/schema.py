@@ -136,6 +136,16 @@ def table(name: str, *, version: int, grain: str, doc: str, columns: str, group:
 _INT_LIMIT = {"i32": 1 << 31, "i64": 1 << 63}
 
 
+def safe_text(v: str) -> str:
+    """Text that Arrow can store: a file name that is not UTF-8 comes from the OS with surrogate
+    escapes; its bad bytes are shown as ``\\xNN``. (Files are opened by their original name.)"""
+    try:
+        v.encode("utf-8")
+        return v
+    except UnicodeEncodeError:
+        return v.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def _coerce(kind: str, v: Any) -> Any:
     """Best-effort conversion of one value to a column kind; None when impossible."""
     if v is None:
@@ -144,7 +154,7 @@ def _coerce(kind: str, v: Any) -> Any:
         if isinstance(v, (bytes, bytearray)):
             v = bytes(v).decode("utf-8", "replace")
         if kind == "str":
-            return v if isinstance(v, str) else (orjson.dumps(v).decode() if isinstance(v, (dict, list)) else str(v))
+            return safe_text(v) if isinstance(v, str) else (orjson.dumps(v).decode() if isinstance(v, (dict, list)) else str(v))
         if kind == "json":
             return v if isinstance(v, str) else orjson.dumps(v, default=str).decode()
         if kind in ("i32", "i64"):

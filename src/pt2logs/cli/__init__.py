@@ -16,10 +16,14 @@ Every command has ``--help`` with an example.
 
 from __future__ import annotations
 
+import errno
+import os
+
 import click
 
 from pt2logs import __version__
 from pt2logs.cli import admin, dashboard, ingest, read
+from pt2logs.redact import redact
 
 ORDER = ["ingest", "run", "summary", "query", "queries", "diff", "ranks", "dashboard", "compact", "tables", "formats"]
 
@@ -28,6 +32,30 @@ class Group(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         cmds = super().list_commands(ctx)
         return [c for c in ORDER if c in cmds] + [c for c in cmds if c not in ORDER]
+
+    def invoke(self, ctx: click.Context) -> object:
+        """An unexpected failure is one clear line (secrets redacted), not a traceback; PT2LOGS_DEBUG=1
+        shows the traceback."""
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as e:  # noqa: BLE001 - the one place that turns any failure into a message
+            if os.environ.get("PT2LOGS_DEBUG"):
+                raise
+            raise click.ClickException(describe_failure(e)) from None
+
+
+def describe_failure(e: BaseException) -> str:
+    """One sentence for a failure: what happened, and what to do."""
+    if isinstance(e, OSError) and e.errno == errno.ENOSPC:
+        where = f" writing {e.filename}" if e.filename else ""
+        return (f"no space left on the device{where}. Free some space and run the command again: "
+                "what was committed before is intact, and an interrupted ingest is completed by the next one.")
+    if isinstance(e, MemoryError):
+        return "out of memory. Try --jobs 1, or ingest fewer inputs at a time."
+    text = redact(str(e)) or "(no message)"
+    return f"{type(e).__name__}: {text} (set PT2LOGS_DEBUG=1 to see the traceback)"
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -15,6 +15,7 @@ from rich.markup import escape
 
 from pt2logs.cli.outputs import plain, short
 from pt2logs.ingestion import IngestResult
+from pt2logs.schema import safe_text
 
 
 def _mb(n: float) -> str:
@@ -84,7 +85,7 @@ def print_ingest_result(res: IngestResult, as_json: bool = False) -> None:
     if res.skipped:
         click.echo(f"skipped {len(res.skipped)} file(s) that are not logs:", err=True)
         for path, why in res.skipped[:10]:
-            click.echo(f"  {path}: {why}", err=True)
+            click.echo(f"  {safe_text(path)}: {why}", err=True)
         if len(res.skipped) > 10:
             click.echo(f"  ... and {len(res.skipped) - 10} more", err=True)
     if res.errors or res.warnings:
