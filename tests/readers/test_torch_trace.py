@@ -8,6 +8,7 @@ import json
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.conftest import fixture_path
 from tests.tracegen import chromium, record
 
 from pt2logs.readers.kit import FileContext
@@ -135,3 +136,24 @@ def test_many_small_batches_equal_one_big_one():
     one, s1 = read(text)
     many, s2 = read(text, batch_rows=7)
     assert one == many and s1.events == s2.events == 201
+
+
+def test_a_file_with_crlf_and_lf_mixed_gives_no_md5_warnings():
+    """A log that went through a tool converting only some line ends (its second half is CRLF) reads
+    like the original: every payload verifies, no spurious payload_md5_mismatch."""
+    data = fixture_path("tlparse", "simple.log").read_bytes()
+    lines = data.split(b"\n")
+    half = len(lines) // 2
+    mixed = b"\n".join(lines[:half] + [ln + b"\r" for ln in lines[half:-1]] + lines[-1:])
+
+    def rows(raw: bytes) -> tuple[list, list]:
+        ctx = FileContext(file="t.log", path="/t.log")
+        ev, err = [], []
+        for name, b in read_trace([raw[i: i + 7000] for i in range(0, len(raw), 7000)], ctx):
+            (ev if name == "events" else err if name == "ingest_errors" else []).extend(b.to_pylist())
+        return ev, err
+
+    ev_lf, err_lf = rows(data)
+    ev_mixed, err_mixed = rows(mixed)
+    assert [e["kind"] for e in err_mixed] == [e["kind"] for e in err_lf]
+    assert [(e["payload"], e["payload_ok"]) for e in ev_mixed] == [(e["payload"], e["payload_ok"]) for e in ev_lf]

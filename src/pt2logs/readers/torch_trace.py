@@ -195,6 +195,14 @@ def read_records(st: TraceState, records: Iterable[Record]) -> Iterator[Batch]:
             a_md5(expect if type(expect) is str else None)
             if expect is not None:
                 ok = payload is not None and md5(payload).hexdigest() == expect
+                if not ok and payload is not None and b"\r" in payload:
+                    # a file whose line ends were converted in part (CRLF and LF mixed): the payload
+                    # as written had LF; keep that form when its md5 says so
+                    lf = payload.replace(b"\r\n", b"\n").removesuffix(b"\r")
+                    if md5(lf).hexdigest() == expect:
+                        ok = True
+                        ev["payload"][-1] = lf
+                        st._ev_bytes -= len(payload) - len(lf)
                 if not ok and st.payload_verdict is not None:
                     ok = st.payload_verdict(rec, expect)
                 if ok is False:
