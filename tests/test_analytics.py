@@ -36,7 +36,7 @@ def independent_counts(paths: list[Path]) -> dict[str, int]:
                 if env[key].get("recompile_reason"):
                     metrics_reasons.add(cid)
                 rr = env[key].get("restart_reasons") or []
-                restarts_by_compile[cid] = {r for r in rr if not r.startswith("<class ")}
+                restarts_by_compile[cid] = {r for r in rr if not r.startswith(("<class ", "Unknown fail_and_restart_analysis"))}
         c["recompiles"] += len(recompile_artifacts) if recompile_artifacts else len(metrics_reasons)
         if not has_gb_artifact:
             c["graph_breaks"] += sum(len(v) for v in restarts_by_compile.values())

@@ -157,3 +157,14 @@ def test_a_file_with_crlf_and_lf_mixed_gives_no_md5_warnings():
     ev_mixed, err_mixed = rows(mixed)
     assert [e["kind"] for e in err_mixed] == [e["kind"] for e in err_lf]
     assert [(e["payload"], e["payload_ok"]) for e in ev_mixed] == [(e["payload"], e["payload_ok"]) for e in ev_lf]
+
+
+def test_the_restart_placeholder_is_a_restart_not_a_graph_break():
+    """torch's 'Unknown fail_and_restart_analysis' (a speculation that failed without a reason) names no
+    break: in a log older than the graph-break artifact it is a restart, the real reasons are breaks."""
+    meta = {"compile_id": "0/0", "co_name": "f", "co_filename": "/m.py", "co_firstlineno": 3, "start_time": 1.7e9,
+            "entire_frame_compile_time_s": 1.0,
+            "restart_reasons": ["Unknown fail_and_restart_analysis", "call_function BuiltinVariable(print) [] {}"]}
+    tables, _ = read(record({"compilation_metrics": meta, "frame_id": 0, "frame_compile_id": 0, "attempt": 0}))
+    assert [g["reason"] for g in tables["graph_breaks"]] == ["call_function BuiltinVariable(print) [] {}"]
+    assert sorted(f["fail_reason"] for f in tables["failures"] if f["is_restart"]) == sorted(meta["restart_reasons"])

@@ -158,7 +158,9 @@ def parse_recompiles_message(text: str) -> dict[str, Any]:
         out["reasons"] = [_split_one(old.group(3))] if old.group(3).strip() else []
         return out
     items: list[str] = []
-    started = in_stack = False
+    in_stack = False
+    # a pasted fragment may start at the reason lines, without "triggered by the following ..."
+    started = "triggered by the following guard failure" not in text
     for line in text.split("\n"):
         s = line.strip()
         if not started:

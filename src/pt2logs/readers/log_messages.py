@@ -33,6 +33,11 @@ _LIMIT_MSG = re.compile(r"hit config\.\w*(?:recompile|cache_size)_limit|cache_si
 _GB_START = re.compile(r"^Graph break (?:\(user stack suppressed due to duplicate graph break\) )?in user code at ", re.M)
 
 
+#: messages of the recompiles artifact that are not recompiles: the config-cache note (torch 2.1-2.3)
+#: and its ``* key=value (prev: ...)`` lines
+_NOT_A_RECOMPILE = ("Current config does not match config saved", "Saved hash:", "Restoring saved config", "* ")
+
+
 def frame_of(cid: str | None) -> str | None:
     return None if cid is None else cid.rsplit("/", 1)[0] if "/" in cid else cid
 
@@ -49,7 +54,8 @@ class MessageRows:
     def message(self, msg: Any, text: str) -> None:
         art = msg.artifact
         if art in ("recompiles", "recompiles_verbose"):
-            self.recompile(msg, text)
+            if not text.startswith(_NOT_A_RECOMPILE):
+                self.recompile(msg, text)
         elif art == "graph_breaks":
             self.graph_breaks(msg, text)
         elif art == "output_code" and text.lstrip().startswith("Output code:"):
@@ -64,6 +70,8 @@ class MessageRows:
     def recompile(self, msg: Any, text: str) -> None:
         key = (msg.rank, msg.cid)
         p = parse_recompiles_message(text)
+        if p["co_name"] is None and not p["reasons"]:
+            return  # a note of the artifact (no function, no guard failure), not a recompile
         if p["co_name"] is not None:
             self.frames[(msg.rank, frame_of(msg.cid))] = (p["co_name"], p["co_filename"], p["co_firstlineno"])
         if key in self.pending_rc and msg.cid is not None:

@@ -14,8 +14,11 @@ Every line of a multi-line message repeats the prefix. Rules (each tested):
   in a stderr capture: they are kept as ``foreign`` blocks in ``log_lines`` and counted
   (``stats.kinds['foreign']``), never errors. A log line glued behind a progress bar (after a ``\\r``,
   or a ``[rankN]:`` prefix mid-line) is split off and read.
-* The pre-2.1 format ``[2023-04-13 21:42:57,808] torch._dynamo.convert_frame.__recompiles: [DEBUG] ...``
-  is read too; its continuation lines are the indented lines that follow.
+* The torch 2.0-2.3 format ``[rank0]:[2023-04-13 21:42:57,808] [0/1] torch._dynamo.guards.__recompiles: [DEBUG] ...``
+  (rank and compile id when known) is read too: the lines of one message repeat the prefix (2.1-2.3)
+  or are the indented lines that follow (2.0).
+* A glog line behind another program's prefix (``[2025-08-12 03:18:23.088] V0812 ...``, a wrapper's
+  time stamp or ``(Worker pid=7)``) is read as the glog line.
 * Closed messages become ``recompiles`` / ``graph_breaks`` / ``kernels`` / ``extern_calls`` rows in
   :mod:`pt2logs.readers.log_messages`.
 * :class:`LogLines` is a line reader of the kit (:func:`~pt2logs.readers.kit.read_lines`): it takes
@@ -49,11 +52,16 @@ GLOG = re.compile(
     r"(?P<path>.+?):(?P<lineno>\d+)\](?: \[(?P<trace_id>!?\d+(?:/\d+){0,2}(?:_\d+)?)\])?"
     r"(?: \[__(?P<artifact>\w+)\])?(?: (?P<msg>.*))?$"
 )
+#: torch 2.0-2.3: ``[rank0]:[2023-08-23 20:16:32,833] [12/21] torch._dynamo.x.__graph_breaks: [DEBUG] msg``
+#: (rank and compile id only when known); 2.1-2.3 repeat the whole prefix on every line of a message
 OLD = re.compile(
-    r"\[(?P<date>\d{4}-\d\d-\d\d) (?P<time>\d\d:\d\d:\d\d),(?P<ms>\d{3})\] (?P<logger>[\w.]+): "
+    r"(?:\[rank(?P<rank>\d+)\]:)?\[(?P<date>\d{4}-\d\d-\d\d) (?P<time>\d\d:\d\d:\d\d),(?P<ms>\d{3})\]"
+    r"(?: \[(?P<trace_id>!?\d+(?:/\d+){0,2}(?:_\d+)?)\])? (?P<logger>[\w.]+): "
     r"\[(?P<levelname>DEBUG|INFO|WARNING|ERROR|CRITICAL)\] ?(?P<msg>.*)$"
 )
 _EMBEDDED = re.compile(r"\[rank\d+\]:[VIWEC]\d{4} \d\d:\d\d:\d\d")
+#: a glog line behind another program's own prefix: ``[2025-08-12 03:18:23.088] V0812 ...`` or ``(Worker pid=7) V0812 ...``
+_WRAPPED = re.compile(r"^(?:\[[^\]\n]{1,64}\]|\([^)\n]{1,64}\))[ :]*(?=(?:\[rank\d+\]:)?[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ )")
 _TIME = re.compile(r"(\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?$")
 _LEVELS = {"DEBUG": "V", "INFO": "I", "WARNING": "W", "ERROR": "E", "CRITICAL": "C"}
 
@@ -147,6 +155,9 @@ class LogLines:
     # -- lines -------------------------------------------------------------------
     def take(self, line_no: int, text: str) -> bool:
         m = GLOG.match(text)
+        if m is None and text[:1] in "[(" and (w := _WRAPPED.match(text)) is not None and GLOG.match(text, w.end()):
+            text = text[w.end():]  # the wrapper's prefix (its own time stamp) says nothing torch's does not
+            m = GLOG.match(text)
         if m is None and ("\r" in text or "[rank" in text):
             # a log line behind a progress bar (\r) or glued to other output: split it off
             cut = text.rfind("\r") + 1
@@ -164,9 +175,8 @@ class LogLines:
         else:
             o = OLD.match(text)
             if o is not None:
-                self.close_old()
                 self.close_foreign()
-                self.old_line(line_no, o)
+                self.old_line(line_no, text, o)
             elif self.old is not None and text[:1] in (" ", "\t") and text.strip():
                 self.old.parts.append(text)
                 self.old.n_lines += 1
@@ -205,10 +215,27 @@ class LogLines:
         if rank is not None:
             self.stats.ranks.add(rank)
 
-    def old_line(self, line_no: int, o: re.Match) -> None:
+    def old_line(self, line_no: int, text: str, o: re.Match) -> None:
+        prefix = text[: o.start("msg")].rstrip()
+        cur = self.old
+        if cur is not None and cur.prefix == prefix and cur.nbytes < MAX_MESSAGE_BYTES:
+            # torch 2.1-2.3 repeat the prefix on every line of one message
+            msg = o.group("msg")
+            cur.parts.append(msg)
+            cur.n_lines += 1
+            cur.nbytes += len(msg) + 1
+            return
+        self.close_old()
         logger = o.group("logger")
         art = logger.rsplit(".", 1)[-1]
-        new = _Msg(line_no, "", self.ctx.rank, _LEVELS[o.group("levelname")], None, logger, None, None, None,
+        rank = int(o.group("rank")) if o.group("rank") is not None else self.ctx.rank
+        if rank is not None and rank >= MAX_RANK:
+            self.error("bad_value", line_no, f"[rank{o.group('rank')[:40]}] is not a rank; read as no rank, line kept")
+            rank = None
+        elif rank is not None:
+            self.stats.ranks.add(rank)
+        cid, attempt = split_compile_id(o.group("trace_id"))
+        new = _Msg(line_no, prefix, rank, _LEVELS[o.group("levelname")], None, logger, None, cid, attempt,
                    art[2:] if art.startswith("__") else None, o.group("msg"))
         try:
             d = date.fromisoformat(o.group("date"))
@@ -216,7 +243,7 @@ class LogLines:
             new.ts = (d.toordinal() - date(1970, 1, 1).toordinal()) * 86_400_000_000 + (tod or 0)
         except ValueError:
             self.error("bad_timestamp", line_no, "impossible date in the log prefix; message kept without ts")
-        self.old = new  # ends at the next line that is not an indented continuation
+        self.old = new  # ends at a line that is neither an indented continuation nor of the same prefix
 
     def close_old(self) -> None:
         if self.old is not None:
@@ -280,8 +307,9 @@ def read_torch_logs(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch
 # ----------------------------------------------------------------------------- sniffing
 
 _SNIFF_TEXT = re.compile(
-    rb"^(?:\[rank\d+\]:)?[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d{1,6} +\d+ [^\]\n]+:\d+\](?P<json> \{)?", re.M)
-_SNIFF_OLD = re.compile(rb"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] torch\.[\w.]+: \[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] ", re.M)
+    rb"^(?:\[[^\]\n]{1,64}\][ :]*|\([^)\n]{1,64}\)[ :]*)?(?:\[rank\d+\]:)?[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d{1,6} +\d+ [^\]\n]+:\d+\](?P<json> \{)?", re.M)
+_SNIFF_OLD = re.compile(rb"^(?:\[rank\d+\]:)?\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\](?: \[!?[\d/_]+\])? torch\.[\w.]+: "
+                        rb"\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] ", re.M)
 
 
 def sniff_torch_logs(head: bytes, name: str) -> bool:

@@ -31,6 +31,9 @@ from pt2logs.readers.trace_events.basics import resolve
 from pt2logs.readers.trace_events.metrics import METRICS_HOOKS
 from pt2logs.readers.trace_state import TraceState, handles
 
+#: torch's restart reason when a speculation failed without a reason (symbolic_convert.SpeculationEntry):
+#: a restart of the analysis, kept in failures (is_restart), not a graph-break site
+RESTART_PLACEHOLDER = "Unknown fail_and_restart_analysis"
 _LIMIT_MARKERS = ("recompile limit", "recompile_limit", "cache_size_limit", "cache size limit")
 
 
@@ -209,8 +212,8 @@ def on_metrics(st: TraceState, kind: str, meta: dict[str, Any], cid: str | None)
     # restart reasons stand in for graph breaks only in logs older than the graph-break artifact
     old_format = not st.scratch(None).get("gb_artifacts")
     for r in restarts if old_format and isinstance(restarts, (list, tuple)) else []:
-        if str(r).startswith("<class ") and "Restart" in str(r):
-            continue  # a restart of the analysis that is not a graph break (e.g. tensorify)
+        if (str(r).startswith("<class ") and "Restart" in str(r)) or str(r).startswith(RESTART_PLACEHOLDER):
+            continue  # a restart of the analysis that is not a graph break (e.g. tensorify, a speculation placeholder)
         gb = parse_graph_break(str(r))
         if _gb_key(gb) in breaks:
             continue
