@@ -68,7 +68,7 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
                 "turning the record loop into per-block list comprehensions (tried: columns built per 4 MB block, one "
                 "dispatch loop for the handlers) gave no measurable gain, because most of the time is already in the "
                 "native calls listed here (regex, bytes.replace, md5, orjson, Arrow, Parquet). The remaining levers are "
-                "both cores on one file (`readers/split.py`, pieces cut at compile boundaries, sized so that every "
+                "both cores on one file (`ingest/split.py`, pieces cut at compile boundaries, sized so that every "
                 "worker's prefix scan + parse take the same time) and fixed costs per process (imports, the DuckDB "
                 "views file).", ""]
     if "many" in r:

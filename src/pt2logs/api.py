@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pt2logs.capture import capture
-from pt2logs.ingestion import ingest
+from pt2logs.ingest import ingest
 from pt2logs.views import connect
 from pt2logs.warehouse import DEFAULT_WAREHOUSE
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pt2logs.ingestion import IngestResult, ingest
+from pt2logs.ingest import IngestResult, ingest
 from pt2logs.warehouse import DEFAULT_WAREHOUSE, Warehouse
 
 DEFAULT_TORCH_LOGS = "recompiles,graph_breaks"

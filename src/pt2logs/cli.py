@@ -89,8 +89,8 @@ def ingest(paths: tuple[str, ...], warehouse: str, run_id: str | None, tags: tup
       pt2logs ingest s3://bucket/traces/ -w s3://bucket/wh/ --engine ray --address auto
     """
     from pt2logs.discover import InputError
-    from pt2logs.engines import make_engine
-    from pt2logs.ingestion import ingest as do_ingest
+    from pt2logs.ingest import ingest as do_ingest
+    from pt2logs.ingest.engines import make_engine
     from pt2logs.render import IngestProgress, print_ingest_result
 
     tag_map = parse_tags(tags)

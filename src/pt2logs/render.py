@@ -8,7 +8,7 @@ from typing import Any
 import click
 import orjson
 
-from pt2logs.ingestion import IngestResult
+from pt2logs.ingest import IngestResult
 
 
 def _mb(n: float) -> str:

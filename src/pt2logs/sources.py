@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bz2
 import hashlib
+import os
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -140,6 +141,46 @@ def stream_range(path: str, start: int, end: int | None, result: ReadResult, chu
         result.error = f"read failed after {result.bytes_read} bytes: {e}"
     finally:
         result.sha1 = h.hexdigest()
+
+
+def local_size(path: str) -> int:
+    return os.path.getsize(path)
+
+
+def open_local(path: str) -> BinaryIO:
+    """An unbuffered handle on a local file, for :func:`line_blocks` (the split scans of a big trace)."""
+    return open(path, "rb", buffering=0)  # noqa: SIM115
+
+
+def line_blocks(f: BinaryIO, start: int, end: int, block: int = CHUNK) -> Iterator[tuple[bytearray, int]]:
+    """Whole-line blocks of f[start:end] (the last one may end without a newline): (bytearray, length)
+    pairs read into one reused buffer (no mmap, no copies), so a scan over a prefix stays cheap and small.
+    A line longer than the buffer grows it."""
+    f.seek(start)
+    buf = bytearray(block)
+    view = memoryview(buf)
+    have = 0  # bytes at the front of buf carried over from the previous block (a partial line)
+    pos = start
+    while True:
+        k = f.readinto(view[have : min(len(buf), have + end - pos)]) if pos < end else 0
+        pos += k
+        n = have + k
+        if n == 0:
+            return
+        if k == 0 or pos >= end:
+            yield buf, n
+            return
+        cut = buf.rfind(b"\n", 0, n) + 1
+        if cut == 0:
+            if n == len(buf):  # one line longer than the buffer: grow it
+                view.release()
+                buf.extend(bytes(len(buf)))
+                view = memoryview(buf)
+            have = n
+            continue
+        yield buf, cut
+        buf[: n - cut] = buf[cut:n]
+        have = n - cut
 
 
 def stream(fs: Any, path: str, result: ReadResult, chunk: int = CHUNK) -> Iterator[bytes]:
