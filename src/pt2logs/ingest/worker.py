@@ -77,11 +77,16 @@ def parse_file(info: TxnInfo, task: FileTask, writer: PartWriter) -> FileOutcome
         chunks = stream(fs, path, rr)
     for table, batch in fmt.read(chunks, ctx):
         writer.write(table, stamp(batch, TABLES[table], stamp_values))
+    err = Rows("ingest_errors")
     if rr.error:
         ctx.stats.errors += 1
-        err = Rows("ingest_errors")
-        err.add({"rank": task.rank, "path": task.url, "line_no": None, "kind": "unreadable", "severity": "error",
+        err.add({"rank": task.rank, "path": task.url, "line_no": None, "kind": rr.error_kind, "severity": "error",
                  "message": rr.error + " (rows before this point were kept)", "excerpt": ""})
+    if rr.warning:
+        ctx.stats.warnings += 1
+        err.add({"rank": task.rank, "path": task.url, "line_no": None, "kind": rr.warning_kind,
+                 "severity": "warning", "message": rr.warning, "excerpt": rr.warning_excerpt})
+    if len(err):
         writer.write("ingest_errors", stamp(err.take(), TABLES["ingest_errors"], stamp_values))
     return FileOutcome(task, ctx.stats, rr, time.perf_counter() - t0)
 
