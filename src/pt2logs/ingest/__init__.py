@@ -22,9 +22,8 @@ import sys
 import time
 import types
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pt2logs.committed import KnownRuns
 from pt2logs.discover import InputError, RunPlan, discover
 from pt2logs.ingest import plan
 from pt2logs.ingest.commit import IngestResult, commit, write_views_db
@@ -32,6 +31,9 @@ from pt2logs.ingest.engines.inprocess import Engine
 from pt2logs.ingest.worker import FileOutcome
 from pt2logs.readers import FORMATS
 from pt2logs.warehouse import DEFAULT_WAREHOUSE, Warehouse
+
+if TYPE_CHECKING:
+    from pt2logs.committed import KnownRuns
 
 __all__ = ["Engine", "IngestResult", "Progress", "ingest"]
 

@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from pt2logs.committed import KnownFiles, KnownRuns, committed_state
 from pt2logs.discover import InputFile, RunPlan, _rank_of
 from pt2logs.ingest import split
 from pt2logs.ingest.worker import FileTask
 from pt2logs.sources import filesystem, is_remote, read_head
 from pt2logs.warehouse import Warehouse
+
+if TYPE_CHECKING:
+    from pt2logs.committed import KnownFiles, KnownRuns
 
 #: a transaction commits after this many bytes of input or runs, whichever first
 #: (env PT2LOGS_TXN_BYTES / PT2LOGS_TXN_RUNS: an ingest killed midway loses at most one transaction)
@@ -30,7 +33,11 @@ TXN_RUNS = int(os.environ.get("PT2LOGS_TXN_RUNS", 2000))
 
 def known(wh: Warehouse, force: bool) -> tuple[KnownFiles, KnownRuns]:
     """Committed files and runs (nothing when ``force``: every run is then ingested again as new)."""
-    return ({}, {}) if force else committed_state(wh)
+    if force:
+        return {}, {}
+    from pt2logs.committed import committed_state  # DuckDB: the parent's, never a worker's import
+
+    return committed_state(wh)
 
 
 def unchanged(plan: RunPlan) -> bool:
