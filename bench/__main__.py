@@ -1,9 +1,10 @@
-"""pt2logs benchmarks: ingest speed vs tlparse and vs a bare scan, memory, fleet queries, re-ingest.
+"""pt2logs benchmarks: ingest speed vs tlparse and vs a bare scan, memory, compression bombs, fleet queries, re-ingest.
 
     python -m bench                      # everything, writes bench/RESULTS.md
     python -m bench --quick              # small sizes (a smoke run, e.g. in CI)
     python -m bench --only ingest --sizes 200,1000
     python -m bench --only fleet --fleet-runs 10000
+    python -m bench --only bombs --bomb-mb 5000
 
 Every comparison is measured side by side in one run, on the same files, on this machine.
 Work files go to bench/out/ (ignored by git).
@@ -21,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import corpus, fleet
+from bench import bombs, corpus, fleet
 from bench.measure import Measure, run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -143,6 +144,13 @@ def bench_reingest(n_runs: int, results: dict) -> None:
     results["reingest"] = row
 
 
+def bench_bombs(mb: int, results: dict) -> None:
+    rows = bombs.run_all(OUT, mb)
+    for row in rows:
+        print(json.dumps(row, default=lambda x: round(x, 3)), flush=True)
+    results["bombs"] = rows
+
+
 def bench_fleet(n_runs: int, results: dict) -> None:
     t = time.perf_counter()
     wh = fleet.synthesize(OUT, n_runs)
@@ -191,17 +199,18 @@ def write_results(results: dict, args: argparse.Namespace) -> Path:
 
 def main() -> None:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", choices=["ingest", "profile", "many", "reingest", "fleet"], action="append")
+    ap.add_argument("--only", choices=["ingest", "profile", "many", "reingest", "bombs", "fleet"], action="append")
     ap.add_argument("--sizes", default="200,1000", help="single-log sizes in MB (default 200,1000)")
     ap.add_argument("--many-runs", type=int, default=300)
     ap.add_argument("--reingest-runs", type=int, default=10000)
     ap.add_argument("--fleet-runs", type=int, default=10000)
+    ap.add_argument("--bomb-mb", type=int, default=5000, help="MB of zeros / newlines after the trace in each bomb")
     ap.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
     args = ap.parse_args()
     if args.quick:
-        args.sizes, args.many_runs, args.reingest_runs, args.fleet_runs = "20", 20, 200, 200
+        args.sizes, args.many_runs, args.reingest_runs, args.fleet_runs, args.bomb_mb = "20", 20, 200, 200, 100
     OUT.mkdir(parents=True, exist_ok=True)
-    only = set(args.only or ["ingest", "profile", "many", "reingest", "fleet"])
+    only = set(args.only or ["ingest", "profile", "many", "reingest", "bombs", "fleet"])
     results: dict = {}
     if "ingest" in only:
         bench_ingest([int(s) for s in args.sizes.split(",")], results)
@@ -211,6 +220,8 @@ def main() -> None:
         bench_many(args.many_runs, results)
     if "reingest" in only:
         bench_reingest(args.reingest_runs, results)
+    if "bombs" in only:
+        bench_bombs(args.bomb_mb, results)
     if "fleet" in only:
         bench_fleet(args.fleet_runs, results)
     when = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

@@ -72,7 +72,7 @@ def synthesize(dest: Path, n_runs: int, weeks: int = 8) -> Path:
                     if "source" in t.names and name != "runs" else
                     f"""COPY (SELECT {', '.join(cols)} FROM "{name}" x JOIN runmap m ON m.base_id = x.run_id)
                         TO '{out}/part-bench-{name}.parquet' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 1000000)""")
-    from pt2logs.ingestion import write_views_db
+    from pt2logs.ingestion.commit import write_views_db
 
     write_views_db(Warehouse(str(wh)))
     marker.write_text("ok")

@@ -68,7 +68,7 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
                 "turning the record loop into per-block list comprehensions (tried: columns built per 4 MB block, one "
                 "dispatch loop for the handlers) gave no measurable gain, because most of the time is already in the "
                 "native calls listed here (regex, bytes.replace, md5, orjson, Arrow, Parquet). The remaining levers are "
-                "both cores on one file (`readers/split.py`, pieces cut at compile boundaries, sized so that every "
+                "both cores on one file (`ingest/split.py`, pieces cut at compile boundaries, sized so that every "
                 "worker's prefix scan + parse take the same time) and fixed costs per process (imports, the DuckDB "
                 "views file).", ""]
     if "many" in r:
@@ -88,6 +88,18 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
         out += [*title("## Re-ingest of an unchanged corpus", "reingest"),
                 f"{x['runs']} runs ({_f(x['size_mb'], 0)} MB): first ingest {_f(x['first_s'])} s, again {_f(x['again_s'])} s "
                 f"= **{_f(x['ratio_pct'], 1)} %** of the first ({x['unchanged']} unchanged, {x['new']} new).", ""]
+    if "bombs" in r:
+        out += [*title("## Compression bombs: memory", "bombs"),
+                "A real trace followed by gigabytes of zeros or of newlines, gzipped (`bench/bombs.py`), ingested in one "
+                "process; peak RSS is the process's high-water mark. Decompression is bounded to 4 MB of output per call, "
+                "so what remains above the flat line is the reader's (a trace reader holding a long line, or a list entry "
+                "per empty line of an open record). The bound is 300 MB for every input.", "",
+                "| after the trace | content MB | .gz MB | peak RSS MB | wall s | events | outcome |", "|---|---|---|---|---|---|---|"]
+        for x in r["bombs"]:
+            outcome = x["killed"] or (f"exit {x['rc']}: {x['error_tail']}" if x["rc"] else "ok")
+            out.append(f"| {x['fill']} | {x['content_mb']:,} | {_f(x['gz_mb'], 1)} | **{_f(x['peak_rss_mb'], 0)}** "
+                       f"| {_f(x['wall_s'], 1)} | {_f(x['events'])} | {outcome} |")
+        out.append("")
     if "fleet" in r:
         x = r["fleet"]
         out += [*title(f"## Fleet queries over {x['runs']:,} runs", "fleet"),

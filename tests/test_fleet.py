@@ -144,7 +144,7 @@ def test_since_prunes_partitions(tmp_path):
 @pytest.mark.slow
 def test_ray_engine_equals_local_engine(tmp_path):
     pytest.importorskip("ray")
-    from pt2logs.engines import make_engine
+    from pt2logs.ingestion.engines import make_engine
 
     inputs = [str(fixture_path("tlparse", "multi_rank_runtime")), str(SAMPLES)]
     local = str(tmp_path / "local")

@@ -6,7 +6,7 @@ import pytest
 from tests.conftest import fixture_path, table_rows
 
 import pt2logs
-from pt2logs.ingestion import Engine
+from pt2logs.ingestion.engines import Engine
 from pt2logs.schema import TABLES
 
 
@@ -27,7 +27,7 @@ def big_trace(tmp_path):
 
 
 def test_pieces_equal_serial(big_trace, tmp_path, monkeypatch):
-    import pt2logs.readers.split as split
+    from pt2logs.ingestion import split
 
     monkeypatch.setattr(split, "SPLIT_MIN_BYTES", 0)
     path = next(big_trace.iterdir())
@@ -48,7 +48,7 @@ def test_pieces_equal_serial(big_trace, tmp_path, monkeypatch):
 
 
 def test_piece_start_state(big_trace):
-    from pt2logs.readers.split import piece_start
+    from pt2logs.ingestion.split import piece_start
 
     path = next(big_trace.iterdir())
     data = path.read_bytes()
@@ -60,7 +60,7 @@ def test_piece_start_state(big_trace):
 
 
 def test_prefix_blocks_are_whole_lines_and_lose_nothing(monkeypatch, tmp_path):
-    import pt2logs.readers.split as split
+    from pt2logs.ingestion import split
 
     monkeypatch.setattr(split, "BLOCK", 16)  # tiny blocks: lines longer than a block, lines across blocks
     data = b"ab\nc" + b"x" * 100 + b"\nshort\n\n" + b"y" * 40 + b"\nlast"
@@ -76,7 +76,7 @@ def test_prefix_blocks_are_whole_lines_and_lose_nothing(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("pieces", [2, 3, 8])
 def test_split_targets_even_out_the_prefix_scans(pieces):
-    from pt2logs.readers.split import _targets
+    from pt2logs.ingestion.split import _targets
 
     size, cost = 10_000_000, 0.08
     starts = [0, *_targets(size, pieces, cost)]

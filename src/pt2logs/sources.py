@@ -4,23 +4,34 @@ Everything that touches input files lives here, so readers only ever see an
 iterable of byte chunks. Compression is detected from the first bytes (gzip,
 zstd, bz2), not from the file name. Reads are streamed in ``CHUNK`` pieces:
 nothing reads a whole file into memory.
+
+Compressed input streams with bounded memory whatever its ratio, every member of it is read, and a
+cut stream or trailing bytes are recorded (:mod:`pt2logs.compressed`); the ``ReadResult`` of a file
+says what was read and what went wrong. ``bytes_read`` and ``sha1`` always cover the whole stored file.
 """
 
 from __future__ import annotations
 
-import bz2
 import hashlib
-import zlib
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import fsspec
 
+from pt2logs.compressed import (
+    ReadFailed,
+    StoredBytes,
+    TrailingData,
+    Truncated,
+    compression_of,
+    decompress,
+)
+
 CHUNK = 4 << 20
 HEAD = 64 << 10
 
-_MAGIC = ((b"\x1f\x8b", "gzip"), (b"\x28\xb5\x2f\xfd", "zstd"), (b"BZh", "bz2"))
 COMPRESSED_SUFFIXES = (".gz", ".zst", ".zstd", ".bz2")
 
 
@@ -40,81 +51,53 @@ def full_path(fs: Any, path: str) -> str:
     return fs.unstrip_protocol(path) if is_remote(fs) else path
 
 
-def compression_of(head: bytes) -> str:
-    for magic, name in _MAGIC:
-        if head.startswith(magic):
-            if name == "bz2" and not (len(head) > 3 and head[3:4].isdigit()):
-                continue
-            return name
-    return "none"
-
-
-class _Decompressor:
-    def __init__(self, kind: str):
-        self.kind = kind
-        if kind == "gzip":
-            self.d: Any = zlib.decompressobj(wbits=47)  # gzip/zlib auto, handles members one at a time
-        elif kind == "zstd":
-            import zstandard
-
-            self.d = zstandard.ZstdDecompressor().decompressobj()
-        elif kind == "bz2":
-            self.d = bz2.BZ2Decompressor()
-        else:
-            self.d = None
-
-    def feed(self, data: bytes) -> bytes:
-        if self.d is None:
-            return data
-        if self.kind == "gzip":
-            out = [self.d.decompress(data)]
-            # concatenated gzip members (e.g. appended with `gzip >>`)
-            while self.d.unused_data:
-                rest = self.d.unused_data
-                self.d = zlib.decompressobj(wbits=47)
-                out.append(self.d.decompress(rest))
-            return b"".join(out)
-        if self.kind == "bz2":
-            out = [self.d.decompress(data)]
-            while self.d.eof and self.d.unused_data:
-                rest = self.d.unused_data
-                self.d = bz2.BZ2Decompressor()
-                out.append(self.d.decompress(rest))
-            return b"".join(out)
-        return self.d.decompress(data)
-
-
 @dataclass
 class ReadResult:
-    """Filled while a file is streamed: what the ``files`` table records."""
+    """Filled while a file is streamed: what the ``files`` table records, and what went wrong."""
 
     bytes_read: int = 0  # as stored
     content_bytes: int = 0  # after decompression
     sha1: str = ""
+    #: the stream could not be read to its end (what came before stands): message and ingest_errors kind
+    #: (``truncated``: a compressed stream without its end marker; ``unreadable``: damaged data, I/O)
     error: str | None = None
+    error_kind: str = "unreadable"
+    #: the stream was read whole, but bytes after it were not (``trailing_data``): message and excerpt
+    warning: str | None = None
+    warning_kind: str = "trailing_data"
+    warning_excerpt: str = ""
 
 
 def open_binary(fs: Any, path: str) -> BinaryIO:
     return fs.open(path, "rb", block_size=CHUNK) if is_remote(fs) else open(path, "rb")  # noqa: SIM115
 
 
+def _stored(f: BinaryIO, chunk: int, result: ReadResult | None = None, h: Any = None) -> tuple[StoredBytes, str]:
+    """The file's stored bytes (counted in ``result``, hashed in ``h``) and its compression."""
+
+    def seen(data: bytes) -> None:
+        if result is not None:
+            result.bytes_read += len(data)
+        if h is not None:
+            h.update(data)
+
+    raw = StoredBytes(f, chunk, seen)
+    return raw, compression_of(raw.peek(4))
+
+
 def read_head(fs: Any, path: str, n: int = HEAD) -> tuple[bytes, str]:
     """First ``n`` decompressed bytes and the compression, without reading the rest."""
     with open_binary(fs, path) as f:
-        raw = f.read(n)
-        kind = compression_of(raw)
+        raw, kind = _stored(f, n)
         if kind == "none":
-            return raw, kind
-        d = _Decompressor(kind)
+            return raw.read(n), kind
         out = bytearray()
         try:
-            out += d.feed(raw)
-            while len(out) < n:
-                more = f.read(n)
-                if not more:
+            for data in decompress(raw, kind, n):
+                out += data
+                if len(out) >= n:
                     break
-                out += d.feed(more)
-        except Exception:  # noqa: BLE001 - a damaged stream: sniff what we have
+        except Exception:  # noqa: BLE001 - a damaged, cut or padded stream: sniff what we have
             pass
         return bytes(out[:n]), kind
 
@@ -142,30 +125,75 @@ def stream_range(path: str, start: int, end: int | None, result: ReadResult, chu
         result.sha1 = h.hexdigest()
 
 
-def stream(fs: Any, path: str, result: ReadResult, chunk: int = CHUNK) -> Iterator[bytes]:
-    """Yield decompressed chunks of a file; hash and count the stored bytes on the way.
+def local_size(path: str) -> int:
+    return os.path.getsize(path)
 
-    A decompression or I/O error ends the stream and is recorded in
-    ``result.error`` (the caller reports it); the chunks before it stand.
+
+def open_local(path: str) -> BinaryIO:
+    """An unbuffered handle on a local file, for :func:`line_blocks` (the split scans of a big trace)."""
+    return open(path, "rb", buffering=0)  # noqa: SIM115
+
+
+def line_blocks(f: BinaryIO, start: int, end: int, block: int = CHUNK) -> Iterator[tuple[bytearray, int]]:
+    """Whole-line blocks of f[start:end] (the last one may end without a newline): (bytearray, length)
+    pairs read into one reused buffer (no mmap, no copies), so a scan over a prefix stays cheap and small.
+    A line longer than the buffer grows it."""
+    f.seek(start)
+    buf = bytearray(block)
+    view = memoryview(buf)
+    have = 0  # bytes at the front of buf carried over from the previous block (a partial line)
+    pos = start
+    while True:
+        k = f.readinto(view[have : min(len(buf), have + end - pos)]) if pos < end else 0
+        pos += k
+        n = have + k
+        if n == 0:
+            return
+        if k == 0 or pos >= end:
+            yield buf, n
+            return
+        cut = buf.rfind(b"\n", 0, n) + 1
+        if cut == 0:
+            if n == len(buf):  # one line longer than the buffer: grow it
+                view.release()
+                buf.extend(bytes(len(buf)))
+                view = memoryview(buf)
+            have = n
+            continue
+        yield buf, cut
+        buf[: n - cut] = buf[cut:n]
+        have = n - cut
+
+
+def stream(fs: Any, path: str, result: ReadResult, chunk: int = CHUNK) -> Iterator[bytes]:
+    """Yield decompressed chunks of at most ``chunk`` bytes; hash and count the stored bytes on the way.
+
+    Nothing raises on bad input: a cut or damaged stream, trailing bytes and I/O errors end up in
+    ``result`` (the caller reports them); the chunks before them stand.
     """
     h = hashlib.sha1()
     try:
         with open_binary(fs, path) as f:
-            first = f.read(chunk)
-            d = _Decompressor(compression_of(first))
-            data = first
-            while data:
-                h.update(data)
-                result.bytes_read += len(data)
-                try:
-                    out = d.feed(data)
-                except Exception as e:  # noqa: BLE001
-                    result.error = f"decompression failed after {result.content_bytes} bytes: {e}"
-                    return
-                if out:
-                    result.content_bytes += len(out)
-                    yield out
-                data = f.read(chunk)
+            raw, kind = _stored(f, chunk, result, h)
+            chunks = iter(raw.read, b"") if kind == "none" else decompress(raw, kind, chunk)
+            try:
+                for data in chunks:
+                    result.content_bytes += len(data)
+                    yield data
+            except Truncated as e:
+                result.error = f"truncated: {e}; {result.content_bytes} bytes decompressed"
+                result.error_kind = "truncated"
+            except TrailingData as e:
+                result.warning = str(e)
+                result.warning_excerpt = e.first.decode("utf-8", "backslashreplace")
+            except ReadFailed:
+                raise
+            except Exception as e:  # noqa: BLE001 - zlib.error, OSError (bz2), ZstdError, EOFError
+                result.error = (f"decompression failed ({raw.offset} bytes read, {result.content_bytes} bytes "
+                                f"decompressed): {e}")
+                raw.drain()  # bytes_read and sha1 cover the whole file
+    except ReadFailed as e:
+        result.error = str(e)
     except OSError as e:
         result.error = f"read failed after {result.bytes_read} bytes: {e}"
     finally:

@@ -89,7 +89,7 @@ class FileContext:
     batch_rows: int = 50_000
     batch_bytes: int = 8 << 20
     stats: ReadStats = field(default_factory=ReadStats)
-    #: for a piece of a split file: what the bytes before it established (pt2logs.readers.split.PieceStart)
+    #: for a piece of a split file: what the bytes before it established (pt2logs.ingestion.split.PieceStart)
     piece: Any = None
     #: byte chunks of another file, by path relative to this file's folder (set by ingest; readers of
     #: multi-file formats such as a tlparse output folder use it); raises OSError when there is none

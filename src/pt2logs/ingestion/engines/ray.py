@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pt2logs.ingestion import Engine, FileOutcome, FileTask, run_tasks
+from pt2logs.ingestion.engines.inprocess import Engine
+from pt2logs.ingestion.worker import FileOutcome, FileTask, run_tasks
 from pt2logs.warehouse import TxnInfo
 
 

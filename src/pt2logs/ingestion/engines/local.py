@@ -7,7 +7,8 @@ import os
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 
-from pt2logs.ingestion import Engine, FileOutcome, FileTask, run_tasks
+from pt2logs.ingestion.engines.inprocess import Engine
+from pt2logs.ingestion.worker import FileOutcome, FileTask, run_tasks
 from pt2logs.warehouse import TxnInfo
 
 #: below this much input a pool costs more than it saves

@@ -14,15 +14,20 @@ a piece needs almost nothing from the ones before it:
 
 Each of these is a C-level scan of the prefix, done by the piece's own worker,
 so it overlaps with the other pieces' parsing. Only uncompressed local files
-are split (a compressed stream cannot be entered in the middle).
+are split (a compressed stream cannot be entered in the middle). The bytes come from
+:mod:`pt2logs.sources` (``local_size``, ``open_local``, ``line_blocks``); nothing here opens a file.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 import orjson
+
+from pt2logs import sources
 
 _COMPILE_START = re.compile(rb'\n([VIWEC]\d{4} [^\n]*\] \{"chromium_event": \{\}[^\n]*)\n\t\{\n\t"name": "dynamo",\n')
 _STR = re.compile(rb'\] \{"str": \["((?:[^"\\\n]|\\.)*)", (\d+)\]\}')
@@ -52,34 +57,9 @@ BLOCK = 16 << 20
 SCAN_COST = 0.08
 
 
-def _blocks(f, start: int, end: int):
-    """Whole-line blocks of f[start:end] (the last one may end without a newline): (bytearray, length)
-    pairs read into one reused buffer (no mmap, no copies), so the prefix scan stays cheap and small."""
-    f.seek(start)
-    buf = bytearray(BLOCK)
-    view = memoryview(buf)
-    have = 0  # bytes at the front of buf carried over from the previous block (a partial line)
-    pos = start
-    while True:
-        k = f.readinto(view[have : min(len(buf), have + end - pos)]) if pos < end else 0
-        pos += k
-        n = have + k
-        if n == 0:
-            return
-        if k == 0 or pos >= end:
-            yield buf, n
-            return
-        cut = buf.rfind(b"\n", 0, n) + 1
-        if cut == 0:
-            if n == len(buf):  # one line longer than the buffer: grow it
-                view.release()
-                buf.extend(bytes(len(buf)))
-                view = memoryview(buf)
-            have = n
-            continue
-        yield buf, cut
-        buf[: n - cut] = buf[cut:n]
-        have = n - cut
+def _blocks(f: BinaryIO, start: int, end: int) -> Iterator[tuple[bytearray, int]]:
+    """Whole-line blocks of f[start:end] of up to :data:`BLOCK` bytes (see :func:`pt2logs.sources.line_blocks`)."""
+    return sources.line_blocks(f, start, end, BLOCK)
 
 
 def _targets(size: int, pieces: int, scan_cost: float = SCAN_COST) -> list[int]:
@@ -108,13 +88,11 @@ def _count_newlines(buf: bytearray, n: int) -> int:
 
 def split_points(path: str, pieces: int) -> list[int]:
     """Byte offsets where pieces start (0 first); fewer pieces when no safe boundary is found."""
-    import os
-
-    size = os.path.getsize(path)
+    size = sources.local_size(path)
     if pieces <= 1 or size < SPLIT_MIN_BYTES:
         return [0]
     out = [0]
-    with open(path, "rb", buffering=0) as f:
+    with sources.open_local(path) as f:
         for t in _targets(size, pieces):
             target = max(t, out[-1] + 1)
             found = None
@@ -141,7 +119,7 @@ def piece_start(path: str, offset: int) -> PieceStart:
     lines = 0
     gb = rc = False
     last_rank = None
-    with open(path, "rb", buffering=0) as f:
+    with sources.open_local(path) as f:
         for block, n in _blocks(f, 0, offset):
             lines += _count_newlines(block, n)
             i = block.find(b'] {"str": [', 0, n)

@@ -1,0 +1,47 @@
+"""What the warehouse already holds, read through the views: the query side's answer to the planner.
+
+Ingest asks two things before it plans: which input files are committed (to skip unchanged ones
+without opening them) and which runs exist (to keep their tags when a run is re-ingested). Both are
+reads of committed state, so they go through :func:`pt2logs.views.connect` like every other query.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+import orjson
+
+from pt2logs.views import connect
+from pt2logs.warehouse import Warehouse
+
+#: url -> (stored bytes, mtime in seconds, format, run_id)
+KnownFiles = dict[str, tuple[int, float | None, str, str]]
+#: run_id -> {"tags": {...}, "n_files": n}
+KnownRuns = dict[str, dict[str, Any]]
+
+
+def committed_files(con: duckdb.DuckDBPyConnection) -> KnownFiles:
+    """The live ``files`` rows, by input URL."""
+    out: KnownFiles = {}
+    for url, size, mtime, fmt, run_id in con.execute(
+            "SELECT path, bytes, epoch_us(mtime), format, run_id FROM files").fetchall():
+        out[url] = (size, None if mtime is None else mtime / 1e6, fmt, run_id)
+    return out
+
+
+def committed_runs(con: duckdb.DuckDBPyConnection) -> KnownRuns:
+    """The live ``runs``: their tags and file counts."""
+    return {run_id: {"tags": orjson.loads(tags) if tags else {}, "n_files": n_files}
+            for run_id, tags, n_files in con.execute("SELECT run_id, tags, n_files FROM runs").fetchall()}
+
+
+def committed_state(wh: Warehouse) -> tuple[KnownFiles, KnownRuns]:
+    """Live files and runs of ``wh``; empty when nothing was committed yet (no DuckDB started then)."""
+    if not wh.table_files("runs"):
+        return {}, {}
+    con = connect(wh)
+    try:
+        return committed_files(con), committed_runs(con)
+    finally:
+        con.close()

@@ -1,0 +1,100 @@
+"""Ingest: discover runs, parse their files, commit them to the warehouse.
+
+The flow (see docs/architecture.md)::
+
+    discover(paths) ─► runs ─► skip unchanged ─► transactions of a few runs        plan.py
+        ─► tasks (files; pieces of big traces)                                   plan.py, split.py
+        ─► an engine runs the tasks: in-process, a process pool, Ray             engines/
+        ─► each task streams its file through its reader into a PartWriter        worker.py
+        ─► the parent writes `files` and `runs` rows: the commit                  commit.py
+
+Engines import only the worker; the planner asks the query side (:mod:`pt2logs.committed`) what is
+already committed. Nothing here prints: progress goes to a callback (events ``discover``, ``start``,
+``file``, ``commit``, ``done``), results come back as an :class:`IngestResult` that the CLI formats.
+
+(The package is ``ingestion``, not ``ingest``: a subpackage named ``ingest`` would replace the
+``pt2logs.ingest`` function of the API as an attribute of ``pt2logs`` once imported.)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from pt2logs.discover import InputError, RunPlan, discover
+from pt2logs.ingestion import plan
+from pt2logs.ingestion.commit import IngestResult, commit, write_views_db
+from pt2logs.ingestion.engines.inprocess import Engine
+from pt2logs.ingestion.worker import FileOutcome
+from pt2logs.readers import FORMATS
+from pt2logs.warehouse import DEFAULT_WAREHOUSE, Warehouse
+
+if TYPE_CHECKING:
+    from pt2logs.committed import KnownRuns
+
+__all__ = ["Engine", "IngestResult", "Progress", "ingest"]
+
+#: progress(event, info); events: discover, start, file, commit, done
+Progress = Callable[[str, dict[str, Any]], None]
+
+
+def _no_progress(event: str, info: dict[str, Any]) -> None:
+    pass
+
+
+def ingest(paths: Iterable[str], warehouse: str = DEFAULT_WAREHOUSE, *, run_id: str | None = None,
+           tags: dict[str, str] | None = None, fmt: str | None = None, engine: Engine | None = None,
+           progress: Progress = _no_progress, extra_run_fields: dict[str, Any] | None = None,
+           force: bool = False, as_one_run: bool = False) -> IngestResult:
+    """Ingest logs under ``paths`` into ``warehouse``; idempotent and atomic per transaction."""
+    t0 = time.perf_counter()
+    paths = list(paths)
+    if not paths:
+        raise InputError("no input path given")
+    if fmt is not None and fmt not in FORMATS:
+        raise InputError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
+    wh = Warehouse(warehouse)
+    wh.init()
+    res = IngestResult(warehouse=wh.url())
+    with wh.lock():
+        res.removed_orphans = len(wh.recover())
+    known_files, known_runs = plan.known(wh, force)
+    progress("discover", {"paths": paths})
+    found = discover(paths, run_id=run_id, one_run=as_one_run, fmt=fmt, known=known_files)
+    res.skipped = found.skipped
+    todo, res.runs_unchanged = plan.todo(found.runs, force, retag=bool(tags or extra_run_fields))
+    total = sum(p.bytes for p in todo)
+    progress("start", {"runs": len(todo), "bytes": total, "unchanged": res.runs_unchanged, "skipped": len(res.skipped)})
+    engine = engine or Engine()
+    try:
+        for group in plan.transactions(todo):
+            _transaction(wh, group, engine, known_runs, tags or {}, extra_run_fields or {}, progress, res)
+    finally:
+        engine.close()
+    res.seconds = time.perf_counter() - t0
+    with wh.lock():
+        write_views_db(wh)
+    progress("done", res.as_dict())
+    return res
+
+
+def _transaction(wh: Warehouse, group: list[RunPlan], engine: Engine, known_runs: KnownRuns, tags: dict[str, str],
+                 extra: dict[str, Any], progress: Progress, res: IngestResult) -> None:
+    """Parse one transaction's runs with ``engine`` and commit them; nothing of it is visible if it fails."""
+    txn = wh.begin()
+    try:
+        outcomes: list[FileOutcome] = []
+
+        def done(batch: list[FileOutcome]) -> None:
+            for o in batch:
+                outcomes.append(o)
+                progress("file", {"path": o.task.url, "bytes": o.task.nbytes, "events": o.stats.events,
+                                  "errors": o.stats.errors})
+
+        engine.map(txn.info, plan.balance(plan.tasks(group, engine.jobs), engine.jobs), done)
+        commit(txn, group, outcomes, known_runs, tags, extra, res)
+        progress("commit", {"txn": txn.id, "runs": len(group)})
+    except BaseException:
+        txn.abort()
+        raise

@@ -1,0 +1,115 @@
+"""The worker: parse one task (a file, or a piece of one) into a PartWriter.
+
+This is the only module engines import: a task in, an outcome out. It knows nothing of transactions,
+plans or commits; it runs in the parent (in-process engine), in a pool worker or on a Ray node.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from pt2logs.ingestion.split import piece_start
+from pt2logs.readers import FORMATS
+from pt2logs.readers.kit import FileContext, ReadStats
+from pt2logs.schema import TABLES, Rows, stamp
+from pt2logs.sources import ReadResult, filesystem, stream, stream_range
+from pt2logs.warehouse import PartWriter, TxnInfo
+
+
+@dataclass
+class FileTask:
+    run_id: str
+    url: str
+    relpath: str
+    fmt: str
+    rank: int | None
+    mtime: float | None
+    size: int
+    #: (start, end) byte range when a large file is parsed in pieces (end None = to the end)
+    piece: tuple[int, int | None] | None = None
+
+    @property
+    def nbytes(self) -> int:
+        """Stored bytes this task covers (the whole file, or its piece)."""
+        if self.piece is None:
+            return self.size
+        return (self.piece[1] or self.size) - self.piece[0]
+
+
+@dataclass
+class FileOutcome:
+    task: FileTask
+    stats: ReadStats
+    read: ReadResult
+    seconds: float
+
+
+def _memory_pool() -> None:
+    """Arrow's default allocator here (mimalloc) keeps freed memory around; jemalloc with no decay
+    gives it back at once, which keeps peak RSS flat whatever the input size (see bench/)."""
+    import pyarrow as pa
+
+    try:
+        pool = pa.jemalloc_memory_pool()
+        pa.jemalloc_set_decay_ms(0)
+    except (NotImplementedError, pa.ArrowNotImplementedError, AttributeError):
+        return
+    pa.set_memory_pool(pool)
+
+
+def parse_file(info: TxnInfo, task: FileTask, writer: PartWriter) -> FileOutcome:
+    """Stream one file through its reader into ``writer``. Never raises on bad input."""
+    t0 = time.perf_counter()
+    fs, path = filesystem(task.url)
+    fmt = FORMATS[task.fmt]
+    ctx = FileContext(file=task.relpath, path=task.url, rank=task.rank, mtime=task.mtime,
+                      open_sibling=lambda name: open_sibling(fs, path, name))
+    rr = ReadResult()
+    stamp_values = {"run_id": task.run_id, "txn": info.txn, "rank": task.rank}
+    if task.piece is not None:
+        ctx.piece = piece_start(path, task.piece[0])
+        chunks = stream_range(path, task.piece[0], task.piece[1], rr)
+    else:
+        chunks = stream(fs, path, rr)
+    for table, batch in fmt.read(chunks, ctx):
+        writer.write(table, stamp(batch, TABLES[table], stamp_values))
+    err = Rows("ingest_errors")
+    if rr.error:
+        ctx.stats.errors += 1
+        err.add({"rank": task.rank, "path": task.url, "line_no": None, "kind": rr.error_kind, "severity": "error",
+                 "message": rr.error + " (rows before this point were kept)", "excerpt": ""})
+    if rr.warning:
+        ctx.stats.warnings += 1
+        err.add({"rank": task.rank, "path": task.url, "line_no": None, "kind": rr.warning_kind,
+                 "severity": "warning", "message": rr.warning, "excerpt": rr.warning_excerpt})
+    if len(err):
+        writer.write("ingest_errors", stamp(err.take(), TABLES["ingest_errors"], stamp_values))
+    return FileOutcome(task, ctx.stats, rr, time.perf_counter() - t0)
+
+
+def open_sibling(fs: Any, path: str, name: str) -> Iterable[bytes]:
+    """Chunks of the file ``name`` (relative, inside the folder of ``path``), for readers of multi-file
+    formats (a tlparse output folder: raw.jsonl + payloads/); FileNotFoundError when there is none."""
+    folder = posixpath.dirname(path)
+    p = posixpath.normpath(posixpath.join(folder, name))
+    if not p.startswith(folder.rstrip("/") + "/") or not fs.isfile(p):
+        raise FileNotFoundError(name)
+    return stream(fs, p, ReadResult())
+
+
+def run_tasks(info: TxnInfo, tasks: list[FileTask], tag: str) -> list[FileOutcome]:
+    """Parse a list of files into one PartWriter (one set of Parquet files per table)."""
+    _memory_pool()
+    writer = PartWriter(info, tag)
+    try:
+        out = [parse_file(info, t, writer) for t in tasks]
+    except BaseException:
+        writer.discard()
+        raise
+    writer.close()
+    return out
+
