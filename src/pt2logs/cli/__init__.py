@@ -21,9 +21,9 @@ import os
 
 import click
 
-from pt2logs import __version__
 from pt2logs.cli import admin, dashboard, ingest, read
 from pt2logs.redact import redact
+from pt2logs.version import __version__
 
 ORDER = ["ingest", "run", "summary", "query", "queries", "diff", "ranks", "dashboard", "compact", "tables", "formats"]
 

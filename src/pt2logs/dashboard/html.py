@@ -15,9 +15,9 @@ import html
 import json
 from typing import Any
 
-from pt2logs import __version__
 from pt2logs.dashboard.bundle import vega_bundle
 from pt2logs.dashboard.model import Page
+from pt2logs.version import __version__
 
 
 def _e(v: Any) -> str:

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import pyarrow as pa
 
-from pt2logs import __version__
 from pt2logs.discover import RunPlan
 from pt2logs.ingestion.worker import FileOutcome, FileTask
 from pt2logs.readers.kit import ReadStats
 from pt2logs.schema import TABLES, Rows, stamp
 from pt2logs.sources import ReadResult
+from pt2logs.version import __version__
 from pt2logs.warehouse import Txn, Warehouse
 
 if TYPE_CHECKING:
