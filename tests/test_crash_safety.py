@@ -249,3 +249,45 @@ def test_readers_never_fail_while_compactions_replace_files(tmp_path, monkeypatc
     assert failed == 0, err[-3000:]
     assert rewrites > 5 and deleted > 0 and ok > 10
     assert counts(wh) == before
+
+
+def test_a_compaction_copy_loses_to_a_later_ingest_of_its_run_even_when_it_commits_last(tmp_path, monkeypatch):
+    """Compaction copies keep the committed_at of what they copy (+1 µs). Here the lock that orders
+    the two is taken away: a re-ingest of a grown log commits while a compaction that copied the old
+    rows is paused, the compaction commits after it, and the grown log still wins."""
+    import contextlib
+    import threading
+
+    from tests.conftest import fixture_path
+
+    from pt2logs.compact import compact
+    from pt2logs.warehouse import Warehouse
+
+    full = next(fixture_path("gpu", "graph_breaks", "trace").glob("*.log")).read_bytes()
+    cut = full.index(b"\nV", len(full) // 2) + 1
+    local = tmp_path / "traces"
+    (local / "job").mkdir(parents=True)
+    log = local / "job" / "dedicated_log_torch_trace_x.log"
+    log.write_bytes(full[:cut])
+    wh = str(tmp_path / "wh")
+    pt2logs.ingest([str(local)], wh)
+    shutil.copytree(SAMPLES / "recompiles", local / "other")
+    pt2logs.ingest([str(local)], wh)
+    monkeypatch.setattr(Warehouse, "lock", lambda self: contextlib.nullcontext())
+    monkeypatch.setattr(Warehouse, "check_lock", lambda self, what: None, raising=False)
+    flag = tmp_path / "go"
+    monkeypatch.setenv("PT2LOGS_PAUSE_AT", f"compact.data:{flag}")
+    compaction = threading.Thread(target=compact, args=(wh,))
+    compaction.start()
+    deadline = time.monotonic() + 120
+    while not Path(f"{flag}.reached").exists():
+        assert compaction.is_alive() and time.monotonic() < deadline, "compact did not reach its pause point"
+        time.sleep(0.05)
+    time.sleep(0.01)
+    log.write_bytes(full)  # the job wrote more
+    assert pt2logs.ingest([str(local)], wh).runs_updated == 1  # commits while the compaction is paused
+    flag.touch()
+    compaction.join()
+    ref = str(tmp_path / "ref")
+    pt2logs.ingest([str(local)], ref)
+    assert snapshot(wh) == snapshot(ref)
