@@ -151,6 +151,15 @@ def test_a_compaction_killed_holding_the_lock_blocks_writers_for_one_lease_only(
     assert res.removed_orphans + again.removed_orphans > 0  # the killed compaction's copies
     _same_rows(wh, ref)
     assert s3.glob("lease-c/wh/_txn/*") == [] and not s3.exists("lease-c/wh/_lock")
+    # and a compaction that is not killed: one file per table, the replaced ones deleted (no grace here)
+    from pt2logs.compact import compact
+
+    assert compact(wh, grace_s=0).partitions
+    _same_rows(wh, ref)
+    s3.invalidate_cache()
+    parts = [p for p in s3.find("lease-c/wh/") if p.endswith(".parquet")]
+    assert len(parts) == len({p.split("/")[2] for p in parts})  # one per table
+    assert s3.glob("lease-c/wh/_gc/*") == [] and s3.glob("lease-c/wh/_txn/*") == []
 
 
 def _files_of(s3, bucket: str, txn: str) -> list[str]:
