@@ -3,21 +3,33 @@
 For each ``ingest_date`` partition that has more than one file per table, or rows
 that are no longer live (runs ingested again later, transactions killed before
 their commit), the live rows of every table are rewritten into one file per
-table as a new transaction, whose ``runs`` rows are written last (the commit
-point, as for an ingest); then the old files are deleted. At every moment the
-views see each run exactly once. Files of transactions still open (a running
-ingest) are left alone, and ingests wait for a compaction's commit (the
-warehouse lock), so their newer commit wins.
+table as a new transaction. Steps (each a named kill point, see :mod:`pt2logs.faults`):
+
+1. ``compact.data``: the new data files (invisible: no ``runs`` row points at them yet);
+2. ``compact.commit``: the new ``runs`` file, the commit point. Each run keeps the
+   ``committed_at`` of the row it copies plus one microsecond: the copy wins over the
+   original, and a later ingest of the same run (newer ``committed_at``) still wins over the
+   copy, whichever of the two commits last;
+3. ``compact.tombstone``: ``_gc/<txn>.json`` lists the replaced files; readers skip them from
+   now on;
+4. ``compact.release``: the transaction's marker is removed.
+
+The replaced files are deleted by a later writer (or by this one, with ``grace_s=0``) once the
+record is older than the grace period, so queries that listed them before step 3 can finish
+(:mod:`pt2logs.recovery`). Killed after step 2, the compaction is committed and recovery keeps it;
+before, recovery deletes its files. Everything runs under the warehouse lock: ingests commit
+after it, and two compactions never overlap.
 """
 
 from __future__ import annotations
 
-import datetime as dt
+import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from pt2logs import faults, recovery
 from pt2logs.schema import TABLES
 from pt2logs.warehouse import PARTITION, PartWriter, TxnInfo, Warehouse, txn_of
 
@@ -29,30 +41,35 @@ class CompactResult:
     files_after: int = 0
     rows_dropped: int = 0
     rows_kept: int = 0
+    files_deleted: int = 0
 
 
 def _partition_of(path: str) -> str | None:
-    for part in path.split("/"):
+    for part in path.replace(os.sep, "/").split("/"):
         if part.startswith(PARTITION + "="):
             return part.split("=", 1)[1]
     return None
 
 
-def compact(warehouse: str | Warehouse, partitions: list[str] | None = None, min_files: int = 2) -> CompactResult:
+def compact(warehouse: str | Warehouse, partitions: list[str] | None = None, min_files: int = 2,
+            grace_s: float | None = None) -> CompactResult:
+    """Rewrite partitions; ``grace_s`` (default ``PT2LOGS_GC_GRACE_S``, 900 s) before replaced files go."""
     import duckdb
 
     from pt2logs.views import arrow_table, attach_filesystem, connect
 
     wh = warehouse if isinstance(warehouse, Warehouse) else Warehouse(warehouse)
+    grace = recovery.gc_grace_s() if grace_s is None else grace_s
     res = CompactResult()
     with wh.lock():
-        wh.recover()
+        res.files_deleted += len(wh.recover(grace))
+        garbage = wh.garbage_names()
         con = connect(wh)
         committed = {t for (t,) in con.execute("SELECT DISTINCT txn FROM _runs_all").fetchall()}
         live = arrow_table(con, "SELECT run_id, txn FROM _live")
         files: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         for table in TABLES:
-            for f in wh.table_files(table):
+            for f in wh.live_files(table, garbage):
                 p = _partition_of(f)
                 if p is not None and txn_of(f) in committed and (partitions is None or p in partitions):
                     files[p][table].append(f)
@@ -69,6 +86,8 @@ def compact(warehouse: str | Warehouse, partitions: list[str] | None = None, min
             res.partitions.append(part)
             res.files_before += n_files
             res.rows_dropped += dead
+        if grace <= 0:
+            res.files_deleted += len(recovery.collect(wh, 0, wh.check_lock))
     return res
 
 
@@ -97,34 +116,37 @@ def _rewrite(con, wh: Warehouse, part: str, by_table: dict[str, list[str]], res:
             t = TABLES[table]
             cols = con.execute(f"SELECT * FROM {_src(wh, paths)} LIMIT 0").description
             present = {c[0] for c in cols}
-            sel = ", ".join(f'"{c.name}"' for c in t.columns if c.name in present and c.name != "txn")
+            sel = ", ".join(_col(c.name) for c in t.columns if c.name in present and c.name != "txn")
             reader = arrow_batches(con, f"SELECT {sel} FROM {_src(wh, paths)} t SEMI JOIN live USING (run_id, txn)")
             for batch in reader:
-                values = {"txn": txn.id}
-                if table == "runs":
-                    values["committed_at"] = None
-                out = stamp(_as_declared(batch, t), t, values)
+                out = stamp(_as_declared(batch, t), t, {"txn": txn.id})
                 res.rows_kept += out.num_rows
                 if table == "runs":
                     runs_batches.append(out)
                 else:
                     writer.write(table, out)
         res.files_after += len(writer.close())
+        faults.step("compact.data")
         runs = pa.Table.from_batches(runs_batches, schema=TABLES["runs"].schema) if runs_batches else None
+        wh.check_lock("compact")
         if runs is not None and runs.num_rows:
-            now = dt.datetime.now(dt.timezone.utc)
-            runs = runs.set_column(runs.schema.get_field_index("committed_at"), "committed_at",
-                                   pa.array([now] * runs.num_rows, type=TABLES["runs"].column("committed_at").type))
             w = PartWriter(info, "compact-runs")
             w.write_table("runs", runs)  # the commit point
             res.files_after += len(w.close())
-        for paths in by_table.values():
-            for p in paths:
-                wh.fs.rm(p)
+        faults.step("compact.commit")
+        recovery.tombstone(wh, txn.id, [p for paths in by_table.values() for p in paths])
+        faults.step("compact.tombstone")
         txn._release(delete=True)
+        faults.step("compact.release")
     except BaseException:
         txn.abort()
         raise
+
+
+def _col(name: str) -> str:
+    if name == "committed_at":  # the copy wins over its original, and loses to any later commit
+        return '"committed_at" + INTERVAL 1 MICROSECOND AS "committed_at"'
+    return f'"{name}"'
 
 
 def _as_declared(batch: pa.RecordBatch, t) -> pa.RecordBatch:

@@ -35,16 +35,23 @@ def _ident(s: str) -> str:
     return '"' + s.replace('"', '""') + '"'
 
 
-def source_sql(wh: Warehouse, table: str) -> str:
+def source_sql(wh: Warehouse, table: str, skip: set[str] | frozenset[str] = frozenset()) -> str:
+    """The table's files (a glob: each query sees the files of that moment), less the files in ``skip``
+    (names of files a compaction replaced: pruned by file name before they are scanned)."""
     glob = wh.url(table, "**", "*.parquet")
-    return f"read_parquet({_q(glob)}, union_by_name=true, hive_partitioning=true, hive_types={{{_q(PARTITION)}: VARCHAR}})"
+    src = f"read_parquet({_q(glob)}, union_by_name=true, hive_partitioning=true, hive_types={{{_q(PARTITION)}: VARCHAR}}"
+    if not skip:
+        return src + ")"
+    names = ", ".join(_q(n) for n in sorted(skip))
+    return f"(SELECT * EXCLUDE (filename) FROM {src}, filename=true) WHERE parse_filename(filename) NOT IN ({names}))"
 
 
-def _present_columns(con: duckdb.DuckDBPyConnection, wh: Warehouse, table: str) -> set[str] | None:
+def _present_columns(con: duckdb.DuckDBPyConnection, wh: Warehouse, table: str,
+                     garbage: set[str] | None = None) -> set[str] | None:
     """Columns the table's files hold: those of its newest file (file names sort by transaction time,
     and every pt2logs version writes all the columns it knows), plus the partition column.
-    None when the table has no files yet."""
-    files = wh.table_files(table)
+    None when the table has no files yet (or only replaced ones)."""
+    files = wh.live_files(table, garbage)
     if not files:
         return None
     import pyarrow.parquet as pq
@@ -55,7 +62,7 @@ def _present_columns(con: duckdb.DuckDBPyConnection, wh: Warehouse, table: str) 
     except (OSError, ValueError):
         if con is None:
             return set(TABLES[table].names) | {PARTITION}
-        rows = con.execute(f"DESCRIBE SELECT * FROM {source_sql(wh, table)}").fetchall()
+        rows = con.execute(f"DESCRIBE SELECT * FROM {source_sql(wh, table, garbage or set())}").fetchall()
         names = {r[0] for r in rows}
     return names | {PARTITION}
 
@@ -100,12 +107,13 @@ def _format_rank_sql(col: str) -> str:
 def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> list[str]:
     """The CREATE VIEW statements for every table of the warehouse."""
     stmts = []
-    runs_present = _present_columns(con, wh, "runs")
-    runs_src = source_sql(wh, "runs") if runs_present is not None else "(SELECT 1 WHERE false)"
+    skip = wh.garbage_names()  # taken once: the replaced files this connection's queries never open
+    runs_present = _present_columns(con, wh, "runs", skip)
+    runs_src = source_sql(wh, "runs", skip) if runs_present is not None else "(SELECT 1 WHERE false)"
     stmts.append(f"CREATE OR REPLACE VIEW _runs_all AS SELECT {_select_list(TABLES['runs'], runs_present)} FROM {runs_src}")
     stmts.append("CREATE OR REPLACE VIEW _live AS SELECT run_id, arg_max(txn, committed_at) AS txn FROM _runs_all GROUP BY run_id")
-    files_present = _present_columns(con, wh, "files")
-    files_src = (f"(SELECT run_id, txn, format FROM {source_sql(wh, 'files')}) f SEMI JOIN _live USING (run_id, txn)"
+    files_present = _present_columns(con, wh, "files", skip)
+    files_src = (f"(SELECT run_id, txn, format FROM {source_sql(wh, 'files', skip)}) f SEMI JOIN _live USING (run_id, txn)"
                  if files_present is not None else "(SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS format WHERE false) f")
     stmts.append(f"CREATE OR REPLACE VIEW _run_source AS SELECT run_id, min({_format_rank_sql('format')}) AS best "
                  f"FROM {files_src} GROUP BY run_id")
@@ -113,14 +121,14 @@ def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> list[str]:
         if name == "runs":
             stmts.append("CREATE OR REPLACE VIEW runs AS SELECT * FROM _runs_all r SEMI JOIN _live l USING (run_id, txn)")
             continue
-        present = _present_columns(con, wh, name)
+        present = _present_columns(con, wh, name, skip)
         target = _ident(name + "_all_sources") if "source" in t.names else _ident(name)
         if present is None:
             stmts.append(f"CREATE OR REPLACE VIEW {target} AS SELECT {_select_list(t, None)} WHERE false")
         else:
             stmts.append(
                 f"CREATE OR REPLACE VIEW {target} AS SELECT * FROM (SELECT {_select_list(t, present)} "
-                f"FROM {source_sql(wh, name)}) t SEMI JOIN _live l USING (run_id, txn)"
+                f"FROM {source_sql(wh, name, skip)}) t SEMI JOIN _live l USING (run_id, txn)"
             )
         if "source" in t.names:
             # a join with a per-run table (not a window), so filters on the partition column reach the scan
@@ -162,6 +170,17 @@ MACROS = [
 ]
 
 
+#: how often a query is run again when a file it listed was deleted before it was read
+VANISHED_RETRIES = 3
+
+
+def _vanished(e: Exception) -> bool:
+    """A file listed by a query's glob was gone when the query opened it (a compaction's replaced
+    files are deleted after a grace period; a query listing at that instant sees this)."""
+    msg = str(e)
+    return ".parquet" in msg and any(s in msg for s in ("No such file", "Cannot open file", "not found", "does not exist"))
+
+
 def attach_filesystem(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
     if wh.remote:
         con.register_filesystem(wh.fs)
@@ -169,8 +188,16 @@ def attach_filesystem(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
 
 def create_views(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
     attach_filesystem(con, wh)
-    for s in view_statements(con, wh):
-        con.execute(s)
+    if wh.remote:
+        wh.fs.invalidate_cache()  # fsspec caches listings; other processes may have written since
+    for attempt in range(VANISHED_RETRIES + 1):
+        try:
+            for s in view_statements(con, wh):
+                con.execute(s)  # binding a view lists and opens its files: it can lose the same race
+            return
+        except duckdb.Error as e:
+            if attempt == VANISHED_RETRIES or not _vanished(e):
+                raise
 
 
 def connect(warehouse: str | Warehouse, **config: Any) -> duckdb.DuckDBPyConnection:
@@ -182,14 +209,23 @@ def connect(warehouse: str | Warehouse, **config: Any) -> duckdb.DuckDBPyConnect
 
 
 def arrow_table(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None) -> Any:
-    """Run ``sql`` and return a pyarrow Table (DuckDB 1.x and 2.x spell this differently)."""
-    rel = con.sql(sql, params=params) if params else con.sql(sql)
-    if rel is None:  # a statement without a result
-        import pyarrow as pa
+    """Run ``sql`` and return a pyarrow Table (DuckDB 1.x and 2.x spell this differently).
 
-        return pa.table({})
-    fn = getattr(rel, "to_arrow_table", None) or rel.arrow
-    return fn()
+    A query that lost the race with the deletion of a replaced file is run again: it lists the
+    files anew and no longer sees that one."""
+    for attempt in range(VANISHED_RETRIES + 1):
+        try:
+            rel = con.sql(sql, params=params) if params else con.sql(sql)
+            if rel is None:  # a statement without a result
+                import pyarrow as pa
+
+                return pa.table({})
+            fn = getattr(rel, "to_arrow_table", None) or rel.arrow
+            return fn()
+        except duckdb.Error as e:
+            if attempt == VANISHED_RETRIES or not _vanished(e):
+                raise
+    raise AssertionError("unreachable")
 
 
 def arrow_batches(con: duckdb.DuckDBPyConnection, sql: str, batch_rows: int = 250_000) -> Any:

@@ -3,7 +3,9 @@
 Layout (a local folder or an object-store prefix)::
 
     <wh>/_meta.json                         warehouse format version
-    <wh>/_txn/<txn>.json                    open transactions (deleted at commit)
+    <wh>/_lock                              the warehouse lock (local: flock; remote: a lease object)
+    <wh>/_txn/<txn>.json                    open transactions (local: flock held; remote: a lease)
+    <wh>/_gc/<txn>.json                     files a compaction replaced, deleted after a grace period
     <wh>/<table>/ingest_date=YYYY-MM-DD/part-<txn>-<worker>-<k>.parquet
     <wh>/pt2logs.duckdb                     DuckDB views over all of it (for the DuckDB CLI / BI tools)
 
@@ -12,17 +14,16 @@ ingested after it started, so ``ingest_date >= since`` prunes partitions for
 ``--since`` queries without ever dropping a run that started later.
 
 **Commit protocol.** An ingest is a sequence of transactions (a few runs
-each). A transaction writes its data files under unique names, then its
-``files`` rows, then its ``runs`` rows: writing the ``runs`` file is the
-commit point. Every row carries ``txn``; the views keep, for each run, only
-the transaction with the newest ``committed_at`` in ``runs`` (so a run that is
-ingested again replaces its old rows, and files of a transaction killed before
-its commit are never visible). ``pt2logs compact`` rewrites partitions
-without the dead rows. A killed transaction's files are deleted by the next
-writer (its ``_txn`` marker is no longer locked by a live process).
-
-Local writes go to ``*.parquet.tmp`` and are renamed when complete; object
-stores make an object visible only when its upload completes.
+each). A transaction creates its marker, writes its data files under unique
+names, then (under the warehouse lock) its ``files`` rows and its ``runs``
+rows: the ``runs`` file is the commit point, and a transaction is committed
+exactly when its ``runs`` file exists. Only then is its marker removed. Every
+row carries ``txn``; the views keep, for each run, only the transaction with
+the newest ``committed_at`` in ``runs`` (so a run that is ingested again
+replaces its old rows, and files of a transaction killed before its commit are
+never visible). ``pt2logs compact`` rewrites partitions without the dead rows
+(see :mod:`pt2logs.compact`); recovery rules: :mod:`pt2logs.recovery`; locks
+and leases: :mod:`pt2logs.lease`.
 """
 
 from __future__ import annotations
@@ -30,28 +31,41 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
-import posixpath
 import secrets
 import socket
+import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-import pt2logs.tables  # noqa: F401  (registers every table)
+from pt2logs import faults, recovery
+from pt2logs.lease import (
+    Heartbeat,
+    LeaseLost,
+    LocalLock,
+    RemoteLock,
+    head,
+    lease_s,
+    put_if,
+    put_new,
+)
+from pt2logs.parts import (  # noqa: F401  (re-exported: the writer side of the warehouse)
+    FILE_BYTES,
+    PARTITION,
+    ROW_GROUP_BYTES,
+    ROW_GROUP_ROWS,
+    Layout,
+    PartWriter,
+    TxnInfo,
+    txn_of,
+)
+from pt2logs.recovery import GC_DIR, TXN_DIR
 from pt2logs.schema import TABLES, WAREHOUSE_FORMAT
-from pt2logs.sources import filesystem, full_path, is_remote
 
 DEFAULT_WAREHOUSE = "./pt2logs_warehouse"
-PARTITION = "ingest_date"
-ROW_GROUP_ROWS = 1_000_000
-ROW_GROUP_BYTES = 16 << 20
-FILE_BYTES = 1 << 30
-STALE_REMOTE_TXN_S = 6 * 3600
 
 
 class WarehouseError(Exception):
@@ -63,30 +77,18 @@ def new_txn_id(now: dt.datetime | None = None) -> str:
     return f"{now:%Y%m%dT%H%M%S%f}-{os.getpid()}-{secrets.token_hex(3)}"
 
 
-@dataclass(frozen=True)
-class TxnInfo:
-    """What a worker process needs to write into a transaction (picklable)."""
-
-    location: str
-    txn: str
-    ingest_date: str
+#: warehouse locks this thread holds: url -> [depth, lock] (the lock is reentrant within a thread)
+_held = threading.local()
 
 
-class Warehouse:
-    def __init__(self, location: str = DEFAULT_WAREHOUSE):
-        self.location = location
-        self.fs, self.root = filesystem(location)
-        self.remote = is_remote(self.fs)
-        if not self.remote:
-            self.root = os.path.abspath(self.root)
+def _held_locks() -> dict[str, list[Any]]:
+    if not hasattr(_held, "locks"):
+        _held.locks = {}
+    return _held.locks
 
+
+class Warehouse(Layout):
     # ------------------------------------------------------------------ layout
-    def path(self, *parts: str) -> str:
-        return posixpath.join(self.root, *parts) if self.remote else os.path.join(self.root, *parts)
-
-    def url(self, *parts: str) -> str:
-        return full_path(self.fs, self.path(*parts))
-
     def exists(self) -> bool:
         return self.fs.exists(self.path("_meta.json"))
 
@@ -100,98 +102,70 @@ class Warehouse:
                     f"{self.location} was written by a newer pt2logs (warehouse format {meta.get('format')}); upgrade pt2logs")
             return
         self.fs.makedirs(self.root, exist_ok=True)
-        self.fs.makedirs(self.path("_txn"), exist_ok=True)
+        self.fs.makedirs(self.path(TXN_DIR), exist_ok=True)
         self._write_bytes(meta_path, orjson.dumps({"format": WAREHOUSE_FORMAT, "created_at": time.time()}))
 
     def _write_bytes(self, path: str, data: bytes) -> None:
-        if self.remote:
-            with self.fs.open(path, "wb") as f:
-                f.write(data)
-            return
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
+        recovery.write_bytes(self, path, data)
 
     def table_files(self, table: str) -> list[str]:
-        base = self.path(table)
-        if not self.fs.exists(base):
-            return []
-        return sorted(p for p in self.fs.find(base) if p.endswith(".parquet"))
+        """Every Parquet file of ``table``: committed, uncommitted and replaced (see ``live_files``)."""
+        return recovery.table_files(self, table)
+
+    def garbage_names(self) -> set[str]:
+        """Names of files that compactions replaced and that wait for deletion; readers skip them."""
+        return recovery.garbage_names(self)
+
+    def live_files(self, table: str, garbage: set[str] | None = None) -> list[str]:
+        garbage = self.garbage_names() if garbage is None else garbage
+        return [p for p in self.table_files(table) if os.path.basename(p) not in garbage]
 
     # ------------------------------------------------------------------ locking
     @contextlib.contextmanager
     def lock(self) -> Iterator[None]:
-        """Exclusive lock for maintenance (recovery, compaction, the views file). Local only."""
-        if self.remote:
-            yield
-            return
-        import fcntl
+        """Exclusive lock for recovery, commits, compaction and the views file; reentrant in a thread.
 
-        os.makedirs(self.root, exist_ok=True)
-        with open(self.path("_lock"), "a+b") as f:
-            fcntl.flock(f, fcntl.LOCK_EX)
+        Local: ``flock`` on ``<wh>/_lock``. Remote: a lease object (see :mod:`pt2logs.lease`)."""
+        held = _held_locks()
+        key = self.url()
+        if key in held:
+            held[key][0] += 1
             try:
                 yield
             finally:
-                fcntl.flock(f, fcntl.LOCK_UN)
+                held[key][0] -= 1
+            return
+        if self.remote:
+            lk: Any = RemoteLock(self.fs, self.path("_lock"), owner=f"{socket.gethostname()}-{new_txn_id()}")
+        else:
+            os.makedirs(self.root, exist_ok=True)
+            lk = LocalLock(self.path("_lock"))
+        lk.acquire()
+        held[key] = [1, lk]
+        try:
+            yield
+        finally:
+            del held[key]
+            lk.release()
+
+    def check_lock(self, what: str) -> None:
+        """Raise WarehouseError unless this thread (still) holds the lock: a remote lease can be lost."""
+        entry = _held_locks().get(self.url())
+        if entry is None:
+            raise WarehouseError(f"{what} needs the warehouse lock")
+        try:
+            entry[1].check(what)
+        except LeaseLost as e:
+            raise WarehouseError(f"{what}: {e}; nothing more was changed") from None
 
     # ------------------------------------------------------------------ transactions
     def begin(self) -> Txn:
         return Txn(self)
 
-    def recover(self) -> list[str]:
-        """Delete the files of transactions whose writer died before committing (and, locally, the
-        temporary files a killed writer of the views file left; callers hold the lock)."""
-        removed = []
-        if not self.remote and os.path.isdir(self.root):
-            for name in os.listdir(self.root):
-                if name.endswith(".tmp"):
-                    with contextlib.suppress(OSError):
-                        os.remove(self.path(name))
-        txn_dir = self.path("_txn")
-        if not self.fs.exists(txn_dir):
-            return removed
-        for marker in self.fs.ls(txn_dir, detail=False):
-            name = posixpath.basename(marker)
-            if not name.endswith(".json"):
-                continue
-            txn = name[: -len(".json")]
-            if not self._is_dead(marker):
-                continue
-            for table in TABLES:
-                for p in self.table_files(table) + self._tmp_files(table):
-                    if f"part-{txn}-" in posixpath.basename(p):
-                        self.fs.rm(p)
-                        removed.append(p)
-            with contextlib.suppress(FileNotFoundError):
-                self.fs.rm(marker)
-        return removed
-
-    def _tmp_files(self, table: str) -> list[str]:
-        base = self.path(table)
-        if self.remote or not os.path.isdir(base):
-            return []
-        return [os.path.join(d, f) for d, _, fs in os.walk(base) for f in fs if f.endswith(".tmp")]
-
-    def _is_dead(self, marker: str) -> bool:
-        if self.remote:
-            info = self.fs.info(marker)
-            mt = info.get("LastModified") or info.get("mtime")
-            ts = mt.timestamp() if hasattr(mt, "timestamp") else float(mt or 0)
-            return time.time() - ts > STALE_REMOTE_TXN_S
-        import fcntl
-
-        try:
-            with open(marker, "rb") as f:
-                try:
-                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    return False
-                fcntl.flock(f, fcntl.LOCK_UN)
-                return True
-        except FileNotFoundError:
-            return False
+    def recover(self, grace_s: float | None = None) -> list[str]:
+        """Delete what dead writers left (see :mod:`pt2logs.recovery`) and replaced files past their grace."""
+        with self.lock():
+            return recovery.recover(self, self.check_lock, grace_s)
 
 
 class Txn:
@@ -203,19 +177,34 @@ class Txn:
         self.started = now
         self.info = TxnInfo(wh.location, new_txn_id(now), now.strftime("%Y-%m-%d"))
         self.id = self.info.txn
-        self._marker = wh.path("_txn", f"{self.id}.json")
+        self._marker = wh.path(TXN_DIR, f"{self.id}.json")
         self._lockf: Any = None
-        wh.fs.makedirs(wh.path("_txn"), exist_ok=True)
-        body = orjson.dumps({"txn": self.id, "pid": os.getpid(), "host": socket.gethostname(), "started": now.isoformat()})
+        self._beat: Heartbeat | None = None
+        self._etag: str | None = None
+        wh.fs.makedirs(wh.path(TXN_DIR), exist_ok=True)
         if wh.remote:
-            wh._write_bytes(self._marker, body)
+            self._etag = put_new(wh.fs, self._marker, self._body())
+            if self._etag is None:
+                raise WarehouseError(f"transaction {self.id} exists already")
+            self._beat = Heartbeat(self._renew, lease_s() / 6)
         else:
             import fcntl
 
             self._lockf = open(self._marker, "wb")  # noqa: SIM115 - held for the txn's lifetime
             fcntl.flock(self._lockf, fcntl.LOCK_EX)
-            self._lockf.write(body)
+            self._lockf.write(self._body())
             self._lockf.flush()
+
+    def _body(self) -> bytes:
+        return orjson.dumps({"txn": self.id, "pid": os.getpid(), "host": socket.gethostname(),
+                             "started": self.started.isoformat(), "lease_s": lease_s(), "renewed": time.time()})
+
+    def _renew(self) -> bool:
+        etag = put_if(self.wh.fs, self._marker, self._body(), self._etag or "")
+        if etag is None:
+            return False
+        self._etag = etag
+        return True
 
     def writer(self, tag: str = "main") -> PartWriter:
         return PartWriter(self.info, tag)
@@ -223,30 +212,50 @@ class Txn:
     def commit(self, files: pa.Table | None, runs: pa.Table) -> None:
         """Write the ``files`` rows, then the ``runs`` rows (the commit point).
 
-        Under the warehouse lock, so a commit is ordered after a running compaction
-        (its ``committed_at`` is then the newer one, and wins)."""
+        Under the warehouse lock, so no recovery runs meanwhile, and a commit is ordered after a
+        running compaction (its ``committed_at`` is then the newer one, and wins)."""
+        faults.step("txn.data")
         with self.wh.lock():
+            self.check("commit")
             self._commit(files, runs)
+
+    def check(self, what: str) -> None:
+        """Under the lock: raise WarehouseError if this transaction's lease ran out and recovery removed it."""
+        self.wh.check_lock(what)
+        if self._beat is None:
+            return
+        self._beat.stop()  # no renewal races the check; nobody can judge the marker while we hold the lock
+        self._beat = None
+        h = head(self.wh.fs, self._marker)
+        if h is None or h[0] != self._etag:
+            raise WarehouseError(f"transaction {self.id} expired (no heartbeat for {lease_s():.0f} s) and was "
+                                 "rolled back by another writer; run the ingest again")
 
     def _commit(self, files: pa.Table | None, runs: pa.Table) -> None:
         w = PartWriter(self.info, "commit")
         if files is not None and files.num_rows:
             w.write_table("files", files)
         w.close()
+        faults.step("txn.files")
         w = PartWriter(self.info, "commit")
         runs = runs.set_column(runs.schema.get_field_index("committed_at"), "committed_at",
                                pa.array([dt.datetime.now(dt.timezone.utc)] * runs.num_rows, type=TABLES["runs"].column("committed_at").type))
         w.write_table("runs", runs)
         w.close()
+        faults.step("txn.commit")
         self._release(delete=True)
+        faults.step("txn.release")
 
     def abort(self) -> None:
         """Forget this transaction: its files are removed now (or by the next recover)."""
         self._release(delete=False)
-        with contextlib.suppress(Exception):
-            self.wh.recover()
+        with contextlib.suppress(Exception), self.wh.lock():
+            recovery.drop_txn(self.wh, self.id)
 
     def _release(self, delete: bool) -> None:
+        if self._beat is not None:
+            self._beat.stop()
+            self._beat = None
         if self._lockf is not None:
             import fcntl
 
@@ -258,105 +267,5 @@ class Txn:
                 self.wh.fs.rm(self._marker)
 
 
-#: text columns worth min/max statistics (short, filtered on); long text (payloads, JSON) gets none
-_STATS_TEXT = {"run_id", "txn", "compile_id", "event_type", "artifact_name", "source", "file", "phase", "stage",
-               "cause", "gb_id", "gb_type", "kernel_name", "backend", "kind", "name", "format", "path", "relpath",
-               "category", "cache", "outcome", "op", "co_name", "severity", "artifact", "level", "direction", "dtype"}
-
-
-def _stats_columns(table: str) -> list[str]:
-    return [c.name for c in TABLES[table].columns if c.kind not in ("str", "json", "list<str>") or c.name in _STATS_TEXT]
-
-
-def txn_of(path: str) -> str | None:
-    """The transaction id in a data file's name (``part-<txn>-<writer>-<k>.parquet``)."""
-    name = posixpath.basename(path)
-    if not name.startswith("part-"):
-        return None
-    parts = name[5:].split("-")
-    return "-".join(parts[:3]) if len(parts) >= 4 else None
-
-
-class PartWriter:
-    """Buffers batches per table and writes them as large row groups into the txn's files."""
-
-    def __init__(self, info: TxnInfo, tag: str):
-        self.info = info
-        self.tag = tag
-        self.wh = Warehouse(info.location)
-        self._buf: dict[str, list[pa.RecordBatch]] = {}
-        self._rows: dict[str, int] = {}
-        self._bytes: dict[str, int] = {}
-        self._writers: dict[str, tuple[pq.ParquetWriter, Any, str, str, int]] = {}
-        self._seq = 0
-        self.written: list[str] = []
-
-    def write(self, table: str, batch: pa.RecordBatch) -> None:
-        if batch.num_rows == 0:
-            return
-        self._buf.setdefault(table, []).append(batch)
-        self._rows[table] = self._rows.get(table, 0) + batch.num_rows
-        self._bytes[table] = self._bytes.get(table, 0) + batch.nbytes
-        if self._rows[table] >= ROW_GROUP_ROWS or self._bytes[table] >= ROW_GROUP_BYTES:
-            self._flush(table)
-
-    def write_table(self, table: str, data: pa.Table) -> None:
-        for b in data.to_batches():
-            self.write(table, b)
-
-    def _flush(self, table: str) -> None:
-        batches = self._buf.pop(table, [])
-        self._rows.pop(table, None)
-        self._bytes.pop(table, None)
-        if not batches:
-            return
-        schema = TABLES[table].schema
-        data = pa.Table.from_batches(batches, schema=schema)
-        w = self._writers.get(table)
-        if w is not None and w[4] >= FILE_BYTES:
-            self._close_one(table)
-            w = None
-        if w is None:
-            w = self._open(table, schema)
-        writer, fh, tmp, final, size = w
-        writer.write_table(data, row_group_size=max(data.num_rows, 1))
-        self._writers[table] = (writer, fh, tmp, final, size + data.nbytes)
-
-    def _open(self, table: str, schema: pa.Schema) -> tuple[pq.ParquetWriter, Any, str, str, int]:
-        self._seq += 1
-        part = f"{PARTITION}={self.info.ingest_date}"
-        name = f"part-{self.info.txn}-{self.tag}-{self._seq}.parquet"
-        folder = self.wh.path(table, part)
-        self.wh.fs.makedirs(folder, exist_ok=True)
-        final = self.wh.path(table, part, name)
-        tmp = final if self.wh.remote else final + ".tmp"
-        fh = self.wh.fs.open(tmp, "wb")
-        writer = pq.ParquetWriter(fh, schema, compression="zstd", compression_level=1,
-                                  write_statistics=_stats_columns(table), use_dictionary=True)
-        w = (writer, fh, tmp, final, 0)
-        self._writers[table] = w
-        return w
-
-    def _close_one(self, table: str) -> None:
-        writer, fh, tmp, final, _ = self._writers.pop(table)
-        writer.close()
-        fh.close()
-        if tmp != final:
-            os.replace(tmp, final)
-        self.written.append(final)
-
-    def close(self) -> list[str]:
-        for table in list(self._buf):
-            self._flush(table)
-        for table in list(self._writers):
-            self._close_one(table)
-        return self.written
-
-    def discard(self) -> None:
-        for table in list(self._writers):
-            writer, fh, tmp, final, _ = self._writers.pop(table)
-            with contextlib.suppress(Exception):
-                writer.close()
-                fh.close()
-                self.wh.fs.rm(tmp)
-        self._buf.clear()
+__all__ = ["DEFAULT_WAREHOUSE", "GC_DIR", "PARTITION", "PartWriter", "Txn", "TxnInfo", "Warehouse",
+           "WarehouseError", "new_txn_id", "txn_of"]

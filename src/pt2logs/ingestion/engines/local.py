@@ -19,6 +19,22 @@ def _ready() -> int:
     return os.getpid()
 
 
+def _watch_parent(parent: int, interval: float = 0.5) -> None:
+    """Pool initializer: a worker ends itself once its parent is gone (killed with SIGKILL, nothing
+    shuts the pool down: the worker would otherwise wait on its task queue, or keep writing files
+    for a dead transaction, forever)."""
+    import threading
+    import time
+
+    def watch() -> None:
+        while True:
+            time.sleep(interval)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="pt2logs-parent-watch", daemon=True).start()
+
+
 class ProcessPoolEngine(Engine):
     """Workers are forked at construction, before the parent has started DuckDB or Arrow threads
     (forking then is safe and costs milliseconds; a spawned worker re-imports pyarrow for ~0.5 s).
@@ -28,15 +44,19 @@ class ProcessPoolEngine(Engine):
         self.jobs = jobs
         self._seq = 0
         method = start or ("fork" if "fork" in mp.get_all_start_methods() and os.name == "posix" else "spawn")
-        self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(jobs, mp_context=mp.get_context(method))
+        self._pool: ProcessPoolExecutor | None = self._new_pool(method)
         if method == "fork":
             # start every worker now (ProcessPoolExecutor forks lazily, at a later submit)
             for f in [self._pool.submit(_ready) for _ in range(jobs)]:
                 f.result()
 
+    def _new_pool(self, method: str) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(self.jobs, mp_context=mp.get_context(method),
+                                   initializer=_watch_parent, initargs=(os.getpid(),))
+
     def _get_pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(self.jobs, mp_context=mp.get_context("spawn"))
+            self._pool = self._new_pool("spawn")
         return self._pool
 
     def map(self, info: TxnInfo, groups: list[list[FileTask]],

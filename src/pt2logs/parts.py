@@ -1,0 +1,165 @@
+"""Where a warehouse's files live, and the writer of a transaction's Parquet files.
+
+:class:`Layout` maps a warehouse location (a folder or an fsspec URL) to paths;
+:class:`PartWriter` writes one transaction's rows as large row groups into
+``<table>/ingest_date=<day>/part-<txn>-<tag>-<k>.parquet``. It is what pool
+workers and Ray tasks use, so it needs no more than a picklable :class:`TxnInfo`.
+Local files are written as ``*.parquet.tmp`` and renamed when complete; an
+object store makes an object visible only when its upload completes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import posixpath
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import pt2logs.tables  # noqa: F401  (registers every table)
+from pt2logs.schema import TABLES
+from pt2logs.sources import filesystem, full_path, is_remote
+
+PARTITION = "ingest_date"
+ROW_GROUP_ROWS = 1_000_000
+ROW_GROUP_BYTES = 16 << 20
+FILE_BYTES = 1 << 30
+
+
+@dataclass(frozen=True)
+class TxnInfo:
+    """What a worker process needs to write into a transaction (picklable)."""
+
+    location: str
+    txn: str
+    ingest_date: str
+
+
+class Layout:
+    """A warehouse location: its filesystem, its root and the paths under it."""
+
+    def __init__(self, location: str):
+        self.location = location
+        self.fs, self.root = filesystem(location)
+        self.remote = is_remote(self.fs)
+        if not self.remote:
+            self.root = os.path.abspath(self.root)
+
+    def path(self, *parts: str) -> str:
+        return posixpath.join(self.root, *parts) if self.remote else os.path.join(self.root, *parts)
+
+    def url(self, *parts: str) -> str:
+        return full_path(self.fs, self.path(*parts))
+
+    def rel(self, path: str) -> str:
+        """``path`` relative to the root, with ``/`` separators (how the ``_gc`` records name files)."""
+        root = self.root.rstrip("/") + "/"
+        p = path.replace(os.sep, "/") if not self.remote else path
+        return p[len(root):] if p.startswith(root) else p
+
+
+#: text columns worth min/max statistics (short, filtered on); long text (payloads, JSON) gets none
+_STATS_TEXT = {"run_id", "txn", "compile_id", "event_type", "artifact_name", "source", "file", "phase", "stage",
+               "cause", "gb_id", "gb_type", "kernel_name", "backend", "kind", "name", "format", "path", "relpath",
+               "category", "cache", "outcome", "op", "co_name", "severity", "artifact", "level", "direction", "dtype"}
+
+
+def _stats_columns(table: str) -> list[str]:
+    return [c.name for c in TABLES[table].columns if c.kind not in ("str", "json", "list<str>") or c.name in _STATS_TEXT]
+
+
+def txn_of(path: str) -> str | None:
+    """The transaction id in a data file's name (``part-<txn>-<writer>-<k>.parquet``)."""
+    name = posixpath.basename(path)
+    if not name.startswith("part-"):
+        return None
+    parts = name[5:].split("-")
+    return "-".join(parts[:3]) if len(parts) >= 4 else None
+
+
+class PartWriter:
+    """Buffers batches per table and writes them as large row groups into the txn's files."""
+
+    def __init__(self, info: TxnInfo, tag: str):
+        self.info = info
+        self.tag = tag
+        self.wh = Layout(info.location)
+        self._buf: dict[str, list[pa.RecordBatch]] = {}
+        self._rows: dict[str, int] = {}
+        self._bytes: dict[str, int] = {}
+        self._writers: dict[str, tuple[pq.ParquetWriter, Any, str, str, int]] = {}
+        self._seq = 0
+        self.written: list[str] = []
+
+    def write(self, table: str, batch: pa.RecordBatch) -> None:
+        if batch.num_rows == 0:
+            return
+        self._buf.setdefault(table, []).append(batch)
+        self._rows[table] = self._rows.get(table, 0) + batch.num_rows
+        self._bytes[table] = self._bytes.get(table, 0) + batch.nbytes
+        if self._rows[table] >= ROW_GROUP_ROWS or self._bytes[table] >= ROW_GROUP_BYTES:
+            self._flush(table)
+
+    def write_table(self, table: str, data: pa.Table) -> None:
+        for b in data.to_batches():
+            self.write(table, b)
+
+    def _flush(self, table: str) -> None:
+        batches = self._buf.pop(table, [])
+        self._rows.pop(table, None)
+        self._bytes.pop(table, None)
+        if not batches:
+            return
+        schema = TABLES[table].schema
+        data = pa.Table.from_batches(batches, schema=schema)
+        w = self._writers.get(table)
+        if w is not None and w[4] >= FILE_BYTES:
+            self._close_one(table)
+            w = None
+        if w is None:
+            w = self._open(table, schema)
+        writer, fh, tmp, final, size = w
+        writer.write_table(data, row_group_size=max(data.num_rows, 1))
+        self._writers[table] = (writer, fh, tmp, final, size + data.nbytes)
+
+    def _open(self, table: str, schema: pa.Schema) -> tuple[pq.ParquetWriter, Any, str, str, int]:
+        self._seq += 1
+        part = f"{PARTITION}={self.info.ingest_date}"
+        name = f"part-{self.info.txn}-{self.tag}-{self._seq}.parquet"
+        folder = self.wh.path(table, part)
+        self.wh.fs.makedirs(folder, exist_ok=True)
+        final = self.wh.path(table, part, name)
+        tmp = final if self.wh.remote else final + ".tmp"
+        fh = self.wh.fs.open(tmp, "wb")
+        writer = pq.ParquetWriter(fh, schema, compression="zstd", compression_level=1,
+                                  write_statistics=_stats_columns(table), use_dictionary=True)
+        w = (writer, fh, tmp, final, 0)
+        self._writers[table] = w
+        return w
+
+    def _close_one(self, table: str) -> None:
+        writer, fh, tmp, final, _ = self._writers.pop(table)
+        writer.close()
+        fh.close()
+        if tmp != final:
+            os.replace(tmp, final)
+        self.written.append(final)
+
+    def close(self) -> list[str]:
+        for table in list(self._buf):
+            self._flush(table)
+        for table in list(self._writers):
+            self._close_one(table)
+        return self.written
+
+    def discard(self) -> None:
+        for table in list(self._writers):
+            writer, fh, tmp, final, _ = self._writers.pop(table)
+            with contextlib.suppress(Exception):
+                writer.close()
+                fh.close()
+                self.wh.fs.rm(tmp)
+        self._buf.clear()

@@ -1,0 +1,293 @@
+"""Kill points of the writers: compact and ingest killed after each step, leftovers of dead writers,
+pool workers of a killed ingest, readers running while compactions delete files."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from tests.conftest import SAMPLES, table_rows
+
+import pt2logs
+import pt2logs.tables  # noqa: F401  (registers every table)
+from pt2logs.faults import COMPACT_STEPS, TXN_STEPS
+from pt2logs.schema import TABLES
+
+ALL_TABLES = sorted(TABLES)
+DROP = ("txn", "ingest_date", "ingested_at", "committed_at")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def snapshot(wh: str) -> dict[str, list]:
+    return {t: table_rows(wh, t, DROP) for t in ALL_TABLES}
+
+
+def counts(wh: str) -> dict[str, int]:
+    con = pt2logs.connect(wh)
+    out = {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in ALL_TABLES}
+    con.close()
+    return out
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {**os.environ, **extra}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT), env.get("PYTHONPATH", "")])
+    return env
+
+
+def _cli(*args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pt2logs", *args], env=_env(**env), capture_output=True, text=True, timeout=300)
+
+
+def _leftovers(wh: str) -> list[str]:
+    """Markers, garbage records and temporary files: none must stay once a writer ran after the kill."""
+    return sorted(str(p.relative_to(wh)) for p in Path(wh).rglob("*")
+                  if p.is_file() and (p.parent.name in ("_txn", "_gc") or ".tmp" in p.name))
+
+
+@pytest.fixture(scope="module")
+def compactable(tmp_path_factory) -> tuple[str, dict, dict]:
+    """The sample traces ingested, then one run ingested again (dead rows): each partition has several
+    files per table, so compact rewrites it. (warehouse, snapshot, counts)"""
+    wh = str(tmp_path_factory.mktemp("compactable") / "wh")
+    pt2logs.ingest([str(SAMPLES)], wh)
+    pt2logs.ingest([str(SAMPLES / "recompiles")], wh, force=True)
+    return wh, snapshot(wh), counts(wh)
+
+
+@pytest.mark.parametrize("step", COMPACT_STEPS)
+def test_compact_killed_after_any_step_loses_nothing(tmp_path, monkeypatch, compactable, step):
+    monkeypatch.setenv("PT2LOGS_GC_GRACE_S", "0")  # replaced files are deleted in the same run: more kill points
+    src, before, before_counts = compactable
+    assert before_counts["recompiles"] > 0 and before_counts["runs"] == 5
+    wh = str(tmp_path / "wh")
+    shutil.copytree(src, wh)
+    p = _cli("compact", "-w", wh, PT2LOGS_DIE_AFTER=step)
+    assert p.returncode == 137, p.stdout + p.stderr  # killed right after `step`
+    # readers see every run, whole, at once (nothing ran since the kill)
+    assert counts(wh) == before_counts
+    # the next writer recovers: nothing changed in the inputs, nothing lost
+    res = pt2logs.ingest([str(SAMPLES)], wh)
+    assert res.runs_unchanged == 5 and res.runs_new == res.runs_updated == 0
+    assert snapshot(wh) == before
+    # and compact finishes the job
+    from pt2logs.compact import compact
+
+    compact(wh)
+    assert snapshot(wh) == before
+    assert _leftovers(wh) == []
+    assert compact(wh).partitions == []
+
+
+@pytest.mark.parametrize("step", TXN_STEPS)
+def test_ingest_killed_after_any_commit_step_loses_nothing(tmp_path, compactable, step):
+    src, before, before_counts = compactable
+    wh = str(tmp_path / "wh")
+    shutil.copytree(src, wh)
+    p = _cli("ingest", str(SAMPLES / "recompiles"), "-w", wh, "--force", "--jobs", "1", "-q", PT2LOGS_DIE_AFTER=step)
+    assert p.returncode == 137, p.stdout + p.stderr
+    assert counts(wh) == before_counts  # the run as it was, or as re-ingested: the same rows
+    res = pt2logs.ingest([str(SAMPLES)], wh)
+    assert res.runs_new == 0
+    assert snapshot(wh) == before
+    assert _leftovers(wh) == []
+
+
+_KILLED_TXN = """
+import os, sys
+from pt2logs.warehouse import Warehouse
+txn = Warehouse(sys.argv[1]).begin()
+print(txn.id, txn.info.ingest_date, flush=True)
+os._exit(137)
+"""
+
+_ORPHAN_WORKER = """
+import os, sys
+import pyarrow as pa
+from pt2logs.warehouse import PartWriter, TxnInfo
+from pt2logs.schema import TABLES
+from pt2logs.views import arrow_table, connect
+wh, txn, day = sys.argv[1:4]
+con = connect(wh)
+def rows(table):
+    t = arrow_table(con, f'SELECT * EXCLUDE (ingest_date) FROM "{table}"')
+    t = t.set_column(t.schema.get_field_index("txn"), "txn", pa.array([txn] * t.num_rows))
+    return t.cast(TABLES[table].schema)
+done = PartWriter(TxnInfo(wh, txn, day), "w1")
+done.write_table("events", rows("events"))
+done.close()                                   # a part it finished
+half = PartWriter(TxnInfo(wh, txn, day), "w2")
+half.write_table("compile_phases", rows("compile_phases"))
+half._flush("compile_phases")                  # and one it was writing when it died
+os._exit(137)
+"""
+
+_KILLED_VIEWS_WRITER = """
+import os, sys, duckdb
+from pt2logs.views import view_statements
+from pt2logs.warehouse import Warehouse
+wh = Warehouse(sys.argv[1])
+con = duckdb.connect(wh.path(f"pt2logs.duckdb.{os.getpid()}.tmp"))
+for s in view_statements(con, wh):
+    con.execute(s)
+os._exit(137)
+"""
+
+
+def _py(code: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], env=_env(), capture_output=True, text=True, timeout=120)
+
+
+def test_temporary_files_and_orphans_of_dead_writers_are_cleaned(tmp_path):
+    wh = str(tmp_path / "wh")
+    pt2logs.ingest([str(SAMPLES)], wh)
+    before = snapshot(wh)
+    # an ingest killed with its pool workers still running: the next ingest recovers its transaction...
+    p = _py(_KILLED_TXN, wh)
+    assert p.returncode == 137
+    txn, day = p.stdout.split()
+    pt2logs.ingest([str(SAMPLES)], wh)
+    # ...and then a worker of the killed ingest, still running, writes one part and dies writing another
+    assert _py(_ORPHAN_WORKER, wh, txn, day).returncode == 137
+    # and a writer of the views file is killed: DuckDB leaves the file and its WAL
+    assert _py(_KILLED_VIEWS_WRITER, wh).returncode == 137
+    left = [p.name for p in Path(wh).rglob("*") if ".tmp" in p.name or txn in p.name]
+    assert any(n.endswith(".parquet.tmp") for n in left) and any(n.endswith(".tmp.wal") for n in left), left
+    assert snapshot(wh) == before  # invisible
+    res = pt2logs.ingest([str(SAMPLES)], wh)
+    assert res.runs_unchanged == 5
+    assert [p.name for p in Path(wh).rglob("*") if ".tmp" in p.name or txn in p.name] == []
+    assert snapshot(wh) == before
+
+
+def _proc_children(pid: int) -> list:
+    import psutil
+
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
+def test_pool_workers_end_when_their_ingest_is_killed(tmp_path):
+    import psutil
+
+    wh = str(tmp_path / "wh")
+    flag = str(tmp_path / "go")
+    p = subprocess.Popen([sys.executable, "-m", "pt2logs", "ingest", str(SAMPLES), "-w", wh, "--jobs", "2", "-q"],
+                         env=_env(PT2LOGS_PAUSE_AT=f"txn.data:{flag}"))
+    workers: list = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and p.poll() is None:
+        workers = _proc_children(p.pid)
+        if len(workers) >= 2:
+            break
+        time.sleep(0.01)
+    assert len(workers) >= 2, "the pool did not start"
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+
+    def alive(w) -> bool:
+        try:
+            return w.is_running() and w.status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
+
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(alive(w) for w in workers):
+        time.sleep(0.1)
+    survivors = [w.pid for w in workers if alive(w)]
+    for pid in survivors:
+        os.kill(pid, signal.SIGKILL)  # do not leak them into the rest of the session
+    assert survivors == []
+
+
+_READER = """
+import sys, time
+from click.testing import CliRunner
+from pt2logs.cli import main
+wh, seconds = sys.argv[1], float(sys.argv[2])
+runner = CliRunner()
+ok = failed = 0
+end = time.monotonic() + seconds
+while time.monotonic() < end:
+    for args in (["summary", "-w", wh], ["query", "recompile_list", "-w", wh, "-f", "csv"], ["query", "runs", "-w", wh]):
+        r = runner.invoke(main, args)
+        if r.exit_code == 0:
+            ok += 1
+        else:
+            failed += 1
+            print("FAILED", args[0], (r.output or repr(r.exception))[:400].replace(chr(10), " "), file=sys.stderr)
+print(ok, failed)
+"""
+
+
+def test_readers_never_fail_while_compactions_replace_files(tmp_path, monkeypatch):
+    from pt2logs.compact import compact
+
+    monkeypatch.setenv("PT2LOGS_GC_GRACE_S", "1")  # replaced files are deleted 1 s later, by the next compaction
+
+    wh = str(tmp_path / "wh")
+    pt2logs.ingest([str(SAMPLES)], wh)
+    before = counts(wh)
+    reader = subprocess.Popen([sys.executable, "-c", _READER, wh, "15"], env=_env(), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    rewrites = deleted = 0
+    while reader.poll() is None:
+        res = compact(wh, min_files=1)  # every partition rewritten
+        rewrites += len(res.partitions)
+        deleted += getattr(res, "files_deleted", 0)
+    out, err = reader.communicate()
+    ok, failed = map(int, out.split()[-2:])
+    assert failed == 0, err[-3000:]
+    assert rewrites > 5 and deleted > 0 and ok > 10
+    assert counts(wh) == before
+
+
+def test_a_compaction_copy_loses_to_a_later_ingest_of_its_run_even_when_it_commits_last(tmp_path, monkeypatch):
+    """Compaction copies keep the committed_at of what they copy (+1 µs). Here the lock that orders
+    the two is taken away: a re-ingest of a grown log commits while a compaction that copied the old
+    rows is paused, the compaction commits after it, and the grown log still wins."""
+    import contextlib
+    import threading
+
+    from tests.conftest import fixture_path
+
+    from pt2logs.compact import compact
+    from pt2logs.warehouse import Warehouse
+
+    full = next(fixture_path("gpu", "graph_breaks", "trace").glob("*.log")).read_bytes()
+    cut = full.index(b"\nV", len(full) // 2) + 1
+    local = tmp_path / "traces"
+    (local / "job").mkdir(parents=True)
+    log = local / "job" / "dedicated_log_torch_trace_x.log"
+    log.write_bytes(full[:cut])
+    wh = str(tmp_path / "wh")
+    pt2logs.ingest([str(local)], wh)
+    shutil.copytree(SAMPLES / "recompiles", local / "other")
+    pt2logs.ingest([str(local)], wh)
+    monkeypatch.setattr(Warehouse, "lock", lambda self: contextlib.nullcontext())
+    monkeypatch.setattr(Warehouse, "check_lock", lambda self, what: None, raising=False)
+    flag = tmp_path / "go"
+    monkeypatch.setenv("PT2LOGS_PAUSE_AT", f"compact.data:{flag}")
+    compaction = threading.Thread(target=compact, args=(wh,))
+    compaction.start()
+    deadline = time.monotonic() + 120
+    while not Path(f"{flag}.reached").exists():
+        assert compaction.is_alive() and time.monotonic() < deadline, "compact did not reach its pause point"
+        time.sleep(0.05)
+    time.sleep(0.01)
+    log.write_bytes(full)  # the job wrote more
+    assert pt2logs.ingest([str(local)], wh).runs_updated == 1  # commits while the compaction is paused
+    flag.touch()
+    compaction.join()
+    ref = str(tmp_path / "ref")
+    pt2logs.ingest([str(local)], ref)
+    assert snapshot(wh) == snapshot(ref)
