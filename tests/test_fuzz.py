@@ -127,3 +127,29 @@ def test_a_malformed_value_keeps_the_record_and_the_other_files(tmp_path: Path) 
     assert con.execute("SELECT count(*) FROM events e JOIN runs r USING (run_id) WHERE r.name = 'bad'").fetchone()[0] == n_good + 1
     w = con.execute("SELECT line_no, kind, severity FROM ingest_errors WHERE kind = 'bad_value'").fetchall()
     assert w == [(trace.count(b"\n") + 1, "bad_value", "warning")]
+
+
+def test_a_reader_that_fails_fails_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader bug no test foresaw (here: the dynamo_start handler raising on one file) costs that file's
+    remaining rows and is reported; the other files of the transaction and the rows before it stay."""
+    from pt2logs.readers import trace_state
+
+    real = trace_state.HANDLERS["dynamo_start"]
+
+    def buggy(st, env, meta, cid):
+        if "bad" in st.ctx.path:
+            raise KeyError("a handler bug")
+        real(st, env, meta, cid)
+
+    monkeypatch.setitem(trace_state.HANDLERS, "dynamo_start", buggy)
+    trace = (FIXTURES / "tlparse" / "simple.log").read_bytes()
+    for name in ("good1", "bad", "good2"):
+        (tmp_path / "in" / name).mkdir(parents=True)
+        (tmp_path / "in" / name / "dedicated_log_torch_trace_rank_0_x.log").write_bytes(trace)
+    res = pt2logs.ingest([str(tmp_path / "in")], str(tmp_path / "wh"))  # in-process: the patch applies
+    assert res.runs_new == 3 and res.errors == 1
+    con = pt2logs.connect(str(tmp_path / "wh"))
+    per_run = dict(con.execute("SELECT r.name, count(e.run_id) FROM runs r LEFT JOIN events e USING (run_id) GROUP BY 1").fetchall())
+    assert per_run["good1"] == per_run["good2"] > per_run["bad"] >= 0
+    (kind, msg, path), = con.execute("SELECT kind, message, path FROM ingest_errors").fetchall()
+    assert kind == "reader_failed" and "KeyError" in msg and path.endswith("bad/dedicated_log_torch_trace_rank_0_x.log")

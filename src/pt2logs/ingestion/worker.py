@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import posixpath
 import time
+import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from pt2logs.ingestion.split import piece_start
 from pt2logs.readers import FORMATS
-from pt2logs.readers.kit import FileContext, ReadStats
+from pt2logs.readers.kit import EXCERPT, FileContext, ReadStats
 from pt2logs.schema import TABLES, Rows, stamp
 from pt2logs.sources import ReadResult, filesystem, stream, stream_range
 from pt2logs.warehouse import PartWriter, TxnInfo
@@ -75,9 +76,21 @@ def parse_file(info: TxnInfo, task: FileTask, writer: PartWriter) -> FileOutcome
         chunks = stream_range(path, task.piece[0], task.piece[1], rr)
     else:
         chunks = stream(fs, path, rr)
-    for table, batch in fmt.read(chunks, ctx):
-        writer.write(table, stamp(batch, TABLES[table], stamp_values))
     err = Rows("ingest_errors")
+    batches = fmt.read(chunks, ctx)
+    while True:
+        try:
+            item = next(batches, None)
+        except Exception as e:  # noqa: BLE001 - a reader bug or an input nobody foresaw: this file fails alone
+            ctx.stats.errors += 1
+            err.add({"rank": task.rank, "path": task.url, "line_no": None, "kind": "reader_failed", "severity": "error",
+                     "message": f"the {fmt.name} reader stopped: {type(e).__name__}: {str(e)[:300]}; the rows read before "
+                                "were kept (please report this file)", "excerpt": _where(e)})
+            break
+        if item is None:
+            break
+        table, batch = item
+        writer.write(table, stamp(batch, TABLES[table], stamp_values))
     if rr.error:
         ctx.stats.errors += 1
         err.add({"rank": task.rank, "path": task.url, "line_no": None, "kind": rr.error_kind, "severity": "error",
@@ -89,6 +102,11 @@ def parse_file(info: TxnInfo, task: FileTask, writer: PartWriter) -> FileOutcome
     if len(err):
         writer.write("ingest_errors", stamp(err.take(), TABLES["ingest_errors"], stamp_values))
     return FileOutcome(task, ctx.stats, rr, time.perf_counter() - t0)
+
+
+def _where(e: BaseException) -> str:
+    """The innermost frames of an exception, for the report of a reader that failed."""
+    return "".join(traceback.format_exception(type(e), e, e.__traceback__, limit=-4))[-EXCERPT:]
 
 
 def open_sibling(fs: Any, path: str, name: str) -> Iterable[bytes]:
