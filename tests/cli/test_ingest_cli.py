@@ -87,3 +87,15 @@ def test_compressed_inputs(tmp_path, wh):
     assert {c for _, c in counts} == {76}
     comp = dict(con.execute("SELECT relpath, compression FROM files").fetchall())
     assert comp == {"a.log.gz": "gzip", "b.log.zst": "zstd", "c.log.bz2": "bz2", "d.log": "none"}
+
+
+def test_a_views_file_that_cannot_be_written_does_not_fail_a_committed_ingest(tmp_path):
+    """pt2logs.duckdb is a convenience for the DuckDB CLI, written after the data is committed: when it
+    cannot be written (here a folder stands in its place) the ingest still succeeds and says so."""
+    wh = tmp_path / "wh"
+    (wh / "pt2logs.duckdb").mkdir(parents=True)
+    (wh / "pt2logs.duckdb" / "keep").write_text("x")
+    res = CliRunner().invoke(main, ["ingest", str(SAMPLES / "recompiles"), "-w", str(wh)])
+    assert res.exit_code == 0, res.output
+    assert "note: pt2logs.duckdb" in res.output and "committed" in res.output
+    assert CliRunner().invoke(main, ["query", "SELECT count(*) AS n FROM runs", "-w", str(wh), "-f", "csv"]).output.split() == ["n", "1"]

@@ -90,6 +90,8 @@ def print_ingest_result(res: IngestResult, as_json: bool = False) -> None:
             click.echo(f"  ... and {len(res.skipped) - 10} more", err=True)
     if res.errors or res.warnings:
         click.echo("details: pt2logs query \"SELECT path, line_no, kind, message FROM ingest_errors\"", err=True)
+    for note in res.notes:
+        click.echo(f"note: {note}", err=True)
 
 
 # ---------------------------------------------------------------------------- reports

@@ -73,8 +73,12 @@ def ingest(paths: Iterable[str], warehouse: str = DEFAULT_WAREHOUSE, *, run_id: 
     finally:
         engine.close()
     res.seconds = time.perf_counter() - t0
-    with wh.lock():
-        write_views_db(wh)
+    try:
+        with wh.lock():
+            write_views_db(wh)
+    except Exception as e:  # noqa: BLE001 - the data is committed; only the DuckDB CLI's convenience file failed
+        res.notes.append(f"pt2logs.duckdb (the same views, for the DuckDB CLI) could not be rewritten: {type(e).__name__}: "
+                         f"{e}. Everything ingested is committed; pt2logs commands read the warehouse directly.")
     progress("done", res.as_dict())
     return res
 

@@ -44,6 +44,8 @@ class IngestResult:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     run_ids: list[str] = field(default_factory=list)
     removed_orphans: int = 0
+    #: things the user should know that are not errors of the input (e.g. pt2logs.duckdb not rewritten)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def mb_per_s(self) -> float:
