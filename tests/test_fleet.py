@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
-import os
-import socket
 import threading
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from tests.conftest import SAMPLES, fixture_path, table_rows
+from tests.s3server import moto_s3
 
 import pt2logs
 from pt2logs.cli import main
@@ -21,31 +20,11 @@ SECRET = "s3cr3t-value-never-logged"
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory):
     """A moto S3 server on loopback, with credentials in the usual environment variables."""
-    moto_server = pytest.importorskip("moto.server")
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": SECRET, "AWS_DEFAULT_REGION": "us-east-1",
-           "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}"}
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    import s3fs
-
-    s3fs.S3FileSystem.clear_instance_cache()
-    fs = s3fs.S3FileSystem()
-    fs.mkdir("fleet")
-    fs.put(str(fixture_path("tlparse", "multi_rank_logs")), "fleet/traces/multi_rank_logs", recursive=True)
-    fs.put(str(SAMPLES / "train_step"), "fleet/traces/train_step", recursive=True)
-    yield fs
-    server.stop()
-    for k, v in old.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    with moto_s3(SECRET) as fs:
+        fs.mkdir("fleet")
+        fs.put(str(fixture_path("tlparse", "multi_rank_logs")), "fleet/traces/multi_rank_logs", recursive=True)
+        fs.put(str(SAMPLES / "train_step"), "fleet/traces/train_step", recursive=True)
+        yield fs
 
 
 def _drop_paths(rows: list[tuple]) -> list[tuple]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import SAMPLES, fixture_path
+from tests.s3server import moto_s3
 
 import pt2logs
 
@@ -25,27 +25,8 @@ LOG = "dedicated_log_torch_trace_x.log"
 
 @pytest.fixture(scope="module")
 def s3():
-    moto_server = pytest.importorskip("moto.server")
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
-           "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}"}
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    import s3fs
-
-    s3fs.S3FileSystem.clear_instance_cache()
-    yield s3fs.S3FileSystem()
-    server.stop()
-    for k, v in old.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    with moto_s3() as fs:
+        yield fs
 
 
 @pytest.fixture
