@@ -100,10 +100,10 @@ _CM_FIELDS = """
     graph_node_count                            i64        nodes in the captured graph
     graph_input_count                           i64        graph inputs
     start_time                                  f64        epoch seconds
-    entire_frame_compile_time_s                 f64        whole frame compile time (s)
-    backend_compile_time_s                      f64        backend (AOT + inductor) time (s)
-    inductor_compile_time_s                     f64        inductor time (s)
-    code_gen_time_s                             f64        code generation time (s)
+    entire_frame_compile_time_s                 f64        whole frame compile time (s); when torch left it out (2.6 nightlies): dynamo_cumulative_compile_time_us, else the entire_frame_compile span
+    backend_compile_time_s                      f64        backend (AOT + inductor) time (s); when left out: aot_autograd_cumulative_compile_time_us
+    inductor_compile_time_s                     f64        inductor time (s); when left out: inductor_cumulative_compile_time_us
+    code_gen_time_s                             f64        code generation time (s); when left out: inductor_code_gen_cumulative_compile_time_us
     fail_type                                   str        exception type when the compile failed
     fail_reason                                 str        exception text when the compile failed
     fail_user_frame_filename                    str        user frame of the failure
