@@ -13,7 +13,7 @@ URLs. A **run** is one job execution:
 * auxiliary files (TORCH_LOGS stderr, counters) join the trace run of their
   own folder, or of the folder's only sub-run (``job/torch_logs.txt`` beside
   ``job/trace/...``);
-* a tlparse output folder (``raw.jsonl`` + ``compile_directory.json`` / ``index.html``) is one
+* a tlparse output folder (``raw.jsonl`` or ``raw.log`` + ``compile_directory.json`` / ``index.html``) is one
   run: its ``raw.log`` (tlparse's copy of the original trace) when there is one, else ``raw.jsonl``
   read with its payloads (format ``tlparse_dir``); a ``--all-ranks-html`` output (``rank_N/``
   folders) is one run of all ranks; the report's other files are not read on their own;
@@ -63,6 +63,7 @@ class InputFile:
     known_run: str | None = None  # run id in the warehouse, for a file that has not changed
     group: str | None = None  # folder whose run this file belongs to, whatever its format (tlparse output)
     anchor: str | None = None  # folder an auxiliary file describes, when not its own (torch_compile_debug)
+    folder_rank: int | None = None  # the rank its folder names (tlparse's rank_N/), when name and head say none
 
     @property
     def stem(self) -> str:
@@ -176,12 +177,13 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool =
                 if tl is not None and not rf.read_here(folder, posixpath.basename(p)):
                     tl_hidden[tl] += 1  # a run folder's report and artifact copies: read through the files it reads
                     continue
-                f = InputFile(p, full_path(fs, p), "", size, mtime, group=tl)
+                f = InputFile(p, full_path(fs, p), "", size, mtime, group=tl, folder_rank=rf.folder_rank(folder) if tl else None)
                 k = known.get(safe_text(f.url)) if known else None
                 if k is not None and k[0] == size and _same_time(k[1], mtime) and fmt is None:
                     f.fmt = FORMATS.get(k[2])
                     f.known_run = k[3]
-                    f.rank = _name_rank(f)
+                    r = _name_rank(f)
+                    f.rank = r if r is not None else f.folder_rank
                     if f.fmt is not None:
                         found.append((folder, f))
                         continue
@@ -245,7 +247,7 @@ def _rank_of(f: InputFile) -> int | None:
     if m:
         return int(m.group(1))
     m = RANK_IN_NAME.search(f.stem)
-    return int(m.group(1)) if m else None
+    return int(m.group(1)) if m else f.folder_rank
 
 
 def _group(fs: Any, given: str, root: str, found: list[tuple[str, InputFile]], single: bool) -> list[RunPlan]:

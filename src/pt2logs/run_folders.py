@@ -5,6 +5,7 @@ output folder, with its per-rank folders and report files)."""
 from __future__ import annotations
 
 import posixpath
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -44,6 +45,14 @@ class RunFolders:
     def _ranked(self, d: str) -> bool:
         pat = self.layout[d][1].rank_folder
         return pat is not None and pat.match(posixpath.basename(d)) is not None
+
+    def folder_rank(self, folder: str) -> int | None:
+        """The rank a per-rank run folder names (tlparse's ``rank_3/``), for files whose name and head
+        say none (its ``raw.log``); None for any other folder."""
+        if folder not in self.layout or not self._ranked(folder):
+            return None
+        m = re.search(r"\d+", posixpath.basename(folder))
+        return int(m.group()) if m else None
 
     def group(self, folder: str, name: str) -> str | None:
         """The run folder of a file inside such a run (None for any other file)."""
