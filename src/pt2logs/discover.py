@@ -28,7 +28,6 @@ and folders (``.name``) are ignored.
 from __future__ import annotations
 
 import hashlib
-import os
 import posixpath
 import re
 from collections import defaultdict
@@ -36,10 +35,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pt2logs.listing import walk
 from pt2logs.readers import FORMATS, Format, detect
 from pt2logs.run_folders import RunFolders, anchor
 from pt2logs.schema import safe_text
-from pt2logs.sources import COMPRESSED_SUFFIXES, filesystem, full_path, is_remote, read_head
+from pt2logs.sources import COMPRESSED_SUFFIXES, filesystem, full_path, read_head
 
 RANK_IN_NAME = re.compile(r"rank_(\d{1,6})(?!\d)")
 RANK_IN_HEAD = re.compile(rb'"rank": (\d{1,6})[,}]')
@@ -96,55 +96,6 @@ class Discovery:
     fs: Any = None
 
 
-def _walk(fs: Any, root: str, out: Discovery) -> Iterable[tuple[str, list[tuple[str, int, float | None]]]]:
-    """(folder, [(file path, size, mtime)]) for every folder under root, sorted, hidden entries skipped.
-    Symbolic links to folders are followed once (a loop, or a second path to a folder already read,
-    is reported and not followed); unreadable folders and files go to ``out.problems``."""
-    if not is_remote(fs):
-        seen = {os.path.realpath(root)}
-
-        def unreadable(e: OSError) -> None:
-            out.problems.append((safe_text(str(e.filename)), f"unreadable folder: {e.strerror or e}"))
-
-        for d, dirs, files in os.walk(root, onerror=unreadable, followlinks=True):
-            keep = []
-            for x in sorted(dirs):
-                if x.startswith("."):
-                    continue
-                real = os.path.realpath(os.path.join(d, x))
-                if real in seen:
-                    out.skipped.append((safe_text(os.path.join(d, x)), f"the same folder as {safe_text(real)}, read already "
-                                                                       "(a link to it, or a loop): not read twice"))
-                    continue
-                seen.add(real)
-                keep.append(x)
-            dirs[:] = keep
-            entries = []
-            for name in sorted(files):
-                if name.startswith("."):
-                    continue
-                p = os.path.join(d, name)
-                try:
-                    st = os.stat(p)
-                except OSError as e:
-                    out.problems.append((safe_text(p), f"unreadable: {e.strerror or e}"))
-                    continue
-                entries.append((p, st.st_size, st.st_mtime))
-            yield d, entries
-        return
-    by_dir: dict[str, list[tuple[str, int, float | None]]] = defaultdict(list)
-    for p, info in sorted(fs.find(root, detail=True).items()):
-        rel = posixpath.relpath(p, root)
-        if any(part.startswith(".") for part in rel.split("/")):
-            continue
-        if info.get("type") == "directory":
-            continue
-        mt = info.get("mtime") or info.get("LastModified") or info.get("last_modified")
-        mtime = mt.timestamp() if hasattr(mt, "timestamp") else (float(mt) if isinstance(mt, (int, float)) else None)
-        by_dir[posixpath.dirname(p)].append((p, int(info.get("size") or 0), mtime))
-    yield from sorted(by_dir.items())
-
-
 def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool = False, fmt: str | None = None,
              known: dict[str, tuple[int, float | None, str, str]] | None = None) -> Discovery:
     """Find the runs under ``paths``.
@@ -166,7 +117,7 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool =
             folders = [(posixpath.dirname(root) or ".", files)]
             single = True
         else:
-            folders = list(_walk(fs, root, out))
+            folders = list(walk(fs, root, out.skipped, out.problems))
             single = False
         found: list[tuple[str, InputFile]] = []
         rf = RunFolders(folders if not single else [])
