@@ -9,7 +9,7 @@ Python API (the CLI is a thin layer over it)::
     lf = pt2logs.table("graph_breaks", "./pt2logs_warehouse")  # polars LazyFrame
 """
 
-__version__ = "0.1.0"
+from pt2logs._version import __version__
 
 __all__ = ["__version__", "capture", "connect", "ingest", "table"]
 

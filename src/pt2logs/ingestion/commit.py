@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import pyarrow as pa
 
-from pt2logs import __version__
+from pt2logs._version import __version__
 from pt2logs.discover import RunPlan
 from pt2logs.ingestion.worker import FileOutcome, FileTask
 from pt2logs.readers.kit import ReadStats
