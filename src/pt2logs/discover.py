@@ -19,7 +19,8 @@ URLs. A **run** is one job execution:
   folders) is one run of all ranks; the report's other files are not read on their own;
 * a ``torch_compile_debug`` folder (TORCH_COMPILE_DEBUG=1) is one run: its graph files and
   ``debug.log`` files join the trace in its ``tlparse/`` folder;
-* ``--run-id`` (or ``one_run=True``) makes everything under the given path one run.
+* ``--run-id`` (or ``one_run=True``) makes everything under the given paths one run: ``r0.log r1.log
+  --run-id X`` is one run of two ranks, as their folder is.
 
 Files that are not logs are skipped and reported, never errors. Hidden files
 and folders (``.name``) are ignored.
@@ -105,6 +106,7 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool =
     cannot have changed), which keeps re-ingest of an unchanged corpus cheap.
     """
     out = Discovery()
+    whole: list[tuple[Any, str, str, bool, list[InputFile]]] = []  # with --run-id: every path's files, one run
     for given in paths:
         fs, root = filesystem(given)
         out.fs = fs
@@ -159,14 +161,10 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool =
             out.skipped.append((full_path(fs, tl), f"run folder: its {n} report/artifact file(s) are not read on their own "
                                                     "(the run is read from the files its format reads, e.g. tlparse's raw.log or raw.jsonl)"))
         if run_id is not None or one_run:
-            plan = RunPlan(full_path(fs, root), posixpath.basename(root.rstrip("/")) or root, given, [f for _, f in found])
-            for f in plan.files:
-                f.relpath = posixpath.basename(f.path) if single else posixpath.relpath(f.path, root)
-            plan.run_id = run_id or ""
-            if plan.files:
-                out.runs.append(plan)
+            whole.append((fs, given, root, single, [f for _, f in found]))
             continue
         out.runs.extend(_group(fs, given, root, found, single))
+    out.runs.extend(_one_run(whole, run_id))
     seen: dict[str, RunPlan] = {}
     unique = []
     for plan in out.runs:
@@ -179,6 +177,26 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool =
         unique.append(plan)
     out.runs = unique
     return out
+
+
+def _one_run(parts: list[tuple[Any, str, str, bool, list[InputFile]]], run_id: str | None) -> list[RunPlan]:
+    """Every given path as one run (``--run-id``, ``one_run``): ``ingest r0.log r1.log --run-id X`` is
+    one run of both ranks, as their folder would be. Its root is the folder holding every given path
+    (the path itself when only one was given); a file given twice (or also inside a given folder)
+    is read once."""
+    files = list({f.url: f for *_, fs_files in parts for f in fs_files}.values())
+    if not files:
+        return []
+    fs, given, root, single, _ = parts[0]
+    if len(parts) > 1:
+        bases = [posixpath.dirname(r) if s else r for _, _, r, s, _ in parts]
+        same_fs = all(p[0] is fs for p in parts)
+        root, single = (posixpath.commonpath(bases) if same_fs else bases[0]), False
+        given = full_path(fs, root)
+    for f in files:
+        rel = posixpath.relpath(f.path, root)
+        f.relpath = posixpath.basename(f.path) if single or rel.startswith("../") else rel
+    return [RunPlan(full_path(fs, root), posixpath.basename(root.rstrip("/")) or root, given, files, run_id or "")]
 
 
 def _display_name(fs: Any, root: str, folder: str) -> str:
