@@ -3,6 +3,9 @@ rewritten in place. Real fixtures and real filesystem conditions only."""
 
 from __future__ import annotations
 
+import os
+import shutil
+
 import pytest
 from tests.conftest import fixture_path
 
@@ -62,3 +65,128 @@ def test_one_file_under_a_run_id_is_unchanged(tmp_path):
     con = pt2logs.connect(wh)
     assert con.execute("SELECT run_id, name, root, source FROM runs").fetchall() == [("one", "simple.log", str(log), str(log))]
     assert con.execute("SELECT relpath FROM files").fetchall() == [("simple.log",)]
+
+
+# ----------------------------------------------------------------------------- unreadable entries, links
+
+
+def unreadable_folder(parent) -> str:
+    """A folder no one can list, root included: its path is longer than PATH_MAX (made one level at a
+    time through directory descriptors), so the walk's scandir fails with ENAMETOOLONG."""
+    fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+    path = str(parent)
+    try:
+        while len(path) <= 4200:
+            name = "d" * 200
+            os.mkdir(name, dir_fd=fd)
+            nfd = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd, path = nfd, f"{path}/{name}"
+    finally:
+        os.close(fd)
+    return path
+
+
+def job_with_unreadable_entries(tmp_path):
+    """A real run folder (trace/ + stderr capture + counters) with entries that cannot be read: a symlink
+    loop, a dangling symlink, a folder too deep to list; and a chmod 000 file and folder, which stop
+    reads only when the tests do not run as root. Returns (job folder, {path: expected reason}, the deep
+    folder)."""
+    job = tmp_path / "job"
+    shutil.copytree(fixture_path("gpu", "recompile_causes"), job)
+    (job / "trace" / "loop").symlink_to("loop")
+    (job / "dangling.log").symlink_to(tmp_path / "nowhere.log")
+    deep = unreadable_folder(job)
+    expected = {str(job / "trace" / "loop"): "unreadable: Too many levels of symbolic links",
+                str(job / "dangling.log"): "unreadable: No such file or directory"}
+    (job / "locked.txt").write_text("not a log\n")
+    (job / "locked").mkdir()
+    (job / "locked" / "notes.txt").write_text("not a log\n")
+    os.chmod(job / "locked.txt", 0)
+    os.chmod(job / "locked", 0)
+    if os.geteuid() != 0:
+        expected[str(job / "locked.txt")] = "unreadable: Permission denied"
+        expected[str(job / "locked")] = "unreadable folder: Permission denied"
+    return job, expected, deep
+
+
+def test_unreadable_entries_are_errors_of_the_run_whose_folder_holds_them(tmp_path):
+    job, expected, deep = job_with_unreadable_entries(tmp_path)
+    wh = str(tmp_path / "wh")
+    res = pt2logs.ingest([str(job)], wh)
+    assert res.runs_new == 1 and res.problems == []
+    con = pt2logs.connect(wh)
+    ((run_id, root, n_errors),) = con.execute("SELECT run_id, root, n_errors FROM runs").fetchall()
+    assert root == str(job)
+    rows = con.execute("SELECT run_id, path, kind, severity, message, line_no FROM ingest_errors").fetchall()
+    got = {path: msg for rid, path, kind, sev, msg, line in rows if (rid, kind, sev, line) == (run_id, "unreadable", "error", None)}
+    assert len(got) == len(rows) == len(expected) + 1
+    assert {p: got[p] for p in expected} == expected
+    (long_path,) = set(got) - set(expected)
+    assert deep.startswith(long_path) and len(long_path) > 4095 and got[long_path] == "unreadable folder: File name too long"
+    assert n_errors == res.errors == len(expected) + 1
+    # nothing else of the run was lost: its rows equal an ingest of a clean copy
+    clean = tmp_path / "clean" / "job"
+    shutil.copytree(fixture_path("gpu", "recompile_causes"), clean)
+    pt2logs.ingest([str(clean)], str(tmp_path / "wh2"))
+    a, b = counts(wh), counts(str(tmp_path / "wh2"))
+    assert a.pop("ingest_errors") == len(expected) + 1 and b.pop("ingest_errors") == 0
+    assert a == b
+    # the same problems again: already recorded, the run is unchanged
+    again = pt2logs.ingest([str(job)], wh)
+    assert again.runs_unchanged == 1 and again.runs_new == again.runs_updated == 0
+    # a new one: the run is read again, with it
+    (job / "trace" / "gone.log").symlink_to(tmp_path / "gone")
+    third = pt2logs.ingest([str(job)], wh)
+    assert third.runs_updated == 1 and third.errors == len(expected) + 2
+
+
+def test_unreadable_entry_outside_every_run_is_an_error_of_the_ingest(tmp_path):
+    from click.testing import CliRunner
+
+    from pt2logs.cli import main
+
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    shutil.copy(fixture_path("tlparse", "simple.log"), folder / "simple.log")  # a run of its own (root: the file)
+    (folder / "loop.log").symlink_to("loop.log")
+    wh = str(tmp_path / "wh")
+    res = pt2logs.ingest([str(folder)], wh)
+    assert res.runs_new == 1 and res.errors == 1
+    assert res.problems == [(str(folder / "loop.log"), "unreadable: Too many levels of symbolic links")]
+    assert res.as_dict()["problems"] == [{"path": str(folder / "loop.log"), "why": "unreadable: Too many levels of symbolic links"}]
+    r = CliRunner().invoke(main, ["ingest", str(folder), "-w", str(tmp_path / "wh2"), "--strict"], catch_exceptions=False)
+    assert r.exit_code == 1
+    assert "1 errors" in r.output and f"{folder / 'loop.log'}: unreadable: Too many levels of symbolic links" in r.output
+
+
+def test_strict_fails_on_an_unreadable_entry_inside_a_run(tmp_path):
+    from click.testing import CliRunner
+
+    from pt2logs.cli import main
+
+    job = tmp_path / "job"
+    shutil.copytree(fixture_path("tlparse", "multi_rank_logs"), job)
+    (job / "dedicated_log_torch_trace_rank_9.log").symlink_to(tmp_path / "never_written.log")
+    r = CliRunner().invoke(main, ["ingest", str(job), "-w", str(tmp_path / "wh"), "--strict"], catch_exceptions=False)
+    assert r.exit_code == 1 and "1 errors" in r.output
+
+
+def test_a_linked_run_folder_is_read_once_and_a_link_loop_ends_with_a_note(tmp_path):
+    src = fixture_path("tlparse", "multi_rank_logs")
+    top = tmp_path / "in"
+    (top / "sub").mkdir(parents=True)
+    (top / "job").symlink_to(src, target_is_directory=True)
+    (top / "job_again").symlink_to(src, target_is_directory=True)
+    (top / "sub" / "up").symlink_to("..", target_is_directory=True)  # a loop back to in/
+    wh = str(tmp_path / "wh")
+    res = pt2logs.ingest([str(top)], wh)
+    con = pt2logs.connect(wh)
+    assert res.errors == 0 and res.runs_new == 1
+    assert con.execute("SELECT name, root, n_ranks, n_files FROM runs").fetchall() == [("job", str(top / "job"), 4, 4)]
+    why = dict(res.skipped)
+    assert why[str(top / "job_again")] == f"the same folder as {src}, read already (a link to it, or a loop): not read twice"
+    assert why[str(top / "sub" / "up")] == f"the same folder as {top}, read already (a link to it, or a loop): not read twice"
+    a = str(tmp_path / "direct")
+    pt2logs.ingest([str(src)], a)
+    assert counts(wh) == counts(a)

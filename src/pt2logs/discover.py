@@ -82,6 +82,8 @@ class RunPlan:
     source: str  # the input path it was found under
     files: list[InputFile]
     run_id: str = ""
+    #: (path, why): entries under the run's folder that could not be read (ingest_errors rows of the run)
+    problems: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def bytes(self) -> int:
@@ -92,7 +94,8 @@ class RunPlan:
 class Discovery:
     runs: list[RunPlan] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why): not logs
-    #: (path, why): inputs that could not be read (unreadable files and folders); errors, not skips
+    #: (path, why): inputs that could not be read (unreadable files and folders) and that no run's folder
+    #: contains; the others are in their run's ``problems``. Errors, not skips
     problems: list[tuple[str, str]] = field(default_factory=list)
     fs: Any = None
 
@@ -176,7 +179,22 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool =
         seen[plan.run_id] = plan
         unique.append(plan)
     out.runs = unique
+    out.problems = _assign_problems(out.problems, unique)
     return out
+
+
+def _assign_problems(problems: list[tuple[str, str]], runs: list[RunPlan]) -> list[tuple[str, str]]:
+    """Give each unreadable entry to the run whose folder contains it (the deepest such root); returns
+    the entries no run contains."""
+    roots = sorted(((safe_text(p.root).rstrip("/") + "/", p) for p in runs), key=lambda x: -len(x[0]))
+    left = []
+    for path, why in problems:
+        plan = next((p for root, p in roots if path.startswith(root)), None)
+        if plan is None:
+            left.append((path, why))
+        else:
+            plan.problems.append((path, why))
+    return left
 
 
 def _one_run(parts: list[tuple[Any, str, str, bool, list[InputFile]]], run_id: str | None) -> list[RunPlan]:
