@@ -190,3 +190,63 @@ def test_a_linked_run_folder_is_read_once_and_a_link_loop_ends_with_a_note(tmp_p
     a = str(tmp_path / "direct")
     pt2logs.ingest([str(src)], a)
     assert counts(wh) == counts(a)
+
+
+# ----------------------------------------------------------------------------- change detection
+
+
+def rewrite_payloads(path, old: str, new: str) -> int:
+    """Replace ``old`` by ``new`` (same length) inside the payloads of a trace and set each changed
+    record's has_payload md5 to its new payload's (same length too): a valid trace of the same size."""
+    import hashlib
+    import re
+
+    assert len(old.encode()) == len(new.encode())
+    lines = path.read_text().split("\n")
+    changed = 0
+    i = 0
+    while i < len(lines):
+        m = re.search(r'"has_payload": "([0-9a-f]{32})"', lines[i])
+        j = i + 1
+        while j < len(lines) and lines[j].startswith("\t"):
+            j += 1
+        if m and any(old in ln for ln in lines[i + 1:j]):
+            body = [ln.replace(old, new) for ln in lines[i + 1:j]]
+            assert hashlib.md5("\n".join(ln[1:] for ln in lines[i + 1:j]).encode()).hexdigest() == m.group(1)
+            md5 = hashlib.md5("\n".join(ln[1:] for ln in body).encode()).hexdigest()
+            lines[i] = lines[i].replace(m.group(1), md5)
+            lines[i + 1:j] = body
+            changed += 1
+        i = j
+    path.write_text("\n".join(lines))
+    return changed
+
+
+def test_a_same_size_rewrite_with_its_mtime_set_back_is_read_again(tmp_path):
+    (src,) = fixture_path("gpu", "recompile_causes", "trace").glob("*.log")
+    trace = tmp_path / "job" / "trace" / src.name
+    trace.parent.mkdir(parents=True)
+    shutil.copy(src, trace)
+    wh = str(tmp_path / "wh")
+    first = pt2logs.ingest([str(trace.parent)], wh)
+    assert first.runs_new == 1
+    con = pt2logs.connect(wh)
+    reasons = "SELECT reason FROM recompiles WHERE reason LIKE '%expected Float, actual%'"
+    assert [r[0] for r in con.execute(reasons).fetchall()] == ["tensor 'x' dtype mismatch. expected Float, actual Double"]
+    (token,) = con.execute("SELECT change_token FROM files").fetchone()
+    con.close()
+    before = os.stat(trace)
+    assert rewrite_payloads(trace, "actual Double", "actual Half16") == 1
+    os.utime(trace, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(trace)
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns) and after.st_ctime_ns != before.st_ctime_ns
+    second = pt2logs.ingest([str(trace.parent)], wh)
+    assert second.runs_updated == 1 and second.runs_unchanged == 0 and second.errors == second.warnings == 0
+    con = pt2logs.connect(wh)
+    assert [r[0] for r in con.execute(reasons).fetchall()] == ["tensor 'x' dtype mismatch. expected Float, actual Half16"]
+    assert con.execute("SELECT count(*) FROM events WHERE payload LIKE '%actual Half16%' AND payload_ok").fetchone()[0] == 1
+    assert con.execute("SELECT count(*) FROM events WHERE payload LIKE '%actual Double%'").fetchone()[0] == 0
+    ((new_token, n_files),) = con.execute("SELECT change_token, count(*) OVER () FROM files").fetchall()
+    assert n_files == 1 and token == f"ctime:{before.st_ctime_ns}" and new_token == f"ctime:{after.st_ctime_ns}"
+    con.close()
+    assert pt2logs.ingest([str(trace.parent)], wh).runs_unchanged == 1

@@ -15,8 +15,8 @@ import orjson
 from pt2logs.views import connect
 from pt2logs.warehouse import Warehouse
 
-#: url -> (stored bytes, mtime in seconds, format, run_id)
-KnownFiles = dict[str, tuple[int, float | None, str, str]]
+#: url -> (stored bytes, mtime in seconds, format, run_id, change token or None)
+KnownFiles = dict[str, tuple[int, float | None, str, str, str | None]]
 #: run_id -> {"tags": {...}, "n_files": n, "unreadable": {paths recorded as unreadable}}
 KnownRuns = dict[str, dict[str, Any]]
 
@@ -24,9 +24,9 @@ KnownRuns = dict[str, dict[str, Any]]
 def committed_files(con: duckdb.DuckDBPyConnection) -> KnownFiles:
     """The live ``files`` rows, by input URL."""
     out: KnownFiles = {}
-    for url, size, mtime, fmt, run_id in con.execute(
-            "SELECT path, bytes, epoch_us(mtime), format, run_id FROM files").fetchall():
-        out[url] = (size, None if mtime is None else mtime / 1e6, fmt, run_id)
+    for url, size, mtime, fmt, run_id, token in con.execute(
+            "SELECT path, bytes, epoch_us(mtime), format, run_id, change_token FROM files").fetchall():
+        out[url] = (size, None if mtime is None else mtime / 1e6, fmt, run_id, token)
     return out
 
 

@@ -36,7 +36,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pt2logs.listing import walk
+from pt2logs.listing import entry, walk
 from pt2logs.readers import FORMATS, Format, detect
 from pt2logs.run_folders import RunFolders, anchor
 from pt2logs.schema import safe_text
@@ -57,6 +57,7 @@ class InputFile:
     relpath: str  # relative to the run root
     size: int
     mtime: float | None
+    token: str | None = None  # change token (pt2logs.listing): local ctime, object version or ETag
     fmt: Format | None = None
     compression: str = "none"
     rank: int | None = None
@@ -101,12 +102,14 @@ class Discovery:
 
 
 def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool = False, fmt: str | None = None,
-             known: dict[str, tuple[int, float | None, str, str]] | None = None) -> Discovery:
+             known: dict[str, tuple[int, float | None, str, str, str | None]] | None = None) -> Discovery:
     """Find the runs under ``paths``.
 
-    ``known`` maps file URLs to (size, mtime, format, run_id) of files already
+    ``known`` maps file URLs to (size, mtime, format, run_id, change token) of files already
     in the warehouse: unchanged ones are not read again (their format and run
-    cannot have changed), which keeps re-ingest of an unchanged corpus cheap.
+    cannot have changed), which keeps re-ingest of an unchanged corpus cheap. The change token
+    (:mod:`pt2logs.listing`) is compared when both the warehouse and the listing have one: a file
+    rewritten with the same size and its mtime set back is read again.
     """
     out = Discovery()
     whole: list[tuple[Any, str, str, bool, list[InputFile]]] = []  # with --run-id: every path's files, one run
@@ -116,10 +119,10 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool =
         if not fs.exists(root):
             raise InputError(f"{given}: no such file or directory")
         if fs.isfile(root):
-            info = fs.info(root)
-            mt = info.get("mtime")
-            files = [(root, int(info.get("size") or 0), float(mt) if isinstance(mt, (int, float)) else None)]
-            folders = [(posixpath.dirname(root) or ".", files)]
+            try:
+                folders = [(posixpath.dirname(root) or ".", [entry(fs, root)])]
+            except OSError as e:
+                raise InputError(f"{given}: {getattr(e, 'strerror', None) or e}") from None
             single = True
         else:
             folders = list(walk(fs, root, out.skipped, out.problems))
@@ -128,14 +131,16 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool =
         rf = RunFolders(folders if not single else [])
         tl_hidden: dict[str, int] = defaultdict(int)
         for folder, entries in folders:
-            for p, size, mtime in entries:
+            for p, size, mtime, token in entries:
                 tl = rf.group(folder, posixpath.basename(p))
                 if tl is not None and not rf.read_here(folder, posixpath.basename(p)):
                     tl_hidden[tl] += 1  # a run folder's report and artifact copies: read through the files it reads
                     continue
-                f = InputFile(p, full_path(fs, p), "", size, mtime, group=tl, folder_rank=rf.folder_rank(folder) if tl else None)
+                f = InputFile(p, full_path(fs, p), "", size, mtime, token, group=tl,
+                              folder_rank=rf.folder_rank(folder) if tl else None)
                 k = known.get(safe_text(f.url)) if known else None
-                if k is not None and k[0] == size and _same_time(k[1], mtime) and fmt is None:
+                if (k is not None and k[0] == size and _same_time(k[1], mtime) and fmt is None
+                        and (k[4] is None or token is None or k[4] == token)):
                     f.fmt = FORMATS.get(k[2])
                     f.known_run = k[3]
                     r = _name_rank(f)

@@ -1,8 +1,14 @@
-"""Listing inputs: the files under a path, with what change detection compares (size, mtime).
+"""Listing inputs: the files under a path, with what change detection compares.
 
 Local folders are walked with ``os.walk`` (links to folders followed once; unreadable entries
 reported, not raised); object stores are listed with ``fs.find``. Hidden files and folders
 (``.name``) are left out. Nothing here reads a file's content.
+
+Each file comes as an :data:`Entry`: path, size, mtime and a **change token**, what else changes
+when a file is rewritten: a local file's ctime in ns (``ctime:…``: every write changes it, and
+unlike the mtime it cannot be set back), an object's version id (``version:…``) or ETag
+(``etag:…``) when the store lists one, else None. Size, mtime and token equal to the warehouse's
+mean the file was not rewritten (see :func:`pt2logs.discover.discover`).
 """
 
 from __future__ import annotations
@@ -16,10 +22,40 @@ from typing import Any
 from pt2logs.schema import safe_text
 from pt2logs.sources import is_remote
 
+#: (path, size, mtime in seconds, change token) of one file
+Entry = tuple[str, int, float | None, str | None]
+#: object-store listing keys that name one version of an object, best first
+_VERSION_KEYS = ("VersionId", "version_id", "generation", "version")
+_ETAG_KEYS = ("ETag", "etag", "Etag", "md5Hash")
+
+
+def remote_token(info: dict[str, Any]) -> str | None:
+    """An object's version id or ETag, as its store lists it (None when it lists neither)."""
+    for keys, kind in ((_VERSION_KEYS, "version"), (_ETAG_KEYS, "etag")):
+        for k in keys:
+            v = info.get(k)
+            if v not in (None, "", "null"):
+                return f"{kind}:{str(v).strip(chr(34))}"
+    return None
+
+
+def entry(fs: Any, path: str) -> Entry:
+    """One file given directly (OSError when it cannot be stat'ed)."""
+    if not is_remote(fs):
+        st = os.stat(path)
+        return path, st.st_size, st.st_mtime, f"ctime:{st.st_ctime_ns}"
+    info = fs.info(path)
+    return path, int(info.get("size") or 0), _mtime(info), remote_token(info)
+
+
+def _mtime(info: dict[str, Any]) -> float | None:
+    mt = info.get("mtime") or info.get("LastModified") or info.get("last_modified")
+    return mt.timestamp() if hasattr(mt, "timestamp") else (float(mt) if isinstance(mt, (int, float)) else None)
+
 
 def walk(fs: Any, root: str, skipped: list[tuple[str, str]], problems: list[tuple[str, str]]
-         ) -> Iterable[tuple[str, list[tuple[str, int, float | None]]]]:
-    """(folder, [(file path, size, mtime)]) for every folder under root, sorted, hidden entries skipped.
+         ) -> Iterable[tuple[str, list[Entry]]]:
+    """(folder, [entry of each file]) for every folder under root, sorted, hidden entries skipped.
     Symbolic links to folders are followed once (a loop, or a second path to a folder already read,
     is reported in ``skipped`` and not followed); unreadable folders and files go to ``problems``
     as (path, why)."""
@@ -52,17 +88,15 @@ def walk(fs: Any, root: str, skipped: list[tuple[str, str]], problems: list[tupl
                 except OSError as e:
                     problems.append((safe_text(p), f"unreadable: {e.strerror or e}"))
                     continue
-                entries.append((p, st.st_size, st.st_mtime))
+                entries.append((p, st.st_size, st.st_mtime, f"ctime:{st.st_ctime_ns}"))
             yield d, entries
         return
-    by_dir: dict[str, list[tuple[str, int, float | None]]] = defaultdict(list)
+    by_dir: dict[str, list[Entry]] = defaultdict(list)
     for p, info in sorted(fs.find(root, detail=True).items()):
         rel = posixpath.relpath(p, root)
         if any(part.startswith(".") for part in rel.split("/")):
             continue
         if info.get("type") == "directory":
             continue
-        mt = info.get("mtime") or info.get("LastModified") or info.get("last_modified")
-        mtime = mt.timestamp() if hasattr(mt, "timestamp") else (float(mt) if isinstance(mt, (int, float)) else None)
-        by_dir[posixpath.dirname(p)].append((p, int(info.get("size") or 0), mtime))
+        by_dir[posixpath.dirname(p)].append((p, int(info.get("size") or 0), _mtime(info), remote_token(info)))
     yield from sorted(by_dir.items())

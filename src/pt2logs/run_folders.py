@@ -9,6 +9,7 @@ import re
 from collections import defaultdict
 from typing import Any
 
+from pt2logs.listing import Entry
 from pt2logs.readers import Format, Layout, layouts
 
 
@@ -30,10 +31,10 @@ def run_folder_layout(names: set[str]) -> tuple[Format, Layout] | None:
 class RunFolders:
     """Folders that are one run of a format (a tlparse output folder), as the formats' layouts say."""
 
-    def __init__(self, folders: list[tuple[str, list[tuple[str, int, float | None]]]]):
+    def __init__(self, folders: list[tuple[str, list[Entry]]]):
         self.layout: dict[str, tuple[Format, Layout]] = {}
         for folder, entries in folders:
-            found = run_folder_layout({posixpath.basename(p) for p, _, _ in entries})
+            found = run_folder_layout({posixpath.basename(e[0]) for e in entries})
             if found is not None:
                 self.layout[folder] = found
         #: parents of per-rank run folders (tlparse ``--all-ranks-html``): one run of all ranks

@@ -92,10 +92,11 @@ def by_run(outcomes: list[FileOutcome]) -> dict[str, list[FileOutcome]]:
 
 def _file_row(plan: RunPlan, o: FileOutcome) -> dict[str, Any]:
     s = o.stats
+    f = next((f for f in plan.files if f.url == o.task.url), None)
     return {
         "run_id": plan.run_id, "rank": o.task.rank if o.task.rank is not None else (min(s.ranks) if len(s.ranks) == 1 else None),
         "path": o.task.url, "relpath": o.task.relpath, "format": o.task.fmt,
-        "compression": _compression(plan, o.task.url), "bytes": o.read.bytes_read,
+        "compression": f.compression if f else "none", "change_token": f.token if f else None, "bytes": o.read.bytes_read,
         "content_bytes": o.read.content_bytes, "content_hash": o.read.sha1,
         "mtime": None if o.task.mtime is None else int(o.task.mtime * 1e6),
         "n_lines": s.lines, "n_events": s.events, "n_errors": s.errors, "n_warnings": s.warnings,
@@ -171,13 +172,6 @@ def _write_problems(txn: Txn, plans: list[RunPlan]) -> None:
         w.discard()
         raise
     w.close()
-
-
-def _compression(plan: RunPlan, url: str) -> str:
-    for f in plan.files:
-        if f.url == url:
-            return f.compression
-    return "none"
 
 
 def _table(name: str, rows: Rows, txn: str) -> pa.Table:

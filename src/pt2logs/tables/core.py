@@ -34,7 +34,7 @@ RUNS = table(
 )
 
 FILES = table(
-    "files", version=1, grain="input file of a run",
+    "files", version=2, grain="input file of a run",
     doc="Every file read for a run, with its size, content hash and counts. Used for incremental re-ingest.",
     columns="""
     path            str   the file, absolute path or URL
@@ -45,6 +45,7 @@ FILES = table(
     content_bytes   i64   size after decompression
     content_hash    str   sha1 of the file as stored
     mtime           ts    modification time when read
+    change_token    str   what else a rewrite changes, compared with bytes and mtime on re-ingest: `ctime:<ns>` (a local file's ctime: unlike the mtime it cannot be set back), `version:<id>` or `etag:<etag>` (an object store's, when listed); NULL when there is none (or in rows older than v2)
     n_lines         i64   lines read
     n_events        i64   records parsed (trace records, log messages, ...)
     n_errors        i64   ingest errors in this file
