@@ -51,6 +51,43 @@ def test_s3_in_and_out_equals_local(s3, tmp_path, caplog, capfd):
     assert SECRET not in out + err + caplog.text + r.output
 
 
+def test_s3_objects_are_compared_by_etag_too(s3, tmp_path):
+    """An object rewritten with the same size is read again even when its LastModified (1 s
+    resolution) did not move: the ETag the listing gives is recorded and compared."""
+    from pt2logs.committed import committed_state
+    from pt2logs.discover import discover
+    from pt2logs.warehouse import Warehouse
+
+    src = fixture_path("tlparse", "simple.log")
+    key = "fleet/etag/job/simple.log"
+    s3.put(str(src), key)
+    wh = str(tmp_path / "wh")
+    assert pt2logs.ingest(["s3://fleet/etag/job/"], wh).runs_new == 1
+    con = pt2logs.connect(wh)
+    ((token,),) = con.execute("SELECT change_token FROM files").fetchall()
+    con.close()
+    s3.invalidate_cache()
+    assert token == "etag:" + s3.info(key)["ETag"].strip('"')
+    data = src.read_bytes()
+    i = data.index(b'"co_name": "forward"')
+    s3.pipe(key, data[:i] + b'"co_name": "fOrward"' + data[i + 20:])
+    s3.invalidate_cache()
+    info = s3.info(key)
+    assert info["size"] == len(data) and "etag:" + info["ETag"].strip('"') != token
+    # the warehouse's answer as if the store's LastModified had not moved: only the ETag differs
+    known, _ = committed_state(Warehouse(wh))
+    (url,) = known
+    known[url] = known[url][:1] + (info["LastModified"].timestamp(),) + known[url][2:]
+    (plan,) = discover(["s3://fleet/etag/job/"], known=known).runs
+    assert plan.files[0].known_run is None and plan.files[0].head  # opened, not taken as unchanged
+    res = pt2logs.ingest(["s3://fleet/etag/job/"], wh)
+    assert res.runs_updated == 1
+    con = pt2logs.connect(wh)
+    assert con.execute("SELECT DISTINCT co_name FROM compilation_metrics").fetchall() == [("fOrward",)]
+    con.close()
+    assert pt2logs.ingest(["s3://fleet/etag/job/"], wh).runs_unchanged == 1
+
+
 def test_compact_merges_files_and_drops_dead_rows(tmp_path, monkeypatch):
     import duckdb
     import polars as pl

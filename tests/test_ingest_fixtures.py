@@ -38,7 +38,10 @@ def independent_scan(path: Path) -> dict:
             if cid is None and "frame_id" in env:  # older torch: only the envelope has it
                 cid = f"{env['frame_id']}/{env['frame_compile_id']}"
             cids.add(cid or "")
-            total += env[key].get("entire_frame_compile_time_s") or 0.0
+            t = env[key].get("entire_frame_compile_time_s")
+            if t is None and isinstance(env[key].get("dynamo_cumulative_compile_time_us"), int):
+                t = env[key]["dynamo_cumulative_compile_time_us"] / 1e6  # torch 2.6 nightlies: torch's own rule
+            total += t or 0.0
     return {"records": n_records, "metrics": metrics, "cids": cids, "total": total}
 
 

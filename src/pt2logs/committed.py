@@ -15,25 +15,29 @@ import orjson
 from pt2logs.views import connect
 from pt2logs.warehouse import Warehouse
 
-#: url -> (stored bytes, mtime in seconds, format, run_id)
-KnownFiles = dict[str, tuple[int, float | None, str, str]]
-#: run_id -> {"tags": {...}, "n_files": n}
+#: url -> (stored bytes, mtime in seconds, format, run_id, change token or None)
+KnownFiles = dict[str, tuple[int, float | None, str, str, str | None]]
+#: run_id -> {"tags": {...}, "n_files": n, "unreadable": {paths recorded as unreadable}}
 KnownRuns = dict[str, dict[str, Any]]
 
 
 def committed_files(con: duckdb.DuckDBPyConnection) -> KnownFiles:
     """The live ``files`` rows, by input URL."""
     out: KnownFiles = {}
-    for url, size, mtime, fmt, run_id in con.execute(
-            "SELECT path, bytes, epoch_us(mtime), format, run_id FROM files").fetchall():
-        out[url] = (size, None if mtime is None else mtime / 1e6, fmt, run_id)
+    for url, size, mtime, fmt, run_id, token in con.execute(
+            "SELECT path, bytes, epoch_us(mtime), format, run_id, change_token FROM files").fetchall():
+        out[url] = (size, None if mtime is None else mtime / 1e6, fmt, run_id, token)
     return out
 
 
 def committed_runs(con: duckdb.DuckDBPyConnection) -> KnownRuns:
-    """The live ``runs``: their tags and file counts."""
-    return {run_id: {"tags": orjson.loads(tags) if tags else {}, "n_files": n_files}
-            for run_id, tags, n_files in con.execute("SELECT run_id, tags, n_files FROM runs").fetchall()}
+    """The live ``runs``: their tags, file counts and the entries recorded as unreadable."""
+    runs: KnownRuns = {run_id: {"tags": orjson.loads(tags) if tags else {}, "n_files": n_files, "unreadable": set()}
+                       for run_id, tags, n_files in con.execute("SELECT run_id, tags, n_files FROM runs").fetchall()}
+    for run_id, path in con.execute("SELECT DISTINCT run_id, path FROM ingest_errors WHERE kind = 'unreadable'").fetchall():
+        if run_id in runs:
+            runs[run_id]["unreadable"].add(path)
+    return runs
 
 
 def committed_state(wh: Warehouse) -> tuple[KnownFiles, KnownRuns]:

@@ -13,13 +13,14 @@ URLs. A **run** is one job execution:
 * auxiliary files (TORCH_LOGS stderr, counters) join the trace run of their
   own folder, or of the folder's only sub-run (``job/torch_logs.txt`` beside
   ``job/trace/...``);
-* a tlparse output folder (``raw.jsonl`` + ``compile_directory.json`` / ``index.html``) is one
+* a tlparse output folder (``raw.jsonl`` or ``raw.log`` + ``compile_directory.json`` / ``index.html``) is one
   run: its ``raw.log`` (tlparse's copy of the original trace) when there is one, else ``raw.jsonl``
   read with its payloads (format ``tlparse_dir``); a ``--all-ranks-html`` output (``rank_N/``
   folders) is one run of all ranks; the report's other files are not read on their own;
 * a ``torch_compile_debug`` folder (TORCH_COMPILE_DEBUG=1) is one run: its graph files and
   ``debug.log`` files join the trace in its ``tlparse/`` folder;
-* ``--run-id`` (or ``one_run=True``) makes everything under the given path one run.
+* ``--run-id`` (or ``one_run=True``) makes everything under the given paths one run: ``r0.log r1.log
+  --run-id X`` is one run of two ranks, as their folder is.
 
 Files that are not logs are skipped and reported, never errors. Hidden files
 and folders (``.name``) are ignored.
@@ -28,7 +29,6 @@ and folders (``.name``) are ignored.
 from __future__ import annotations
 
 import hashlib
-import os
 import posixpath
 import re
 from collections import defaultdict
@@ -36,10 +36,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pt2logs.listing import entry, walk
 from pt2logs.readers import FORMATS, Format, detect
 from pt2logs.run_folders import RunFolders, anchor
 from pt2logs.schema import safe_text
-from pt2logs.sources import COMPRESSED_SUFFIXES, filesystem, full_path, is_remote, read_head
+from pt2logs.sources import COMPRESSED_SUFFIXES, filesystem, full_path, read_head
 
 RANK_IN_NAME = re.compile(r"rank_(\d{1,6})(?!\d)")
 RANK_IN_HEAD = re.compile(rb'"rank": (\d{1,6})[,}]')
@@ -56,6 +57,7 @@ class InputFile:
     relpath: str  # relative to the run root
     size: int
     mtime: float | None
+    token: str | None = None  # change token (pt2logs.listing): local ctime, object version or ETag
     fmt: Format | None = None
     compression: str = "none"
     rank: int | None = None
@@ -63,6 +65,7 @@ class InputFile:
     known_run: str | None = None  # run id in the warehouse, for a file that has not changed
     group: str | None = None  # folder whose run this file belongs to, whatever its format (tlparse output)
     anchor: str | None = None  # folder an auxiliary file describes, when not its own (torch_compile_debug)
+    folder_rank: int | None = None  # the rank its folder names (tlparse's rank_N/), when name and head say none
 
     @property
     def stem(self) -> str:
@@ -80,6 +83,8 @@ class RunPlan:
     source: str  # the input path it was found under
     files: list[InputFile]
     run_id: str = ""
+    #: (path, why): entries under the run's folder that could not be read (ingest_errors rows of the run)
+    problems: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def bytes(self) -> int:
@@ -90,98 +95,56 @@ class RunPlan:
 class Discovery:
     runs: list[RunPlan] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why): not logs
-    #: (path, why): inputs that could not be read (unreadable files and folders); errors, not skips
+    #: (path, why): inputs that could not be read (unreadable files and folders) and that no run's folder
+    #: contains; the others are in their run's ``problems``. Errors, not skips
     problems: list[tuple[str, str]] = field(default_factory=list)
     fs: Any = None
 
 
-def _walk(fs: Any, root: str, out: Discovery) -> Iterable[tuple[str, list[tuple[str, int, float | None]]]]:
-    """(folder, [(file path, size, mtime)]) for every folder under root, sorted, hidden entries skipped.
-    Symbolic links to folders are followed once (a loop, or a second path to a folder already read,
-    is reported and not followed); unreadable folders and files go to ``out.problems``."""
-    if not is_remote(fs):
-        seen = {os.path.realpath(root)}
-
-        def unreadable(e: OSError) -> None:
-            out.problems.append((safe_text(str(e.filename)), f"unreadable folder: {e.strerror or e}"))
-
-        for d, dirs, files in os.walk(root, onerror=unreadable, followlinks=True):
-            keep = []
-            for x in sorted(dirs):
-                if x.startswith("."):
-                    continue
-                real = os.path.realpath(os.path.join(d, x))
-                if real in seen:
-                    out.skipped.append((safe_text(os.path.join(d, x)), f"the same folder as {safe_text(real)}, read already "
-                                                                       "(a link to it, or a loop): not read twice"))
-                    continue
-                seen.add(real)
-                keep.append(x)
-            dirs[:] = keep
-            entries = []
-            for name in sorted(files):
-                if name.startswith("."):
-                    continue
-                p = os.path.join(d, name)
-                try:
-                    st = os.stat(p)
-                except OSError as e:
-                    out.problems.append((safe_text(p), f"unreadable: {e.strerror or e}"))
-                    continue
-                entries.append((p, st.st_size, st.st_mtime))
-            yield d, entries
-        return
-    by_dir: dict[str, list[tuple[str, int, float | None]]] = defaultdict(list)
-    for p, info in sorted(fs.find(root, detail=True).items()):
-        rel = posixpath.relpath(p, root)
-        if any(part.startswith(".") for part in rel.split("/")):
-            continue
-        if info.get("type") == "directory":
-            continue
-        mt = info.get("mtime") or info.get("LastModified") or info.get("last_modified")
-        mtime = mt.timestamp() if hasattr(mt, "timestamp") else (float(mt) if isinstance(mt, (int, float)) else None)
-        by_dir[posixpath.dirname(p)].append((p, int(info.get("size") or 0), mtime))
-    yield from sorted(by_dir.items())
-
-
 def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool = False, fmt: str | None = None,
-             known: dict[str, tuple[int, float | None, str, str]] | None = None) -> Discovery:
+             known: dict[str, tuple[int, float | None, str, str, str | None]] | None = None) -> Discovery:
     """Find the runs under ``paths``.
 
-    ``known`` maps file URLs to (size, mtime, format, run_id) of files already
+    ``known`` maps file URLs to (size, mtime, format, run_id, change token) of files already
     in the warehouse: unchanged ones are not read again (their format and run
-    cannot have changed), which keeps re-ingest of an unchanged corpus cheap.
+    cannot have changed), which keeps re-ingest of an unchanged corpus cheap. The change token
+    (:mod:`pt2logs.listing`) is compared when both the warehouse and the listing have one: a file
+    rewritten with the same size and its mtime set back is read again.
     """
     out = Discovery()
+    whole: list[tuple[Any, str, str, bool, list[InputFile]]] = []  # with --run-id: every path's files, one run
     for given in paths:
         fs, root = filesystem(given)
         out.fs = fs
         if not fs.exists(root):
             raise InputError(f"{given}: no such file or directory")
         if fs.isfile(root):
-            info = fs.info(root)
-            mt = info.get("mtime")
-            files = [(root, int(info.get("size") or 0), float(mt) if isinstance(mt, (int, float)) else None)]
-            folders = [(posixpath.dirname(root) or ".", files)]
+            try:
+                folders = [(posixpath.dirname(root) or ".", [entry(fs, root)])]
+            except OSError as e:
+                raise InputError(f"{given}: {getattr(e, 'strerror', None) or e}") from None
             single = True
         else:
-            folders = list(_walk(fs, root, out))
+            folders = list(walk(fs, root, out.skipped, out.problems))
             single = False
         found: list[tuple[str, InputFile]] = []
         rf = RunFolders(folders if not single else [])
         tl_hidden: dict[str, int] = defaultdict(int)
         for folder, entries in folders:
-            for p, size, mtime in entries:
+            for p, size, mtime, token in entries:
                 tl = rf.group(folder, posixpath.basename(p))
                 if tl is not None and not rf.read_here(folder, posixpath.basename(p)):
                     tl_hidden[tl] += 1  # a run folder's report and artifact copies: read through the files it reads
                     continue
-                f = InputFile(p, full_path(fs, p), "", size, mtime, group=tl)
+                f = InputFile(p, full_path(fs, p), "", size, mtime, token, group=tl,
+                              folder_rank=rf.folder_rank(folder) if tl else None)
                 k = known.get(safe_text(f.url)) if known else None
-                if k is not None and k[0] == size and _same_time(k[1], mtime) and fmt is None:
+                if (k is not None and k[0] == size and _same_time(k[1], mtime) and fmt is None
+                        and (k[4] is None or token is None or k[4] == token)):
                     f.fmt = FORMATS.get(k[2])
                     f.known_run = k[3]
-                    f.rank = _name_rank(f)
+                    r = _name_rank(f)
+                    f.rank = r if r is not None else f.folder_rank
                     if f.fmt is not None:
                         found.append((folder, f))
                         continue
@@ -206,14 +169,10 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool =
             out.skipped.append((full_path(fs, tl), f"run folder: its {n} report/artifact file(s) are not read on their own "
                                                     "(the run is read from the files its format reads, e.g. tlparse's raw.log or raw.jsonl)"))
         if run_id is not None or one_run:
-            plan = RunPlan(full_path(fs, root), posixpath.basename(root.rstrip("/")) or root, given, [f for _, f in found])
-            for f in plan.files:
-                f.relpath = posixpath.basename(f.path) if single else posixpath.relpath(f.path, root)
-            plan.run_id = run_id or ""
-            if plan.files:
-                out.runs.append(plan)
+            whole.append((fs, given, root, single, [f for _, f in found]))
             continue
         out.runs.extend(_group(fs, given, root, found, single))
+    out.runs.extend(_one_run(whole, run_id))
     seen: dict[str, RunPlan] = {}
     unique = []
     for plan in out.runs:
@@ -225,7 +184,42 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool =
         seen[plan.run_id] = plan
         unique.append(plan)
     out.runs = unique
+    out.problems = _assign_problems(out.problems, unique)
     return out
+
+
+def _assign_problems(problems: list[tuple[str, str]], runs: list[RunPlan]) -> list[tuple[str, str]]:
+    """Give each unreadable entry to the run whose folder contains it (the deepest such root); returns
+    the entries no run contains."""
+    roots = sorted(((safe_text(p.root).rstrip("/") + "/", p) for p in runs), key=lambda x: -len(x[0]))
+    left = []
+    for path, why in problems:
+        plan = next((p for root, p in roots if path.startswith(root)), None)
+        if plan is None:
+            left.append((path, why))
+        else:
+            plan.problems.append((path, why))
+    return left
+
+
+def _one_run(parts: list[tuple[Any, str, str, bool, list[InputFile]]], run_id: str | None) -> list[RunPlan]:
+    """Every given path as one run (``--run-id``, ``one_run``): ``ingest r0.log r1.log --run-id X`` is
+    one run of both ranks, as their folder would be. Its root is the folder holding every given path
+    (the path itself when only one was given); a file given twice (or also inside a given folder)
+    is read once."""
+    files = list({f.url: f for *_, fs_files in parts for f in fs_files}.values())
+    if not files:
+        return []
+    fs, given, root, single, _ = parts[0]
+    if len(parts) > 1:
+        bases = [posixpath.dirname(r) if s else r for _, _, r, s, _ in parts]
+        same_fs = all(p[0] is fs for p in parts)
+        root, single = (posixpath.commonpath(bases) if same_fs else bases[0]), False
+        given = full_path(fs, root)
+    for f in files:
+        rel = posixpath.relpath(f.path, root)
+        f.relpath = posixpath.basename(f.path) if single or rel.startswith("../") else rel
+    return [RunPlan(full_path(fs, root), posixpath.basename(root.rstrip("/")) or root, given, files, run_id or "")]
 
 
 def _display_name(fs: Any, root: str, folder: str) -> str:
@@ -245,7 +239,7 @@ def _rank_of(f: InputFile) -> int | None:
     if m:
         return int(m.group(1))
     m = RANK_IN_NAME.search(f.stem)
-    return int(m.group(1)) if m else None
+    return int(m.group(1)) if m else f.folder_rank
 
 
 def _group(fs: Any, given: str, root: str, found: list[tuple[str, InputFile]], single: bool) -> list[RunPlan]:

@@ -5,9 +5,11 @@ output folder, with its per-rank folders and report files)."""
 from __future__ import annotations
 
 import posixpath
+import re
 from collections import defaultdict
 from typing import Any
 
+from pt2logs.listing import Entry
 from pt2logs.readers import Format, Layout, layouts
 
 
@@ -29,10 +31,10 @@ def run_folder_layout(names: set[str]) -> tuple[Format, Layout] | None:
 class RunFolders:
     """Folders that are one run of a format (a tlparse output folder), as the formats' layouts say."""
 
-    def __init__(self, folders: list[tuple[str, list[tuple[str, int, float | None]]]]):
+    def __init__(self, folders: list[tuple[str, list[Entry]]]):
         self.layout: dict[str, tuple[Format, Layout]] = {}
         for folder, entries in folders:
-            found = run_folder_layout({posixpath.basename(p) for p, _, _ in entries})
+            found = run_folder_layout({posixpath.basename(e[0]) for e in entries})
             if found is not None:
                 self.layout[folder] = found
         #: parents of per-rank run folders (tlparse ``--all-ranks-html``): one run of all ranks
@@ -44,6 +46,14 @@ class RunFolders:
     def _ranked(self, d: str) -> bool:
         pat = self.layout[d][1].rank_folder
         return pat is not None and pat.match(posixpath.basename(d)) is not None
+
+    def folder_rank(self, folder: str) -> int | None:
+        """The rank a per-rank run folder names (tlparse's ``rank_3/``), for files whose name and head
+        say none (its ``raw.log``); None for any other folder."""
+        if folder not in self.layout or not self._ranked(folder):
+            return None
+        m = re.search(r"\d+", posixpath.basename(folder))
+        return int(m.group()) if m else None
 
     def group(self, folder: str, name: str) -> str | None:
         """The run folder of a file inside such a run (None for any other file)."""

@@ -63,6 +63,18 @@ def test_tags_and_run_id(wh):
     assert run("ingest", str(src), "-w", wh, "--tag", "oops").exit_code == 2
 
 
+def test_several_files_under_one_run_id_are_one_run(wh):
+    logs = sorted(str(p) for p in fixture_path("tlparse", "multi_rank_logs").glob("*.log"))
+    r = run("ingest", *logs, "-w", wh, "--run-id", "job42", "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output[r.output.index("{"):])
+    assert out["runs_new"] == 1 and out["run_ids"] == ["job42"] and out["files"] == 4
+    import pt2logs
+
+    con = pt2logs.connect(wh)
+    assert con.execute("SELECT run_id, name, n_ranks, n_files FROM runs").fetchall() == [("job42", "multi_rank_logs", 4, 4)]
+
+
 def test_compressed_inputs(tmp_path, wh):
     import bz2
     import gzip

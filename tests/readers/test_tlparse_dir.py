@@ -172,6 +172,37 @@ def test_raw_log_is_preferred_and_format_override(tmp_path):
     assert con.execute("SELECT count(*) FROM events").fetchone()[0] == 2183
 
 
+@pytest.mark.parametrize("logs", [
+    lambda: sorted(fixture_path("gpu", "graph_breaks", "trace").glob("*.log")),
+    lambda: sorted(fixture_path("tlparse", "multi_rank_logs").glob("*.log")),  # --all-ranks-html: rank_N/ folders
+], ids=["one_rank", "all_ranks_html"])
+def test_folder_with_raw_log_but_no_raw_jsonl_is_one_run(tmp_path, logs):
+    """A tlparse folder trimmed to its raw.log copy is one run named after the folder, read from
+    raw.log, its report files listed once, not one 'not a recognised log format' line each."""
+    logs = logs()
+    trace, out = tlparse(logs, tmp_path, keep_raw_log=True)
+    for p in out.rglob("raw.jsonl"):
+        p.unlink()
+    n_raw = len(list(out.rglob("raw.log")))
+    assert n_raw == len(logs)
+    n_report = sum(1 for p in out.rglob("*") if p.is_file()) - n_raw
+    wa, wb = str(tmp_path / "wa"), str(tmp_path / "wb")
+    pt2logs.ingest([str(trace)], wa)
+    res = pt2logs.ingest([str(out)], wb)
+    b = pt2logs.connect(wb)
+    assert res.runs_new == 1 and res.errors == 0
+    assert b.execute("SELECT name, root, formats, n_files FROM runs").fetchall() == [
+        ("tl_out", str(out), ["torch_trace"], len(logs))]
+    assert sorted(r[0] for r in b.execute("SELECT relpath FROM files").fetchall()) == sorted(
+        str(p.relative_to(out)) for p in out.rglob("raw.log"))
+    assert res.skipped == [(str(out), f"run folder: its {n_report} report/artifact file(s) are not read on their own "
+                                      "(the run is read from the files its format reads, e.g. tlparse's raw.log or raw.jsonl)")]
+    a = pt2logs.connect(wa)
+    assert a.execute("SELECT n_ranks, n_events FROM runs").fetchall() == b.execute("SELECT n_ranks, n_events FROM runs").fetchall()
+    for name in ("events", *TABLES):
+        assert table(a, name) == table(b, name), name
+
+
 def test_tlparse_folder_beside_a_stderr_capture_is_one_run(tmp_path):
     logs = sorted(fixture_path("gpu", "recompile_causes", "trace").glob("*.log"))
     _, out = tlparse(logs, tmp_path)

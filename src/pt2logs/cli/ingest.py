@@ -13,7 +13,7 @@ from pt2logs.cli.options import parse_tags, warehouse_option
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
 @warehouse_option
-@click.option("--run-id", help="Use this run id (the whole PATH is then one run) instead of one derived from the content.")
+@click.option("--run-id", help="Use this run id (everything under PATHS is then one run, e.g. one file per rank) instead of one derived from the content.")
 @click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Label the run(s), e.g. --tag model=llama --tag commit=abc123. Queryable: runs.tags->>'model'.")
 @click.option("--format", "fmt", help="Skip detection: read every file as this format (see `pt2logs formats`).")
 @click.option("--jobs", "-j", type=int, default=None, help="Parallel worker processes (default: all cores).")

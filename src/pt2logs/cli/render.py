@@ -88,6 +88,12 @@ def print_ingest_result(res: IngestResult, as_json: bool = False) -> None:
             click.echo(f"  {safe_text(path)}: {why}", err=True)
         if len(res.skipped) > 10:
             click.echo(f"  ... and {len(res.skipped) - 10} more", err=True)
+    if res.problems:
+        click.echo(f"could not read {len(res.problems)} input(s) outside any run (errors):", err=True)
+        for path, why in res.problems[:10]:
+            click.echo(f"  {safe_text(path)}: {why}", err=True)
+        if len(res.problems) > 10:
+            click.echo(f"  ... and {len(res.problems) - 10} more", err=True)
     if res.errors or res.warnings:
         click.echo("details: pt2logs query \"SELECT path, line_no, kind, message FROM ingest_errors\"", err=True)
     for note in res.notes:

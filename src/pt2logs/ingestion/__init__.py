@@ -63,7 +63,9 @@ def ingest(paths: Iterable[str], warehouse: str = DEFAULT_WAREHOUSE, *, run_id: 
     progress("discover", {"paths": paths})
     found = discover(paths, run_id=run_id, one_run=as_one_run, fmt=fmt, known=known_files)
     res.skipped = found.skipped
-    todo, res.runs_unchanged = plan.todo(found.runs, force, retag=bool(tags or extra_run_fields))
+    res.problems = found.problems  # unreadable entries outside every run: errors of the ingest itself
+    res.errors += len(found.problems)
+    todo, res.runs_unchanged = plan.todo(found.runs, force, retag=bool(tags or extra_run_fields), known_runs=known_runs)
     total = sum(p.bytes for p in todo)
     progress("start", {"runs": len(todo), "bytes": total, "unchanged": res.runs_unchanged, "skipped": len(res.skipped)})
     engine = engine or Engine()

@@ -42,6 +42,9 @@ class IngestResult:
     unknown: int = 0
     seconds: float = 0.0
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    #: (path, why): inputs that could not be read and that no run contains (counted in ``errors``); those
+    #: inside a run's folder are that run's ``ingest_errors`` rows
+    problems: list[tuple[str, str]] = field(default_factory=list)
     run_ids: list[str] = field(default_factory=list)
     removed_orphans: int = 0
     #: things the user should know that are not errors of the input (e.g. pt2logs.duckdb not rewritten)
@@ -55,6 +58,7 @@ class IngestResult:
         d = {k: v for k, v in self.__dict__.items()}
         d["mb_per_s"] = round(self.mb_per_s, 1)
         d["skipped"] = [{"path": p, "why": w} for p, w in self.skipped]
+        d["problems"] = [{"path": p, "why": w} for p, w in self.problems]
         return d
 
 
@@ -90,10 +94,11 @@ def by_run(outcomes: list[FileOutcome]) -> dict[str, list[FileOutcome]]:
 
 def _file_row(plan: RunPlan, o: FileOutcome) -> dict[str, Any]:
     s = o.stats
+    f = next((f for f in plan.files if f.url == o.task.url), None)
     return {
         "run_id": plan.run_id, "rank": o.task.rank if o.task.rank is not None else (min(s.ranks) if len(s.ranks) == 1 else None),
         "path": o.task.url, "relpath": o.task.relpath, "format": o.task.fmt,
-        "compression": _compression(plan, o.task.url), "bytes": o.read.bytes_read,
+        "compression": f.compression if f else "none", "change_token": f.token if f else None, "bytes": o.read.bytes_read,
         "content_bytes": o.read.content_bytes, "content_hash": o.read.sha1,
         "mtime": None if o.task.mtime is None else int(o.task.mtime * 1e6),
         "n_lines": s.lines, "n_events": s.events, "n_errors": s.errors, "n_warnings": s.warnings,
@@ -106,6 +111,7 @@ def commit(txn: Txn, plans: list[RunPlan], outcomes: list[FileOutcome], known_ru
     """Write the transaction's ``files`` and ``runs`` rows (``runs`` last: the commit point) and count
     what it added in ``res``. A run keeps the tags it had; ``tags`` are added over them."""
     outcomes_by_run = by_run(outcomes)
+    _write_problems(txn, plans)
     files_rows = Rows("files", full=True)
     runs_rows = Rows("runs", full=True)
     now = txn.started
@@ -123,6 +129,7 @@ def commit(txn: Txn, plans: list[RunPlan], outcomes: list[FileOutcome], known_ru
             nbytes += o.read.content_bytes
             res.bytes += o.read.bytes_read
             res.content_bytes += o.read.content_bytes
+        agg.errors += len(plan.problems)
         prev = known_runs.get(plan.run_id)
         run_tags = {**(prev["tags"] if prev else {}), **tags}
         row = {
@@ -148,11 +155,25 @@ def commit(txn: Txn, plans: list[RunPlan], outcomes: list[FileOutcome], known_ru
     txn.commit(_table("files", files_rows, txn.id), _table("runs", runs_rows, txn.id))
 
 
-def _compression(plan: RunPlan, url: str) -> str:
-    for f in plan.files:
-        if f.url == url:
-            return f.compression
-    return "none"
+def _write_problems(txn: Txn, plans: list[RunPlan]) -> None:
+    """Entries of a run's folder that could not be read (discovery's problems): ``ingest_errors`` rows
+    of that run, kind ``unreadable``, written before the commit point like the readers' rows."""
+    if not any(p.problems for p in plans):
+        return
+    w = txn.writer("discovery")
+    try:
+        for plan in plans:
+            if not plan.problems:
+                continue
+            rows = Rows("ingest_errors")
+            for path, why in plan.problems:
+                rows.add({"rank": None, "path": path, "line_no": None, "kind": "unreadable", "severity": "error",
+                          "message": why, "excerpt": ""})
+            w.write("ingest_errors", stamp(rows.take(), TABLES["ingest_errors"], {"run_id": plan.run_id, "txn": txn.id}))
+    except BaseException:
+        w.discard()
+        raise
+    w.close()
 
 
 def _table(name: str, rows: Rows, txn: str) -> pa.Table:

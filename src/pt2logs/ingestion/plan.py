@@ -40,18 +40,21 @@ def known(wh: Warehouse, force: bool) -> tuple[KnownFiles, KnownRuns]:
     return committed_state(wh)
 
 
-def unchanged(plan: RunPlan) -> bool:
-    """Every file of the run is in the warehouse, unchanged, under this run id."""
-    return bool(plan.files) and all(f.known_run == plan.run_id for f in plan.files)
+def unchanged(plan: RunPlan, known_runs: KnownRuns | None = None) -> bool:
+    """Every file of the run is in the warehouse, unchanged, under this run id, and every entry of its
+    folder that could not be read is already recorded (an entry that became unreadable since changes it)."""
+    recorded = (known_runs or {}).get(plan.run_id, {}).get("unreadable", set())
+    return (bool(plan.files) and all(f.known_run == plan.run_id for f in plan.files)
+            and all(path in recorded for path, _ in plan.problems))
 
 
-def todo(plans: Iterable[RunPlan], force: bool, retag: bool) -> tuple[list[RunPlan], int]:
+def todo(plans: Iterable[RunPlan], force: bool, retag: bool, known_runs: KnownRuns | None = None) -> tuple[list[RunPlan], int]:
     """The runs to ingest, and how many were skipped as unchanged (``retag``: new tags or run fields
     were given, so every run is written again)."""
     out: list[RunPlan] = []
     skipped = 0
     for plan in plans:
-        if not force and not retag and unchanged(plan):
+        if not force and not retag and unchanged(plan, known_runs):
             skipped += 1
             continue
         out.append(plan)

@@ -345,8 +345,9 @@ def sniff_tlparse_raw(head: bytes, name: str) -> bool:
 
 
 def is_tlparse_folder(names: set[str]) -> bool:
-    """tlparse's output: ``raw.jsonl`` beside ``compile_directory.json`` or ``index.html``."""
-    return "raw.jsonl" in names and bool(names & {"compile_directory.json", "index.html"})
+    """tlparse's output: ``raw.jsonl`` or its ``raw.log`` copy of the trace (a folder trimmed to save
+    space may keep only one) beside ``compile_directory.json`` or ``index.html``."""
+    return bool(names & {"raw.jsonl", "raw.log"}) and bool(names & {"compile_directory.json", "index.html"})
 
 
 FORMAT = Format("tlparse_dir", "tlparse output folder (raw.jsonl + payloads/ + chromium_events.json)", sniff_tlparse_raw,

@@ -34,7 +34,7 @@ RUNS = table(
 )
 
 FILES = table(
-    "files", version=1, grain="input file of a run",
+    "files", version=2, grain="input file of a run",
     doc="Every file read for a run, with its size, content hash and counts. Used for incremental re-ingest.",
     columns="""
     path            str   the file, absolute path or URL
@@ -45,6 +45,7 @@ FILES = table(
     content_bytes   i64   size after decompression
     content_hash    str   sha1 of the file as stored
     mtime           ts    modification time when read
+    change_token    str   what else a rewrite changes, compared with bytes and mtime on re-ingest: `ctime:<ns>` (a local file's ctime: unlike the mtime it cannot be set back), `version:<id>` or `etag:<etag>` (an object store's, when listed); NULL when there is none (or in rows older than v2)
     n_lines         i64   lines read
     n_events        i64   records parsed (trace records, log messages, ...)
     n_errors        i64   ingest errors in this file
@@ -100,10 +101,10 @@ _CM_FIELDS = """
     graph_node_count                            i64        nodes in the captured graph
     graph_input_count                           i64        graph inputs
     start_time                                  f64        epoch seconds
-    entire_frame_compile_time_s                 f64        whole frame compile time (s)
-    backend_compile_time_s                      f64        backend (AOT + inductor) time (s)
-    inductor_compile_time_s                     f64        inductor time (s)
-    code_gen_time_s                             f64        code generation time (s)
+    entire_frame_compile_time_s                 f64        whole frame compile time (s); when torch left it out (2.6 nightlies): dynamo_cumulative_compile_time_us, else the entire_frame_compile span
+    backend_compile_time_s                      f64        backend (AOT + inductor) time (s); when left out: aot_autograd_cumulative_compile_time_us
+    inductor_compile_time_s                     f64        inductor time (s); when left out: inductor_cumulative_compile_time_us
+    code_gen_time_s                             f64        code generation time (s); when left out: inductor_code_gen_cumulative_compile_time_us
     fail_type                                   str        exception type when the compile failed
     fail_reason                                 str        exception text when the compile failed
     fail_user_frame_filename                    str        user frame of the failure

@@ -3,6 +3,13 @@
 Every field torch emits gets its own column (torch 2.13 has ~99); fields this
 version of pt2logs does not know, and values that do not fit their column's
 type, are kept in the ``extra`` JSON column instead of being dropped.
+
+Compile times: torch 2.6 nightlies log only the fields that replaced the ``*_time_s`` ones
+(``dynamo_cumulative_compile_time_us``, ...); later torch fills the old fields from the new ones
+(``legacy_metrics`` in torch/_dynamo/utils.py). So does this reader, with the same mapping
+(:data:`LEGACY`); a frame compile with neither gets ``entire_frame_compile_time_s`` from its
+``entire_frame_compile`` span, which closes right before the metrics record. Every query that sums
+compile time then counts these compiles instead of adding 0 s. The record as logged stays in ``events``.
 """
 
 from __future__ import annotations
@@ -16,6 +23,14 @@ from pt2logs.schema import TABLES, _coerce
 from pt2logs.tables.core import CM_OWN
 
 KINDS = ("compilation_metrics", "bwd_compilation_metrics", "compilation_metrics_runtime", "bwd_compilation_metrics_runtime")
+
+#: legacy field -> the µs field torch fills it from when the record lacks it (torch's own rule)
+LEGACY = {"entire_frame_compile_time_s": "dynamo_cumulative_compile_time_us",
+          "backend_compile_time_s": "aot_autograd_cumulative_compile_time_us",
+          "inductor_compile_time_s": "inductor_cumulative_compile_time_us",
+          "code_gen_time_s": "inductor_code_gen_cumulative_compile_time_us"}
+#: scratch key under which phases.py leaves the duration (µs) of a compile's last entire_frame_compile span
+FRAME_SPAN_US = "frame_compile_span_us"
 
 _COLS = {c.name: c.kind for c in TABLES["compilation_metrics"].columns if c.name not in CM_OWN}
 
@@ -39,6 +54,7 @@ def compilation_metrics(st: TraceState, env: dict, meta: Any, cid: str | None) -
         row[k] = c
     if row.get("compile_id") is None:
         row["compile_id"] = cid
+    _fill_compile_times(st, kind, row)
     if extra:
         row["extra"] = orjson.dumps(extra, default=str).decode()
     start = meta.get("start_time")
@@ -52,6 +68,18 @@ def compilation_metrics(st: TraceState, env: dict, meta: Any, cid: str | None) -
     # handlers of derived tables (failures, restarts, ...) hook in here
     for hook in METRICS_HOOKS:
         hook(st, kind, meta, row.get("compile_id") or cid)
+
+
+def _fill_compile_times(st: TraceState, kind: str, row: dict[str, Any]) -> None:
+    """Legacy compile-time fields from their replacements, as torch does; else the frame's span."""
+    for legacy, us in LEGACY.items():
+        v = row.get(us)
+        if row.get(legacy) is None and isinstance(v, int):
+            row[legacy] = v / 1e6
+    sc = st.compiles.get(row.get("compile_id") or "")
+    span_us = sc.pop(FRAME_SPAN_US, None) if sc is not None else None
+    if kind == "compilation_metrics" and row.get("entire_frame_compile_time_s") is None and span_us is not None:
+        row["entire_frame_compile_time_s"] = span_us / 1e6
 
 
 #: functions called with (state, kind, metadata, compile_id) for every metrics record

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from pt2logs.readers.trace_events.metrics import FRAME_SPAN_US
 from pt2logs.readers.trace_state import TraceState, handles
 
 #: hooks called with (state, payload dict, compile_id) for every instant event
@@ -111,6 +112,8 @@ def _emit(st: TraceState, span: list, end_us: int | None, end_args: Any = None) 
         merged = {**args, **end_args} if isinstance(args, dict) else end_args
     if end_us is None:
         st.error("unclosed_span", line_no, f"span {name!r} has no end event; kept with NULL duration", b"")
+    elif name == "entire_frame_compile":
+        st.scratch(cid)[FRAME_SPAN_US] = end_us - start  # for a metrics record without compile times
     st.tuples("compile_phases", FIELDS).rows.append((
         "trace", st.ctx.file, rank, line_no, cid, name, parent, depth, stage, top, start,
         None if end_us is None else end_us - start, start, False, cat,
