@@ -42,7 +42,7 @@ def ingest(paths: tuple[str, ...], warehouse: str, run_id: str | None, tags: tup
     """
     from pt2logs.cli.render import IngestProgress, print_ingest_result
     from pt2logs.discover import InputError
-    from pt2logs.engines import make_engine
+    from pt2logs.ingestion.engines import make_engine
     from pt2logs.ingestion import ingest as do_ingest
 
     tag_map = parse_tags(tags)
