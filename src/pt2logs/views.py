@@ -111,7 +111,9 @@ def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> list[str]:
                  f"FROM {files_src} GROUP BY run_id")
     for name, t in TABLES.items():
         if name == "runs":
-            stmts.append("CREATE OR REPLACE VIEW runs AS SELECT * FROM _runs_all r SEMI JOIN _live l USING (run_id, txn)")
+            # warehouses written before n_ranks counted a rankless run as one process stored 0
+            stmts.append("CREATE OR REPLACE VIEW runs AS SELECT * REPLACE (greatest(coalesce(n_ranks, 0), 1)::INTEGER AS n_ranks) "
+                         "FROM _runs_all r SEMI JOIN _live l USING (run_id, txn)")
             continue
         present = _present_columns(con, wh, name)
         target = _ident(name + "_all_sources") if "source" in t.names else _ident(name)
