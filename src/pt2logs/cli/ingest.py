@@ -42,8 +42,8 @@ def ingest(paths: tuple[str, ...], warehouse: str, run_id: str | None, tags: tup
     """
     from pt2logs.cli.render import IngestProgress, print_ingest_result
     from pt2logs.discover import InputError
-    from pt2logs.ingestion.engines import make_engine
     from pt2logs.ingestion import ingest as do_ingest
+    from pt2logs.ingestion.engines import make_engine
 
     tag_map = parse_tags(tags)
     show = not quiet and not as_json and sys.stderr.isatty()
