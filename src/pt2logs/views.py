@@ -154,7 +154,7 @@ MACROS = [
            AND tag_match(tags, tag)""",
     # the non-overlapping stages of frame compiles: each nested time clamped to the one that contains it
     """CREATE OR REPLACE MACRO frame_compile_stages() AS TABLE
-         SELECT run_id, ingest_date,
+         SELECT run_id, rank, ingest_date,
                 coalesce(entire_frame_compile_time_s, 0) AS total,
                 least(coalesce(backend_compile_time_s, 0), coalesce(entire_frame_compile_time_s, 0)) AS backend,
                 least(coalesce(inductor_compile_time_s, 0), coalesce(backend_compile_time_s, 0)) AS inductor,

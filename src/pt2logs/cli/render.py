@@ -95,11 +95,11 @@ def print_ingest_result(res: IngestResult, as_json: bool = False) -> None:
 # ---------------------------------------------------------------------------- reports
 
 SUMMARY_COLUMNS: dict[str, list[str]] = {
-    "phases": ["phase", "seconds", "pct"],
+    "phases": ["rank", "phase", "seconds", "pct"],
     "functions": ["function", "location", "compiles", "compile_s"],
     "recompiles": ["rank", "compile_id", "function", "cause", "guarded_on", "reason"],
     "graph_breaks": ["gb_type", "location", "occurrences", "compiles"],
-    "kernels": ["backend", "kind", "kernels", "from_cache"],
+    "kernels": ["rank", "backend", "kind", "kernels", "from_cache"],
     "caches": ["cache", "lookups", "hits", "hit_pct", "saved_s"],
     "failures": ["what", "fail_type", "reason", "count"],
     "ranks": ["rank", "compiles", "recompiles", "graph_breaks", "differs_in"],
@@ -152,12 +152,16 @@ def print_summary(s: Any, fmt: str = "table", max_rows: int = 10) -> None:
     c = _console()
     o = {k: escape(v) if isinstance(v, str) else v for k, v in s.overview.items()}
     started = o["started_at"].strftime("%Y-%m-%d %H:%M:%S UTC") if o.get("started_at") else "unknown"
+    ranks = max(1, o["ranks"] or 1)
     c.print(f"[bold]{o['run']}[/bold]  run {o['run_id']}, torch {o['torch'] or '?'}")
-    c.print(f"  started    {started}, wall {short(o['wall_s'])} s, {o['ranks'] or 1} rank(s)")
+    c.print(f"  started    {started}, wall {short(o['wall_s'])} s, {ranks} rank{'s' if ranks > 1 else ''}")
     c.print(f"  read       {o['files']} file(s), {o['events']:,} events, {o['errors']} errors, {o['warnings']} warnings")
     bwd = f" + {o['bwd_compiles']} lazy backward ({o['bwd_compile_s']:.2f} s)" if o["bwd_compiles"] else ""
-    c.print(f"  compiles   [bold]{o['compiles']}[/bold] of {o['frames']} frames, [bold]{o['compile_s']:.2f} s[/bold]{bwd}; "
-            f"{o['failures']} failed")
+    c.print(f"  compiles   [bold]{o['compiles']}[/bold] of {o['frames']} frame{'s' if o['frames'] != 1 else ''}, "
+            f"[bold]{o['compile_s']:.2f} s[/bold]{bwd}; {o['failures']} failed")
+    if ranks > 1:
+        c.print(f"  per rank   at most {o['compiles_per_rank_max']} compiles, {o['compile_s_per_rank_max']:.2f} s "
+                f"(the counts here add up all {ranks} ranks)")
     limit = f", {o['limit_hits']} hit the recompile limit" if o["limit_hits"] else ""
     c.print(f"  recompiles [bold]{o['recompiles']}[/bold]{limit}")
     c.print(f"  breaks     [bold]{o['graph_breaks']}[/bold] graph breaks at {o['break_sites']} sites")
@@ -169,8 +173,10 @@ def print_summary(s: Any, fmt: str = "table", max_rows: int = 10) -> None:
             c.print(f"[bold]{title}[/bold]: {EMPTY_NOTE.get(key, 'nothing')}")
             continue
         cols = [x for x in SUMMARY_COLUMNS.get(key, table.column_names) if x in table.column_names]
-        if key == "recompiles" and all(r.get("rank") is None for r in rows):
+        if "rank" in cols and all(r.get("rank") is None for r in rows):
             cols.remove("rank")
+        if ranks > 1 and "rank" not in table.column_names and key not in ("errors", "ranks"):
+            title += f", all {ranks} ranks added up"
         c.print(_rich_table(rows[:max_rows], cols, title=f"{title} ({len(rows)})" if len(rows) > max_rows else title))
         if len(rows) > max_rows:
             c.print(f"  … {len(rows) - max_rows} more: pt2logs query {_query_of(key)} -p run_id {escape(s.run.run_id)}")
@@ -182,6 +188,10 @@ def _query_of(section: str) -> str:
     return next(q for k, _, q, _ in SUMMARY_SECTIONS if k == section)
 
 
+def _run_label(r: Any) -> str:
+    return f"{escape(r.name)} ({escape(r.run_id)}, torch {escape(r.torch or '?')})"
+
+
 def print_diff(d: Any, fmt: str = "table", max_rows: int = 10) -> None:
     """Print a diff in one of the formats that write reports (``formats_that("report")``)."""
     if fmt == "json":
@@ -189,8 +199,9 @@ def print_diff(d: Any, fmt: str = "table", max_rows: int = 10) -> None:
     if fmt != "table":
         raise ValueError(f"no report writer for format {fmt!r}")
     c = _console()
-    a, b = (f"{escape(r.name)} ({escape(r.run_id)})" for r in (d.a, d.b))
-    c.print(f"[bold]A[/bold] {a}  →  [bold]B[/bold] {b}")
+    c.print(f"[bold]A[/bold] {_run_label(d.a)}  →  [bold]B[/bold] {_run_label(d.b)}")
+    if d.a.ranks > 1 or d.b.ranks > 1:
+        c.print(f"Counts and times add up every rank of a run (A has {d.a.ranks}, B {d.b.ranks}).")
     c.print(_rich_table(d.headline, ["metric", "a", "b", "delta", "pct"], title="Headline"))
     for _key, title, rows in d.sections:
         changed = [r for r in rows if r["status"] != "same"]
