@@ -35,7 +35,8 @@ def _num(v: float | None, seconds: bool = False) -> str:
 
 
 def week_over_week(con: duckdb.DuckDBPyConnection, sel: Selection) -> Headline:
-    """This week (7 days to --until or now) against the 7 days before; regressions flagged."""
+    """This week (7 days to --until or now) against the 7 days before; regressions flagged, by the
+    diff gate's rule, only when both weeks have runs (an empty week before is said, not compared)."""
     p = {"until": sel.until or sel.now, "tag": sel.tag}
     this, last = run_named(con, "dash_week_over_week", p).to_pylist()
     last_day = this["window_end"] - dt.timedelta(microseconds=1)
@@ -68,7 +69,8 @@ def week_over_week(con: duckdb.DuckDBPyConnection, sel: Selection) -> Headline:
         h.note = "No runs in the week before: nothing to compare with."
     elif not this["runs"]:
         h.note = "No runs in the last 7 days" + (f" (the week before: {last['runs']:,})." if last["runs"] else ".")
-    new = this.get("new_break_sites") or 0
+    # "new" needs something to be new against: with no runs the week before, nothing is flagged
+    new = (this.get("new_break_sites") or 0) if last["runs"] else 0
     if new:
         sites = run_named(con, "dash_new_break_sites", {**p, "limit": 5}).to_pylist()
         names = "; ".join(f"{s['gb_type']} at {template_filter(s['location'], 'file')} ({s['occurrences']}×)" for s in sites)
