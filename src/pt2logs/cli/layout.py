@@ -104,7 +104,7 @@ def fit(rows: Sequence[dict[str, Any]], columns: Sequence[str], width: int, *, f
 def _share(natural: dict[str, int], least: dict[str, int], budget: int) -> dict[str, int]:
     """Widths that fit ``budget``: every column its natural width if they all fit, else the widest ones
     capped at one common width (never below their least), the spare cells going left to right."""
-    if sum(natural.values()) <= budget:
+    if not natural or sum(natural.values()) <= budget:
         return dict(natural)
 
     def total(cap: int) -> int:
