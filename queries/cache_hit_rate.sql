@@ -1,5 +1,5 @@
 -- title: Cache hit rate
--- question: How often do the compile caches (FX graph, AOTAutograd, ...) hit, and how much time do hits save?
+-- question: How often do the compile caches (FX graph, AOTAutograd, ...) hit, and how much time do hits save? Counts and seconds add up every rank of every selected run.
 -- params: run_id (optional: id, id prefix, name or name prefix), since (optional), until (optional), tag (optional: key=value)
 SELECT cache,
        count(*) AS lookups,

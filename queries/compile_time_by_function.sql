@@ -1,5 +1,5 @@
 -- title: Compile time by function
--- question: Which compiled functions (frames) cost the most compile time, over how many compiles?
+-- question: Which compiled functions (frames) cost the most compile time, over how many compiles? Counts and seconds add up every rank of every selected run.
 -- params: run_id (optional: id, id prefix, name or name prefix), since (optional), until (optional), tag (optional: key=value), limit (optional, default 30)
 SELECT co_name AS function, co_filename || ':' || co_firstlineno AS location,
        count(*) AS compiles, round(sum(entire_frame_compile_time_s), 3) AS compile_s,

@@ -1,5 +1,5 @@
 -- title: Compile-time trend
--- question: Is compile time going up or down? Totals per day or week, optionally split by a tag (e.g. model).
+-- question: Is compile time going up or down? Totals per day or week, optionally split by a tag (e.g. model). Counts and seconds add up every rank of every selected run.
 -- params: bucket (optional: day or week, default day), by (optional: a tag key, e.g. model), since (optional), until (optional), tag (optional: key=value), run_id (optional)
 WITH per_run AS (
   SELECT r.run_id, r.started_at,

@@ -1,5 +1,5 @@
 -- title: Compile time per run, over time
--- question: How much compile time does a run spend, per day (or week), split by compile phase or by a tag such as model?
+-- question: How much compile time does a run spend, per day (or week), split by compile phase or by a tag such as model? Counts and seconds add up every rank of every selected run.
 -- params: by (optional: a tag key, e.g. model; default: split by phase), bucket (optional: day or week; default day, week when the runs span over 120 days), groups (optional: tag values shown, default 8, the rest are 'other'), run_id (optional), since (optional), until (optional), tag (optional: key=value)
 -- Phases are the non-overlapping stages of compile_time_by_phase. seconds = total over the
 -- period's runs (of the group); s_per_run = seconds / runs, so a period's phases stack up to the

@@ -1,5 +1,5 @@
 -- title: Kernels by backend and kind
--- question: How many kernels do the selected runs generate, per backend and kind, and how many came from the FX-graph cache?
+-- question: How many kernels do the selected runs generate, per backend and kind, and how many came from the FX-graph cache? Counts and seconds add up every rank of every selected run.
 -- params: run_id (optional: id, id prefix, name or name prefix), since (optional), until (optional), tag (optional: key=value)
 -- Like kernel_counts, summed over runs (one row per backend and kind, however many runs).
 SELECT coalesce(backend, '?') AS backend, coalesce(kind, '?') AS kind,

@@ -1,5 +1,5 @@
 -- title: Recompiles by cause, over time
--- question: Why do we recompile, day by day (or week by week)? Recompiles per period and cause, with the runs affected.
+-- question: Why do we recompile, day by day (or week by week)? Recompiles per period and cause, with the runs affected. Counts and seconds add up every rank of every selected run.
 -- params: bucket (optional: day or week; default day, week when the runs span over 120 days), run_id (optional), since (optional), until (optional), tag (optional: key=value)
 -- The period bucket is chosen as in dash_compile_time_trend, so the two charts line up.
 WITH sel AS (

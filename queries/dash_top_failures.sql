@@ -1,5 +1,5 @@
 -- title: Top compile failures
--- question: Which compile failures (not restarts) happen most, with what error, in how many runs and functions?
+-- question: Which compile failures (not restarts) happen most, with what error, in how many runs and functions? Counts and seconds add up every rank of every selected run.
 -- params: run_id (optional: id, id prefix, name or name prefix), since (optional), until (optional), tag (optional: key=value), limit (optional, default 15)
 -- Failures of failures_and_restarts (what = 'failure'), grouped by type and the reason's first line.
 SELECT coalesce(fail_type, '?') AS fail_type,

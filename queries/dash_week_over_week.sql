@@ -1,5 +1,5 @@
 -- title: This week vs last week
--- question: How do the runs of the last 7 days compare with the 7 days before: compile time, recompiles, graph breaks, failures, new break sites?
+-- question: How do the runs of the last 7 days compare with the 7 days before: compile time, recompiles, graph breaks, failures, new break sites? Counts and seconds add up every rank of every selected run.
 -- params: until (optional: end of "this week", default now), tag (optional: key=value)
 -- Counts follow run_overview: compile time and failures from compilation_metrics, recompiles from
 -- recompiles, graph breaks = sum of occurrences. new_break_sites: sites (break type or id + user

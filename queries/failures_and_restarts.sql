@@ -1,5 +1,5 @@
 -- title: Failures and restarts
--- question: Which compiles failed (and why), and how often did dynamo restart its analysis?
+-- question: Which compiles failed (and why), and how often did dynamo restart its analysis? Counts and seconds add up every rank of every selected run.
 -- params: run_id (optional: id, id prefix, name or name prefix), since (optional), until (optional), tag (optional: key=value)
 SELECT CASE WHEN is_restart THEN 'restart' ELSE 'failure' END AS what,
        coalesce(fail_type, '') AS fail_type,

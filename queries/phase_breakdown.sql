@@ -1,5 +1,5 @@
 -- title: Phase breakdown from the trace
--- question: Which traced compile phases (dynamo_timed spans) take the most time? Phases nest: shares do not add up.
+-- question: Which traced compile phases (dynamo_timed spans) take the most time? Phases nest, so their seconds overlap; calls and seconds add up every rank of every selected run.
 -- params: run_id (optional: id, id prefix, name or name prefix), since (optional), until (optional), tag (optional: key=value), limit (optional, default 25)
 SELECT phase, stage,
        count(*) AS calls,

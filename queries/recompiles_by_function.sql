@@ -1,5 +1,5 @@
 -- title: Recompiles by function
--- question: Which functions recompile the most, for which causes and guards?
+-- question: Which functions recompile the most, for which causes and guards? Counts and seconds add up every rank of every selected run.
 -- params: run_id (optional: id, id prefix, name or name prefix), since (optional), until (optional), tag (optional: key=value)
 SELECT co_name AS function,
        co_filename || ':' || co_firstlineno AS location,

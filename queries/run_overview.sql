@@ -1,5 +1,5 @@
 -- title: Run overview
--- question: For each run: how many compiles, how long, how many recompiles, graph breaks, kernels, failures, cache hits?
+-- question: For each run: how many compiles, how long, how many recompiles, graph breaks, kernels, failures, cache hits? Counts and seconds add up all the run's ranks (ranks); compiles_per_rank_max and compile_s_per_rank_max are the busiest rank's.
 -- params: run_id (optional: id, id prefix, name or name prefix), since (optional), until (optional), tag (optional: key=value)
 WITH sel AS (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)),
 m AS (SELECT run_id, count(*) AS compiles, count(DISTINCT (co_name, co_filename, co_firstlineno)) AS frames,
@@ -8,6 +8,10 @@ m AS (SELECT run_id, count(*) AS compiles, count(DISTINCT (co_name, co_filename,
       FROM compilation_metrics WHERE kind = 'compilation_metrics' AND run_id IN (SELECT run_id FROM sel) GROUP BY run_id),
 bw AS (SELECT run_id, count(*) AS bwd_compiles, sum(coalesce(inductor_compile_time_s, duration_us / 1e6)) AS bwd_s
        FROM compilation_metrics WHERE kind = 'bwd_compilation_metrics' AND run_id IN (SELECT run_id FROM sel) GROUP BY run_id),
+pr AS (SELECT run_id, max(n) AS compiles_per_rank_max, max(s) AS compile_s_per_rank_max
+       FROM (SELECT run_id, rank, count(*) AS n, sum(entire_frame_compile_time_s) AS s FROM compilation_metrics
+             WHERE kind = 'compilation_metrics' AND run_id IN (SELECT run_id FROM sel) GROUP BY run_id, rank)
+       GROUP BY run_id),
 rc AS (SELECT run_id, count(*) AS recompiles, count(*) FILTER (WHERE is_limit_hit) AS limit_hits
        FROM recompiles WHERE run_id IN (SELECT run_id FROM sel) GROUP BY run_id),
 gb AS (SELECT run_id, sum(occurrences)::BIGINT AS graph_breaks,
@@ -26,8 +30,10 @@ SELECT r.run_id, r.name AS run, r.started_at, r.ended_at,
        coalesce(rc.recompiles, 0) AS recompiles, coalesce(rc.limit_hits, 0) AS limit_hits,
        coalesce(gb.graph_breaks, 0) AS graph_breaks, coalesce(gb.break_sites, 0) AS break_sites,
        coalesce(k.kernels, 0) AS kernels, coalesce(m.failed, 0) AS failures,
-       coalesce(c.cache_hits, 0) AS cache_hits, coalesce(c.cache_lookups, 0) AS cache_lookups
-FROM runs r LEFT JOIN m USING (run_id) LEFT JOIN bw USING (run_id) LEFT JOIN rc USING (run_id)
+       coalesce(c.cache_hits, 0) AS cache_hits, coalesce(c.cache_lookups, 0) AS cache_lookups,
+       coalesce(pr.compiles_per_rank_max, 0) AS compiles_per_rank_max,
+       round(coalesce(pr.compile_s_per_rank_max, 0), 3) AS compile_s_per_rank_max
+FROM runs r LEFT JOIN m USING (run_id) LEFT JOIN pr USING (run_id) LEFT JOIN bw USING (run_id) LEFT JOIN rc USING (run_id)
      LEFT JOIN gb USING (run_id) LEFT JOIN k USING (run_id) LEFT JOIN c USING (run_id)
 WHERE r.run_id IN (SELECT run_id FROM sel)
 ORDER BY r.started_at DESC NULLS LAST, run;

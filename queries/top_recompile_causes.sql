@@ -1,5 +1,5 @@
 -- title: Top recompile causes
--- question: Why do we recompile? Recompiles by cause, fleet-wide or in one run, with the runs affected.
+-- question: Why do we recompile? Recompiles by cause, fleet-wide or in one run, with the runs affected. Counts and seconds add up every rank of every selected run.
 -- params: run_id (optional: id, id prefix, name or name prefix), since (optional: 7d, 2w or a date), until (optional), tag (optional: key=value)
 SELECT cause,
        count(*) AS recompiles,

@@ -50,7 +50,12 @@ def queries_markdown() -> str:
            "Generated from the headers of `queries/*.sql` by `python -m pt2logs.docgen`; a test fails when this",
            "file and the queries disagree. Run one with `pt2logs query NAME [-p PARAM VALUE ...]`; every query",
            "also takes the standard filters `--since`, `--until`, `--tag KEY=VALUE` and `--run RUN` where it",
-           "declares them.", "", "| query | question | parameters |", "|---|---|---|"]
+           "declares them.", "",
+           "Ranks: a multi-rank run's rows carry their `rank` (NULL in a one-process run, whose `runs.n_ranks` is",
+           "1). Results listed per run or per compile keep `rank`, one row per rank; results that combine ranks",
+           "say so in their question (counts and seconds add up every rank) or in the column name",
+           "(`*_per_rank_max`: the busiest rank's figure).", "",
+           "| query | question | parameters |", "|---|---|---|"]
     for q in load_queries().values():
         params = "; ".join(f"`{p.name}`" + (f" ({p.doc})" if p.doc else "") for p in q.params) or "none"
         out.append(f"| `{q.name}` | **{q.title}.** {q.question} | {params} |")

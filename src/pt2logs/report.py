@@ -21,6 +21,8 @@ from pt2logs.queries import QueryError, run_named
 class Run:
     run_id: str
     name: str
+    torch: str | None = None  # runs.torch_version, where the logs said
+    ranks: int = 1  # runs.n_ranks: figures combined over a run add up this many ranks
 
 
 def resolve_run(con: duckdb.DuckDBPyConnection, ref: str | None) -> Run:
@@ -35,7 +37,7 @@ def resolve_run(con: duckdb.DuckDBPyConnection, ref: str | None) -> Run:
         names = ", ".join(f"{r['name']} ({r['run_id']})" for r in rows[:6])
         raise QueryError(f"{ref!r} matches {len(rows)} runs: {names}{' ...' if len(rows) > 6 else ''}; give a longer id")
     r = exact[0] if exact else rows[0]
-    return Run(r["run_id"], r["name"])
+    return Run(r["run_id"], r["name"], r["torch_version"], max(1, r["n_ranks"] or 1))
 
 
 SUMMARY_SECTIONS = [

@@ -119,7 +119,9 @@ def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> list[str]:
                  f"FROM {files_src} GROUP BY run_id")
     for name, t in TABLES.items():
         if name == "runs":
-            stmts.append("CREATE OR REPLACE VIEW runs AS SELECT * FROM _runs_all r SEMI JOIN _live l USING (run_id, txn)")
+            # warehouses written before n_ranks counted a rankless run as one process stored 0
+            stmts.append("CREATE OR REPLACE VIEW runs AS SELECT * REPLACE (greatest(coalesce(n_ranks, 0), 1)::INTEGER AS n_ranks) "
+                         "FROM _runs_all r SEMI JOIN _live l USING (run_id, txn)")
             continue
         present = _present_columns(con, wh, name, skip)
         target = _ident(name + "_all_sources") if "source" in t.names else _ident(name)
@@ -160,7 +162,7 @@ MACROS = [
            AND tag_match(tags, tag)""",
     # the non-overlapping stages of frame compiles: each nested time clamped to the one that contains it
     """CREATE OR REPLACE MACRO frame_compile_stages() AS TABLE
-         SELECT run_id, ingest_date,
+         SELECT run_id, rank, ingest_date,
                 coalesce(entire_frame_compile_time_s, 0) AS total,
                 least(coalesce(backend_compile_time_s, 0), coalesce(entire_frame_compile_time_s, 0)) AS backend,
                 least(coalesce(inductor_compile_time_s, 0), coalesce(backend_compile_time_s, 0)) AS inductor,

@@ -125,15 +125,21 @@ def output_option(f: Any) -> Any:
                         help="Write to this file instead of stdout (needed for parquet on a terminal).")(f)
 
 
-def write_rows(table: Any, fmt: str, output: str | None) -> None:
-    """Write a result table in format ``fmt`` to ``output`` or stdout."""
+def wide_option(f: Any) -> Any:
+    return click.option("--wide", is_flag=True,
+                        help="Table format: show every column and every cell in full, however wide "
+                             "(by default a table fits the terminal and names what it hid or shortened).")(f)
+
+
+def write_rows(table: Any, fmt: str, output: str | None, wide: bool = False) -> None:
+    """Write a result table in format ``fmt`` to ``output`` or stdout (``wide``: see :func:`wide_option`)."""
     writer = OUTPUT_FORMATS[fmt]
     if output:
         with open(output, "wb") as f:
-            writer(table, f)
+            writer(table, f, wide)
         click.echo(f"wrote {table.num_rows} rows to {output}", err=True)
         return
     if writer.binary and sys.stdout.isatty():
         raise click.UsageError(f"{fmt} output is binary: give --output FILE or redirect stdout")
-    writer(table, sys.stdout.buffer)
+    writer(table, sys.stdout.buffer, wide)
     sys.stdout.flush()

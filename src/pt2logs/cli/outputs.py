@@ -4,7 +4,8 @@ Each format writes a pyarrow Table (the rows of a query) to a binary stream, and
 else it can do: ``binary`` formats need ``--output FILE`` or a redirect, ``report`` formats can also
 write a summary or diff (several sections; :mod:`pt2logs.cli.render` does that). Commands derive
 their ``--format`` choices from here (:func:`pt2logs.cli.options.format_option`), never from a list
-of their own. ``table`` is for people (rich, fits the terminal); the others are for machines and files.
+of their own. ``table`` is for people (rich, fits the terminal and says what it hid or shortened;
+``--wide`` shows everything); the others are for machines and files.
 """
 
 from __future__ import annotations
@@ -31,19 +32,24 @@ class OutputFormat:
     write: Writer
     writes: frozenset[str] = frozenset({"rows"})
     binary: bool = False  # not text: refuse to print it on a terminal
+    fits: bool = False  # laid out for the terminal's width: takes ``wide`` (every column, in full)
 
-    def __call__(self, t: pa.Table, out: BinaryIO) -> None:
-        self.write(t, out)
+    def __call__(self, t: pa.Table, out: BinaryIO, wide: bool = False) -> None:
+        if self.fits:
+            self.write(t, out, wide)  # type: ignore[call-arg]
+        else:
+            self.write(t, out)
 
 
 OUTPUT_FORMATS: dict[str, OutputFormat] = {}
 
 
-def output_format(name: str, *, writes: tuple[str, ...] = ("rows",), binary: bool = False) -> Callable[[Writer], Writer]:
+def output_format(name: str, *, writes: tuple[str, ...] = ("rows",), binary: bool = False,
+                  fits: bool = False) -> Callable[[Any], Any]:
     assert set(writes) <= set(CAPABILITIES), writes
 
-    def deco(fn: Writer) -> Writer:
-        OUTPUT_FORMATS[name] = OutputFormat(name, fn, frozenset(writes), binary)
+    def deco(fn: Any) -> Any:
+        OUTPUT_FORMATS[name] = OutputFormat(name, fn, frozenset(writes), binary, fits)
         return fn
 
     return deco
@@ -85,50 +91,40 @@ def cell(v: Any) -> str:
     return str(v)
 
 
-def short(v: Any, width: int = 40) -> str:
-    """A cell for a terminal table: paths keep their last two parts, long text is cut with …"""
-    s = cell(v)
-    if "/" in s and " " not in s:
-        parts = s.split("/")
-        if len(parts) > 3:
-            s = "…/" + "/".join(parts[-2:])
-    s = " ".join(s.split())  # newlines and the padding inside guard text
-    return s if len(s) <= width else s[: width - 1] + "…"
+@output_format("table", writes=("rows", "report"), fits=True)
+def write_table(t: pa.Table, out: BinaryIO, wide: bool = False) -> None:
+    """For people: fits the terminal; long text is shortened in the middle (reasons wrap), columns that
+    do not fit are hidden, and a note names both (``wide``: every column, every cell in full)."""
+    from pt2logs.cli.layout import BLOCK_ROWS, blocks, fit, notes, rich_table, terminal_width
 
-
-def plain(v: Any, width: int | None = None) -> Any:
-    """A value as a rich Text: shown as it is, never read as markup (``[/bold]``, ``[rank0]:``) or
-    emoji codes. Every value that comes from the data reaches rich this way."""
-    from rich.text import Text
-
-    return Text(cell(v) if width is None else short(v, width))
-
-
-@output_format("table", writes=("rows", "report"))
-def write_table(t: pa.Table, out: BinaryIO) -> None:
-    """For people: one line per row, long text cut (use csv/json/markdown for full values)."""
-    from rich.console import Console
-    from rich.table import Table
-
+    width = terminal_width()
+    numeric = [n for n, f in zip(t.column_names, t.schema)
+               if pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_decimal(f.type)]
+    fixed = numeric + [n for n, f in zip(t.column_names, t.schema) if pa.types.is_temporal(f.type) or pa.types.is_boolean(f.type)]
+    rows = t.to_pylist()
+    layout = fit(rows, t.column_names, width, fixed=fixed, wide=wide, cell=cell)
     buf = io.StringIO()
-    console = Console(file=buf, width=_width(), force_terminal=False, color_system=None, emoji=False, highlight=False)
-    rt = Table(header_style="bold", show_edge=False, pad_edge=False, box=None)
-    numeric = [pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_decimal(f.type) for f in t.schema]
-    width = max(16, min(48, (_width() - 2 * len(t.column_names)) // max(1, len(t.column_names)) * 2))
-    for name, num in zip(t.column_names, numeric):
-        rt.add_column(plain(name), justify="right" if num else "left", no_wrap=True, overflow="ellipsis",
-                      min_width=min(len(name), 14))
-    for row in t.to_pylist():
-        rt.add_row(*[plain(row[c], width) for c in t.column_names])
-    console.print(rt)
-    console.print(f"{t.num_rows} row{'s' if t.num_rows != 1 else ''}")
+    console = text_console(buf, max(width, layout.width))
+    n = f"{t.num_rows} row{'s' if t.num_rows != 1 else ''}"
+    if layout.hidden and t.num_rows <= BLOCK_ROWS:
+        console.print(f"{len(t.column_names)} columns do not fit {width}: one block per row (--wide: one line per row)")
+        for block in blocks(rows, t.column_names, cell):
+            console.print(block)
+        console.print(n)
+    else:
+        console.print(rich_table(layout, numeric))
+        console.print(n)
+        for line in notes(layout, width, "--wide or -f csv/json"):
+            console.print(line, markup=False)
     out.write(buf.getvalue().encode())
 
 
-def _width() -> int:
-    import shutil
+def text_console(file: Any, width: int) -> Any:
+    """A rich console that writes plain text ``width`` cells wide (no colour, markup only where asked)."""
+    from rich.console import Console
 
-    return max(80, shutil.get_terminal_size((100, 24)).columns)
+    return Console(file=file, width=width, force_terminal=False, color_system=None, emoji=False, highlight=False,
+                   soft_wrap=False)
 
 
 @output_format("csv")

@@ -15,6 +15,7 @@ from pt2logs.cli.options import (
     query_error,
     run_option,
     warehouse_option,
+    wide_option,
     write_rows,
 )
 
@@ -46,8 +47,9 @@ def queries(verbose: bool) -> None:
 @run_option
 @format_option()
 @output_option
+@wide_option
 def query(query: str, warehouse: str, params: tuple[tuple[str, str], ...], since: str | None, until: str | None,
-          tag: str | None, run: str | None, fmt: str, output: str | None) -> None:
+          tag: str | None, run: str | None, fmt: str, output: str | None, wide: bool) -> None:
     """Run a named query, or SQL (QUERY with spaces, or - to read it from stdin).
 
     Every table is a view, so ad-hoc SQL just works. Named queries take
@@ -57,6 +59,7 @@ def query(query: str, warehouse: str, params: tuple[tuple[str, str], ...], since
     Examples:
       pt2logs query top_recompile_causes
       pt2logs query graph_break_hotspots --since 7d --tag model=llama -f markdown
+      pt2logs query recompile_list --run 3f2a --wide
       pt2logs query "SELECT cause, count(*) FROM recompiles GROUP BY 1"
       echo "SELECT * FROM runs" | pt2logs query - -f csv
     """
@@ -82,7 +85,7 @@ def query(query: str, warehouse: str, params: tuple[tuple[str, str], ...], since
         table = run_sql(con, sql, bound)
     except QueryError as e:
         raise query_error(e) from None
-    write_rows(table, fmt, output)
+    write_rows(table, fmt, output, wide)
 
 
 @click.command()
@@ -90,7 +93,8 @@ def query(query: str, warehouse: str, params: tuple[tuple[str, str], ...], since
 @warehouse_option
 @format_option("report")
 @click.option("--rows", default=10, show_default=True, help="Rows per section.")
-def summary(run: str | None, warehouse: str, fmt: str, rows: int) -> None:
+@click.option("--wide", is_flag=True, help="Every column of each section's query, every cell in full, however wide.")
+def summary(run: str | None, warehouse: str, fmt: str, rows: int, wide: bool) -> None:
     """What happened in one run: compiles, time by phase, recompiles, breaks, kernels, caches.
 
     RUN is a run id, an id prefix or a run name; default: the newest run.
@@ -99,6 +103,7 @@ def summary(run: str | None, warehouse: str, fmt: str, rows: int) -> None:
     Examples:
       pt2logs summary
       pt2logs summary ddp_2rank --format json
+      pt2logs summary --wide
     """
     from pt2logs.cli.render import print_summary
     from pt2logs.queries import QueryError
@@ -109,7 +114,7 @@ def summary(run: str | None, warehouse: str, fmt: str, rows: int) -> None:
         s = build(con, run)
     except QueryError as e:
         raise query_error(e) from None
-    print_summary(s, fmt, max_rows=rows)
+    print_summary(s, fmt, max_rows=rows, wide=wide)
 
 
 @click.command()
@@ -119,7 +124,8 @@ def summary(run: str | None, warehouse: str, fmt: str, rows: int) -> None:
 @format_option("report")
 @click.option("--fail-on-regression", "fail_pct", type=float, metavar="PCT",
               help="Exit with status 1 if total compile time grew by more than PCT %, or new graph-break sites appeared (for CI gates).")
-def diff(run_a: str, run_b: str, warehouse: str, fmt: str, fail_pct: float | None) -> None:
+@click.option("--wide", is_flag=True, help="Every column and every cell in full, however wide.")
+def diff(run_a: str, run_b: str, warehouse: str, fmt: str, fail_pct: float | None, wide: bool) -> None:
     """What changed from RUN_A to RUN_B: compile time per function and phase, breaks, recompiles, kernels, caches.
 
     \b
@@ -137,7 +143,7 @@ def diff(run_a: str, run_b: str, warehouse: str, fmt: str, fail_pct: float | Non
         d = build(con, run_a, run_b)
     except QueryError as e:
         raise query_error(e) from None
-    print_diff(d, fmt)
+    print_diff(d, fmt, wide=wide)
     if fail_pct is not None:
         why = regression(d, fail_pct)
         if why:
@@ -150,7 +156,8 @@ def diff(run_a: str, run_b: str, warehouse: str, fmt: str, fail_pct: float | Non
 @warehouse_option
 @format_option()
 @output_option
-def ranks(run: str | None, warehouse: str, fmt: str, output: str | None) -> None:
+@wide_option
+def ranks(run: str | None, warehouse: str, fmt: str, output: str | None, wide: bool) -> None:
     """Per-rank divergence in a multi-rank run: ranks whose compiles, recompiles,
     cache outcomes or graph breaks differ from the majority (a desync shows here first).
 
@@ -174,4 +181,4 @@ def ranks(run: str | None, warehouse: str, fmt: str, output: str | None) -> None
         differing = [x for x in table.to_pylist() if x["differs_in"]]
         click.echo(f"{r.name} ({r.run_id}): {len(differing)} of {table.num_rows} ranks differ from the majority")
         table = table.drop_columns(["run"])
-    write_rows(table, fmt, output)
+    write_rows(table, fmt, output, wide)

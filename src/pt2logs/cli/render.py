@@ -2,18 +2,21 @@
 
 Log text is full of square brackets (``[rank0]:``, ``File [/home/x.py]``, run folders named
 anything), which rich would read as markup: every value from the data goes to rich as a
-:class:`rich.text.Text` (``outputs.plain``) or through :func:`rich.markup.escape`.
+:class:`rich.text.Text` (tables: :func:`pt2logs.cli.layout.rich_table`) or through
+:func:`rich.markup.escape`. Tables fit the terminal and name what they hid or shortened
+(:mod:`pt2logs.cli.layout`).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import click
 import orjson
 from rich.markup import escape
 
-from pt2logs.cli.outputs import plain, short
+from pt2logs.cli.outputs import cell
 from pt2logs.ingestion import IngestResult
 from pt2logs.schema import safe_text
 
@@ -103,11 +106,11 @@ def print_ingest_result(res: IngestResult, as_json: bool = False) -> None:
 # ---------------------------------------------------------------------------- reports
 
 SUMMARY_COLUMNS: dict[str, list[str]] = {
-    "phases": ["phase", "seconds", "pct"],
+    "phases": ["rank", "phase", "seconds", "pct"],
     "functions": ["function", "location", "compiles", "compile_s"],
     "recompiles": ["rank", "compile_id", "function", "cause", "guarded_on", "reason"],
     "graph_breaks": ["gb_type", "location", "occurrences", "compiles"],
-    "kernels": ["backend", "kind", "kernels", "from_cache"],
+    "kernels": ["rank", "backend", "kind", "kernels", "from_cache"],
     "caches": ["cache", "lookups", "hits", "hit_pct", "saved_s"],
     "failures": ["what", "fail_type", "reason", "count"],
     "ranks": ["rank", "compiles", "recompiles", "graph_breaks", "differs_in"],
@@ -125,47 +128,61 @@ EMPTY_NOTE = {
 }
 
 
-def _rich_table(rows: list[dict[str, Any]], cols: list[str], title: str | None = None, width: int = 38) -> Any:
-    from rich.table import Table
+class _Tables:
+    """Draws the tables of one report on one console: fitted to the terminal (or ``wide``: in full),
+    each followed by a note naming what it hid or shortened."""
 
-    t = Table(title=title, title_justify="left", title_style="bold", header_style="bold", show_edge=False, pad_edge=False, box=None)
-    for c in cols:
-        numeric = any(isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool) for r in rows)
-        t.add_column(plain(c), justify="right" if numeric else "left", no_wrap=True, overflow="ellipsis",
-                     min_width=min(len(c), 14))
-    for r in rows:
-        t.add_row(*[plain(r.get(c), width) for c in cols])
-    return t
+    def __init__(self, wide: bool, more: str):
+        from rich.console import Console
 
+        from pt2logs.cli.layout import terminal_width
 
-def _console() -> Any:
-    import shutil
+        self.width, self.wide, self.more = terminal_width(), wide, more
+        # wide: as wide as the widest table needs (lines are not wrapped or cropped)
+        self.console = Console(width=100_000 if wide else self.width, highlight=False, soft_wrap=False, emoji=False)
 
-    from rich.console import Console
+    def print(self, *args: Any, **kw: Any) -> None:
+        self.console.print(*args, **kw)
 
-    return Console(width=max(80, min(140, shutil.get_terminal_size((100, 24)).columns)), highlight=False, soft_wrap=False,
-                   emoji=False)
+    def table(self, rows: list[dict[str, Any]], cols: list[str], title: str | None = None) -> None:
+        from pt2logs.cli.layout import fit, notes, rich_table
+
+        def kind(c: str) -> tuple[bool, bool]:  # (number, never shortened)
+            vals = [r.get(c) for r in rows if r.get(c) is not None]
+            num = bool(vals) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals)
+            return num, num or all(isinstance(v, (bool, dt.datetime)) for v in vals)
+
+        kinds = {c: kind(c) for c in cols}
+        layout = fit(rows, cols, self.width, fixed=[c for c in cols if kinds[c][1]], wide=self.wide, cell=cell)
+        self.console.print(rich_table(layout, [c for c in cols if kinds[c][0]], title=title))
+        for line in notes(layout, self.width, self.more):
+            self.console.print(f"  {line}", markup=False)
 
 
 def _print_json(report: Any) -> None:
     click.echo(orjson.dumps(report.as_dict(), default=str, option=orjson.OPT_INDENT_2).decode())
 
 
-def print_summary(s: Any, fmt: str = "table", max_rows: int = 10) -> None:
-    """Print a summary in one of the formats that write reports (``formats_that("report")``)."""
+def print_summary(s: Any, fmt: str = "table", max_rows: int = 10, wide: bool = False) -> None:
+    """Print a summary in one of the formats that write reports (``formats_that("report")``);
+    ``wide``: every column of each section's query, every cell in full."""
     if fmt == "json":
         return _print_json(s)
     if fmt != "table":
         raise ValueError(f"no report writer for format {fmt!r}")
-    c = _console()
+    c = _Tables(wide, "--wide or -f json")
     o = {k: escape(v) if isinstance(v, str) else v for k, v in s.overview.items()}
     started = o["started_at"].strftime("%Y-%m-%d %H:%M:%S UTC") if o.get("started_at") else "unknown"
+    ranks = max(1, o["ranks"] or 1)
     c.print(f"[bold]{o['run']}[/bold]  run {o['run_id']}, torch {o['torch'] or '?'}")
-    c.print(f"  started    {started}, wall {short(o['wall_s'])} s, {o['ranks'] or 1} rank(s)")
+    c.print(f"  started    {started}, wall {cell(o['wall_s'])} s, {ranks} rank{'s' if ranks > 1 else ''}")
     c.print(f"  read       {o['files']} file(s), {o['events']:,} events, {o['errors']} errors, {o['warnings']} warnings")
     bwd = f" + {o['bwd_compiles']} lazy backward ({o['bwd_compile_s']:.2f} s)" if o["bwd_compiles"] else ""
-    c.print(f"  compiles   [bold]{o['compiles']}[/bold] of {o['frames']} frames, [bold]{o['compile_s']:.2f} s[/bold]{bwd}; "
-            f"{o['failures']} failed")
+    c.print(f"  compiles   [bold]{o['compiles']}[/bold] of {o['frames']} frame{'s' if o['frames'] != 1 else ''}, "
+            f"[bold]{o['compile_s']:.2f} s[/bold]{bwd}; {o['failures']} failed")
+    if ranks > 1:
+        c.print(f"  per rank   at most {o['compiles_per_rank_max']} compiles, {o['compile_s_per_rank_max']:.2f} s "
+                f"(the counts here add up all {ranks} ranks)")
     limit = f", {o['limit_hits']} hit the recompile limit" if o["limit_hits"] else ""
     c.print(f"  recompiles [bold]{o['recompiles']}[/bold]{limit}")
     c.print(f"  breaks     [bold]{o['graph_breaks']}[/bold] graph breaks at {o['break_sites']} sites")
@@ -176,12 +193,19 @@ def print_summary(s: Any, fmt: str = "table", max_rows: int = 10) -> None:
         if not rows:
             c.print(f"[bold]{title}[/bold]: {EMPTY_NOTE.get(key, 'nothing')}")
             continue
-        cols = [x for x in SUMMARY_COLUMNS.get(key, table.column_names) if x in table.column_names]
-        if key == "recompiles" and all(r.get("rank") is None for r in rows):
+        # the run is the summary's: its column would repeat it; rank only where the run has ranks
+        cols = [x for x in (table.column_names if wide else SUMMARY_COLUMNS.get(key, table.column_names))
+                if x in table.column_names and x != "run"]
+        if "rank" in cols and all(r.get("rank") is None for r in rows):
             cols.remove("rank")
-        c.print(_rich_table(rows[:max_rows], cols, title=f"{title} ({len(rows)})" if len(rows) > max_rows else title))
+        if ranks > 1 and "rank" not in table.column_names and key not in ("errors", "ranks"):
+            title += f", all {ranks} ranks added up"
+        c.table(rows[:max_rows], cols, title=f"{title} ({len(rows)})" if len(rows) > max_rows else title)
         if len(rows) > max_rows:
             c.print(f"  … {len(rows) - max_rows} more: pt2logs query {_query_of(key)} -p run_id {escape(s.run.run_id)}")
+    if not wide:
+        c.print()
+        c.print("Sections show some query columns: --wide shows all, --format json everything.")
 
 
 def _query_of(section: str) -> str:
@@ -190,16 +214,22 @@ def _query_of(section: str) -> str:
     return next(q for k, _, q, _ in SUMMARY_SECTIONS if k == section)
 
 
-def print_diff(d: Any, fmt: str = "table", max_rows: int = 10) -> None:
-    """Print a diff in one of the formats that write reports (``formats_that("report")``)."""
+def _run_label(r: Any) -> str:
+    return f"{escape(r.name)} ({escape(r.run_id)}, torch {escape(r.torch or '?')})"
+
+
+def print_diff(d: Any, fmt: str = "table", max_rows: int = 10, wide: bool = False) -> None:
+    """Print a diff in one of the formats that write reports (``formats_that("report")``);
+    ``wide``: every cell in full."""
     if fmt == "json":
         return _print_json(d)
     if fmt != "table":
         raise ValueError(f"no report writer for format {fmt!r}")
-    c = _console()
-    a, b = (f"{escape(r.name)} ({escape(r.run_id)})" for r in (d.a, d.b))
-    c.print(f"[bold]A[/bold] {a}  →  [bold]B[/bold] {b}")
-    c.print(_rich_table(d.headline, ["metric", "a", "b", "delta", "pct"], title="Headline"))
+    c = _Tables(wide, "--wide or -f json")
+    c.print(f"[bold]A[/bold] {_run_label(d.a)}  →  [bold]B[/bold] {_run_label(d.b)}")
+    if d.a.ranks > 1 or d.b.ranks > 1:
+        c.print(f"Counts and times add up every rank of a run (A has {d.a.ranks}, B {d.b.ranks}).")
+    c.table(d.headline, ["metric", "a", "b", "delta", "pct"], title="Headline")
     for _key, title, rows in d.sections:
         changed = [r for r in rows if r["status"] != "same"]
         c.print()
@@ -207,6 +237,6 @@ def print_diff(d: Any, fmt: str = "table", max_rows: int = 10) -> None:
             c.print(f"[bold]{title}[/bold]: no change" if rows else f"[bold]{title}[/bold]: none in either run")
             continue
         keycols = [k for k in rows[0] if k not in ("a", "b", "delta", "pct", "status")]
-        c.print(_rich_table(changed[:max_rows], keycols + ["a", "b", "delta", "status"], title=title, width=32))
+        c.table(changed[:max_rows], keycols + ["a", "b", "delta", "pct", "status"], title=title)
         if len(changed) > max_rows:
             c.print(f"  … {len(changed) - max_rows} more (--format json for all)")

@@ -35,7 +35,8 @@ def _num(v: float | None, seconds: bool = False) -> str:
 
 
 def week_over_week(con: duckdb.DuckDBPyConnection, sel: Selection) -> Headline:
-    """This week (7 days to --until or now) against the 7 days before; regressions flagged."""
+    """This week (7 days to --until or now) against the 7 days before; regressions flagged, by the
+    diff gate's rule, only when both weeks have runs (an empty week before is said, not compared)."""
     p = {"until": sel.until or sel.now, "tag": sel.tag}
     this, last = run_named(con, "dash_week_over_week", p).to_pylist()
     last_day = this["window_end"] - dt.timedelta(microseconds=1)
@@ -68,7 +69,8 @@ def week_over_week(con: duckdb.DuckDBPyConnection, sel: Selection) -> Headline:
         h.note = "No runs in the week before: nothing to compare with."
     elif not this["runs"]:
         h.note = "No runs in the last 7 days" + (f" (the week before: {last['runs']:,})." if last["runs"] else ".")
-    new = this.get("new_break_sites") or 0
+    # "new" needs something to be new against: with no runs the week before, nothing is flagged
+    new = (this.get("new_break_sites") or 0) if last["runs"] else 0
     if new:
         sites = run_named(con, "dash_new_break_sites", {**p, "limit": 5}).to_pylist()
         names = "; ".join(f"{s['gb_type']} at {template_filter(s['location'], 'file')} ({s['occurrences']}×)" for s in sites)
@@ -79,15 +81,20 @@ def week_over_week(con: duckdb.DuckDBPyConnection, sel: Selection) -> Headline:
 
 def run_overview(con: duckdb.DuckDBPyConnection, sel: Selection) -> Headline:
     o = run_named(con, "run_overview", {"run_id": sel.run_id}).to_pylist()[0]
+    ranks = max(1, o["ranks"] or 1)
+    # counts add up the run's ranks: say so, and give the busiest rank's figure
+    added = f" · {ranks} ranks added up, at most {{}} on one" if ranks > 1 else ""
     h = Headline(title=f"{o['run']} · {o['run_id']}")
     h.metrics = [
-        Metric("Compile time", _num(o["compile_s"], True), f"+ {_num(o['bwd_compile_s'], True)} backward" if o["bwd_compiles"] else "forward frames"),
-        Metric("Compiles", _num(o["compiles"]), f"{o['frames']:,} frames"),
+        Metric("Compile time", _num(o["compile_s"], True),
+               (f"+ {_num(o['bwd_compile_s'], True)} backward" if o["bwd_compiles"] else "forward frames")
+               + added.format(_num(o["compile_s_per_rank_max"], True))),
+        Metric("Compiles", _num(o["compiles"]), f"{o['frames']:,} frames" + added.format(_num(o["compiles_per_rank_max"]))),
         Metric("Recompiles", _num(o["recompiles"]), f"{o['limit_hits']} recompile-limit hits", status="worse" if o["limit_hits"] else ""),
         Metric("Graph breaks", _num(o["graph_breaks"]), f"{o['break_sites']} sites"),
         Metric("Kernels", _num(o["kernels"]), f"{o['cache_hits']} of {o['cache_lookups']} cache lookups hit"),
         Metric("Failed compiles", _num(o["failures"]), "", status="worse" if o["failures"] else ""),
-        Metric("Wall time", _num(o["wall_s"], True), f"{o['ranks'] or 1} rank(s) · torch {o['torch'] or '?'}"),
+        Metric("Wall time", _num(o["wall_s"], True), f"{ranks} rank{'s' if ranks > 1 else ''} · torch {o['torch'] or '?'}"),
     ]
     if o["limit_hits"]:
         h.flags.append(f"the recompile limit was hit {o['limit_hits']} time(s): those frames ran without compiling")

@@ -131,10 +131,11 @@ def commit(txn: Txn, plans: list[RunPlan], outcomes: list[FileOutcome], known_ru
             res.content_bytes += o.read.content_bytes
         agg.errors += len(plan.problems)
         prev = known_runs.get(plan.run_id)
+        # a run whose logs name no rank is one process: 1 rank (its rows have rank NULL)
         run_tags = {**(prev["tags"] if prev else {}), **tags}
         row = {
             "run_id": plan.run_id, "name": plan.name, "source": plan.source, "root": plan.root,
-            "n_ranks": len(agg.ranks), "ranks": sorted(agg.ranks), "n_files": len(outs), "formats": sorted(formats),
+            "n_ranks": max(1, len(agg.ranks)), "ranks": sorted(agg.ranks), "n_files": len(outs), "formats": sorted(formats),
             "torch_version": agg.torch_version, "started_at": agg.first_ts, "ended_at": agg.last_ts,
             "tags": orjson.dumps(run_tags).decode(), "ingested_at": now, "committed_at": now,
             "bytes": nbytes, "n_events": agg.events, "n_errors": agg.errors, "n_warnings": agg.warnings,

@@ -10,8 +10,8 @@ RUNS = table(
     name            str        short human name: the run folder's or file's name
     source          str        the path that was given to `pt2logs ingest` for this run
     root            str        the run's folder (or file), absolute
-    n_ranks         i32        distinct ranks seen (0 when the logs carry no rank)
-    ranks           list<i64>  the ranks seen
+    n_ranks         i32        distinct ranks seen; 1 when the logs carry no rank (one process)
+    ranks           list<i64>  the ranks seen (empty when the logs carry no rank)
     n_files         i32        log files in the run
     formats         list<str>  input formats found (torch_trace, torch_logs, ...)
     torch_version   str        torch version from the trace (torch_version artifact / metrics)
