@@ -113,10 +113,13 @@ def iter_records(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int =
     levels = _LEVELS
     it = iter(chunks)
     exhausted = False
+    skipping = False  # inside a line longer than MAX_LINE: its bytes are dropped up to its newline
     while not exhausted:
         chunk = next(it, None)
         if chunk is None:
             exhausted = True
+            if skipping:
+                ended_with_newline = False
             if not buf:
                 break
             ended_with_newline = buf.endswith(b"\n")
@@ -124,6 +127,20 @@ def iter_records(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int =
                 buf += b"\n"
         else:
             if not chunk:
+                continue
+            if skipping:
+                nl = chunk.find(b"\n")
+                if nl < 0:
+                    continue
+                skipping = False
+                line_at += 1
+                chunk = chunk[nl + 1 :]
+                if not chunk:
+                    continue
+            elif len(buf) + len(chunk) > MAX_LINE and chunk.find(b"\n") < 0 and buf.find(b"\n") < 0:
+                # one line grows past the bound: report it once, drop it to its newline (no 64 MiB copies)
+                on_error("line_too_long", line_at, f"a line longer than {MAX_LINE >> 20} MiB; skipped", buf[:EXCERPT])
+                buf, skipping = b"", True
                 continue
             buf = buf + chunk if buf else chunk
             if crlf is None:
