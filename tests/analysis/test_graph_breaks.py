@@ -241,5 +241,6 @@ def test_never_raises(text: str) -> None:
         "hints",
         "is_duplicate",
         "user_stack",
+        "frames",
     }
     assert r["user_lineno"] is None or isinstance(r["user_lineno"], int)

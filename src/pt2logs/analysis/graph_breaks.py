@@ -91,6 +91,7 @@ def parse_graph_break(text: str) -> dict[str, Any]:
         "hints": _hints(reason_lines),
         "is_duplicate": bool(location and location.group("dup")),
         "user_stack": [f"{f}:{n} in {fn}" if fn else f"{f}:{n}" for f, n, fn in frames],
+        "frames": frames,
     }
 
 
