@@ -138,7 +138,7 @@ def run_command(cmd: list[str], warehouse: str = DEFAULT_WAREHOUSE, *, tags: dic
         pump.join()
     wall = time.perf_counter() - t0
     extra = {"command": redact(shlex.join(cmd)), "exit_code": code, "wall_s": round(wall, 3), "host": socket.gethostname(),
-             "git_commit": git_commit()}
+             "git_commit": git_commit(), "cwd": os.getcwd()}
     res = ingest([str(d)], warehouse, run_id=None, tags=tags or {}, extra_run_fields=extra, as_one_run=True)
     return RunResult(code, wall, d, res, list(cmd))
 
@@ -213,5 +213,5 @@ def capture(warehouse: str = DEFAULT_WAREHOUSE, *, tags: dict[str, str] | None =
             ct = None
         (d / "counters.json").write_text(json.dumps({"counters": counters, "compile_times": ct}, indent=1))
         extra = {"command": f"{Path(sys.argv[0]).name} (pt2logs.capture)", "exit_code": code, "wall_s": round(wall, 3),
-                 "host": socket.gethostname(), "git_commit": git_commit()}
+                 "host": socket.gethostname(), "git_commit": git_commit(), "cwd": os.getcwd()}
         info["ingest"] = ingest([str(d)], warehouse, tags=tags or {}, extra_run_fields=extra, as_one_run=True)

@@ -68,6 +68,9 @@ class Table:
     doc: str
     columns: tuple[Column, ...]
     group: str = "core"
+    #: user-code path columns the views make relative to the run's root: (column, kind column or None
+    #: when the column only ever holds user code); see pt2logs.analysis.identity
+    run_relative: tuple[tuple[str, str | None], ...] = ()
     #: columns set by the ingest layer rather than by readers
     stamped: tuple[str, ...] = ("run_id", "txn")
     _index: dict[str, Column] = field(default_factory=dict, compare=False, repr=False)
@@ -114,8 +117,10 @@ def _parse_columns(block: str) -> list[Column]:
 
 
 def table(name: str, *, version: int, grain: str, doc: str, columns: str, group: str = "core",
-          per_rank: bool = True) -> Table:
-    """Declare and register a table (``per_rank=False``: no ``rank`` column, e.g. ``runs``)."""
+          per_rank: bool = True, run_relative: dict[str, str | None] | None = None) -> Table:
+    """Declare and register a table (``per_rank=False``: no ``rank`` column, e.g. ``runs``;
+    ``run_relative``: user-code path columns the views make relative to the run's root, each with
+    the column that says its kind, or None when it only holds user code)."""
     head = COMMON_HEAD if per_rank else COMMON_HEAD[:1]
     cols = [Column(*c) for c in head] + _parse_columns(columns) + [Column(*c) for c in COMMON_TAIL]
     seen: set[str] = set()
@@ -123,7 +128,11 @@ def table(name: str, *, version: int, grain: str, doc: str, columns: str, group:
         if c.name in seen:
             raise ValueError(f"table {name}: column {c.name} declared twice")
         seen.add(c.name)
-    t = Table(name, version, grain, " ".join(doc.split()), tuple(cols), group)
+    rel = tuple((run_relative or {}).items())
+    for col, kind in rel:
+        if col not in seen or (kind is not None and kind not in seen):
+            raise ValueError(f"table {name}: run_relative names an undeclared column ({col}, {kind})")
+    t = Table(name, version, grain, " ".join(doc.split()), tuple(cols), group, rel)
     if name in TABLES and TABLES[name] != t:
         raise ValueError(f"table {name} declared twice")
     TABLES[name] = t

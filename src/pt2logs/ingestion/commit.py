@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import pyarrow as pa
 
+from pt2logs.analysis.identity import common_dir, posix
 from pt2logs.discover import RunPlan
 from pt2logs.ingestion.worker import FileOutcome, FileTask
 from pt2logs.readers.kit import ReadStats
@@ -139,9 +140,10 @@ def commit(txn: Txn, plans: list[RunPlan], outcomes: list[FileOutcome], known_ru
             "torch_version": agg.torch_version, "started_at": agg.first_ts, "ended_at": agg.last_ts,
             "tags": orjson.dumps(run_tags).decode(), "ingested_at": now, "committed_at": now,
             "bytes": nbytes, "n_events": agg.events, "n_errors": agg.errors, "n_warnings": agg.warnings,
-            "pt2logs_version": __version__,
+            "pt2logs_version": __version__, "python_version": agg.python_version or agg.python_from_paths,
         }
         row.update(extra)
+        row["user_root"] = user_root(row.get("cwd"), agg)
         runs_rows.add(row)
         if prev:
             res.runs_updated += 1
@@ -177,6 +179,14 @@ def _write_problems(txn: Txn, plans: list[RunPlan]) -> None:
     w.close()
 
 
+def user_root(cwd: str | None, stats: ReadStats) -> str | None:
+    """The folder a run's user-code paths are shown relative to (ends in ``/``): the working directory
+    of ``pt2logs run`` when recorded, else the longest common folder of the user code its logs name."""
+    if cwd:
+        return posix(cwd).rstrip("/") + "/"
+    return common_dir(stats.user_dir_lo, stats.user_dir_hi)
+
+
 def _table(name: str, rows: Rows, txn: str) -> pa.Table:
     t = TABLES[name]
     batch = rows.take()
@@ -189,11 +199,11 @@ def write_views_db(wh: Warehouse) -> str | None:
         return None
     import duckdb
 
-    from pt2logs.views import MACROS, view_statements
+    from pt2logs.views import MACROS, PATH_MACROS, view_statements
 
     target = wh.path("pt2logs.duckdb")
     # the views depend only on which tables have files and which columns their newest files hold (and the macros)
-    signature = orjson.dumps([__version__, MACROS] + [[name, bool(wh.table_files(name)), sorted(_newest_columns(wh, name))]
+    signature = orjson.dumps([__version__, MACROS, PATH_MACROS] + [[name, bool(wh.table_files(name)), sorted(_newest_columns(wh, name))]
                                                       for name in sorted(TABLES)])
     sig_path = wh.path("_views.json")
     if os.path.exists(target) and os.path.exists(sig_path):

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
+from pt2logs.readers import identity_cols
 from pt2logs.schema import Rows, TupleRows
 
 #: what a reader yields: (table name, record batch)
@@ -55,6 +56,19 @@ class ReadStats:
     ranks: set[int] = field(default_factory=set)
     torch_version: str | None = None
     kinds: dict[str, int] = field(default_factory=dict)
+    #: the Python version the logs name (compilation_metrics), else the one their paths show
+    python_version: str | None = None
+    python_from_paths: str | None = None
+    #: the smallest and largest folder of user code seen: their common prefix is the run's root
+    user_dir_lo: str | None = None
+    user_dir_hi: str | None = None
+
+    def note_user_dir(self, lo: str | None, hi: str | None = None) -> None:
+        hi = hi or lo
+        if lo is not None and (self.user_dir_lo is None or lo < self.user_dir_lo):
+            self.user_dir_lo = lo
+        if hi is not None and (self.user_dir_hi is None or hi > self.user_dir_hi):
+            self.user_dir_hi = hi
 
     def merge_ts(self, lo: int | None, hi: int | None) -> None:
         if lo is not None and (self.first_ts is None or lo < self.first_ts):
@@ -73,6 +87,9 @@ class ReadStats:
         self.merge_ts(other.first_ts, other.last_ts)
         self.ranks |= other.ranks
         self.torch_version = self.torch_version or other.torch_version
+        self.python_version = self.python_version or other.python_version
+        self.python_from_paths = self.python_from_paths or other.python_from_paths
+        self.note_user_dir(other.user_dir_lo, other.user_dir_hi)
         for k, v in other.kinds.items():
             self.kinds[k] = self.kinds.get(k, 0) + v
         return self
@@ -141,6 +158,7 @@ class RowSink:
 
     def add(self, table: str, row: dict[str, Any]) -> None:
         row.setdefault("file", self.ctx.file)
+        identity_cols.fill(table, row, self.stats)
         self.table(table).add(row)
         self.n += 1
         ts = row.get("ts")

@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 import pt2logs.tables  # noqa: F401  (registers the tables)
+from pt2logs.analysis.failures import parse_wont_convert
 from pt2logs.analysis.graph_breaks import parse_graph_break
 from pt2logs.analysis.guards import (
     classify_guard,
@@ -24,6 +25,7 @@ from pt2logs.analysis.guards import (
     parse_recompiles_message,
 )
 from pt2logs.analysis.output_code import parse_output_code
+from pt2logs.readers.identity_cols import break_frames
 from pt2logs.readers.kit import RowSink
 
 SOURCE = "torch_logs"
@@ -50,6 +52,9 @@ class MessageRows:
         self.pending_rc: dict[tuple, dict[str, Any]] = {}
         self.pending_gb: dict[tuple, dict[tuple, dict[str, Any]]] = {}
         self.frames: dict[tuple, tuple[str | None, str | None, int | None]] = {}
+        #: frame columns of each break site seen with its stack, for repeats whose stack the log
+        #: suppressed (``Graph break (user stack suppressed due to duplicate graph break)``)
+        self.site_frames: dict[tuple, dict[str, Any]] = {}
 
     def message(self, msg: Any, text: str) -> None:
         art = msg.artifact
@@ -62,6 +67,8 @@ class MessageRows:
             self.output_code(msg, text)
         elif msg.level in ("W", "I", "V") and _LIMIT_MSG.search(text.split("\n", 1)[0]):
             self.limit_hit(msg, text)
+        elif art is None and text.startswith("WON'T CONVERT "):
+            self.failure(msg, text)
 
     def _base(self, msg: Any) -> dict[str, Any]:
         return {"source": SOURCE, "file": self.sink.ctx.file, "line_no": msg.line_no, "compile_id": msg.cid,
@@ -119,8 +126,23 @@ class MessageRows:
                 continue
             row = self._base(msg)
             row.update({c: gb.get(c) for c in ("gb_id", "gb_type", "reason", "user_filename", "user_lineno", "explanation", "hints")})
-            row.update(occurrences=1, origin="log_line")
+            row.update(self._break_frames(gb, k), occurrences=1, origin="log_line")
             breaks[k] = row
+
+    def _break_frames(self, gb: dict[str, Any], site: tuple) -> dict[str, Any]:
+        key = (self.sink.ctx.file, *site)
+        if not gb.get("frames") and key in self.site_frames:
+            return self.site_frames[key]
+        cols = break_frames(gb)
+        if gb.get("frames") and len(self.site_frames) < MAX_PENDING:
+            self.site_frames[key] = cols
+        return cols
+
+    def failure(self, msg: Any, text: str) -> None:
+        """``WON'T CONVERT fn file line N`` + ``due to:`` + a traceback: a compile that failed."""
+        row = parse_wont_convert(text)
+        if row is not None:
+            self.sink.add("failures", {**self._base(msg), **row})
 
     def output_code(self, msg: Any, text: str) -> None:
         oc = parse_output_code(text)

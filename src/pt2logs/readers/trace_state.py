@@ -17,6 +17,7 @@ import orjson
 import pyarrow as pa
 
 import pt2logs.tables  # noqa: F401  (registers the tables)
+from pt2logs.readers import identity_cols
 from pt2logs.readers.kit import EXCERPT, Batch, FileContext, RowSink
 from pt2logs.readers.records import Record
 from pt2logs.readers.timebase import TimeBase
@@ -100,6 +101,7 @@ class TraceState:
         if rec is not None:
             row.setdefault("line_no", rec.line_no)
             row.setdefault("ts", (self.key, rec.tod_us))
+        identity_cols.fill(name, row, self.stats)
         self.table(name).add(row)
 
     def text(self) -> str:

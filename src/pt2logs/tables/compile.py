@@ -6,6 +6,19 @@ readers (``source='torch_logs'``, ``'compile_debug'``, ``'spyre'``).
 
 from pt2logs.schema import table
 
+#: the identity of a compiled function's file (docs: docs/architecture.md, "Identities")
+_CO_FILE = """
+    co_file         str         co_filename's identity: package-relative for installed packages and torch (torch/nn/modules/module.py), <stdlib>/… for the standard library, relative to the run's root (runs.user_root) for user code in the views (absolute in the Parquet files); a function's identity is co_file + co_name
+    co_file_kind    str         user, library, stdlib or other (code with no file: <eval_with_key>, <string>)
+"""
+#: the user frame of an event (graph break, failure): the innermost frame of its stack in user code
+_FRAME = """
+    frame_file      str         the user frame's file: relative to the run's root (runs.user_root) in the views, absolute in the Parquet files
+    frame_line      i32         the user frame's line
+    frame_func      str         the user frame's function
+"""
+_RELATIVE = {"co_file": "co_file_kind", "frame_file": None}
+
 _WHERE = """
     source          str   where the row came from: trace, torch_logs, tlparse_dir, compile_debug, spyre
     file            str   the file (relative to the run root)
@@ -14,7 +27,7 @@ _WHERE = """
 """
 
 RECOMPILES = table(
-    "recompiles", version=1, group="compile", grain="recompilation (a compile of a frame that was compiled before), or a refusal by the recompile limit",
+    "recompiles", version=2, run_relative={"co_file": "co_file_kind"}, group="compile", grain="recompilation (a compile of a frame that was compiled before), or a refusal by the recompile limit",
     doc="Why did it recompile? The failed guard, classified into a small taxonomy of causes (see docs/recompile_causes.md).",
     columns=_WHERE + """
     ts              ts          when it happened
@@ -27,14 +40,20 @@ RECOMPILES = table(
     guard_subject   str         the variable the guard was on (x, k, self.training, ...)
     prev_compile_id str         the compile whose guard failed
     is_limit_hit    bool        the recompile limit (config.recompile_limit / cache_size_limit) was reached: dynamo gave up on the frame
-    """,
+    guard_kind      str         the failed guard's kind: size, stride, ndim, dtype, requires_grad, dispatch_keys, device, equals, not_equals, is, truth, len_equals, type_id, obj_id, isinstance, hasattr, alias, global_state, config, backend, symbolic, recompile_limit, other, ...
+    guard_source    str         the guarded expression, L['x'] written x as torch >= 2.6 prints it (x.size()[1], offset, self._modules['attn'].processor); a guard's identity is guard_kind + guard_source
+    guard_expected  str         the value the guard expected (8, Float, True; the condition of a symbolic guard)
+    guard_actual    str         the value it saw, when the text says (16, Double)
+    """ + _CO_FILE,
 )
 
 GRAPH_BREAKS = table(
-    "graph_breaks", version=1, group="compile", grain="graph break",
-    doc="""Where does it break the graph? One row per graph break reported; the hotspot key is
-    (coalesce(gb_id, gb_type), user_filename, user_lineno). Repeats of a break already reported for the same
-    compile (restarts, duplicate-suppressed lines) are folded into `occurrences`.""",
+    "graph_breaks", version=2, group="compile", grain="graph break", run_relative=_RELATIVE,
+    doc="""Where does it break the graph? One row per graph break reported. A site (the hotspot key,
+    the same on every machine, Python and torch) is (break_key, frame_file, frame_line, lib_file,
+    lib_func): the break's id, the user line that led to it, and the library function it happened in
+    when that is not user code. Repeats of a break already reported for the same compile (restarts,
+    duplicate-suppressed lines) are folded into `occurrences`.""",
     columns=_WHERE + """
     ts              ts          when it happened
     gb_id           str         stable graph-break type id (gb0170) when the log links it, else NULL
@@ -49,7 +68,13 @@ GRAPH_BREAKS = table(
     co_firstlineno  i32         its first line
     occurrences     i64         times this break was reported for this compile (>= 1)
     origin          str         graph_break_artifact, restart_reason or log_line
-    """,
+    break_key       str         the break's stable id: gb_id, else gb_type with numbers, addresses and paths masked
+    """ + _FRAME + """
+    lib_file        str         when the break happened in library or standard-library code (user_filename is not user code): that file, package-relative (torch/nn/parallel/distributed.py, <stdlib>/contextlib.py)
+    lib_func        str         that library frame's function; lib_file + lib_func is its identity (torch's line numbers move between releases)
+    lib_line        i32         that library frame's line (shown, not part of the identity)
+    user_stack      list<str>   the break's user stack as logged, outermost first (file:line in function)
+    """ + _CO_FILE,
 )
 
 KERNELS = table(
@@ -113,8 +138,10 @@ CACHE_EVENTS = table(
 )
 
 FAILURES = table(
-    "failures", version=1, group="compile", grain="failed compile or restart",
-    doc="Compiles that failed (fail_type/fail_reason) and restarts of analysis, with the user location when known.",
+    "failures", version=2, group="compile", grain="failed compile or restart", run_relative=_RELATIVE,
+    doc="""Compiles that failed (fail_type/fail_reason) and restarts of analysis, with the user location
+    when known. A failure's identity is `failure_key` (exception type + masked message); the full text
+    is in `exc_message`.""",
     columns=_WHERE + """
     ts              ts          when it happened
     fail_type       str         exception type (NULL for a restart without failure)
@@ -125,7 +152,12 @@ FAILURES = table(
     co_name         str         function being compiled
     co_filename     str         its file
     co_firstlineno  i32         its first line
-    """,
+    exc_type        str         exception type, its last dotted part (BackendCompilerFailed); NULL for a restart
+    exc_message     str         the full exception message, every line (a restart: its reason)
+    failure_key     str         the failure's identity: exc_type + ': ' + the message with addresses, numbers, temp paths, ids and install paths masked (at most 300 characters of it)
+    """ + _FRAME + """
+    stack           list<str>   the exception's traceback frames (else the compile's user stack), outermost first (file:line in function)
+    """ + _CO_FILE,
 )
 
 GUARDS = table(

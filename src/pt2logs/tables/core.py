@@ -3,7 +3,7 @@
 from pt2logs.schema import table
 
 RUNS = table(
-    "runs", version=1, per_rank=False, grain="run (one job execution: a folder of per-rank logs, or one file)",
+    "runs", version=2, per_rank=False, grain="run (one job execution: a folder of per-rank logs, or one file)",
     doc="""What was ingested and when. A run's rows in every other table share its run_id.
     A run that is ingested again (its files grew) gets a new row; views keep the newest.""",
     columns="""
@@ -30,6 +30,9 @@ RUNS = table(
     host            str        host name, for runs recorded by `pt2logs run`
     git_commit      str        git commit of the working directory, for `pt2logs run`
     pt2logs_version str        version of pt2logs that ingested the run
+    python_version  str        Python version (compilation_metrics.python_version, else the lib/pythonX.Y folders of logged paths)
+    cwd             str        working directory, for runs recorded by `pt2logs run`
+    user_root       str        the folder user-code paths are shown relative to: cwd when recorded, else the longest common folder of the run's user-code files (ends in /)
     """,
 )
 
@@ -191,14 +194,18 @@ _CM_FIELDS = """
 """
 
 COMPILATION_METRICS = table(
-    "compilation_metrics", version=1, grain="compilation_metrics record (one per compile attempt)",
+    "compilation_metrics", version=2, grain="compilation_metrics record (one per compile attempt)",
+    run_relative={"co_file": "co_file_kind"},
     doc="""Every field torch emits in compilation_metrics / bwd_compilation_metrics and their
     _runtime variants, one column each (torch 2.13's full CompilationMetrics); unknown fields go to `extra`.""",
-    columns="file str the file (relative to the run root)\n" + _CM_FIELDS,
+    columns="file str the file (relative to the run root)\n" + _CM_FIELDS + """
+    co_file  str  co_filename's identity: package-relative for installed packages and torch, <stdlib>/… for the standard library, relative to the run's root (runs.user_root) for user code in the views (absolute in the Parquet files)
+    co_file_kind  str  user, library, stdlib or other
+    """,
 )
 
 #: compilation_metrics fields that map to a column (everything but our own bookkeeping)
-CM_OWN = {"file", "kind", "line_no", "ts", "extra"}
+CM_OWN = {"file", "kind", "line_no", "ts", "extra", "co_file", "co_file_kind"}
 
 INGEST_ERRORS = table(
     "ingest_errors", version=1, grain="bad or suspicious piece of input",

@@ -24,9 +24,11 @@ from typing import Any
 
 import orjson
 
+from pt2logs.analysis import failures as failure_id
 from pt2logs.analysis.graph_breaks import parse_graph_break
 from pt2logs.analysis.guards import classify_guard, split_recompile_reasons
 from pt2logs.analysis.output_code import parse_output_code
+from pt2logs.readers.identity_cols import break_frames
 from pt2logs.readers.trace_events.basics import resolve
 from pt2logs.readers.trace_events.metrics import METRICS_HOOKS
 from pt2logs.readers.trace_state import TraceState, handles
@@ -82,7 +84,7 @@ def graph_break(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
         return
     row = _base(st, cid)
     row.update({k: gb.get(k) for k in ("gb_id", "gb_type", "reason", "user_filename", "user_lineno", "explanation", "hints")})
-    row.update(occurrences=1, origin="graph_break_artifact")
+    row.update(break_frames(gb), occurrences=1, origin="graph_break_artifact")
     breaks[key] = row
 
 
@@ -184,10 +186,11 @@ def on_metrics(st: TraceState, kind: str, meta: dict[str, Any], cid: str | None)
         fn = meta.get("fail_user_frame_filename")
         st.add("failures", dict(base, fail_type=fail_type, fail_reason=fail_reason,
                                 user_filename=resolve(st, fn), user_lineno=meta.get("fail_user_frame_lineno"),
-                                is_restart=False))
+                                is_restart=False, **failure_id.from_metrics(meta, resolve(st, fn))))
     restarts = meta.get("restart_reasons") or []
     for r in restarts if isinstance(restarts, (list, tuple)) else [restarts]:
-        st.add("failures", dict(base, fail_type=None, fail_reason=str(r), user_filename=None, user_lineno=None, is_restart=True))
+        st.add("failures", dict(base, fail_type=None, fail_reason=str(r), user_filename=None, user_lineno=None, is_restart=True,
+                                **failure_id.restart_columns(str(r))))
     if kind != "compilation_metrics":
         _emit_code(st, sc, None)
         return
@@ -219,7 +222,7 @@ def on_metrics(st: TraceState, kind: str, meta: dict[str, Any], cid: str | None)
             continue
         row = _base(st, cid)
         row.update({k: gb.get(k) for k in ("gb_id", "gb_type", "reason", "user_filename", "user_lineno", "explanation", "hints")})
-        row.update(origin="restart_reason", occurrences=1)
+        row.update(break_frames(gb), origin="restart_reason", occurrences=1)
         breaks[_gb_key(gb)] = row
     for row in breaks.values():
         _fill_frame(row, meta, st, cid)

@@ -65,6 +65,9 @@ def compilation_metrics(st: TraceState, env: dict, meta: Any, cid: str | None) -
     v = meta.get("pytorch_version")
     if isinstance(v, str) and not st.stats.torch_version:
         st.stats.torch_version = v
+    py = meta.get("python_version")
+    if isinstance(py, str) and py.strip() and not st.stats.python_version:
+        st.stats.python_version = py.split()[0]  # "3.12.3 (main, Aug 31 2026, 10:18:26) [GCC 13.3.0]"
     # handlers of derived tables (failures, restarts, ...) hook in here
     for hook in METRICS_HOOKS:
         hook(st, kind, meta, row.get("compile_id") or cid)
