@@ -17,7 +17,7 @@ SELECT p.period, (p.period + CASE WHEN p.bucket = 'week' THEN 7 ELSE 1 END)::DAT
        count(*) FILTER (WHERE x.is_limit_hit) AS limit_hits,
        count(DISTINCT x.run_id) AS runs,
        min(pr.runs_in_period) AS runs_in_period,
-       count(DISTINCT (x.co_name, x.co_filename, x.co_firstlineno)) AS functions
+       count(DISTINCT (x.co_name, function_file(x.co_file, x.co_filename), function_line(x.co_file_kind, x.co_firstlineno))) AS functions
 FROM recompiles x JOIN per_run p USING (run_id) JOIN period_runs pr USING (period)
 GROUP BY p.period, p.bucket, x.cause
 ORDER BY p.period, recompiles DESC, x.cause;

@@ -5,8 +5,8 @@
 -- the recompile's position in its frame's chain (1 = first recompile). Frames with the most
 -- recompiles come first.
 WITH x AS (
-  SELECT r.name AS run, x.rank, coalesce(split_part(x.compile_id, '/', 1), x.co_name) AS frame_id, x.compile_id, x.prev_compile_id, x.co_name, x.co_filename, x.co_firstlineno,
-         x.cause, x.guard_subject, x.is_limit_hit, left(x.reason, 300) AS reason, x.ts, x.line_no
+  SELECT r.name AS run, x.rank, coalesce(split_part(x.compile_id, '/', 1), x.co_name) AS frame_id, x.compile_id, x.prev_compile_id, x.co_name, function_file(x.co_file, x.co_filename) AS co_filename, x.co_firstlineno,
+         x.cause, x.guard_subject, x.guard_kind, x.guard_source, x.guard_expected, x.guard_actual, x.is_limit_hit, left(x.reason, 300) AS reason, x.ts, x.line_no
   FROM recompiles x JOIN runs r USING (run_id)
   WHERE x.run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag))),
 named AS (
@@ -22,7 +22,8 @@ f AS (
                    CASE WHEN frame_id IS NOT NULL THEN '#' || frame_id END) AS frame
   FROM named)
 SELECT run, rank, frame, fn_file || ':' || fn_line AS location, step, frame_recompiles,
-       compile_id, prev_compile_id AS after, cause, guard_subject AS guarded_on, is_limit_hit AS limit_hit, reason
+       compile_id, prev_compile_id AS after, cause, guard_subject AS guarded_on, is_limit_hit AS limit_hit, reason,
+       guard_kind, guard_source, guard_expected AS expected, guard_actual AS actual
 FROM f
 ORDER BY frame_recompiles DESC, frame, step
 LIMIT coalesce(TRY_CAST($limit AS INTEGER), 300);

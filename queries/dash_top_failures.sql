@@ -1,17 +1,21 @@
 -- title: Top compile failures
--- question: Which compile failures (not restarts) happen most, with what error, in how many runs and functions? Counts and seconds add up every rank of every selected run.
+-- question: Which compile failures (not restarts) happen most, with what exception and message, where in the user's code, in how many runs and functions? Counts and seconds add up every rank of every selected run.
 -- params: run_id (optional: id, id prefix, name or name prefix), since (optional), until (optional), tag (optional: key=value), limit (optional, default 15)
--- Failures of failures_and_restarts (what = 'failure'), grouped by type and the reason's first line.
-SELECT coalesce(fail_type, '?') AS fail_type,
-       left(coalesce(split_part(fail_reason, chr(10), 1), ''), 300) AS reason,
+-- Failures of failures_and_restarts (what = 'failure'), one row per failure identity (failure_key);
+-- reason = the message on one line (message_line: up to a blank line or torch's Explanation; an example
+-- of the group); the full text: failures.exc_message, or failures_and_restarts -p full 1.
+SELECT coalesce(min(exc_type), min(fail_type), '?') AS fail_type,
+       left(min(message_line(coalesce(exc_message, fail_reason, ''))), 300) AS reason,
        count(*) AS failures,
        count(DISTINCT run_id) AS runs,
-       count(DISTINCT co_name) AS functions,
+       count(DISTINCT (co_name, function_file(co_file, co_filename), function_line(co_file_kind, co_firstlineno))) AS functions,
        array_to_string(list_slice(list(DISTINCT coalesce(co_name, '?') ORDER BY coalesce(co_name, '?')), 1, 5), ', ') AS some_functions,
-       max(ts) AS last_seen
+       min(frame_file || ':' || frame_line) AS location,
+       max(ts) AS last_seen,
+       failure_id(failure_key, fail_type, fail_reason) AS failure_key
 FROM failures
 WHERE NOT is_restart
   AND run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag))
-GROUP BY ALL
+GROUP BY failure_id(failure_key, fail_type, fail_reason)
 ORDER BY failures DESC, runs DESC, fail_type, reason
 LIMIT coalesce(TRY_CAST($limit AS INTEGER), 15);

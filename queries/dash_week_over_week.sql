@@ -2,8 +2,8 @@
 -- question: How do the runs of the last 7 days compare with the 7 days before: compile time, recompiles, graph breaks, failures, new break sites? Counts and seconds add up every rank of every selected run.
 -- params: until (optional: end of "this week", default now), tag (optional: key=value)
 -- Counts follow run_overview: compile time and failures from compilation_metrics, recompiles from
--- recompiles, graph breaks = sum of occurrences. new_break_sites: sites (break type or id + user
--- location) seen this week in no earlier run.
+-- recompiles, graph breaks = sum of occurrences. new_break_sites: sites (as in graph_break_hotspots:
+-- break id + user line + library function) seen this week in no earlier run.
 WITH b AS (SELECT coalesce($until, now()) AS t1),
 sel AS (
   SELECT r.run_id, r.started_at,
@@ -16,8 +16,8 @@ m AS (SELECT run_id, sum(entire_frame_compile_time_s) AS compile_s, count(*) AS 
 rc AS (SELECT run_id, count(*) AS recompiles FROM recompiles WHERE run_id IN (SELECT run_id FROM sel) GROUP BY run_id),
 gb AS (SELECT run_id, sum(occurrences) AS graph_breaks FROM graph_breaks WHERE run_id IN (SELECT run_id FROM sel) GROUP BY run_id),
 sites AS (
-  SELECT coalesce(g.gb_id, g.gb_type) AS site, g.user_filename, g.user_lineno, min(r.started_at) AS first_seen
-  FROM graph_breaks g JOIN runs r USING (run_id), b
+  SELECT g.site_break, g.site_file, g.site_line, g.library_frame, min(r.started_at) AS first_seen
+  FROM graph_break_sites() g JOIN runs r USING (run_id), b
   WHERE r.started_at < b.t1 AND tag_match(r.tags, $tag)
   GROUP BY ALL),
 new_sites AS (

@@ -15,14 +15,14 @@ pr AS (SELECT run_id, max(n) AS compiles_per_rank_max, max(s) AS compile_s_per_r
 rc AS (SELECT run_id, count(*) AS recompiles, count(*) FILTER (WHERE is_limit_hit) AS limit_hits
        FROM recompiles WHERE run_id IN (SELECT run_id FROM sel) GROUP BY run_id),
 gb AS (SELECT run_id, sum(occurrences)::BIGINT AS graph_breaks,
-              count(DISTINCT (coalesce(gb_id, gb_type), user_filename, user_lineno)) AS break_sites
-       FROM graph_breaks WHERE run_id IN (SELECT run_id FROM sel) GROUP BY run_id),
+              count(DISTINCT (site_break, site_file, site_line, library_frame)) AS break_sites
+       FROM graph_break_sites() WHERE run_id IN (SELECT run_id FROM sel) GROUP BY run_id),
 k AS (SELECT run_id, count(*) AS kernels FROM kernels WHERE run_id IN (SELECT run_id FROM sel) GROUP BY run_id),
 c AS (SELECT run_id, count(*) FILTER (WHERE outcome = 'hit') AS cache_hits, count(*) AS cache_lookups
       FROM cache_events WHERE run_id IN (SELECT run_id FROM sel) GROUP BY run_id)
 SELECT r.run_id, r.name AS run, r.started_at, r.ended_at,
        round(epoch(r.ended_at) - epoch(r.started_at), 1) AS wall_s,
-       r.n_ranks AS ranks, r.torch_version AS torch, r.n_files AS files, r.n_events AS events,
+       r.n_ranks AS ranks, r.torch_version AS torch, r.python_version AS python, r.n_files AS files, r.n_events AS events,
        r.n_errors AS errors, r.n_warnings AS warnings,
        coalesce(m.compiles, 0) AS compiles, coalesce(m.frames, 0) AS frames,
        round(coalesce(m.compile_s, 0), 3) AS compile_s,

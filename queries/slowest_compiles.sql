@@ -2,7 +2,7 @@
 -- question: Which compiles took longest, of which functions, and did they fail or recompile?
 -- params: run_id (optional: id, id prefix, name or name prefix), since (optional), until (optional), tag (optional: key=value), limit (optional, default 20)
 SELECT r.name AS run, m.rank, m.compile_id, m.co_name AS function,
-       m.co_filename || ':' || m.co_firstlineno AS location,
+       function_file(m.co_file, m.co_filename) || ':' || m.co_firstlineno AS location,
        round(m.entire_frame_compile_time_s, 3) AS compile_s,
        round(m.backend_compile_time_s, 3) AS backend_s,
        m.graph_op_count AS ops, m.guard_count AS guards,

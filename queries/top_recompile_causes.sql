@@ -5,7 +5,7 @@ SELECT cause,
        count(*) AS recompiles,
        count(*) FILTER (WHERE is_limit_hit) AS limit_hits,
        count(DISTINCT run_id) AS runs,
-       count(DISTINCT co_name) AS functions,
+       count(DISTINCT (co_name, function_file(co_file, co_filename), function_line(co_file_kind, co_firstlineno))) AS functions,
        min(reason) AS example
 FROM recompiles
 WHERE run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND since_partition(ingest_date, $since)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -17,7 +18,8 @@ METRICS = "compilation_metrics"
 
 def scan_samples() -> dict:
     """Independent numbers from the sample traces."""
-    e: dict = {"metrics": [], "recompiles": 0, "graph_breaks": 0, "kernels": 0, "cache": Counter(), "runs": 0}
+    e: dict = {"metrics": [], "recompiles": 0, "graph_breaks": 0, "kernels": 0, "cache": Counter(), "runs": 0,
+               "size_mismatches": 0}
     for scen in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
         e["runs"] += 1
         for f in sorted((scen / "trace").glob("*.log*")):
@@ -28,6 +30,9 @@ def scan_samples() -> dict:
                     e["metrics"].append({"scenario": scen.name, "rank": env.get("rank"), **m})
                 elif art == "recompile_reasons":
                     e["recompiles"] += 1
+                    # the first (newest) failed guard: one text line, or the first of a JSON list
+                    first = json.loads(payload)[0] if payload.lstrip().startswith("[") else payload.split("\n", 1)[0]
+                    e["size_mismatches"] += " size mismatch at index " in first
                 elif art == "dynamo_graph_break_reason":
                     e["graph_breaks"] += 1
                 elif k == "inductor_output_code":
@@ -61,6 +66,17 @@ def check_top_recompile_causes(rows, e):
 
 def check_recompiles_by_function(rows, e):
     assert sum(r["recompiles"] for r in rows) == e["recompiles"]
+
+
+def check_recompile_guards(rows, e):
+    assert sum(r["recompiles"] for r in rows) == e["recompiles"]
+    assert sum(r["limit_hits"] for r in rows) == 1
+    size = [r for r in rows if r["guard_kind"] == "size"]
+    # the raw recompile_reasons say "size mismatch at index I. expected E, actual A" this many times
+    assert sum(r["recompiles"] for r in size) == e["size_mismatches"] > 0
+    for r in size:
+        assert __import__("re").fullmatch(r"[\w.\[\]']+\.size\(\)\[\d+\]", r["guard_source"]), r
+        assert all(v.isdigit() for v in (r["expected"] + " | " + r["actual"]).split(" | ")), r
 
 
 def check_recompile_list(rows, e):

@@ -104,14 +104,22 @@ def _format_rank_sql(col: str) -> str:
     return f"CASE {col} {whens} ELSE NULL END"
 
 
+def _relative_list(t: Table) -> str:
+    """``t.* REPLACE (...)``: the table's user-code path columns relative to the run's root."""
+    repl = ", ".join(f"run_relative(t.{_ident(col)}, {('t.' + _ident(kind)) if kind else 'NULL'}, u.user_root) AS {_ident(col)}"
+                     for col, kind in t.run_relative)
+    return f"t.* REPLACE ({repl})"
+
+
 def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> list[str]:
     """The CREATE VIEW statements for every table of the warehouse."""
-    stmts = []
+    stmts = list(PATH_MACROS)
     skip = wh.garbage_names()  # taken once: the replaced files this connection's queries never open
     runs_present = _present_columns(con, wh, "runs", skip)
     runs_src = source_sql(wh, "runs", skip) if runs_present is not None else "(SELECT 1 WHERE false)"
     stmts.append(f"CREATE OR REPLACE VIEW _runs_all AS SELECT {_select_list(TABLES['runs'], runs_present)} FROM {runs_src}")
     stmts.append("CREATE OR REPLACE VIEW _live AS SELECT run_id, arg_max(txn, committed_at) AS txn FROM _runs_all GROUP BY run_id")
+    stmts.append("CREATE OR REPLACE VIEW _run_roots AS SELECT run_id, user_root FROM _runs_all SEMI JOIN _live USING (run_id, txn)")
     files_present = _present_columns(con, wh, "files", skip)
     files_src = (f"(SELECT run_id, txn, format FROM {source_sql(wh, 'files', skip)}) f SEMI JOIN _live USING (run_id, txn)"
                  if files_present is not None else "(SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS format WHERE false) f")
@@ -128,9 +136,10 @@ def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> list[str]:
         if present is None:
             stmts.append(f"CREATE OR REPLACE VIEW {target} AS SELECT {_select_list(t, None)} WHERE false")
         else:
+            cols, roots = (_relative_list(t), " LEFT JOIN _run_roots u USING (run_id)") if t.run_relative else ("*", "")
             stmts.append(
-                f"CREATE OR REPLACE VIEW {target} AS SELECT * FROM (SELECT {_select_list(t, present)} "
-                f"FROM {source_sql(wh, name, skip)}) t SEMI JOIN _live l USING (run_id, txn)"
+                f"CREATE OR REPLACE VIEW {target} AS SELECT {cols} FROM (SELECT {_select_list(t, present)} "
+                f"FROM {source_sql(wh, name, skip)}) t SEMI JOIN _live l USING (run_id, txn){roots}"
             )
         if "source" in t.names:
             # a join with a per-run table (not a window), so filters on the partition column reach the scan
@@ -142,6 +151,14 @@ def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> list[str]:
     stmts += MACROS
     return stmts
 
+
+#: what the views themselves use (created before them): a user-code path made relative to its
+#: run's root (runs.user_root, ending in /); other kinds of paths (library, stdlib) are keys already
+PATH_MACROS = [
+    """CREATE OR REPLACE MACRO run_relative(path, kind, root) AS
+         CASE WHEN path IS NULL OR coalesce(kind, 'user') <> 'user' OR root IS NULL OR NOT starts_with(path, root)
+              THEN path ELSE substr(path, length(root) + 1) END""",
+]
 
 #: helpers the named queries share: selecting runs the same way, and rules stated once
 MACROS = [
@@ -160,6 +177,29 @@ MACROS = [
            AND (since IS NULL OR started_at >= since)
            AND (until IS NULL OR started_at < until)
            AND tag_match(tags, tag)""",
+    # graph-break sites (the identity of docs/tables.md#graph_breaks): break id + user frame + library
+    # frame; rows ingested before the identity columns (break_key NULL) fall back to their raw location
+    """CREATE OR REPLACE MACRO graph_break_sites() AS TABLE
+         SELECT *, coalesce(break_key, gb_id, gb_type) AS site_break,
+                CASE WHEN break_key IS NULL THEN user_filename ELSE frame_file END AS site_file,
+                CASE WHEN break_key IS NULL THEN user_lineno ELSE frame_line END AS site_line,
+                lib_file || coalesce(' in ' || lib_func, '') AS library_frame
+         FROM graph_breaks""",
+    # a compiled function's identity: its file's identity (co_file, raw co_filename before v2) + co_name
+    # + for user code its first line (two `forward`s of one file are two functions; a library's lines
+    # move between releases, so they are not part of its functions' identity)
+    """CREATE OR REPLACE MACRO function_file(co_file, co_filename) AS coalesce(co_file, co_filename)""",
+    """CREATE OR REPLACE MACRO function_line(co_file_kind, co_firstlineno) AS
+         CASE WHEN co_file_kind IN ('library', 'stdlib', 'other') THEN NULL ELSE co_firstlineno END""",
+    # a failure's identity: failure_key; before v2 the type and the reason's first line
+    """CREATE OR REPLACE MACRO failure_id(failure_key, fail_type, fail_reason) AS
+         coalesce(failure_key, concat_ws(': ', fail_type, split_part(fail_reason, chr(10), 1)))""",
+    # an exception message on one line: up to its first blank line or torch's Explanation / Hint /
+    # Developer debug context, whitespace collapsed ("backend='x' raised: RuntimeError: boom")
+    r"""CREATE OR REPLACE MACRO message_line(msg) AS
+         trim(regexp_replace(split_part(regexp_replace(regexp_replace(msg, '\r', '', 'g'),
+              '\n[ \t]*(?:\n|(?:Explanation|Hint|Developer debug context):)', chr(10) || chr(10), 'g'),
+              chr(10) || chr(10), 1), '\s+', ' ', 'g'))""",
     # the non-overlapping stages of frame compiles: each nested time clamped to the one that contains it
     """CREATE OR REPLACE MACRO frame_compile_stages() AS TABLE
          SELECT run_id, rank, ingest_date,

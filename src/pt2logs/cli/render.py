@@ -214,6 +214,23 @@ def _query_of(section: str) -> str:
     return next(q for k, _, q, _ in SUMMARY_SECTIONS if k == section)
 
 
+#: identity columns a diff matches on that its table need not show (the location shows file and line)
+DIFF_HIDDEN = ("file", "line")
+
+
+def _versions_line(v: dict[str, Any]) -> str:
+    """``torch X, Python Y → torch X2, Python Y2`` and whether they differ (sites are matched across them)."""
+    def one(r: dict[str, Any]) -> str:
+        return f"torch {escape(r.get('torch') or '?')}, Python {escape(r.get('python') or '?')}"
+
+    if not v:
+        return ""
+    differ = v.get("differ") or []
+    note = (f"  ({' and '.join(differ)} differ: sites and functions are matched by identity)" if differ
+            else "  (same versions)")
+    return f"  {one(v['a'])}  →  {one(v['b'])}{note}"
+
+
 def _run_label(r: Any) -> str:
     return f"{escape(r.name)} ({escape(r.run_id)}, torch {escape(r.torch or '?')})"
 
@@ -227,6 +244,7 @@ def print_diff(d: Any, fmt: str = "table", max_rows: int = 10, wide: bool = Fals
         raise ValueError(f"no report writer for format {fmt!r}")
     c = _Tables(wide, "--wide or -f json")
     c.print(f"[bold]A[/bold] {_run_label(d.a)}  →  [bold]B[/bold] {_run_label(d.b)}")
+    c.print(_versions_line(d.versions))
     if d.a.ranks > 1 or d.b.ranks > 1:
         c.print(f"Counts and times add up every rank of a run (A has {d.a.ranks}, B {d.b.ranks}).")
     c.table(d.headline, ["metric", "a", "b", "delta", "pct"], title="Headline")
@@ -236,7 +254,7 @@ def print_diff(d: Any, fmt: str = "table", max_rows: int = 10, wide: bool = Fals
         if not changed:
             c.print(f"[bold]{title}[/bold]: no change" if rows else f"[bold]{title}[/bold]: none in either run")
             continue
-        keycols = [k for k in rows[0] if k not in ("a", "b", "delta", "pct", "status")]
+        keycols = [k for k in rows[0] if k not in ("a", "b", "delta", "pct", "status", *DIFF_HIDDEN)]
         c.table(changed[:max_rows], keycols + ["a", "b", "delta", "pct", "status"], title=title)
         if len(changed) > max_rows:
             c.print(f"  … {len(changed) - max_rows} more (--format json for all)")
