@@ -30,8 +30,11 @@ SAMPLE = ("recompiles", "graph_breaks", "train_step", "compile_failure", "ddp_2r
 #: scenarios whose TORCH_LOGS include output_code (the others have no kernels in the text, by nature)
 OUTPUT_CODE = {("sample", "graph_breaks"), ("sample", "compile_failure"), ("real", "rr")}
 
-RC = "rank, compile_id, cause, is_limit_hit, prev_compile_id, reason, all_reasons, guard_subject"
-GB = "rank, compile_id, gb_id, gb_type, reason, user_filename, user_lineno, explanation, hints, occurrences"
+RC = ("rank, compile_id, cause, is_limit_hit, prev_compile_id, reason, all_reasons, guard_subject, "
+      "guard_kind, guard_source, guard_expected, guard_actual")
+GB = ("rank, compile_id, gb_id, gb_type, reason, user_filename, user_lineno, explanation, hints, occurrences, "
+      "break_key, frame_file, frame_line, frame_func, lib_file, lib_func, lib_line")  # the site identity too
+FL = "exc_type, exc_message, failure_key, frame_file, frame_line, frame_func, co_name, co_filename, co_firstlineno, is_restart"
 KN = "rank, compile_id, kernel_name, backend, kind, fused_ops, graph"
 EX = "rank, compile_id, op, count, graph"
 
@@ -112,6 +115,11 @@ def check_run(con, run_id: str, key: tuple[str, str]) -> None:
     """The stderr capture of a run agrees with its trace."""
     assert rows(con, "recompiles", RC, run_id, "torch_logs") == rows(con, "recompiles", RC, run_id, "trace")
     assert rows(con, "graph_breaks", GB, run_id, "torch_logs") == rows(con, "graph_breaks", GB, run_id, "trace")
+    # a failed compile the text reports (WON'T CONVERT + traceback) is the trace's failure, same identity
+    text_fails = rows(con, "failures", FL, run_id, "torch_logs")
+    # restarts are not in the text's failures; the recompile limit's refusal (Unsupported) is no WON'T CONVERT
+    trace_fails = [r for r in rows(con, "failures", FL, run_id, "trace") if not r[-1] and r[0] != "Unsupported"]
+    assert text_fails == trace_fails
     n_trace_kernels = len(rows(con, "kernels", KN, run_id, "trace"))
     if key in OUTPUT_CODE:
         assert rows(con, "kernels", KN, run_id, "torch_logs") == rows(con, "kernels", KN, run_id, "trace")
