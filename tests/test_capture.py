@@ -44,6 +44,11 @@ def test_run_records_the_command_and_ingests_its_logs(tmp_path):
     assert json.loads(tags) == {"model": "toy"}
     causes = [c for (c,) in con.execute("SELECT cause FROM recompiles WHERE source = 'trace' ORDER BY compile_id").fetchall()]
     assert causes == ["python_value_changed"]  # k=2 then 3; from then on k is dynamic
+    # the working directory is the run's root: user code is shown relative to it
+    (cwd, root, py), = con.execute("SELECT cwd, user_root, python_version FROM runs").fetchall()
+    assert (cwd, root, py) == (str(tmp_path), str(tmp_path) + "/", sys.version.split()[0])
+    assert con.execute("SELECT DISTINCT co_file, guard_kind, guard_source FROM recompiles WHERE source = 'trace'").fetchall() == [
+        ("work.py", "equals", "k")]
     files = {r for (r,) in con.execute("SELECT relpath FROM files").fetchall()}
     assert any(r.startswith("trace/dedicated_log_torch_trace") for r in files)
     captured = list((tmp_path / "wh" / "_captures").iterdir())
