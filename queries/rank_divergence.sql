@@ -12,9 +12,10 @@ per_rank AS (
       WHERE m.run_id = k.run_id AND m.rank = k.rank AND m.kind = 'compilation_metrics') AS compile_ids,
     (SELECT string_agg(cause, ' ' ORDER BY line_no) FROM recompiles x WHERE x.run_id = k.run_id AND x.rank = k.rank) AS recompile_seq,
     (SELECT string_agg(cache || ':' || outcome, ' ' ORDER BY line_no) FROM cache_events x WHERE x.run_id = k.run_id AND x.rank = k.rank) AS cache_seq,
-    (SELECT string_agg(DISTINCT coalesce(gb_id, gb_type) || '@' || coalesce(user_filename, '?') || ':' || coalesce(user_lineno, 0), ' '
-                       ORDER BY coalesce(gb_id, gb_type) || '@' || coalesce(user_filename, '?') || ':' || coalesce(user_lineno, 0))
-      FROM graph_breaks x WHERE x.run_id = k.run_id AND x.rank = k.rank) AS break_set,
+    -- graph-break sites by identity (as in graph_break_hotspots): ranks on hosts with other install prefixes agree
+    (SELECT string_agg(DISTINCT site_break || '@' || coalesce(site_file, '?') || ':' || coalesce(site_line, 0) || coalesce('>' || library_frame, ''), ' '
+                       ORDER BY site_break || '@' || coalesce(site_file, '?') || ':' || coalesce(site_line, 0) || coalesce('>' || library_frame, ''))
+      FROM graph_break_sites() x WHERE x.run_id = k.run_id AND x.rank = k.rank) AS break_set,
     (SELECT count(*) FROM compilation_metrics m WHERE m.run_id = k.run_id AND m.rank = k.rank AND m.kind = 'compilation_metrics') AS compiles,
     (SELECT count(*) FROM recompiles x WHERE x.run_id = k.run_id AND x.rank = k.rank) AS recompiles,
     (SELECT coalesce(sum(occurrences), 0)::BIGINT FROM graph_breaks x WHERE x.run_id = k.run_id AND x.rank = k.rank) AS graph_breaks
