@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.conftest import fixture_path
 
 from pt2logs.analysis.identity import (
@@ -181,3 +183,15 @@ MASKED = [
 @pytest.mark.parametrize(("text", "masked"), MASKED)
 def test_mask(text: str, masked: str) -> None:
     assert mask(text) == masked
+
+
+@given(st.text(max_size=300))
+@settings(max_examples=300, deadline=None)
+def test_identity_functions_never_raise(text: str) -> None:
+    from pt2logs.analysis.failures import parse_wont_convert, traceback_parts
+    from pt2logs.analysis.guard_parts import guard_parts
+
+    pid = classify_path(text)
+    assert pid.kind in (None, "user", "library", "stdlib", "other")
+    mask(text), break_key(None, text), guard_parts(text), traceback_parts(text), parse_wont_convert(text)
+    pick_frames([(text, 1, text)], (text, None))
