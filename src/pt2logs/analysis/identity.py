@@ -68,8 +68,7 @@ class PathId(NamedTuple):
 
 def _parts(path: str) -> tuple[list[str], bool]:
     """Path segments (either separator) and whether it is absolute."""
-    windows = "\\" in path and ("/" not in path or _DRIVE.match(path) is not None)
-    p = path.replace("\\", "/") if windows or "\\" in path else path
+    p = posix(path)
     absolute = p.startswith("/") or _DRIVE.match(p) is not None
     return [s for s in p.split("/") if s not in ("", ".")], absolute
 
@@ -219,8 +218,3 @@ def break_key(gb_id: str | None, gb_type: str | None) -> str | None:
     if gb_id:
         return gb_id
     return mask(gb_type)[:200] if gb_type else None
-
-
-def function_file(co_filename: str | None) -> PathId:
-    """The file part of a function's identity (function = this + co_name; its line is not part of it)."""
-    return classify_path(co_filename)
