@@ -168,7 +168,7 @@ def diff(con: duckdb.DuckDBPyConnection, ref_a: str, ref_b: str) -> Diff:
     sections = [
         ("functions", "Compile time by function (s)",
          _compare(q("compile_time_by_function", a, limit=100000), q("compile_time_by_function", b, limit=100000),
-                  ("function", "file", "line"), "compile_s", show=("location",))),
+                  ("function", "file", "line"), "compile_s")),
         ("phases", "Compile time by phase (s)", _compare(q("compile_time_by_phase", a), q("compile_time_by_phase", b), ("phase",), "seconds")),
         ("recompile_causes", "Recompiles by cause", _compare(q("top_recompile_causes", a), q("top_recompile_causes", b), ("cause",), "recompiles")),
         ("graph_breaks", "Graph breaks by site", breaks),

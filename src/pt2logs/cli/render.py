@@ -214,10 +214,6 @@ def _query_of(section: str) -> str:
     return next(q for k, _, q, _ in SUMMARY_SECTIONS if k == section)
 
 
-#: identity columns a diff matches on that its table need not show (the location shows file and line)
-DIFF_HIDDEN = ("file", "line")
-
-
 def _versions_line(v: dict[str, Any]) -> str:
     """``torch X, Python Y → torch X2, Python Y2`` and whether they differ (sites are matched across them)."""
     def one(r: dict[str, Any]) -> str:
@@ -254,7 +250,7 @@ def print_diff(d: Any, fmt: str = "table", max_rows: int = 10, wide: bool = Fals
         if not changed:
             c.print(f"[bold]{title}[/bold]: no change" if rows else f"[bold]{title}[/bold]: none in either run")
             continue
-        keycols = [k for k in rows[0] if k not in ("a", "b", "delta", "pct", "status", *DIFF_HIDDEN)]
+        keycols = [k for k in rows[0] if k not in ("a", "b", "delta", "pct", "status")]
         c.table(changed[:max_rows], keycols + ["a", "b", "delta", "pct", "status"], title=title)
         if len(changed) > max_rows:
             c.print(f"  … {len(changed) - max_rows} more (--format json for all)")
