@@ -237,6 +237,29 @@ def check_dash_run_recompile_chain(rows, e):
     assert all(sorted(steps) == list(range(1, len(steps) + 1)) for steps in frames.values())
 
 
+def _sample_ranks() -> dict[str, list]:
+    """Ranks per sample run, from the trace file names (a run without ranks: one row, rank None)."""
+    out = {}
+    for scen in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
+        ranks = sorted(int(f.name.split("_rank_")[1].split("_")[0]) for f in (scen / "trace").glob("*_rank_*"))
+        out[scen.name] = ranks or [None]
+    return out
+
+
+def check_rank_outcomes(rows, e):
+    # the samples ran to the end and their stderr has no exit status: nothing says how they ended
+    assert {(r["run"], r["rank"]) for r in rows} == {(run, k) for run, ks in _sample_ranks().items() for k in ks}
+    assert {r["outcome"] for r in rows} == {"unknown"} and all(r["evidence"] is None for r in rows)
+    assert all(r["silent_s"] is not None and r["silent_s"] >= 0 for r in rows)
+    assert all(r["open_compiles"] == 0 for r in rows)
+
+
+def check_run_outcomes(rows, e):
+    assert len(rows) == e["runs"] and {r["outcome"] for r in rows} == {"unknown"}
+    ddp = next(r for r in rows if r["run"] == "ddp_2rank")
+    assert ddp["ranks"] == 2 and ddp["silent_first_rank"] in (0, 1)
+
+
 CHECKS = {name[len("check_"):]: fn for name, fn in globals().items() if name.startswith("check_")}
 for _q in ("spyre_transfer_volume", "spyre_padding_waste", "spyre_repeated_copies"):
     CHECKS[_q] = check_spyre

@@ -3,7 +3,7 @@
 from pt2logs.schema import table
 
 RUNS = table(
-    "runs", version=1, per_rank=False, grain="run (one job execution: a folder of per-rank logs, or one file)",
+    "runs", version=2, per_rank=False, grain="run (one job execution: a folder of per-rank logs, or one file)",
     doc="""What was ingested and when. A run's rows in every other table share its run_id.
     A run that is ingested again (its files grew) gets a new row; views keep the newest.""",
     columns="""
@@ -25,7 +25,8 @@ RUNS = table(
     n_errors        i64        ingest errors (data that could not be read)
     n_warnings      i64        ingest warnings (data kept but suspicious, e.g. md5 mismatch)
     command         str        command line, for runs recorded by `pt2logs run`
-    exit_code       i32        exit status, for runs recorded by `pt2logs run`
+    exit_code       i32        exit status, for runs recorded by `pt2logs run` (negative: ended by that signal)
+    exit_signal     str        the signal that ended the command (SIGKILL, SIGTERM, ...), for `pt2logs run`
     wall_s          f64        wall time in seconds, for runs recorded by `pt2logs run`
     host            str        host name, for runs recorded by `pt2logs run`
     git_commit      str        git commit of the working directory, for `pt2logs run`
