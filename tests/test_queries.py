@@ -260,6 +260,28 @@ def check_run_outcomes(rows, e):
     assert ddp["ranks"] == 2 and ddp["silent_first_rank"] in (0, 1)
 
 
+def check_first_divergence(rows, e):
+    # ddp_2rank: both ranks make the same first compiles; rank 1's extra input shape makes it compile more
+    ddp = [m for m in e["metrics"] if m["scenario"] == "ddp_2rank"]
+    n0 = sum(1 for m in ddp if m["rank"] == 0)
+    (row,) = rows
+    assert row["run"] == "ddp_2rank" and row["step"] == n0 + 1 and row["what"] == "frame"
+    assert row["ranks_a"] == [0] and row["side_a"] == f"none (this rank made {n0} compiles)"
+    assert row["ranks_b"] == [1] and row["where_b"].startswith("trace/dedicated_log_torch_trace_rank_1")
+
+
+def check_dash_run_outcomes(rows, e):
+    # no sample run says how it ended (no exit status in their logs): none is a bad run
+    assert rows == []
+
+
+def check_dash_run_rank_ends(rows, e):
+    ranks = _sample_ranks()
+    assert len(rows) == 2 * sum(len(k) for k in ranks.values())
+    assert all(r["end_s"] >= r["start_s"] >= 0 for r in rows)
+    assert {r["part"] for r in rows} == {"logging (first to last trace event)", "silent until the run ended"}
+
+
 CHECKS = {name[len("check_"):]: fn for name, fn in globals().items() if name.startswith("check_")}
 for _q in ("spyre_transfer_volume", "spyre_padding_waste", "spyre_repeated_copies"):
     CHECKS[_q] = check_spyre

@@ -8,7 +8,12 @@ the run page and the weekly card) read it, so every place says the same thing. W
 not ingest time: the evidence of one run arrives in several files that are read by different tasks
 (and a stderr capture may be ingested after its trace), and the rules will change; rows do not.
 
-The rules, in order (the first that holds decides; docs/architecture.md "Run outcomes"):
+``run_outcome_rows(run, since, until, tag)`` gives one row per run from those: a run hung when any
+rank hung; else it ended as its root-cause rank did (the rank whose own failure, crash or kill comes
+first in the capture, ChildFailedError's root cause on a tie); else as ``pt2logs run`` recorded;
+``completed`` when every rank completed; else ``unknown``. ``pt2logs run``'s exit status 0 wins over all.
+
+The rules for a rank, in order (the first that holds decides; docs/architecture.md "Run outcomes"):
 
 1. ``completed``: ``pt2logs run`` recorded exit status 0.
 2. ``hung``: a line of the rank says a collective or barrier timed out (NCCL watchdog, gloo
@@ -158,5 +163,54 @@ SELECT run_id, run, rank,
   round(threshold_s, 1) AS threshold_s, compiles, open_compiles, open_compile_ids, open_phase, first_own_line, root_cause
 FROM decided"""
 
+#: one row per run: how it ended (the run-level rules, see the module docstring of run_outcomes.sql)
+RUN_OUTCOMES = """CREATE OR REPLACE MACRO run_outcome_rows(p_run, p_since, p_until, p_tag) AS TABLE
+WITH ro AS (SELECT * FROM rank_outcomes(p_run, p_since, p_until, p_tag)),
+per_run AS (
+  SELECT run_id, any_value(run) AS run, count(*) AS ranks,
+         bool_or(outcome = 'hung') AS any_hung,
+         count(*) FILTER (WHERE outcome = 'completed') AS completed_ranks,
+         arg_min(rank, epoch(last_event_at)) AS silent_first_rank,
+         min(last_event_at) AS silent_first_at,
+         max(run_end) AS run_end, any_value(run_end_from) AS run_end_from,
+         string_agg(outcome || ' ' || coalesce(rank::VARCHAR, '-'), ', ' ORDER BY rank) AS rank_outcomes,
+         arg_min({'rank': rank, 'outcome': outcome, 'why': why, 'file': evidence_file, 'line': evidence_line, 'text': evidence},
+                 CASE WHEN outcome = 'hung' AND rule = 'timeout' THEN 0 WHEN outcome = 'hung' THEN 1 ELSE 2 END * 1e15
+                 + coalesce(first_own_line, 1e12) * 10 + CASE WHEN root_cause THEN 0 ELSE 1 END)
+           FILTER (WHERE outcome = 'hung' OR (outcome IN ('crashed', 'failed', 'killed') AND first_own_line IS NOT NULL)) AS root,
+         arg_min({'rank': rank, 'outcome': outcome, 'why': why, 'file': evidence_file, 'line': evidence_line, 'text': evidence},
+                 CASE outcome WHEN 'killed' THEN 0 WHEN 'failed' THEN 1 WHEN 'crashed' THEN 2 ELSE 3 END) AS other
+  FROM ro GROUP BY run_id),
+rec AS (
+  SELECT run_id, arg_max(means, line_no) AS record_means, arg_max(text, line_no) AS record_text,
+         arg_max(file, line_no) AS record_file
+  FROM outcome_evidence WHERE kind = 'exit_status' AND run_id IN (SELECT run_id FROM per_run) GROUP BY run_id),
+decided AS (
+  SELECT p.*, x.record_means, x.record_text, x.record_file,
+         CASE WHEN x.record_means = 'completed' THEN 'completed'
+              WHEN p.any_hung THEN 'hung'
+              WHEN p.root IS NOT NULL THEN p.root.outcome
+              WHEN x.record_means IS NOT NULL AND x.record_means <> 'info' THEN x.record_means
+              WHEN p.completed_ranks = p.ranks THEN 'completed'
+              WHEN p.other.outcome IN ('killed', 'failed', 'crashed') THEN p.other.outcome
+              ELSE 'unknown' END AS outcome
+  FROM per_run p LEFT JOIN rec x USING (run_id))
+SELECT d.run_id, d.run, d.outcome,
+       CASE WHEN d.outcome = 'completed' AND d.record_means = 'completed' THEN 'pt2logs run recorded exit status 0'
+            WHEN d.root IS NOT NULL AND d.outcome = d.root.outcome
+              THEN concat(CASE WHEN d.root.rank IS NOT NULL THEN concat('rank ', d.root.rank, ': ') ELSE '' END, d.root.why)
+            WHEN d.record_text IS NOT NULL THEN d.record_text
+            WHEN d.outcome = 'completed' THEN 'every rank completed'
+            WHEN d.other.outcome = d.outcome AND d.outcome IN ('killed', 'failed', 'crashed')
+              THEN concat(CASE WHEN d.other.rank IS NOT NULL THEN concat('rank ', d.other.rank, ': ') ELSE '' END, d.other.why)
+            ELSE 'no exit status in the logs' END AS why,
+       CASE WHEN d.root IS NOT NULL AND d.outcome = d.root.outcome THEN d.root.rank END AS root_rank,
+       coalesce(CASE WHEN d.root IS NOT NULL AND d.outcome = d.root.outcome THEN d.root.file END, d.record_file) AS evidence_file,
+       CASE WHEN d.root IS NOT NULL AND d.outcome = d.root.outcome THEN d.root.line WHEN d.record_file IS NOT NULL THEN 1 END AS evidence_line,
+       coalesce(CASE WHEN d.root IS NOT NULL AND d.outcome = d.root.outcome THEN d.root.text END, d.record_text) AS evidence,
+       d.ranks, d.rank_outcomes, d.silent_first_rank, d.silent_first_at,
+       round(epoch(d.run_end) - epoch(d.silent_first_at), 1) AS silent_s, d.run_end, d.run_end_from
+FROM decided d"""
+
 #: added to :data:`pt2logs.views.MACROS`
-OUTCOME_MACROS = [RANK_OUTCOMES]
+OUTCOME_MACROS = [RANK_OUTCOMES, RUN_OUTCOMES]
