@@ -5,7 +5,7 @@
 -- pt2logs.outcome_rules (docs/architecture.md, "Run outcomes"): `why` in words, the deciding line
 -- (`evidence_file`:`evidence_line`, its text), the rank's last trace event and its silence before the
 -- run's end (`silence_order` 1 = the rank that went silent first), compiles begun and never finished.
-SELECT run, rank, outcome, why, evidence_file, evidence_line, evidence,
+SELECT run, rank, outcome, why, evidence_file, evidence_line, evidence_kind, evidence,
        exit_code, signal, last_event_at, silent_s, threshold_s, run_end, run_end_from,
        compiles, open_compiles, open_compile_ids, open_phase,
        silence_order, run_id

@@ -146,9 +146,11 @@ SELECT run_id, run, rank,
                                CASE WHEN ev.timeout_ms IS NOT NULL THEN concat(' (timeout ', ev.timeout_ms // 1000, ' s)') ELSE '' END)
     WHEN 'crash' THEN concat('crashed: ', coalesce(ev.signal, ev.exc_type, ev.kind))
     WHEN 'exception' THEN concat(coalesce(ev.exc_type, 'an exception'), CASE WHEN ev.location IS NOT NULL THEN concat(' at ', ev.location) ELSE '' END)
-    WHEN 'own_kill' THEN concat('killed by ', coalesce(ev.signal, 'a signal'), ' (not sent by the launcher)')
-    WHEN 'same_hang' THEN concat('stuck in the same hang: ', CASE WHEN peer THEN 'its peer closed the connection' WHEN launcher_kill
-                                 THEN 'then the launcher killed it' WHEN exit_failed THEN 'then it exited' ELSE 'no line of its own' END)
+    WHEN 'own_kill' THEN CASE WHEN ev.kind = 'exit_status' THEN concat('ended by ', coalesce(ev.signal, 'a signal'))
+                              ELSE concat('killed by ', coalesce(ev.signal, 'a signal'), ' (not sent by the launcher)') END
+    WHEN 'same_hang' THEN concat('stuck in the same hang: ', CASE WHEN ev.kind = 'peer_closed' THEN 'its peer closed the connection'
+                                 WHEN launcher_kill THEN 'then the launcher killed it' WHEN peer THEN 'its peer closed the connection'
+                                 WHEN exit_failed THEN 'then it exited' ELSE 'no line of its own' END)
     WHEN 'launcher_kill' THEN concat('killed by the launcher (', coalesce(ev.signal, 'SIGTERM'), ') after another process ended')
     WHEN 'exit_failed' THEN CASE WHEN peer THEN 'its peer closed the connection' ELSE concat('exit status ', coalesce(ev.exit_code::VARCHAR, '?')) END
     WHEN 'exit0' THEN 'exit status 0'

@@ -65,7 +65,7 @@ NCCL_RANK = re.compile(r"\[(?:PG [^\]]{0,80}?)?Rank (\d{1,7})\]")
 #: timeout_ms, elapsed_ms, rank, local_rank.
 LINE_RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("collective_timeout", "hung", re.compile(
-        r"Watchdog caught collective operation timeout: WorkNCCL\((?P<work>[^)]*)\)(?: ran for (?P<elapsed_ms>\d+) milliseconds)?")),
+        r"Watchdog caught collective operation timeout: WorkNCCL\((?P<work>(?:[^()]|\([^()]*\))*)\)(?: ran for (?P<elapsed_ms>\d+) milliseconds)?")),
     ("watchdog_status", "info", re.compile(
         r"(?:failure|Exception) detected by watchdog at work(?: sequence id)?: (?P<seq>-?\d+)")),
     ("heartbeat_timeout", "hung", re.compile(
