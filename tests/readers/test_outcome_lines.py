@@ -148,3 +148,15 @@ def test_an_nccl_hang_read_from_a_capture_is_a_hung_run_with_both_ranks_hung(tmp
     assert ranks[0]["why"] == "timed out in BROADCAST (timeout 600 s)"
     (run,) = run_named(con, "run_outcomes", {}).to_pylist()
     assert (run["outcome"], run["root_rank"], run["evidence_line"]) == ("hung", 0, 2)
+
+
+def test_torchrun_tee_headers_keep_the_ranks_tracebacks_apart():
+    rows = evidence("[default0]:[rank0]: Traceback (most recent call last):\n"
+                    "[default1]:[rank1]: Traceback (most recent call last):\n"
+                    '[default1]:[rank1]:   File "/t.py", line 5, in <module>\n'
+                    '[default0]:[rank0]:   File "/t.py", line 9, in <module>\n'
+                    "[default1]:[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+                    "[default0]:[rank0]: RuntimeError: NCCL communicator was aborted on rank 0.\n")
+    assert [(r["rank"], r["local_rank"], r["kind"], r["exc_type"], r["location"]) for r in rows] == [
+        (1, 1, "oom", "torch.OutOfMemoryError", "/t.py:5 in <module>"),
+        (0, 0, "exception", "RuntimeError", "/t.py:9 in <module>")]

@@ -7,6 +7,7 @@ takes none of them (``take`` returns False), so every line still becomes a ``log
 
 Rules, each tested:
 
+* torchrun's ``--tee`` header (``[default0]:``) gives ``local_rank`` and is stripped first.
 * A line's rank comes from its ``[rankN]:`` prefix, else from NCCL's ``[Rank N]`` in the message,
   else from its pid (another line of the file that ties that pid to a rank: a ``[rankN]:`` glog line,
   an entry of ``ChildFailedError``'s table), else from the file's own rank; rows wait for the end of
@@ -67,7 +68,8 @@ class OutcomeLines:
         self.pending: list[dict[str, Any]] = []
         self.pid_rank: dict[int, int] = {}
         self.closed_pids: set[int] = set()  # pids the launcher sent a closing signal
-        self.tracebacks: dict[int | None, _Traceback] = {}
+        self.tracebacks: dict[tuple[int | None, int | None], _Traceback] = {}  # by (torchrun's local rank, rank)
+        self.local: int | None = None  # the local rank of torchrun's header on the line being read
         self.seen: set[tuple] = set()
         self.table: dict[str, Any] | None = None  # ChildFailedError's table being read
         self.entry: dict[str, Any] | None = None
@@ -75,6 +77,8 @@ class OutcomeLines:
     # -- rows --------------------------------------------------------------------------
     def add(self, row: dict[str, Any]) -> None:
         row.setdefault("n_lines", 1)
+        if row.get("local_rank") is None and self.local is not None:
+            row["local_rank"] = self.local
         row["text"] = (row.get("text") or "")[:EXCERPT]
         if row.get("rank") is not None:
             row.setdefault("rank_from", "prefix")
@@ -109,8 +113,13 @@ class OutcomeLines:
     def take(self, line_no: int, text: str) -> bool:
         raw = text
         rank: int | None = None
+        local: int | None = None
         if "\r" in text:
             text = text[text.rfind("\r") + 1:]
+        t = P.TAIL_PREFIX.match(text) if self.table is None else None
+        if t is not None:
+            local = int(t.group(1) or t.group(2))
+            text = text[t.end():].lstrip(" ")
         m = P.WRAPPER.match(text)
         if m is not None and P.RANK_PREFIX.match(text) is None:
             text = text[m.end():]
@@ -129,7 +138,9 @@ class OutcomeLines:
             text = text[g.end():]
         if self.table is not None and self.table_line(line_no, text, raw):
             return False
-        tb = self.tracebacks.get(rank)
+        self.local = local
+        key = (local, rank)
+        tb = self.tracebacks.get(key)
         if tb is not None:
             f = P.FRAME.match(text)
             if f is not None:
@@ -137,12 +148,12 @@ class OutcomeLines:
                 return False
             if text.startswith((" ", "\t")) or not text.strip():
                 return False
-            del self.tracebacks[rank]
+            del self.tracebacks[key]
             self.exception(line_no, text, raw, rank, tb)
             return False
         if g is None and P.TRACEBACK.match(text):
             # (a traceback inside a log message is a logged exception, not the end of a process)
-            self.tracebacks[rank] = _Traceback(line_no)
+            self.tracebacks[key] = _Traceback(line_no)
             return False
         if P.TRIGGERS.search(text) is not None:
             self.evidence(line_no, text, raw, rank, pid, self._ts(mmdd, time))
@@ -295,7 +306,8 @@ class OutcomeLines:
 
     def finish(self) -> None:
         self.close_entry()
-        for tb_rank, tb in list(self.tracebacks.items()):  # a traceback cut off by the end of the file
+        for (local, tb_rank), tb in list(self.tracebacks.items()):  # a traceback cut off by the end of the file
+            self.local = local
             self.add({"line_no": tb.start, "kind": "exception", "means": "failed", "rank": tb_rank, "secondary": False,
                       "text": "Traceback (most recent call last): (the file ends before its exception line)",
                       "location": tb.frame})

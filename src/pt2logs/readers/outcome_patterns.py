@@ -49,6 +49,9 @@ import signal as _signal
 
 #: ``[rank3]:`` (torch's log formatter and its excepthook put it before every line of a rank)
 RANK_PREFIX = re.compile(r"\[rank(\d{1,7})\]:\s?")
+#: torchrun's ``--tee`` / ``--redirects`` header before each worker line (``tail_log.py``: ``[{role}{local_rank}]:``,
+#: e.g. ``[default0]:``, or a ``log_line_prefix_template`` such as ``[3]:``); ``[rank3]:`` is torch's own prefix
+TAIL_PREFIX = re.compile(r"\[(?!rank\d)(?:[A-Za-z_][\w-]{0,40}?(\d{1,7})\]:|(\d{1,7})\]:(?=\S))")
 #: a wrapper's own prefix before the line: ``(RayWorkerVllm pid=5304) `` or ``[2025-08-12 03:18:23.088] ``
 WRAPPER = re.compile(r"(?:\([^)\n]{1,64}\)|\[\d{4}-\d\d-\d\d[ T][\d:.,]+\])[ :]*")
 #: torch's Python glog prefix: level, MMDD, time, pid, source path and line
