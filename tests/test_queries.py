@@ -270,6 +270,16 @@ def check_first_divergence(rows, e):
     assert row["ranks_b"] == [1] and row["where_b"].startswith("trace/dedicated_log_torch_trace_rank_1")
 
 
+def check_rank_last_events(rows, e):
+    counts = {}
+    for scen in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
+        for f in sorted((scen / "trace").glob("*.log*")):
+            rank = int(f.name.split("_rank_")[1].split("_")[0]) if "_rank_" in f.name else None
+            counts[(scen.name, rank)] = sum(1 for _ in raw_records(f))
+    assert {(r["run"], r["rank"]): r["events"] for r in rows} == counts
+    assert all(r["last_event"] and r["file"].startswith("trace/") and r["line_no"] >= 1 for r in rows)
+
+
 def check_dash_run_outcomes(rows, e):
     # no sample run says how it ended (no exit status in their logs): none is a bad run
     assert rows == []

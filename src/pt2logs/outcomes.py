@@ -26,6 +26,8 @@ class RunOutcome:
     run: dict[str, Any]
     ranks: list[dict[str, Any]] = field(default_factory=list)
     divergence: list[dict[str, Any]] = field(default_factory=list)
+    #: each rank's last trace event (``rank_last_events``), by rank
+    last_events: dict[int | None, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def outcome(self) -> str:
@@ -42,7 +44,28 @@ def run_outcome(con: duckdb.DuckDBPyConnection, run_id: str) -> RunOutcome | Non
         return None
     ranks = [r for r in run_named(con, "rank_outcomes", {"run_id": run_id}).to_pylist() if r["run_id"] == run_id]
     div = [r for r in run_named(con, "first_divergence", {"run_id": run_id}).to_pylist() if r["run_id"] == run_id]
-    return RunOutcome(rows[0], ranks, div)
+    last = {r["rank"]: r for r in run_named(con, "rank_last_events", {"run_id": run_id}).to_pylist() if r["run_id"] == run_id}
+    return RunOutcome(rows[0], ranks, div, last)
+
+
+def last_event_text(e: dict[str, Any] | None) -> str | None:
+    """``dynamo (E) of compile 0/0 at 00:23:15.697 [trace/...rank_0....log:3447]``."""
+    if not e:
+        return None
+    cid = f" of compile {e['compile_id']}" if e.get("compile_id") else ""
+    at = f" at {e['at']:%H:%M:%S.%f}"[:-3] if e.get("at") is not None else ""
+    return f"{e['last_event']}{cid}{at}{_at(e.get('file'), e.get('line_no'))}"
+
+
+def rank_lines(o: RunOutcome) -> list[str]:
+    """One line per rank: its outcome, why, the deciding line and its last trace event."""
+    out = []
+    for r in o.ranks:
+        who = f"Rank {r['rank']}" if r["rank"] is not None else "The process"
+        last = last_event_text(o.last_events.get(r["rank"]))
+        out.append(f"{who}: {r['outcome']}: {r['why']}{_at(r.get('evidence_file'), r.get('evidence_line'))}"
+                   + (f"; last trace event {last}" if last else ""))
+    return out
 
 
 def _at(file: str | None, line: int | None) -> str:

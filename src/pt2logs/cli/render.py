@@ -203,6 +203,7 @@ def print_ranks_header(run: Any, rows: list[dict[str, Any]], outcome: Any) -> No
         divergence_line,
         hung_ranks,
         outcome_line,
+        rank_lines,
         silence_line,
     )
 
@@ -216,6 +217,8 @@ def print_ranks_header(run: Any, rows: list[dict[str, Any]], outcome: Any) -> No
             click.echo(f"  silence: {silence_line(outcome)}")
         for d in outcome.divergence:
             click.echo(f"  first divergence: {divergence_line(d)}")
+        for line in rank_lines(outcome):
+            click.echo(f"  {line}")
 
 
 def _query_of(section: str) -> str:

@@ -10,6 +10,7 @@ from pt2logs.outcomes import (
     command_line,
     divergence_line,
     outcome_line,
+    rank_lines,
     run_outcome,
     silence_line,
 )
@@ -17,7 +18,7 @@ from pt2logs.outcomes import (
 
 def outcome_banner(con: duckdb.DuckDBPyConnection, run_id: str) -> Banner | None:
     """The outcome of run ``run_id``, the silent rank, the command, the first divergence and each
-    rank's outcome with its evidence line; None when the run has no outcome row."""
+    rank's outcome with its evidence line and its last trace event; None when the run has no outcome row."""
     o = run_outcome(con, run_id)
     if o is None:
         return None
@@ -27,8 +28,5 @@ def outcome_banner(con: duckdb.DuckDBPyConnection, run_id: str) -> Banner | None
         if line:
             b.lines.append(line[:1].upper() + line[1:])
     b.lines += [f"First divergence: {divergence_line(d)}" for d in o.divergence]
-    if len(o.ranks) > 1:
-        for r in o.ranks:
-            at = f" [{r['evidence_file']}:{r['evidence_line']}]" if r.get("evidence_file") and r.get("evidence_line") else ""
-            b.lines.append(f"Rank {r['rank']}: {r['outcome']}: {r['why']}{at}")
+    b.lines += rank_lines(o)
     return b
