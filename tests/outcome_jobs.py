@@ -11,6 +11,8 @@ the workload: ``python outcome_jobs.py --worker JOB`` (what torchrun starts). Jo
 * ``rank_raises``: rank 1 raises after its second step; torchrun ends rank 0.
 * ``sigkill``: rank 1 is killed with SIGKILL mid-run (as the OOM killer does); torchrun ends rank 0.
 * ``clean``: both ranks finish (run through ``pt2logs run`` by the tests).
+* ``preempted``: both ranks compile, then work on; the launcher gets SIGTERM from outside (a
+  scheduler's preemption) once both traces show their compile (:func:`run_and_stop`).
 
 Every job is bounded (``TIMEOUT_S``); logs are written only under ``dest`` (never committed).
 """
@@ -26,9 +28,10 @@ import subprocess
 import sys
 import time
 from datetime import timedelta
+from pathlib import Path
 
 HERE = os.path.abspath(__file__)
-JOBS = ("desync_hang", "rank_raises", "sigkill", "clean")
+JOBS = ("desync_hang", "rank_raises", "sigkill", "clean", "preempted")
 TIMEOUT_S = 120
 GLOO_TIMEOUT_S = 20
 
@@ -57,6 +60,8 @@ def worker(job: str) -> None:
     if job == "desync_hang" and rank == 1:
         _wait_for_compile_of_rank0()
         f(torch.randn(12))  # a recompile: rank 1 keeps logging after rank 0 went silent
+    if job == "preempted":
+        time.sleep(60)  # "training": the launcher is stopped from outside long before this ends
     tok = torch.zeros(1)
     if rank == 0:
         dist.send(tok, 1)
@@ -111,6 +116,29 @@ def run_job(dest: str, job: str, wrap: list[str] | None = None) -> dict:
         except subprocess.TimeoutExpired:
             rc = "timeout"
     return {"job": job, "rc": rc, "wall_s": round(time.time() - t0, 1), "cmd": cmd}
+
+
+def run_and_stop(dest: str, job: str, sig: int = signal.SIGTERM) -> dict:
+    """Run ``job`` under torchrun and send ``sig`` to the launcher once every rank's trace shows a
+    finished compile (what a scheduler does when it preempts a job)."""
+    os.makedirs(os.path.join(dest, job), exist_ok=True)
+    t0 = time.time()
+    with open(os.path.join(dest, job, "stderr.txt"), "wb") as err:
+        p = subprocess.Popen(torchrun(job), env=job_env(dest, job), stdout=subprocess.DEVNULL, stderr=err, cwd=dest)
+        pattern = os.path.join(dest, job, "trace", "dedicated_log_torch_trace_rank_*.log")
+        while time.time() - t0 < TIMEOUT_S / 2 and p.poll() is None:
+            files = glob.glob(pattern)
+            if len(files) == 2 and all(b'"compilation_metrics"' in Path(f).read_bytes() for f in files):
+                break
+            time.sleep(0.3)
+        time.sleep(1)
+        p.send_signal(sig)
+        try:
+            rc: int | str = p.wait(timeout=TIMEOUT_S / 2)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rc = "timeout"
+    return {"job": job, "rc": rc, "wall_s": round(time.time() - t0, 1)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,6 +30,8 @@ def captures(tmp_path_factory: pytest.TempPathFactory) -> dict:
     ran = {job: jobs.run_job(str(dest), job) for job in ("desync_hang", "rank_raises", "sigkill")}
     ran["clean"] = jobs.run_job(str(dest), "clean", wrap=[sys.executable, "-m", "pt2logs", "run", "-w", wh,
                                                           "--name", "clean job", "--"])
+    ran["preempted"] = jobs.run_and_stop(str(dest), "preempted")
+    pt2logs.ingest([str(dest / "preempted")], wh)
     for job in ("desync_hang", "rank_raises", "sigkill"):
         assert ran[job]["rc"] == 1, ran[job]  # torchrun's exit status after a failed worker
         pt2logs.ingest([str(dest / job)], wh)
@@ -113,6 +115,20 @@ def test_a_rank_killed_with_sigkill(captures):
     ranks = _ranks(wh, "sigkill")
     assert ranks[1]["outcome"] == "killed" and ranks[1]["signal"] == "SIGKILL"
     assert ranks[0]["outcome"] in ("killed", "failed")
+
+
+def test_a_job_stopped_from_outside(captures):
+    wh, dest = captures["wh"], captures["dest"]
+    assert captures["ran"]["preempted"]["rc"] not in (0, "timeout")
+    run = _run(wh, "preempted")
+    assert run["outcome"] == "killed" and run["why"].startswith("the job was stopped from outside")
+    assert run["evidence"].endswith("Received 15 death signal, shutting down workers")
+    assert _line(dest, "preempted", run["evidence_file"], run["evidence_line"]) == run["evidence"]
+    ranks = _ranks(wh, "preempted")
+    assert {r["outcome"] for r in ranks.values()} == {"killed"} and all(r["silent_s"] < 60 for r in ranks.values())
+    kinds = [k for (k,) in pt2logs.connect(wh).execute(
+        "SELECT e.kind FROM outcome_evidence e JOIN runs r USING (run_id) WHERE r.name = 'preempted' ORDER BY e.line_no").fetchall()]
+    assert kinds[:3] == ["agent_signal", "closing_signal", "closing_signal"] and kinds[-1] == "agent_signal"  # ... SignalException
 
 
 def test_a_clean_job_run_through_pt2logs_run(captures):

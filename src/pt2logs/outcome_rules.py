@@ -109,7 +109,7 @@ facts AS (
          greatest(60.0, 10 * greatest(coalesce(c.longest_compile_s, 0),
                                       coalesce((epoch(t.last_ts) - epoch(t.first_ts)) / nullif(c.compiles, 0), 0))) AS threshold_s,
          e.timeout, e.crash, e.exc, e.own_kill, e.launcher_kill, e.peer, e.exit_failed, e.exit0, e.first_own_line,
-         e.root_cause, coalesce(e.ev, CASE WHEN k.rank IS NULL OR r.ranks IS NULL OR len(r.ranks) <= 1 THEN v.run_level END) AS ev,
+         e.root_cause, coalesce(e.ev, CASE WHEN k.rank IS NULL OR r.ranks IS NULL OR len(r.ranks) <= 1 OR v.outside_kill THEN v.run_level END) AS ev,
          v.any_hung, v.outside_kill, v.record_means, v.run_level, e.run_id IS NULL AS no_evidence
   FROM ranks_ k JOIN r USING (run_id) LEFT JOIN ends n USING (run_id) LEFT JOIN tr t ON t.run_id = k.run_id AND t.rank IS NOT DISTINCT FROM k.rank
        LEFT JOIN cm c ON c.run_id = k.run_id AND c.rank IS NOT DISTINCT FROM k.rank
@@ -151,12 +151,13 @@ SELECT run_id, run, rank,
     WHEN 'same_hang' THEN concat('stuck in the same hang: ', CASE WHEN ev.kind = 'peer_closed' THEN 'its peer closed the connection'
                                  WHEN launcher_kill THEN 'then the launcher killed it' WHEN peer THEN 'its peer closed the connection'
                                  WHEN exit_failed THEN 'then it exited' ELSE 'no line of its own' END)
-    WHEN 'launcher_kill' THEN concat('killed by the launcher (', coalesce(ev.signal, 'SIGTERM'), ') after another process ended')
+    WHEN 'launcher_kill' THEN concat('killed by the launcher (', coalesce(ev.signal, 'SIGTERM'), ')',
+                                     CASE WHEN outside_kill THEN ' when the job was stopped from outside' ELSE ' after another process ended' END)
     WHEN 'exit_failed' THEN CASE WHEN peer THEN 'its peer closed the connection' ELSE concat('exit status ', coalesce(ev.exit_code::VARCHAR, '?')) END
     WHEN 'exit0' THEN 'exit status 0'
     WHEN 'open_compile' THEN concat('compile ', open_compile_ids, ' began and never finished (in ', open_phase, ')')
     WHEN 'silent_kill' THEN concat('silent ', round(epoch(run_end) - epoch(last_ts)), ' s before the job was killed')
-    WHEN 'outside_kill' THEN 'the job was killed from outside'
+    WHEN 'outside_kill' THEN 'the job was stopped from outside (the launcher got a signal)'
     WHEN 'record' THEN ev.text
     ELSE CASE WHEN last_ts IS NOT NULL THEN 'no exit status in the logs' ELSE 'no evidence' END
   END AS why,
@@ -184,15 +185,19 @@ per_run AS (
                  CASE outcome WHEN 'killed' THEN 0 WHEN 'failed' THEN 1 WHEN 'crashed' THEN 2 ELSE 3 END) AS other
   FROM ro GROUP BY run_id),
 rec AS (
-  SELECT run_id, arg_max(means, line_no) AS record_means, arg_max(text, line_no) AS record_text,
-         arg_max(file, line_no) AS record_file
-  FROM outcome_evidence WHERE kind = 'exit_status' AND run_id IN (SELECT run_id FROM per_run) GROUP BY run_id),
+  SELECT run_id, arg_max(means, line_no) FILTER (WHERE kind = 'exit_status') AS record_means,
+         arg_max(text, line_no) FILTER (WHERE kind = 'exit_status') AS record_text,
+         arg_max(file, line_no) FILTER (WHERE kind = 'exit_status') AS record_file,
+         arg_min({'file': file, 'line': line_no, 'text': text}, line_no)
+           FILTER (WHERE kind <> 'exit_status' AND rank IS NULL AND means = 'killed' AND NOT coalesce(secondary, false)) AS outside
+  FROM outcome_evidence WHERE run_id IN (SELECT run_id FROM per_run) GROUP BY run_id),
 decided AS (
-  SELECT p.*, x.record_means, x.record_text, x.record_file,
+  SELECT p.*, x.record_means, x.record_text, x.record_file, x.outside,
          CASE WHEN x.record_means = 'completed' THEN 'completed'
               WHEN p.any_hung THEN 'hung'
               WHEN p.root IS NOT NULL THEN p.root.outcome
               WHEN x.record_means IS NOT NULL AND x.record_means <> 'info' THEN x.record_means
+              WHEN x.outside IS NOT NULL THEN 'killed'
               WHEN p.completed_ranks = p.ranks THEN 'completed'
               WHEN p.other.outcome IN ('killed', 'failed', 'crashed') THEN p.other.outcome
               ELSE 'unknown' END AS outcome
@@ -202,14 +207,18 @@ SELECT d.run_id, d.run, d.outcome,
             WHEN d.root IS NOT NULL AND d.outcome = d.root.outcome
               THEN concat(CASE WHEN d.root.rank IS NOT NULL THEN concat('rank ', d.root.rank, ': ') ELSE '' END, d.root.why)
             WHEN d.record_text IS NOT NULL THEN d.record_text
+            WHEN d.outside IS NOT NULL AND d.outcome = 'killed' THEN 'the job was stopped from outside: the launcher got a signal'
             WHEN d.outcome = 'completed' THEN 'every rank completed'
             WHEN d.other.outcome = d.outcome AND d.outcome IN ('killed', 'failed', 'crashed')
               THEN concat(CASE WHEN d.other.rank IS NOT NULL THEN concat('rank ', d.other.rank, ': ') ELSE '' END, d.other.why)
             ELSE 'no exit status in the logs' END AS why,
        CASE WHEN d.root IS NOT NULL AND d.outcome = d.root.outcome THEN d.root.rank END AS root_rank,
-       coalesce(CASE WHEN d.root IS NOT NULL AND d.outcome = d.root.outcome THEN d.root.file END, d.record_file) AS evidence_file,
-       CASE WHEN d.root IS NOT NULL AND d.outcome = d.root.outcome THEN d.root.line WHEN d.record_file IS NOT NULL THEN 1 END AS evidence_line,
-       coalesce(CASE WHEN d.root IS NOT NULL AND d.outcome = d.root.outcome THEN d.root.text END, d.record_text) AS evidence,
+       coalesce(CASE WHEN d.root IS NOT NULL AND d.outcome = d.root.outcome THEN d.root.file END, d.record_file,
+                CASE WHEN d.outcome = 'killed' THEN d.outside.file END) AS evidence_file,
+       CASE WHEN d.root IS NOT NULL AND d.outcome = d.root.outcome THEN d.root.line WHEN d.record_file IS NOT NULL THEN 1
+            WHEN d.outcome = 'killed' THEN d.outside.line END AS evidence_line,
+       coalesce(CASE WHEN d.root IS NOT NULL AND d.outcome = d.root.outcome THEN d.root.text END, d.record_text,
+                CASE WHEN d.outcome = 'killed' THEN d.outside.text END) AS evidence,
        d.ranks, d.rank_outcomes, d.silent_first_rank, d.silent_first_at,
        round(epoch(d.run_end) - epoch(d.silent_first_at), 1) AS silent_s, d.run_end, d.run_end_from
 FROM decided d"""

@@ -192,7 +192,9 @@ class OutcomeLines:
 
     @staticmethod
     def _fill(row: dict[str, Any], kind: str, g: dict[str, str]) -> None:
-        sig = g.get("sig") or g.get("sig2")
+        sig = g.get("sig") or g.get("sig2") or g.get("sig3")
+        if sig and sig.isdigit():
+            sig = P.signal_name(-int(sig))
         if sig:
             row["signal"] = sig
         if "code" in g:

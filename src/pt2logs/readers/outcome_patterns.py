@@ -10,8 +10,9 @@ so a change there is a change here:
   ``multiprocessing/api.py:1002`` ``"failed (exitcode: %s) local_rank: %s (pid: %s) of binary: %s"``
   (``:837`` the same ``... of fn: %s (start_method: %s)`` for function launches);
   ``multiprocessing/api.py:1047`` ``"Unable to shutdown process %s via %s, forcefully exiting via %s"``;
-  ``agent/server/api.py:753`` ``"Received %s death signal, shutting down workers"`` and ``:1005``
-  ``"Got termination signal: %s"``;
+  ``agent/server/api.py:753`` ``"Received %s death signal, shutting down workers"`` (torch 2.13 prints
+  the number: ``Received 15 death signal``) and ``:1005`` ``"Got termination signal: %s"``; the agent's
+  own end, ``multiprocessing/api.py:86`` ``SignalException: Process 27461 got signal: 15``;
 * ``ChildFailedError``'s table (``multiprocessing/errors/__init__.py:181`` ``_FAILURE_FORMAT_TEMPLATE``:
   ``[idx]:`` then ``time``, ``host``, ``rank : R (local_rank: L)``, ``exitcode : C (pid: P) (SIG)``,
   ``error_file``, ``traceback`` lines; ``Root Cause (first observed failure):`` before the root
@@ -89,7 +90,9 @@ LINE_RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("worker_exit", "exit", re.compile(
         r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\) of (?:binary|fn)")),
     ("agent_signal", "killed", re.compile(
-        r"Received (?:Signals\.)?(?P<sig>SIG[A-Z0-9]+) death signal, shutting down workers|Got termination signal: (?:Signals\.)?(?P<sig2>SIG[A-Z0-9]+)")),
+        r"Received (?:Signals\.)?(?P<sig>SIG[A-Z0-9]+|\d+) death signal, shutting down workers"
+        r"|Got termination signal: (?:Signals\.)?(?P<sig2>SIG[A-Z0-9]+|\d+)"
+        r"|SignalException: Process (?P<pid>\d+) got signal: (?:Signals\.)?(?P<sig3>SIG[A-Z0-9]+|\d+)")),
     ("signal_received", "killed", re.compile(r"Signal (?P<signum>\d+) \((?P<sig>SIG[A-Z0-9]+)\) received by PID (?P<pid>\d+)")),
     ("abort", "crashed", re.compile(r"terminate called after throwing an instance of|Aborted \(core dumped\)")),
     ("segfault", "crashed", re.compile(r"Segmentation fault|Fatal Python error|Bus error \(core dumped\)|core dumped")),
@@ -100,7 +103,7 @@ LINE_RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
 TRIGGERS = re.compile(r"Watchdog|watchdog|Heartbeat|Timed out|timed out|monitoredBarrier|store based barrier|collective mismatch"
                       r"|by peer|closing signal|Unable to shutdown|exitcode|death signal|termination signal|received by PID"
                       r"|terminate called|core dumped|Segmentation fault|Fatal Python error|out of memory|OutOfMemoryError"
-                      r"|Killed")
+                      r"|Killed|got signal")
 
 # ----------------------------------------------------------------------------- multi-line shapes
 
