@@ -12,7 +12,8 @@ the workload: ``python outcome_jobs.py --worker JOB`` (what torchrun starts). Jo
 * ``sigkill``: rank 1 is killed with SIGKILL mid-run (as the OOM killer does); torchrun ends rank 0.
 * ``clean``: both ranks finish (run through ``pt2logs run`` by the tests).
 * ``preempted``: both ranks compile, then work on; the launcher gets SIGTERM from outside (a
-  scheduler's preemption) once both traces show their compile (:func:`run_and_stop`).
+  scheduler's preemption) once both traces show their compile (:func:`run_and_stop`). It runs in
+  Tokyo time (TZ=Asia/Tokyo): its stderr's local times are 9 h ahead of the trace's UTC.
 
 Every job is bounded (``TIMEOUT_S``); logs are written only under ``dest`` (never committed).
 """
@@ -61,6 +62,7 @@ def worker(job: str) -> None:
         _wait_for_compile_of_rank0()
         f(torch.randn(12))  # a recompile: rank 1 keeps logging after rank 0 went silent
     if job == "preempted":
+        f(torch.randn(16))  # a recompile: TORCH_LOGS prints it with its compile id (ties stderr times to the trace's)
         time.sleep(60)  # "training": the launcher is stopped from outside long before this ends
     tok = torch.zeros(1)
     if rank == 0:
@@ -124,7 +126,8 @@ def run_and_stop(dest: str, job: str, sig: int = signal.SIGTERM) -> dict:
     os.makedirs(os.path.join(dest, job), exist_ok=True)
     t0 = time.time()
     with open(os.path.join(dest, job, "stderr.txt"), "wb") as err:
-        p = subprocess.Popen(torchrun(job), env=job_env(dest, job), stdout=subprocess.DEVNULL, stderr=err, cwd=dest)
+        env = {**job_env(dest, job), "TZ": "Asia/Tokyo"}
+        p = subprocess.Popen(torchrun(job), env=env, stdout=subprocess.DEVNULL, stderr=err, cwd=dest)
         pattern = os.path.join(dest, job, "trace", "dedicated_log_torch_trace_rank_*.log")
         while time.time() - t0 < TIMEOUT_S / 2 and p.poll() is None:
             files = glob.glob(pattern)

@@ -38,9 +38,10 @@ The rules for a rank, in order (the first that holds decides; docs/architecture.
 Silence: from the rank's last trace event to the run's end (the stderr capture's last time, corrected
 to UTC; else ``pt2logs run``'s end; else the newest file mtime). The hang threshold is 10 times the
 rank's cadence (its longest compile, or the mean time between its compiles, the larger), at least 60 s.
-Stderr times are local time read as UTC: their offset is the difference between the capture's last
-time and its file's mtime, rounded to 15 minutes (used when within 2 minutes of such a multiple and
-at most 14 h; else 0).
+Stderr times are local time read as UTC: their offset from UTC is the difference between a compile's
+first TORCH_LOGS line in the capture and its start in the trace, rounded to 15 minutes (the median
+over the run's compiles); without such a pair, the difference between the capture's last time and its
+file's mtime, rounded likewise (used when within 2 minutes of a multiple and at most 14 h); else 0.
 """
 
 from __future__ import annotations
@@ -62,13 +63,23 @@ ev AS (SELECT *, CASE WHEN means = 'hung' THEN 1 WHEN means = 'crashed' THEN 2 W
 f AS (SELECT run_id, rank, format, first_ts, last_ts, mtime FROM files WHERE run_id IN (SELECT run_id FROM sel)),
 err2 AS (SELECT run_id, max(last_ts) AS err_last, max(mtime) AS err_mtime FROM f WHERE format IN {_IN} GROUP BY run_id),
 off AS (SELECT run_id, err_last, epoch(err_last) - epoch(err_mtime) AS d FROM err2),
+-- the same compile in the stderr (its first TORCH_LOGS line, local time) and in the trace (its start, UTC)
+cal AS (
+  SELECT l.run_id, median(round((epoch(l.first_ts) - m.start_s) / 900) * 900) AS offset_s
+  FROM (SELECT run_id, rank, compile_id, min(ts) AS first_ts FROM log_lines
+        WHERE NOT "foreign" AND compile_id IS NOT NULL AND ts IS NOT NULL AND run_id IN (SELECT run_id FROM sel) GROUP BY ALL) l
+  JOIN (SELECT run_id, rank, compile_id, min(coalesce(start_time, epoch(ts))) AS start_s FROM compilation_metrics
+        WHERE kind = 'compilation_metrics' AND run_id IN (SELECT run_id FROM sel) GROUP BY ALL) m
+    ON m.run_id = l.run_id AND m.rank IS NOT DISTINCT FROM l.rank AND m.compile_id = l.compile_id
+  GROUP BY l.run_id),
 ends AS (
   SELECT r.run_id,
-         to_timestamp(epoch(o.err_last) - CASE WHEN abs(o.d) <= 50400 AND abs(o.d - round(o.d / 900) * 900) < 120
-                                               THEN round(o.d / 900) * 900 ELSE 0 END) AS stderr_end,
+         to_timestamp(epoch(o.err_last) - coalesce(c.offset_s,
+                      CASE WHEN abs(o.d) <= 50400 AND abs(o.d - round(o.d / 900) * 900) < 120 THEN round(o.d / 900) * 900 ELSE 0 END))
+           AS stderr_end,
          (SELECT max(ts) FROM ev WHERE ev.run_id = r.run_id AND ev.kind = 'exit_status') AS record_end,
          (SELECT max(mtime) FROM f WHERE f.run_id = r.run_id) AS mtime_end
-  FROM r LEFT JOIN off o USING (run_id)),
+  FROM r LEFT JOIN off o USING (run_id) LEFT JOIN cal c USING (run_id)),
 rk AS (
   SELECT run_id, unnest(ranks)::INTEGER AS rank FROM r
   UNION SELECT run_id, rank FROM ev WHERE rank IS NOT NULL
