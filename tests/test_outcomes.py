@@ -203,3 +203,24 @@ def test_a_command_killed_mid_run(tmp_path):
     run = _run(wh, "killed")
     assert run["outcome"] == "killed" and (run["evidence_file"], run["evidence_line"]) == ("pt2logs_run.json", 1)
     assert "ended by SIGKILL (exit code -9)" in run["evidence"]
+
+
+def test_a_rank_whose_trace_ends_inside_a_compile(captures, tmp_path):
+    """A process killed mid-compile leaves a trace that stops inside the compile: rank 0's real
+    trace cut before its compile ends (at the record that starts inductor's compile)."""
+    src = captures["dest"] / "desync_hang" / "trace"
+    folder = tmp_path / "job" / "trace"
+    folder.mkdir(parents=True)
+    for f in src.iterdir():
+        data = f.read_bytes()
+        if "_rank_0_" in f.name:
+            data = data[: data.index(b'"name": "inductor_compile"')]
+            data = data[: data.rindex(b"\n") + 1]  # drop that record's header line: the file ends before it
+        (folder / f.name).write_bytes(data)
+    wh = str(tmp_path / "wh")
+    pt2logs.ingest([str(folder)], wh)
+    ranks = {r["rank"]: r for r in _q(wh, "rank_outcomes")}
+    assert (ranks[0]["open_compiles"], ranks[0]["open_compile_ids"]) == (1, "0/0") and ranks[0]["open_phase"]
+    assert ranks[1]["open_compiles"] == 0
+    # a few seconds of silence are not a hang: below the threshold (10x the cadence, at least 60 s)
+    assert ranks[0]["outcome"] == "unknown" and ranks[0]["silent_s"] < ranks[0]["threshold_s"]
