@@ -253,6 +253,61 @@ def check_dash_run_recompile_chain(rows, e):
     assert all(sorted(steps) == list(range(1, len(steps) + 1)) for steps in frames.values())
 
 
+def _sample_ranks() -> dict[str, list]:
+    """Ranks per sample run, from the trace file names (a run without ranks: one row, rank None)."""
+    out = {}
+    for scen in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
+        ranks = sorted(int(f.name.split("_rank_")[1].split("_")[0]) for f in (scen / "trace").glob("*_rank_*"))
+        out[scen.name] = ranks or [None]
+    return out
+
+
+def check_rank_outcomes(rows, e):
+    # the samples ran to the end and their stderr has no exit status: nothing says how they ended
+    assert {(r["run"], r["rank"]) for r in rows} == {(run, k) for run, ks in _sample_ranks().items() for k in ks}
+    assert {r["outcome"] for r in rows} == {"unknown"} and all(r["evidence"] is None for r in rows)
+    assert all(r["silent_s"] is not None and r["silent_s"] >= 0 for r in rows)
+    assert all(r["open_compiles"] == 0 for r in rows)
+
+
+def check_run_outcomes(rows, e):
+    assert len(rows) == e["runs"] and {r["outcome"] for r in rows} == {"unknown"}
+    ddp = next(r for r in rows if r["run"] == "ddp_2rank")
+    assert ddp["ranks"] == 2 and ddp["silent_first_rank"] in (0, 1)
+
+
+def check_first_divergence(rows, e):
+    # ddp_2rank: both ranks make the same first compiles; rank 1's extra input shape makes it compile more
+    ddp = [m for m in e["metrics"] if m["scenario"] == "ddp_2rank"]
+    n0 = sum(1 for m in ddp if m["rank"] == 0)
+    (row,) = rows
+    assert row["run"] == "ddp_2rank" and row["step"] == n0 + 1 and row["what"] == "frame"
+    assert row["ranks_a"] == [0] and row["side_a"] == f"none (this rank made {n0} compiles)"
+    assert row["ranks_b"] == [1] and row["where_b"].startswith("trace/dedicated_log_torch_trace_rank_1")
+
+
+def check_rank_last_events(rows, e):
+    counts = {}
+    for scen in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
+        for f in sorted((scen / "trace").glob("*.log*")):
+            rank = int(f.name.split("_rank_")[1].split("_")[0]) if "_rank_" in f.name else None
+            counts[(scen.name, rank)] = sum(1 for _ in raw_records(f))
+    assert {(r["run"], r["rank"]): r["events"] for r in rows} == counts
+    assert all(r["last_event"] and r["file"].startswith("trace/") and r["line_no"] >= 1 for r in rows)
+
+
+def check_dash_run_outcomes(rows, e):
+    # no sample run says how it ended (no exit status in their logs): none is a bad run
+    assert rows == []
+
+
+def check_dash_run_rank_ends(rows, e):
+    ranks = _sample_ranks()
+    assert len(rows) == 2 * sum(len(k) for k in ranks.values())
+    assert all(r["end_s"] >= r["start_s"] >= 0 for r in rows)
+    assert {r["part"] for r in rows} == {"logging (first to last trace event)", "silent until the run ended"}
+
+
 CHECKS = {name[len("check_"):]: fn for name, fn in globals().items() if name.startswith("check_")}
 for _q in ("spyre_transfer_volume", "spyre_padding_waste", "spyre_repeated_copies"):
     CHECKS[_q] = check_spyre

@@ -5,9 +5,13 @@ Both write into a fresh capture folder (by default ``<warehouse>/_captures/<stam
     trace/                 TORCH_TRACE output (one file per rank)
     torch_logs.txt         the program's stderr (TORCH_LOGS text), still shown live
     counters.json          torch._dynamo counters + compile_times() at exit
+    pt2logs_run.json       the command's own record: command, exit code or signal, wall time,
+                           start and end (see :mod:`pt2logs.readers.run_record`)
 
 then ingest it as one run, with the command, exit code, wall time, host, tags
-and the git commit of the working directory in ``runs``.
+and the git commit of the working directory in ``runs``. The record makes the
+run whatever happened: a command that failed before torch logged anything is
+still a run, its stderr read as log lines.
 
 For a subprocess the counters come from a ``sitecustomize`` hook put first on
 ``PYTHONPATH``: it registers an ``atexit`` dump when ``torch._dynamo`` was used,
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import json
 import os
 import shlex
 import socket
@@ -31,6 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from pt2logs.ingestion import IngestResult, ingest
+from pt2logs.readers import detect
+from pt2logs.readers.outcome_patterns import signal_name
+from pt2logs.readers.run_record import NAME as RECORD_NAME
 from pt2logs.redact import LineRedactor, redact
 from pt2logs.warehouse import DEFAULT_WAREHOUSE, Warehouse
 
@@ -104,10 +112,52 @@ class RunResult:
     ingest: IngestResult | None
     command: list[str] = field(default_factory=list)
 
+    @property
+    def signal(self) -> str | None:
+        """The signal that ended the command (a negative exit code), else None."""
+        return signal_name(self.exit_code) if self.exit_code < 0 else None
+
+
+def write_record(d: Path, *, command: str, exit_code: int, wall_s: float, started_at: float, ended_at: float,
+                 name: str | None = None, stderr: str = "torch_logs.txt") -> dict[str, Any]:
+    """``pt2logs_run.json``: the command's own record (:mod:`pt2logs.readers.run_record`). When no
+    format recognises its stderr (a command that died before torch logged), the record's reader reads it."""
+    err = d / stderr
+    head = b""
+    if err.is_file():
+        with open(err, "rb") as fh:
+            head = fh.read(64 << 10)
+    read_by = "run_record" if head.strip() and detect(head, stderr) is None else None
+    rec = {"pt2logs_run": 1, "command": command, "exit_code": exit_code,
+           "signal": signal_name(exit_code) if exit_code < 0 else None, "wall_s": round(wall_s, 3),
+           "started_at": round(started_at, 6), "ended_at": round(ended_at, 6), "name": name, "host": socket.gethostname(),
+           "stderr": stderr, "stderr_read_by": read_by}
+    (d / RECORD_NAME).write_text(json.dumps(rec, indent=1) + "\n")
+    return rec
+
+
+def _record_extra(rec: dict[str, Any]) -> dict[str, Any]:
+    """``runs`` fields from a record: the command's own start and end are the run's."""
+    extra = {"command": rec["command"], "exit_code": rec["exit_code"], "exit_signal": rec["signal"], "wall_s": rec["wall_s"],
+             "host": rec["host"], "git_commit": git_commit(), "started_at": int(rec["started_at"] * 1e6),
+             "cwd": os.getcwd()}
+    if rec.get("name"):
+        extra["name"] = rec["name"]
+    return extra
+
+
+def _not_skipped(res: IngestResult, d: Path, rec: dict[str, Any]) -> None:
+    """The stderr is part of the run (read by the record, or empty): not a skipped file."""
+    err = d / rec["stderr"]
+    if rec.get("stderr_read_by") == "run_record" or not err.is_file() or err.stat().st_size == 0:
+        res.skipped = [(p, why) for p, why in res.skipped if Path(p).name != rec["stderr"] or Path(p).parent != d]
+
 
 def run_command(cmd: list[str], warehouse: str = DEFAULT_WAREHOUSE, *, tags: dict[str, str] | None = None,
-                folder: str | None = None, torch_logs: str | None = None, echo: Any = None) -> RunResult:
-    """Run ``cmd`` with TORCH_TRACE / TORCH_LOGS set, tee its stderr, then ingest the capture."""
+                folder: str | None = None, torch_logs: str | None = None, echo: Any = None,
+                name: str | None = None) -> RunResult:
+    """Run ``cmd`` with TORCH_TRACE / TORCH_LOGS set, tee its stderr, then ingest the capture as one
+    run (named ``name``, default the capture folder's name), whatever the command did."""
     if not cmd:
         raise ValueError("no command given: pt2logs run -- python train.py ...")
     d = capture_dir(warehouse, folder)
@@ -123,6 +173,7 @@ def run_command(cmd: list[str], warehouse: str = DEFAULT_WAREHOUSE, *, tags: dic
     env["PYTHONPATH"] = os.pathsep.join([str(hook)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     echo = echo if echo is not None else sys.stderr.buffer
     t0 = time.perf_counter()
+    started = time.time()
     with open(d / "torch_logs.txt", "wb") as log:
         try:
             proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE)
@@ -137,9 +188,10 @@ def run_command(cmd: list[str], warehouse: str = DEFAULT_WAREHOUSE, *, tags: dic
             code = proc.wait()
         pump.join()
     wall = time.perf_counter() - t0
-    extra = {"command": redact(shlex.join(cmd)), "exit_code": code, "wall_s": round(wall, 3), "host": socket.gethostname(),
-             "git_commit": git_commit(), "cwd": os.getcwd()}
-    res = ingest([str(d)], warehouse, run_id=None, tags=tags or {}, extra_run_fields=extra, as_one_run=True)
+    rec = write_record(d, command=redact(shlex.join(cmd)), exit_code=code, wall_s=wall, started_at=started,
+                       ended_at=started + wall, name=name)
+    res = ingest([str(d)], warehouse, run_id=None, tags=tags or {}, extra_run_fields=_record_extra(rec), as_one_run=True)
+    _not_skipped(res, d, rec)
     return RunResult(code, wall, d, res, list(cmd))
 
 
@@ -176,6 +228,7 @@ def capture(warehouse: str = DEFAULT_WAREHOUSE, *, tags: dict[str, str] | None =
 
     d = capture_dir(warehouse, folder)
     info: dict[str, Any] = {"folder": d}
+    started = time.time()
     # TORCH_LOGS text: the artifacts asked for, written to a file as well as to stderr
     artifacts = {a: True for a in torch_logs.split(",") if a}
     with contextlib.suppress(Exception):
@@ -204,14 +257,13 @@ def capture(warehouse: str = DEFAULT_WAREHOUSE, *, tags: dict[str, str] | None =
         trace_log.propagate = old_prop
         with contextlib.suppress(Exception):
             torch._logging.set_logs()  # back to the defaults; also closes our file handlers
-        import json
-
         counters = {k: {str(kk): vv for kk, vv in v.items()} for k, v in dutils.counters.items()}
         try:
             ct = dutils.compile_times(repr="str", aggregate=False)
         except Exception:  # noqa: BLE001
             ct = None
         (d / "counters.json").write_text(json.dumps({"counters": counters, "compile_times": ct}, indent=1))
-        extra = {"command": f"{Path(sys.argv[0]).name} (pt2logs.capture)", "exit_code": code, "wall_s": round(wall, 3),
-                 "host": socket.gethostname(), "git_commit": git_commit(), "cwd": os.getcwd()}
-        info["ingest"] = ingest([str(d)], warehouse, tags=tags or {}, extra_run_fields=extra, as_one_run=True)
+        rec = write_record(d, command=f"{Path(sys.argv[0]).name} (pt2logs.capture)", exit_code=code, wall_s=wall,
+                           started_at=started, ended_at=started + wall)
+        info["ingest"] = ingest([str(d)], warehouse, tags=tags or {}, extra_run_fields=_record_extra(rec), as_one_run=True)
+        _not_skipped(info["ingest"], d, rec)

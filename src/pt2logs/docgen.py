@@ -16,6 +16,7 @@ GROUPS = {
     "compile": "Compile analytics (derived during ingest)",
     "text": "Text logs and counters",
     "spyre": "Torch-Spyre device logs",
+    "outcomes": "Run outcomes: how processes ended",
 }
 
 

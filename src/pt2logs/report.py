@@ -14,6 +14,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from pt2logs.outcomes import RunOutcome, run_outcome
 from pt2logs.queries import QueryError, run_named
 
 
@@ -50,6 +51,8 @@ SUMMARY_SECTIONS = [
     ("caches", "Caches", "cache_hit_rate", {}),
     ("failures", "Failures and restarts", "failures_and_restarts", {}),
     ("ranks", "Rank divergence", "rank_divergence", {}),
+    ("outcomes", "Outcome per rank", "rank_outcomes", {}),
+    ("divergence", "First divergence between ranks", "first_divergence", {}),
     ("errors", "Ingest errors and warnings", "ingest_errors_summary", {}),
 ]
 
@@ -59,18 +62,23 @@ class Summary:
     run: Run
     overview: dict[str, Any]
     sections: list[tuple[str, str, pa.Table]] = field(default_factory=list)
+    #: how the run ended (pt2logs.outcomes)
+    outcome: RunOutcome | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"run": self.overview, **{key: t.to_pylist() for key, _, t in self.sections}}
+        d = {"run": self.overview, **{key: t.to_pylist() for key, _, t in self.sections}}
+        if self.outcome is not None:
+            d["outcome"] = self.outcome.run
+        return d
 
 
 def summary(con: duckdb.DuckDBPyConnection, ref: str | None = None) -> Summary:
     run = resolve_run(con, ref)
     p = {"run_id": run.run_id}
     overview = run_named(con, "run_overview", p).to_pylist()[0]
-    s = Summary(run, overview)
+    s = Summary(run, overview, outcome=run_outcome(con, run.run_id))
     for key, title, q, extra in SUMMARY_SECTIONS:
-        if key == "ranks" and (overview.get("ranks") or 0) < 2:
+        if key in ("ranks", "outcomes", "divergence") and (overview.get("ranks") or 0) < 2:
             continue
         s.sections.append((key, title, run_named(con, q, {**p, **extra})))
     return s

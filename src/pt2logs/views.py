@@ -13,6 +13,7 @@ from typing import Any
 
 import duckdb
 
+from pt2logs.outcome_rules import OUTCOME_MACROS
 from pt2logs.readers import source_ranks
 from pt2logs.schema import TABLES, Table
 from pt2logs.warehouse import PARTITION, Warehouse
@@ -209,6 +210,8 @@ MACROS = [
                 least(coalesce(code_gen_time_s, 0), coalesce(inductor_compile_time_s, 0)) AS codegen
          FROM compilation_metrics
          WHERE kind = 'compilation_metrics'""",
+    # rank_outcomes(run, since, until, tag): how each rank of the selected runs ended (pt2logs.outcome_rules)
+    *OUTCOME_MACROS,
 ]
 
 

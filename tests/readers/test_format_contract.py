@@ -9,6 +9,7 @@ the format has lines. A format added to ``pt2logs.readers.ORDER`` without an exa
 
 from __future__ import annotations
 
+import io
 import shutil
 import subprocess
 import sys
@@ -48,6 +49,23 @@ def _tlparse_raw(tmp: Path) -> tuple[str, bytes, dict[str, bytes]]:
     return "raw.jsonl", (out / "raw.jsonl").read_bytes(), siblings
 
 
+def _job_stderr(tmp: Path) -> tuple[str, bytes, dict[str, bytes]]:
+    """The stderr of a real Python program that dies of an exception (no torch log line in it)."""
+    p = subprocess.run([sys.executable, "-c", "import json\nprint('starting', flush=True)\njson.loads('{not json')"],
+                       capture_output=True, timeout=60)
+    return "stderr.txt", p.stderr, {}
+
+
+def _run_record(tmp: Path) -> tuple[str, bytes, dict[str, bytes]]:
+    """pt2logs_run.json of a real `pt2logs run` of a command that fails before torch is imported."""
+    from pt2logs.capture import run_command
+
+    res = run_command([sys.executable, "-c", "import sys; print('no torch here', file=sys.stderr); sys.exit(2)"],
+                      str(tmp / "wh"), echo=io.BytesIO())
+    return "pt2logs_run.json", (res.folder / "pt2logs_run.json").read_bytes(), {
+        "torch_logs.txt": (res.folder / "torch_logs.txt").read_bytes()}
+
+
 #: one real example per registered format
 EXAMPLES: dict[str, Callable[[Path], tuple[str, bytes, dict[str, bytes]]]] = {
     "torch_trace": _fixture("tlparse", "simple.log"),
@@ -59,9 +77,11 @@ EXAMPLES: dict[str, Callable[[Path], tuple[str, bytes, dict[str, bytes]]]] = {
     "counters_json": _fixture("torch_logs", "counters.json"),
     "compile_times": _fixture("torch_logs", "compile_times.txt"),
     "torch_logs": _fixture("torch_logs", "recompiles.txt"),
+    "run_record": _run_record,
+    "job_stderr": _job_stderr,
 }
 #: formats read as one whole document: damage is recorded without a line number
-DOCUMENTS = {"spyre_kernel_spec", "spyre_timing", "counters_json", "compile_times", "compile_debug"}
+DOCUMENTS = {"spyre_kernel_spec", "spyre_timing", "counters_json", "compile_times", "compile_debug", "run_record"}
 
 needs_fixtures = pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures not present")
 

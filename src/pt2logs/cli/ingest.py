@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 
 import click
@@ -65,17 +66,21 @@ def ingest(paths: tuple[str, ...], warehouse: str, run_id: str | None, tags: tup
 @click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Label the run, e.g. --tag model=llama.")
 @click.option("--logs", "torch_logs", metavar="ARTIFACTS", help=f"TORCH_LOGS to capture (default: $TORCH_LOGS or {DEFAULT_TORCH_LOGS}).")
 @click.option("--dir", "folder", type=click.Path(file_okay=False), help="Where to keep the capture (default: <warehouse>/_captures/).")
-def run(command: tuple[str, ...], warehouse: str, tags: tuple[str, ...], torch_logs: str | None, folder: str | None) -> None:
+@click.option("--name", help="Name the run (default: the capture folder's name).")
+def run(command: tuple[str, ...], warehouse: str, tags: tuple[str, ...], torch_logs: str | None, folder: str | None,
+        name: str | None) -> None:
     """Run COMMAND with TORCH_TRACE and TORCH_LOGS captured, then ingest it as one run.
 
     The command's stderr is still shown live; its exit code becomes pt2logs' exit
-    code. The run records the command, exit code, wall time, host, tags and the git
-    commit of the working directory.
+    code (128 + N when a signal N ended it). The run records the command, exit code
+    or signal, wall time, host, tags and the git commit of the working directory, and
+    is kept whatever happened: a command that fails before compiling is still a run,
+    its stderr kept as log lines.
 
     \b
     Examples:
       pt2logs run -- python train.py --epochs 1
-      pt2logs run --tag model=llama -- torchrun --nproc-per-node 2 train.py
+      pt2logs run --name nightly-ddp --tag model=llama -- torchrun --nproc-per-node 2 train.py
     """
     from pt2logs.capture import run_command
     from pt2logs.cli.render import print_ingest_result
@@ -84,10 +89,11 @@ def run(command: tuple[str, ...], warehouse: str, tags: tuple[str, ...], torch_l
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
     try:
-        res = run_command(cmd, warehouse, tags=parse_tags(tags), folder=folder, torch_logs=torch_logs)
+        res = run_command(cmd, warehouse, tags=parse_tags(tags), folder=folder, torch_logs=torch_logs, name=name)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
-    click.echo(f"pt2logs: `{' '.join(cmd)}` exited with {res.exit_code} after {res.wall_s:.1f} s; capture in {res.folder}", err=True)
+    how = f"was ended by {res.signal}" if res.signal else f"exited with {res.exit_code}"
+    click.echo(f"pt2logs: `{shlex.join(cmd)}` {how} after {res.wall_s:.1f} s; capture in {res.folder}", err=True)
     if res.ingest is not None:
         print_ingest_result(res.ingest)
-    sys.exit(res.exit_code)
+    sys.exit(128 - res.exit_code if res.exit_code < 0 else res.exit_code)

@@ -159,12 +159,15 @@ def diff(run_a: str, run_b: str, warehouse: str, fmt: str, fail_pct: float | Non
 @wide_option
 def ranks(run: str | None, warehouse: str, fmt: str, output: str | None, wide: bool) -> None:
     """Per-rank divergence in a multi-rank run: ranks whose compiles, recompiles,
-    cache outcomes or graph breaks differ from the majority (a desync shows here first).
+    cache outcomes or graph breaks differ from the majority (a desync shows here first),
+    how each rank ended (outcome, why) and the first step where their compiles diverge.
 
     \b
     Example:
       pt2logs ranks ddp_2rank
     """
+    from pt2logs.cli.render import print_ranks_header
+    from pt2logs.outcomes import merge_outcomes, run_outcome
     from pt2logs.queries import QueryError, run_named
     from pt2logs.report import resolve_run
 
@@ -172,13 +175,14 @@ def ranks(run: str | None, warehouse: str, fmt: str, output: str | None, wide: b
     try:
         r = resolve_run(con, run)
         table = run_named(con, "rank_divergence", {"run_id": r.run_id})
+        outcome = run_outcome(con, r.run_id)
     except QueryError as e:
         raise query_error(e) from None
+    table = merge_outcomes(table, outcome.ranks if outcome else [])
     if fmt == "table":
         if table.num_rows == 0:
             click.echo(f"{r.name} ({r.run_id}) has a single rank: nothing to compare")
             return
-        differing = [x for x in table.to_pylist() if x["differs_in"]]
-        click.echo(f"{r.name} ({r.run_id}): {len(differing)} of {table.num_rows} ranks differ from the majority")
+        print_ranks_header(r, table.to_pylist(), outcome)
         table = table.drop_columns(["run"])
     write_rows(table, fmt, output, wide)

@@ -114,6 +114,8 @@ SUMMARY_COLUMNS: dict[str, list[str]] = {
     "caches": ["cache", "lookups", "hits", "hit_pct", "saved_s"],
     "failures": ["what", "fail_type", "reason", "count"],
     "ranks": ["rank", "compiles", "recompiles", "graph_breaks", "differs_in"],
+    "outcomes": ["rank", "outcome", "why", "evidence_file", "evidence_line", "last_event_at", "silent_s"],
+    "divergence": ["step", "what", "compile_id", "ranks_a", "side_a", "ranks_b", "side_b"],
     "errors": ["severity", "kind", "count", "example"],
 }
 EMPTY_NOTE = {
@@ -125,6 +127,7 @@ EMPTY_NOTE = {
     "errors": "every line was read",
     "phases": "no compilation metrics",
     "functions": "no compilation metrics",
+    "divergence": "the ranks compiled the same frames, graphs and collectives in the same order",
 }
 
 
@@ -175,6 +178,7 @@ def print_summary(s: Any, fmt: str = "table", max_rows: int = 10, wide: bool = F
     started = o["started_at"].strftime("%Y-%m-%d %H:%M:%S UTC") if o.get("started_at") else "unknown"
     ranks = max(1, o["ranks"] or 1)
     c.print(f"[bold]{o['run']}[/bold]  run {o['run_id']}, torch {o['torch'] or '?'}")
+    _print_outcome(c, s.outcome)
     c.print(f"  started    {started}, wall {cell(o['wall_s'])} s, {ranks} rank{'s' if ranks > 1 else ''}")
     c.print(f"  read       {o['files']} file(s), {o['events']:,} events, {o['errors']} errors, {o['warnings']} warnings")
     bwd = f" + {o['bwd_compiles']} lazy backward ({o['bwd_compile_s']:.2f} s)" if o["bwd_compiles"] else ""
@@ -206,6 +210,45 @@ def print_summary(s: Any, fmt: str = "table", max_rows: int = 10, wide: bool = F
     if not wide:
         c.print()
         c.print("Sections show some query columns: --wide shows all, --format json everything.")
+
+
+def _print_outcome(c: Any, outcome: Any) -> None:
+    """The outcome line (and pt2logs run's command line) at the top of a summary."""
+    from pt2logs.outcomes import BAD, command_line, outcome_line, silence_line
+
+    if outcome is None:
+        return
+    style = "bold red" if outcome.outcome in BAD else "bold"
+    c.print(f"  outcome    [{style}]{escape(outcome.outcome)}[/{style}]{escape(outcome_line(outcome)[len(outcome.outcome):])}")
+    for label, line in (("silence", silence_line(outcome)), ("command", command_line(outcome))):
+        if line:
+            c.print(f"  {label:<10} {escape(line)}")
+
+
+def print_ranks_header(run: Any, rows: list[dict[str, Any]], outcome: Any) -> None:
+    """What ``pt2logs ranks`` prints above its table: how many ranks differ (in their compiles, at the
+    first divergence, or in how they ended), the run's outcome and the first divergence."""
+    from pt2logs.outcomes import (
+        differing_ranks,
+        divergence_line,
+        hung_ranks,
+        outcome_line,
+        rank_lines,
+        silence_line,
+    )
+
+    differ = differing_ranks(rows, outcome)
+    hung = hung_ranks(outcome)
+    note = f" (hung: rank{'s' if len(hung) > 1 else ''} {', '.join(map(str, hung))})" if hung else ""
+    click.echo(f"{run.name} ({run.run_id}): {len(differ)} of {len(rows)} ranks differ from the majority{note}")
+    if outcome is not None:
+        click.echo(f"  outcome: {outcome_line(outcome)}")
+        if silence_line(outcome):
+            click.echo(f"  silence: {silence_line(outcome)}")
+        for d in outcome.divergence:
+            click.echo(f"  first divergence: {divergence_line(d)}")
+        for line in rank_lines(outcome):
+            click.echo(f"  {line}")
 
 
 def _query_of(section: str) -> str:

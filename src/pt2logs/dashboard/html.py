@@ -83,6 +83,10 @@ main{max-width:1140px;margin:0 auto;padding:20px 24px 40px}
 .card .error,.chart.failed{margin:8px 0;padding:14px;border-radius:6px;color:#8a1c1c;background:#fdecea}
 .card .source{margin:8px 0 0;font-size:11.5px;color:#8a93a3;overflow-wrap:anywhere}
 .card .source code{font-family:ui-monospace,Menlo,Consolas,"DejaVu Sans Mono",monospace;color:#5b6475}
+.banner{border-radius:8px;padding:14px 18px;margin-bottom:18px;border-left:6px solid #c5cad3;background:#fff;box-shadow:0 1px 2px rgba(0,0,0,.06)}
+.banner.bad{border-left-color:#d62728;background:#fdecea;color:#5c1111}.banner.good{border-left-color:#2ca02c;background:#f5fbf5}
+.banner h2{margin:0;font-size:16px;font-weight:600;overflow-wrap:anywhere}
+.banner ul{margin:8px 0 0;padding-left:18px}.banner li{margin:2px 0;font-size:13px;overflow-wrap:anywhere}
 footer{max-width:1140px;margin:0 auto;padding:0 24px 30px;color:#8a93a3;font-size:12px}
 #vg-tooltip-element{max-width:520px;overflow-wrap:anywhere}
 #vg-tooltip-element td.value{white-space:normal}
@@ -115,6 +119,10 @@ def render_html(page: Page, bundle: str | None = None) -> str:
                f"generated {_e(page.generated_at.astimezone(dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC'))}"]) if m)
         + "</p></header><main>",
     ]
+    if page.banner is not None:
+        b = page.banner
+        parts.append(f'<section class="banner {_e(b.level)}" id="outcome"><h2>{_e(b.title)}</h2>'
+                     + ("<ul>" + "".join(f"<li>{_e(x)}</li>" for x in b.lines) + "</ul>" if b.lines else "") + "</section>")
     if h.metrics or h.flags or h.note:
         parts.append(f'<section class="strip" id="headline"><h2>{_e(h.title)}</h2><div class="metrics">')
         for m in h.metrics:

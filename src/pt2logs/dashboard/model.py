@@ -49,6 +49,15 @@ class Headline:
 
 
 @dataclass
+class Banner:
+    """A sentence above everything else on a page: how the run ended (dashboard/banner.py)."""
+
+    level: str  # "bad", "good" or "info"
+    title: str
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Page:
     dashboard: str
     title: str
@@ -60,6 +69,7 @@ class Page:
     headline: Headline
     cards: list[Card]
     build_s: float = 0.0
+    banner: Banner | None = None
 
 
 @dataclass

@@ -15,6 +15,7 @@ import altair as alt
 import duckdb
 import pyarrow as pa
 
+from pt2logs.dashboard.banner import outcome_banner
 from pt2logs.dashboard.charts import ChartContext, KeepMissing, fill
 from pt2logs.dashboard.headlines import HEADLINES
 from pt2logs.dashboard.model import Card, Page, Selection
@@ -109,8 +110,9 @@ def build(con: duckdb.DuckDBPyConnection, dashboard: str | None = None, *, since
         ("since", _show_time(sel.since) if not r else None), ("until", _show_time(sel.until) if not r else None),
         ("tag", tag if not r else None), ("by", by), ("run", f"{r.name} ({r.run_id})" if r else None)) if v]
     subs = KeepMissing({"run": r.name if r else "", "by": by or ""})
+    banner = outcome_banner(con, r.run_id) if r else None
     return Page(name, d.title.format_map(subs), d.description, now, warehouse, _scope(scope_rows, r is not None),
-                filters, headline, cards, time.perf_counter() - t0)
+                filters, headline, cards, time.perf_counter() - t0, banner)
 
 
 def _time(v: str | dt.datetime | None, now: dt.datetime) -> dt.datetime | None:

@@ -5,12 +5,21 @@ The contract every format follows lives in :mod:`pt2logs.readers.kit` (``Format`
 every format, in detection order — the first whose sniffer accepts a file's first 64 KB reads it. The
 order is stated here, once: specific formats first, Spyre captures before TORCH_LOGS text (a capture
 holding both is read by the Spyre format with both line readers), TORCH_LOGS text (any glog text
-line) last. Adding a format is its module and one line in :data:`ORDER`.
+line), then stderr captures without it (job_stderr). Adding a format is its module and one line in :data:`ORDER`.
 """
 
 from __future__ import annotations
 
-from pt2logs.readers import compile_debug, counters, spyre, tlparse_dir, torch_logs, torch_trace
+from pt2logs.readers import (
+    compile_debug,
+    counters,
+    job_stderr,
+    run_record,
+    spyre,
+    tlparse_dir,
+    torch_logs,
+    torch_trace,
+)
 from pt2logs.readers.kit import FileContext, Format, Layout, ReadStats
 
 #: every format, in detection order
@@ -21,9 +30,11 @@ ORDER: tuple[Format, ...] = (
     spyre.SPYRE_TIMING,
     tlparse_dir.FORMAT,
     compile_debug.FORMAT,
+    run_record.FORMAT,
     counters.COUNTERS_JSON,
     counters.COMPILE_TIMES,
     torch_logs.FORMAT,
+    job_stderr.FORMAT,
 )
 
 FORMATS: dict[str, Format] = {f.name: f for f in ORDER}

@@ -40,6 +40,7 @@ from typing import Any
 
 from pt2logs.readers.kit import Batch, FileContext, Format, RowSink, read_lines
 from pt2logs.readers.log_messages import MessageRows
+from pt2logs.readers.outcome_lines import OutcomeLines
 from pt2logs.readers.timebase import TimeBase
 
 MAX_MESSAGE_BYTES = 256 << 20
@@ -300,8 +301,9 @@ class LogLines:
 
 
 def read_torch_logs(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
-    """Parse one TORCH_LOGS stderr capture given as byte chunks; yield ``(table, batch)``."""
-    return read_lines(chunks, ctx, [LogLines])
+    """Parse one TORCH_LOGS stderr capture given as byte chunks; yield ``(table, batch)``. The lines
+    that say how processes ended also become ``outcome_evidence`` rows (:mod:`.outcome_lines`)."""
+    return read_lines(chunks, ctx, [OutcomeLines, LogLines])
 
 
 # ----------------------------------------------------------------------------- sniffing

@@ -7,6 +7,6 @@ counters), ``spyre`` (torch-spyre device logs).
 """
 
 from pt2logs.schema import TABLES
-from pt2logs.tables import compile, core, spyre, text  # noqa: F401  (registration)  # noqa: F401  (registration)
+from pt2logs.tables import compile, core, outcomes, spyre, text  # noqa: F401  (registration)
 
 __all__ = ["TABLES"]

@@ -25,7 +25,8 @@ RUNS = table(
     n_errors        i64        ingest errors (data that could not be read)
     n_warnings      i64        ingest warnings (data kept but suspicious, e.g. md5 mismatch)
     command         str        command line, for runs recorded by `pt2logs run`
-    exit_code       i32        exit status, for runs recorded by `pt2logs run`
+    exit_code       i32        exit status, for runs recorded by `pt2logs run` (negative: ended by that signal)
+    exit_signal     str        the signal that ended the command (SIGKILL, SIGTERM, ...), for `pt2logs run`
     wall_s          f64        wall time in seconds, for runs recorded by `pt2logs run`
     host            str        host name, for runs recorded by `pt2logs run`
     git_commit      str        git commit of the working directory, for `pt2logs run`

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 
 import pt2logs.tables.spyre  # noqa: F401  (registers the tables)
 from pt2logs.readers.kit import Batch, FileContext, Format, RowSink, read_lines
+from pt2logs.readers.outcome_lines import OutcomeLines
 from pt2logs.readers.spyre.documents import read_kernel_spec, read_timing
 from pt2logs.readers.spyre.dtypes import dtype_width, parse_layout, torch_dtype
 from pt2logs.readers.spyre.lines import SpyreLines
@@ -33,7 +34,7 @@ def _spyre_lines(sink: RowSink) -> SpyreLines:
 def read_spyre_log(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
     """A Spyre text capture → Spyre rows from its Spyre lines, TORCH_LOGS rows from torch's lines,
     foreign ``log_lines`` for the rest; in batches."""
-    return read_lines(chunks, ctx, [_spyre_lines, LogLines])
+    return read_lines(chunks, ctx, [OutcomeLines, _spyre_lines, LogLines])
 
 
 # ----------------------------------------------------------------------------- sniffers

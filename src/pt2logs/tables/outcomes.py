@@ -1,0 +1,44 @@
+"""How runs ended: the evidence lines of a job's stderr and of ``pt2logs run``'s own record.
+
+Filled by :mod:`pt2logs.readers.outcome_lines` (every stderr capture) and
+:mod:`pt2logs.readers.run_record` (``pt2logs run``). The outcome of a run and of each rank is
+decided at query time from these rows, the trace files' times and the compiles left open
+(``run_outcomes``, ``rank_outcomes``; see docs/architecture.md, "Run outcomes").
+"""
+
+from pt2logs.schema import table
+
+OUTCOME_EVIDENCE = table(
+    "outcome_evidence", version=1, group="outcomes",
+    grain="line (or ChildFailedError entry, or traceback) that says how a process ended",
+    doc="""The lines of a job's stderr that say how its processes ended, with file and line: exit codes
+    and signals (`pt2logs run`'s record, torchrun's `failed (exitcode: N)` and `closing signal` lines,
+    each entry of `ChildFailedError`'s table), collective timeouts (NCCL's watchdog, gloo's `Timed out
+    waiting`, monitored barriers), a peer that closed the connection, Python exceptions (one row per
+    traceback, at its exception line), CUDA out of memory, segfaults and aborts, the OOM killer's
+    `Killed`. `means` is the outcome the line points to; `run_outcomes` / `rank_outcomes` weigh them.
+    Times on these lines are local time taken as UTC, like `log_lines`.""",
+    columns="""
+    file        str   the file (relative to the run root)
+    line_no     i64   1-based line of the evidence: the exception line of a traceback, the first line of a table entry
+    n_lines     i32   lines the evidence spans (a traceback from its first line, a table entry)
+    ts          ts    time on the line (glog or c10 prefix, the table's `time`), local time taken as UTC; NULL when the line has none
+    kind        str   exit_status, worker_exit, child_failure, closing_signal, forced_kill, agent_signal, signal_received, collective_timeout, heartbeat_timeout, barrier_timeout, barrier_wait, watchdog_status, watchdog_exception, collective_mismatch, peer_closed, exception, oom, segfault, abort, oom_killed, launcher_failed
+    means       str   the outcome the line points to: hung, crashed, failed, killed, completed, or info
+    secondary   bool  a consequence of another process's end: the launcher's closing signal (and the SIGTERM exit it causes), a peer that closed the connection
+    root_cause  bool  the entry ChildFailedError's table calls `Root Cause (first observed failure)`
+    pid         i64   process id the line names (or that wrote it)
+    local_rank  i32   local rank the line names (torchrun's lines)
+    rank_from   str   how `rank` was found: prefix ([rankN]:), message ([Rank N]), table (ChildFailedError entry), pid (another line of that pid), file (the file's rank), run (pt2logs run: the whole job)
+    exit_code   i32   exit status; negative: ended by that signal (-9: SIGKILL)
+    signal      str   the signal that ended the process (SIGKILL, SIGTERM, SIGABRT, ...)
+    exc_type    str   exception type of a traceback (RuntimeError, torch.OutOfMemoryError, ...)
+    location    str   innermost frame of the traceback: file:line in function
+    collective  str   the collective that timed out: NCCL OpType (ALLREDUCE, ...), gloo op (recv, send), barrier
+    seq_num     i64   NCCL work sequence number (SeqNum) of the collective
+    timeout_ms  i64   the timeout that expired, in ms
+    elapsed_ms  i64   how long it had run or waited, in ms
+    text        str   the line(s) as written (at most 1 KB)
+    detail      json  what else the line says: ChildFailedError's host, error_file and traceback; NCCL's WorkNCCL fields; pt2logs run's command and wall time
+    """,
+)
