@@ -67,6 +67,17 @@ class IngestProgress:
             p.update(self._task, note=info["path"][-40:])
 
 
+def _paths(header: str, items: list[tuple[str, str]], most: int = 10) -> None:
+    """A header and the first ``most`` (path, why) pairs on stderr; nothing when there are none."""
+    if not items:
+        return
+    click.echo(header, err=True)
+    for path, why in items[:most]:
+        click.echo(f"  {safe_text(path)}: {why}", err=True)
+    if len(items) > most:
+        click.echo(f"  ... and {len(items) - most} more", err=True)
+
+
 def print_ingest_result(res: IngestResult, as_json: bool = False) -> None:
     if as_json:
         click.echo(orjson.dumps(res.as_dict(), option=orjson.OPT_INDENT_2).decode())
@@ -85,18 +96,8 @@ def print_ingest_result(res: IngestResult, as_json: bool = False) -> None:
     parts.append(f"{_mb(res.content_bytes)} in {res.seconds:.1f} s ({res.mb_per_s:,.0f} MB/s)")
     click.echo(", ".join(parts))
     click.echo(f"warehouse: {res.warehouse}")
-    if res.skipped:
-        click.echo(f"skipped {len(res.skipped)} file(s) that are not logs:", err=True)
-        for path, why in res.skipped[:10]:
-            click.echo(f"  {safe_text(path)}: {why}", err=True)
-        if len(res.skipped) > 10:
-            click.echo(f"  ... and {len(res.skipped) - 10} more", err=True)
-    if res.problems:
-        click.echo(f"could not read {len(res.problems)} input(s) outside any run (errors):", err=True)
-        for path, why in res.problems[:10]:
-            click.echo(f"  {safe_text(path)}: {why}", err=True)
-        if len(res.problems) > 10:
-            click.echo(f"  ... and {len(res.problems) - 10} more", err=True)
+    _paths(f"skipped {len(res.skipped)} file(s) that are not logs:", res.skipped)
+    _paths(f"could not read {len(res.problems)} input(s) outside any run (errors):", res.problems)
     if res.errors or res.warnings:
         click.echo("details: pt2logs query \"SELECT path, line_no, kind, message FROM ingest_errors\"", err=True)
     for note in res.notes:
