@@ -145,7 +145,7 @@ def test_a_trace_folder_alone_gives_the_gaps_and_the_divergence(captures, tmp_pa
     wh = str(tmp_path / "wh")
     pt2logs.ingest([str(captures["dest"] / "desync_hang" / "trace")], wh)
     (run,) = _q(wh, "run_outcomes")
-    assert run["outcome"] == "unknown" and run["run_end_from"] == "file mtimes" and run["silent_first_rank"] == 0
+    assert run["outcome"] == "unknown" and run["run_end_from"] == "last trace event" and run["silent_first_rank"] == 0
     ranks = {r["rank"]: r for r in _q(wh, "rank_outcomes")}
     assert {r["outcome"] for r in ranks.values()} == {"unknown"} and ranks[0]["silent_s"] > ranks[1]["silent_s"]
     (div,) = _q(wh, "first_divergence")
