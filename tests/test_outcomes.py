@@ -145,7 +145,7 @@ def test_a_trace_folder_alone_gives_the_gaps_and_the_divergence(captures, tmp_pa
     wh = str(tmp_path / "wh")
     pt2logs.ingest([str(captures["dest"] / "desync_hang" / "trace")], wh)
     (run,) = _q(wh, "run_outcomes")
-    assert run["outcome"] == "unknown" and run["run_end_from"] == "file mtimes" and run["silent_first_rank"] == 0
+    assert run["outcome"] == "unknown" and run["run_end_from"] == "last trace event" and run["silent_first_rank"] == 0
     ranks = {r["rank"]: r for r in _q(wh, "rank_outcomes")}
     assert {r["outcome"] for r in ranks.values()} == {"unknown"} and ranks[0]["silent_s"] > ranks[1]["silent_s"]
     (div,) = _q(wh, "first_divergence")
@@ -222,5 +222,9 @@ def test_a_rank_whose_trace_ends_inside_a_compile(captures, tmp_path):
     ranks = {r["rank"]: r for r in _q(wh, "rank_outcomes")}
     assert (ranks[0]["open_compiles"], ranks[0]["open_compile_ids"]) == (1, "0/0") and ranks[0]["open_phase"]
     assert ranks[1]["open_compiles"] == 0
-    # a few seconds of silence are not a hang: below the threshold (10x the cadence, at least 60 s)
-    assert ranks[0]["outcome"] == "unknown" and ranks[0]["silent_s"] < ranks[0]["threshold_s"]
+    # silent longer than its threshold (10x its cadence, at least 60 s: on a loaded machine rank 1 may
+    # log that long after the cut) it hung mid-compile; a few seconds of silence are not a hang
+    if ranks[0]["silent_s"] >= ranks[0]["threshold_s"]:
+        assert ranks[0]["outcome"] == "hung" and ranks[0]["why"].startswith("compile 0/0 began and never finished (in ")
+    else:
+        assert ranks[0]["outcome"] == "unknown"

@@ -36,7 +36,8 @@ The rules for a rank, in order (the first that holds decides; docs/architecture.
 13. ``unknown``.
 
 Silence: from the rank's last trace event to the run's end (the stderr capture's last time, corrected
-to UTC; else ``pt2logs run``'s end; else the newest file mtime). The hang threshold is 10 times the
+to UTC; else ``pt2logs run``'s end; else the newest mtime of a file that is not a trace, unless it is a
+week after the last trace event: copied files; else the last trace event of any rank). The hang threshold is 10 times the
 rank's cadence (its longest compile, or the mean time between its compiles, the larger), at least 60 s.
 Stderr times are local time read as UTC: their offset from UTC is the difference between a compile's
 first TORCH_LOGS line in the capture and its start in the trace, rounded to 15 minutes (the median
@@ -78,7 +79,11 @@ ends AS (
                       CASE WHEN abs(o.d) <= 50400 AND abs(o.d - round(o.d / 900) * 900) < 120 THEN round(o.d / 900) * 900 ELSE 0 END))
            AS stderr_end,
          (SELECT max(ts) FROM ev WHERE ev.run_id = r.run_id AND ev.kind = 'exit_status') AS record_end,
-         (SELECT max(mtime) FROM f WHERE f.run_id = r.run_id) AS mtime_end
+         -- files written at the end (a stderr without times, counters dumped at exit); a trace file's own
+         -- mtime is its last event. Ignored when a week after the last trace event (the files were copied).
+         (SELECT max(mtime) FROM f WHERE f.run_id = r.run_id AND f.format NOT IN {_TR}
+            AND f.mtime <= coalesce((SELECT max(last_ts) FROM f t WHERE t.run_id = r.run_id AND t.format IN {_TR}), f.mtime) + INTERVAL 7 DAY)
+           AS mtime_end
   FROM r LEFT JOIN off o USING (run_id) LEFT JOIN cal c USING (run_id)),
 rk AS (
   SELECT run_id, unnest(ranks)::INTEGER AS rank FROM r
@@ -116,7 +121,8 @@ facts AS (
          coalesce(o.open_compiles, 0) AS open_compiles, o.open_compile_ids, o.open_phase,
          greatest(coalesce(n.stderr_end, n.record_end, n.mtime_end), max(t.last_ts) OVER (PARTITION BY k.run_id)) AS run_end,
          CASE WHEN n.stderr_end IS NOT NULL THEN 'stderr' WHEN n.record_end IS NOT NULL THEN 'pt2logs run'
-              WHEN n.mtime_end IS NOT NULL THEN 'file mtimes' END AS run_end_from,
+              WHEN n.mtime_end IS NOT NULL THEN 'file mtimes'
+              WHEN max(t.last_ts) OVER (PARTITION BY k.run_id) IS NOT NULL THEN 'last trace event' END AS run_end_from,
          greatest(60.0, 10 * greatest(coalesce(c.longest_compile_s, 0),
                                       coalesce((epoch(t.last_ts) - epoch(t.first_ts)) / nullif(c.compiles, 0), 0))) AS threshold_s,
          e.timeout, e.crash, e.exc, e.own_kill, e.launcher_kill, e.peer, e.exit_failed, e.exit0, e.first_own_line,

@@ -37,6 +37,9 @@ from pt2logs.readers.timebase import TimeBase
 
 #: rows kept back until the end of the file (to find ranks by pid); more are written as they are
 MAX_PENDING = 50_000
+#: a line that can start or be evidence (the rest skip every other pattern)
+_QUIET = re.compile(P.TRIGGERS.pattern + r"|Traceback \(most recent call last\)").search
+_RANK_PID = re.compile(r"\[rank(\d{1,7})\]:[VIWEC]\d{4} \S+ +(\d+) ").match
 _TIME = re.compile(r"(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?$")
 
 
@@ -111,6 +114,14 @@ class OutcomeLines:
 
     # -- lines -------------------------------------------------------------------------
     def take(self, line_no: int, text: str) -> bool:
+        if not self.tracebacks and self.table is None and ("] [__" in text[:400] or _QUIET(text) is None):
+            # (a TORCH_LOGS artifact message, "] [__graph_breaks]", is torch's account of a compile: never evidence)
+            # most lines of a capture: nothing to record; only a [rankN]: glog line ties its pid to its rank
+            if text.startswith("[rank"):
+                m = _RANK_PID(text)
+                if m is not None and len(self.pid_rank) < MAX_PENDING:
+                    self.pid_rank.setdefault(int(m.group(2)), int(m.group(1)))
+            return False
         raw = text
         rank: int | None = None
         local: int | None = None
