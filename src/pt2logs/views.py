@@ -9,12 +9,15 @@ the rows of each run's live transaction (see :mod:`pt2logs.warehouse`).
 
 from __future__ import annotations
 
+import time
+import weakref
 from typing import Any
 
 import duckdb
 
 from pt2logs.outcome_rules import OUTCOME_MACROS
 from pt2logs.readers import source_ranks
+from pt2logs.recovery import gc_grace_s
 from pt2logs.schema import TABLES, Table
 from pt2logs.warehouse import PARTITION, Warehouse
 
@@ -112,13 +115,21 @@ def _relative_list(t: Table) -> str:
     return f"t.* REPLACE ({repl})"
 
 
-def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> list[str]:
-    """The CREATE VIEW statements for every table of the warehouse."""
+def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: bool = False) -> list[str]:
+    """The CREATE VIEW statements for every table of the warehouse.
+
+    With ``snapshot``, the ``runs`` files are read once, here, into a temporary table: every query
+    of the connection then sees the same committed transactions (a commit that lands later is not
+    seen, and a query never pairs one commit's runs with another's rows). Without it (the views file
+    for other tools), each query lists the runs files anew."""
     stmts = list(PATH_MACROS)
-    skip = wh.garbage_names()  # taken once: the replaced files this connection's queries never open
+    # taken once, before the runs are read: the replaced files this connection's queries never open.
+    # (Taken after, a compaction committing in between would hide the files of the runs read.)
+    skip = wh.garbage_names()
     runs_present = _present_columns(con, wh, "runs", skip)
     runs_src = source_sql(wh, "runs", skip) if runs_present is not None else "(SELECT 1 WHERE false)"
-    stmts.append(f"CREATE OR REPLACE VIEW _runs_all AS SELECT {_select_list(TABLES['runs'], runs_present)} FROM {runs_src}")
+    kind = "TEMP TABLE" if snapshot else "VIEW"
+    stmts.append(f"CREATE OR REPLACE {kind} _runs_all AS SELECT {_select_list(TABLES['runs'], runs_present)} FROM {runs_src}")
     stmts.append("CREATE OR REPLACE VIEW _live AS SELECT run_id, arg_max(txn, committed_at) AS txn FROM _runs_all GROUP BY run_id")
     stmts.append("CREATE OR REPLACE VIEW _run_roots AS SELECT run_id, user_root FROM _runs_all SEMI JOIN _live USING (run_id, txn)")
     files_present = _present_columns(con, wh, "files", skip)
@@ -231,13 +242,21 @@ def attach_filesystem(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
         con.register_filesystem(wh.fs)
 
 
+#: connections made by :func:`create_views`: their warehouse and when their snapshot was taken.
+#: Files a compaction replaced are deleted once the grace period has passed (pt2logs.recovery), so
+#: a snapshot older than half of it is taken anew before the connection's next query.
+_SNAPSHOTS: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[Warehouse, float]]" = weakref.WeakKeyDictionary()
+
+
 def create_views(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
+    """Every table as a view over a snapshot of the committed runs (see :func:`view_statements`)."""
     attach_filesystem(con, wh)
+    _SNAPSHOTS[con] = (wh, time.monotonic())
     if wh.remote:
         wh.fs.invalidate_cache()  # fsspec caches listings; other processes may have written since
     for attempt in range(VANISHED_RETRIES + 1):
         try:
-            for s in view_statements(con, wh):
+            for s in view_statements(con, wh, snapshot=True):
                 con.execute(s)  # binding a view lists and opens its files: it can lose the same race
             return
         except duckdb.Error as e:
@@ -258,6 +277,9 @@ def arrow_table(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any]
 
     A query that lost the race with the deletion of a replaced file is run again: it lists the
     files anew and no longer sees that one."""
+    snap = _SNAPSHOTS.get(con)
+    if snap is not None and time.monotonic() - snap[1] > gc_grace_s() / 2:
+        create_views(con, snap[0])  # the snapshot's replaced files may be deleted soon: take a new one
     for attempt in range(VANISHED_RETRIES + 1):
         try:
             rel = con.sql(sql, params=params) if params else con.sql(sql)
@@ -270,6 +292,9 @@ def arrow_table(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any]
         except duckdb.Error as e:
             if attempt == VANISHED_RETRIES or not _vanished(e):
                 raise
+            snap = _SNAPSHOTS.get(con)
+            if snap is not None and attempt > 0:  # the snapshot's own files are gone: take a new one
+                create_views(con, snap[0])
     raise AssertionError("unreachable")
 
 
