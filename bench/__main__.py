@@ -185,14 +185,14 @@ def _saved(args: argparse.Namespace) -> dict:
 
 
 def write_results(results: dict, args: argparse.Namespace) -> Path:
-    """RESULTS.md from this run's sections plus, for sections not run now, the last run's."""
-    from bench.report import markdown
+    """RESULTS.md from this run's sections; the sections not run now stay as RESULTS.md had them."""
+    from bench.report import keep_sections, markdown
 
     saved = OUT / ("results.quick.json" if args.quick else "results.json")
     results = {**_saved(args), **results}
     path = ROOT / "bench" / ("RESULTS.md" if not args.quick else "RESULTS.quick.md")
-    path.write_text(markdown(results, machine(), " ".join(sys.argv[1:]) or "(defaults)",
-                             dt.datetime.now(dt.timezone.utc)))
+    text = markdown(results, machine(), " ".join(sys.argv[1:]) or "(defaults)", dt.datetime.now(dt.timezone.utc))
+    path.write_text(keep_sections(text, path.read_text()) if path.exists() else text)
     saved.write_text(json.dumps(results, indent=1, default=str))
     return path
 

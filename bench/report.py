@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 
 def _f(v: object, nd: int = 2) -> str:
@@ -110,3 +111,18 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
             out.append(f"| {name} | {s * 1000:,.0f} | {n} |")
         out += ["", f"Dashboard build: {_f(x['dashboard_s'])} s" + ("" if x.get("dashboard_rc") == 0 else f" (exit {x.get('dashboard_rc')})"), ""]
     return "\n".join(out) + "\n"
+
+
+def keep_sections(new: str, old: str) -> str:
+    """``new`` (this run's RESULTS.md) with every ``## `` section of ``old`` that this run did not
+    write kept where it was: a partial run (``--only X``) replaces its own sections, not the others."""
+    def split(text: str) -> tuple[str, dict[str, str]]:
+        head, *parts = text.split("\n## ")
+        # a section is known by its heading, figures aside ("Fleet queries over 10,000 runs")
+        return head, {re.sub(r"[\d,.]+", "#", p.split("\n", 1)[0]): "## " + p.rstrip("\n") + "\n" for p in parts}
+
+    head, fresh = split(new)
+    _, kept = split(old)
+    order = list(kept) + [k for k in fresh if k not in kept]
+    return head.rstrip("\n") + "\n\n" + "\n".join(fresh.get(k) or kept[k] for k in order)
+

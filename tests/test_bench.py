@@ -39,3 +39,22 @@ def test_results_page_reports_each_section_with_its_time():
     page = markdown(json.loads(json.dumps(r)), "a machine", "--only reingest", dt.datetime(2026, 1, 2, 3, 5))
     assert "## Re-ingest of an unchanged corpus\n\n_Measured 2026-01-02 03:04 UTC._" in page
     assert "**5.0 %** of the first (3 unchanged, 0 new)" in page
+
+
+def test_a_partial_run_replaces_its_own_section_and_keeps_the_others():
+    from pathlib import Path
+
+    from bench.report import keep_sections, markdown
+
+    committed = (Path(__file__).parents[1] / "bench" / "RESULTS.md").read_text()
+    headings = [line for line in committed.splitlines() if line.startswith("## ")]
+    r = {"reingest": {"runs": 3, "size_mb": 1.0, "first_s": 2.0, "again_s": 0.1, "ratio_pct": 5.0, "unchanged": 3, "new": 0},
+         "measured_at": {"reingest": "2026-01-02 03:04 UTC"}}
+    page = keep_sections(markdown(r, "a machine", "--only reingest", dt.datetime(2026, 1, 2, 3, 5)), committed)
+    assert [line for line in page.splitlines() if line.startswith("## ")] == headings  # same sections, same order
+    assert "**5.0 %** of the first (3 unchanged, 0 new)" in page and "--only reingest" in page
+    ours = page.split("## Re-ingest of an unchanged corpus")[1].split("\n## ")[0]
+    assert "2026-01-02 03:04 UTC" in ours
+    for h in headings:  # every other section exactly as committed
+        if "Re-ingest" not in h:
+            assert committed.split(h)[1].split("\n## ")[0].rstrip() == page.split(h)[1].split("\n## ")[0].rstrip()
