@@ -126,6 +126,9 @@ def test_weekly_on_the_samples_charts_every_section(sample_wh):
     assert p.scope.startswith("5 runs")
     assert [c.key for c in p.cards] == [s.key for s in D.get_dashboard("weekly").sections if s.when != "by"]
     for c in p.cards:
+        if c.key == "run_outcomes_all":  # no sample run says how it ended badly: the card says so
+            assert c.spec is None and c.empty.startswith("No run of the last 7 days") and "(Checked 5 runs.)" in c.empty
+            continue
         assert c.error is None and c.spec is not None, (c.key, c.error, c.empty)
         rows = sum(len(v) for v in c.spec.get("datasets", {}).values())
         assert 0 < rows <= 500, (c.key, rows)  # aggregated in DuckDB: far below Altair's 5,000
@@ -154,7 +157,7 @@ def test_chart_numbers_are_those_of_pt2logs_query(fleet, weekly):
         res = r.invoke(main, [*args, "-w", wh, "-f", "json"])
         assert res.exit_code == 0, res.output
         got = json.loads(res.output)
-        drawn = next(iter(c.spec["datasets"].values()))
+        drawn = next(iter(c.spec["datasets"].values())) if c.spec else []  # an empty card draws nothing
         assert len(got) == len(drawn) == c.rows, c.key
         for a, b in zip(got, drawn, strict=True):
             for k, v in a.items():
@@ -206,7 +209,7 @@ def test_empty_sections_say_why_instead_of_vanishing(fleet):
     p = D.build(con, since=SINCE, until=UNTIL, tag="model=mlp")  # train_step runs: no breaks, no failures
     page = D.render_html(p, bundle="")
     empty = {c.key: c.empty for c in p.cards if c.spec is None}
-    assert set(empty) == {"graph_breaks", "failures"}
+    assert set(empty) == {"graph_breaks", "failures", "run_outcomes_all"}  # and none of them ended badly
     mlp = sum(r.scenario == "train_step" for r in fleet[1])
     assert empty["graph_breaks"].startswith("No graph breaks in the selected runs") and f"(Checked {mlp} runs.)" in empty["graph_breaks"]
     for c in p.cards:

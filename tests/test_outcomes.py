@@ -164,6 +164,20 @@ def test_the_run_page_has_the_banner_and_where_each_rank_stopped(captures):
     assert 'id="outcome"' in html and "Rank 1: hung: stuck in the same hang" in html
 
 
+def test_the_weekly_page_counts_the_runs_that_ended_badly(captures):
+    from pt2logs import dashboard as D
+
+    con = pt2logs.connect(captures["wh"])
+    outcomes = {r["run"]: r["outcome"] for r in _q(captures["wh"], "run_outcomes")}
+    bad = sum(o in ("hung", "killed", "crashed", "failed") for o in outcomes.values())
+    card = next(c for c in D.build(con, since="2d").cards if c.key == "run_outcomes_all")
+    (row,) = card.data.to_pylist()
+    assert row["series"] == "all runs" and row["runs"] == len(outcomes) and row["bad"] == bad >= 3
+    assert row["hung"] == sum(o == "hung" for o in outcomes.values()) >= 1
+    keys = {c.key for c in D.build(con, since="2d", by="model").cards}
+    assert "run_outcomes" in keys and "run_outcomes_all" not in keys
+
+
 # ---------------------------------------------------------------------------- pt2logs run, whatever happens
 
 

@@ -37,9 +37,11 @@ def dashboard(warehouse: str, since: str | None, until: str | None, tag: str | N
     A headline strip (this week against the week before: compile time, recompiles, graph breaks,
     failures, regressions flagged), then compile time per run by phase over time, recompiles by
     cause over time, graph-break hotspots, kernels, cache hit rates, failures and the slowest
-    frames. The file works offline (the chart library is inside it); hover a mark for details.
+    frames; with --by, the runs that hung, were killed, crashed or failed this week per tag value.
+    The file works offline (the chart library is inside it); hover a mark for details.
     Runs of the last 4 weeks unless --since says otherwise. --run RUN makes a one-run page
-    (compile waterfall, recompile chains, breaks, kernels, caches).
+    (how it ended with the evidence, compile waterfall, where each rank stopped, recompile
+    chains, breaks, kernels, caches).
 
     \b
     Examples:
