@@ -309,7 +309,7 @@ def check_dash_run_rank_ends(rows, e):
 
 
 CHECKS = {name[len("check_"):]: fn for name, fn in globals().items() if name.startswith("check_")}
-for _q in ("spyre_transfer_volume", "spyre_padding_waste", "spyre_repeated_copies"):
+for _q in ("spyre_transfer_volume", "spyre_padding_waste", "spyre_repeated_copies", "spyre_failure_reports"):
     CHECKS[_q] = check_spyre
 
 
