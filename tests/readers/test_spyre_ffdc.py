@@ -171,3 +171,14 @@ def test_summary_shows_reports_only_where_present(job_wh: tuple[str, Path]) -> N
     without = summary(con, "plain_stderr")
     assert "spyre_failures" not in [k for k, _, _ in without.sections]
 
+
+def test_run_page_has_a_card_only_where_present(job_wh: tuple[str, Path]) -> None:
+    from pt2logs.dashboard import page
+
+    wh, _ = job_wh
+    con = pt2logs.connect(wh)
+    cards = {c.key: c for c in page.build(con, run="job", warehouse=wh).cards}
+    card = cards["spyre_failures"]
+    assert card.error is None and card.spec is not None
+    assert sum(card.data.column("reports").to_pylist()) == len(REPORTS)
+    assert "spyre_failures" not in {c.key for c in page.build(con, run="plain_stderr", warehouse=wh).cards}
