@@ -120,6 +120,10 @@ def test_spyre_inductor_log_lines_are_spyre_rows() -> None:
         tuple(re.match(r"^\[([A-Z]+)\] \[(\w+)\]", ln).groups()) for ln in module]
     runs = [ln.split("RUN: ", 1)[1].split() for ln in module if "RUN: " in ln]
     assert [(k["kernel_name"], k["launch_arg"]) for k in out["kernel_launches"]] == [tuple(r) for r in runs] and runs
+    # the passes' elapsed times (passes.py: "elapsed %5dms  %s") are spyre_timing rows
+    passes = [re.search(r"elapsed +(\d+)ms  (\w+)$", ln).groups() for ln in _spyre_capture_lines() if "] elapsed " in ln]
+    assert [(t["step"], t["inclusive_ns"]) for t in out["spyre_timing"]] == [(p, int(ms) * 10**6) for ms, p in passes]
+    assert len(passes) == 3
     # torch's lines went to the TORCH_LOGS reader, the rest are foreign log lines: every line has a row
     assert len(out["recompiles"]) == 1
     n_lines = len(data.decode().splitlines())

@@ -93,9 +93,12 @@ LAYOUTS = table(
 )
 
 TIMING = table(
-    "spyre_timing", version=1, group="spyre", grain="TORCH_SPYRE_TIMING event (rec.<pid>.json)",
+    "spyre_timing", version=1, group="spyre", grain="TORCH_SPYRE_TIMING event (rec.<pid>.json), or a pass's `elapsed Nms pass` log line",
     doc="""Compile pipeline timing recorded by torch-spyre: pipelines, passes and stages with inclusive and
-    self time and counter deltas. Times are monotonic nanoseconds (time.perf_counter_ns), comparable within one pid.""",
+    self time and counter deltas. Times are monotonic nanoseconds (time.perf_counter_ns), comparable within one pid.
+    The `[INFO] [spyre.inductor.passes] elapsed    3ms  <pass>` lines of a log (TORCH_LOGS=+torch_spyre) are
+    rows too: name `pass:<pass>`, kind pass, step the pass, inclusive_ns to the millisecond, no start or end,
+    file and line_no of the log line.""",
     columns=_WHERE + """
     pid             i64        process that wrote the record
     name            str        full event name, e.g. pass:CustomPreSchedulingPasses:insert_restickify
@@ -145,7 +148,7 @@ MESSAGES = table(
     func            str        C++ function name
     worker          str        vLLM worker prefix, e.g. Worker
     pid             i64        pid from the vLLM prefix
-    kind            str        tensor_info, allocate, allocated, layout, copy_src, copy_dst, dci, run, generating, tensor_name, copy, status, other
+    kind            str        tensor_info, allocate, allocated, layout, copy_src, copy_dst, dci, run, generating, pass_time (a pass's elapsed time: a spyre_timing row), tensor_name, copy, status, other
     message         str        the message (for a block: with its text, at most 64 KB)
     """,
 )

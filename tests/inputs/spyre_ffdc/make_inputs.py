@@ -23,7 +23,9 @@ The capture ``job/spyre_stderr.txt`` mixes, as one process's stderr does: C++ un
 Python ``[LEVEL] [spyre.x] msg`` lines (torch_spyre/logging_config.py 01f522f ``_make_formatter``),
 deprecated SPYRE_INDUCTOR_LOG lines (torch_spyre/_inductor/logging_utils.py 3caea17:
 ``[%(levelname)s] [%(module)s] %(message)s``; the messages of async_compile.py and kernel_runner.py of
-that era), torch's own TORCH_LOGS lines and unrelated output.
+that era), the pre-scheduling passes' ``logger.info("elapsed %5dms  %s", elapsed_ms, pass_name)`` and
+multi-line ``BEFORE PRE-SCHEDULING`` (torch_spyre/_inductor/passes.py 02607a9), torch's own TORCH_LOGS
+lines and unrelated output. It is written by hand, not by this script.
 """
 
 from __future__ import annotations

@@ -133,6 +133,11 @@ class SpyreLines:
             return "run"
         if msg.startswith("Generating "):
             return "generating"
+        if msg.startswith("elapsed") and comp and comp.endswith("passes") and (m := P.PASS_ELAPSED.match(msg)):
+            self.out.add("spyre_timing", {"source": "spyre", "line_no": at["line_no"], "pid": int64(row["pid"]),
+                                          "name": f"pass:{m.group(2)}", "kind": "pass", "step": m.group(2), "depth": 0,
+                                          "inclusive_ns": int64(int(m.group(1)) * 1_000_000)})
+            return "pass_time"
         if m := P.SRC.match(msg):
             self._copy_line(at, "src", m.group(1), m.group(2))
             return "copy_src"

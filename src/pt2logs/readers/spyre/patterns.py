@@ -34,6 +34,9 @@ CFUNC = re.compile(r"^([A-Za-z_~][\w:~<>]*): ?(.*)$")
 ILLUS = re.compile(r"^\[TORCH_SPYRE_DEBUG\] (?:([A-Za-z_]\w*): ?)?(.*)$")
 ILLUS_CONT = re.compile(r"^\s+(device_layout|host_layout|layout|transfer|status)\b:?\s*(.*)$")
 ILLUS_COPY = re.compile(r"^copy_(?:to|from)_(?:device|host|cpu)$")
+#: spyre.inductor.passes: ``logger.info("elapsed %5dms  %s", elapsed_ms, pass_name)`` after each pre-scheduling
+#: pass (torch_spyre/_inductor/passes.py, CustomPreSchedulingPasses.__call__, torch-spyre 02607a9)
+PASS_ELAPSED = re.compile(r"^elapsed\s+(\d{1,12})ms\s+(\S+)\s*$")
 RUN = re.compile(r"^RUN:\s*(\S+)(?:\s+(\S+))?\s*$")
 GENERATING = re.compile(r"^Generating\s+(\S+\.(?:json|mlir)|\S*spyre\S*)\s*$")
 TENSOR_INFO = re.compile(
