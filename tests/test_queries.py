@@ -162,6 +162,20 @@ def check_ingest_errors_summary(rows, e):
     assert [r for r in rows if r["severity"] == "error"] == []
 
 
+def check_trace_events(rows, e):
+    import json as _json
+
+    kinds = Counter(r["kind"] for r in rows)
+    assert kinds["recompile"] == e["recompiles"]
+    assert sum(_json.loads(r["args"])["occurrences"] for r in rows if r["kind"] == "graph_break") == e["graph_breaks"]
+    assert kinds["cache"] == sum(e["cache"].values())
+    compiles = [r for r in rows if r["kind"] in ("compile", "unfinished")
+                and _json.loads(r["args"]).get("record") == "compilation_metrics"]
+    assert len(compiles) == len(e["metrics"])  # (backward compiles are bwd_compilation_metrics records)
+    assert all(r["ts_us"] >= 0 and (r["ph"] == "X") == (r["dur_us"] is not None) for r in rows)
+    assert all(r["ts_us"] == 0 for r in rows if r == min((x for x in rows if x["run_id"] == r["run_id"]), key=lambda x: x["ts_us"]))
+
+
 def check_spyre(rows, e):
     assert rows == []  # no Spyre logs in the samples; tests/readers/test_spyre.py checks these on Spyre logs
 
@@ -309,7 +323,7 @@ def check_dash_run_rank_ends(rows, e):
 
 
 CHECKS = {name[len("check_"):]: fn for name, fn in globals().items() if name.startswith("check_")}
-for _q in ("spyre_transfer_volume", "spyre_padding_waste", "spyre_repeated_copies"):
+for _q in ("spyre_transfer_volume", "spyre_padding_waste", "spyre_repeated_copies", "spyre_failure_reports"):
     CHECKS[_q] = check_spyre
 
 

@@ -162,3 +162,16 @@ def run_sql(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | N
 def run_named(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None) -> Any:
     q = get_query(name)
     return run_sql(con, q.sql, bind(q, q.sql, params or {}))
+
+
+def iter_named(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None,
+               batch_rows: int = 50_000) -> Any:
+    """A named query's result as a stream of pyarrow RecordBatches (memory bounded by ``batch_rows``),
+    for results too big to hold (``pt2logs export``)."""
+    from pt2logs.views import arrow_batches
+
+    q = get_query(name)
+    try:
+        return arrow_batches(con, q.sql, batch_rows, bind(q, q.sql, params or {}))
+    except duckdb.Error as e:
+        raise QueryError(f"{type(e).__name__.replace('Exception', ' error')}: {e}") from None

@@ -50,11 +50,15 @@ SUMMARY_SECTIONS = [
     ("kernels", "Kernels", "kernel_counts", {}),
     ("caches", "Caches", "cache_hit_rate", {}),
     ("failures", "Failures and restarts", "failures_and_restarts", {}),
+    ("spyre_failures", "Spyre failure reports (FFDC)", "spyre_failure_reports", {}),
     ("ranks", "Rank divergence", "rank_divergence", {}),
     ("outcomes", "Outcome per rank", "rank_outcomes", {}),
     ("divergence", "First divergence between ranks", "first_divergence", {}),
     ("errors", "Ingest errors and warnings", "ingest_errors_summary", {}),
 ]
+
+#: sections shown only when the run has rows for them (a source most runs do not have)
+ONLY_WHERE_PRESENT = frozenset({"spyre_failures"})
 
 
 @dataclass
@@ -80,7 +84,10 @@ def summary(con: duckdb.DuckDBPyConnection, ref: str | None = None) -> Summary:
     for key, title, q, extra in SUMMARY_SECTIONS:
         if key in ("ranks", "outcomes", "divergence") and (overview.get("ranks") or 0) < 2:
             continue
-        s.sections.append((key, title, run_named(con, q, {**p, **extra})))
+        table = run_named(con, q, {**p, **extra})
+        if key in ONLY_WHERE_PRESENT and table.num_rows == 0:
+            continue
+        s.sections.append((key, title, table))
     return s
 
 

@@ -298,8 +298,9 @@ def arrow_table(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any]
     raise AssertionError("unreachable")
 
 
-def arrow_batches(con: duckdb.DuckDBPyConnection, sql: str, batch_rows: int = 250_000) -> Any:
+def arrow_batches(con: duckdb.DuckDBPyConnection, sql: str, batch_rows: int = 250_000,
+                  params: dict[str, Any] | None = None) -> Any:
     """Run ``sql`` and stream the result as pyarrow RecordBatches."""
-    rel = con.sql(sql)
+    rel = con.sql(sql, params=params) if params else con.sql(sql)
     fn = getattr(rel, "to_arrow_reader", None) or getattr(rel, "record_batch", None) or rel.fetch_arrow_reader
     return fn(batch_rows)

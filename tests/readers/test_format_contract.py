@@ -66,12 +66,20 @@ def _run_record(tmp: Path) -> tuple[str, bytes, dict[str, bytes]]:
         "torch_logs.txt": (res.folder / "torch_logs.txt").read_bytes()}
 
 
+def _ffdc_report(tmp: Path) -> tuple[str, bytes, dict[str, bytes]]:
+    """An FFDC report as torch-spyre's collect() writes it (tests/inputs/spyre_ffdc/make_inputs.py says how)."""
+    p = Path(__file__).resolve().parents[1] / "inputs" / "spyre_ffdc" / "job" / "ffdc_reports"
+    f = next(p.glob("ffdc_runtime_launch_*.json"))
+    return f.name, f.read_bytes(), {}
+
+
 #: one real example per registered format
 EXAMPLES: dict[str, Callable[[Path], tuple[str, bytes, dict[str, bytes]]]] = {
     "torch_trace": _fixture("tlparse", "simple.log"),
     "spyre_log": _fixture("spyre", "issue_excerpts.txt"),
     "spyre_kernel_spec": _fixture("spyre", "constructed", "sdsc_0.json"),
     "spyre_timing": _fixture("spyre", "constructed", "rec.12345.json"),
+    "spyre_ffdc": _ffdc_report,
     "tlparse_dir": _tlparse_raw,
     "compile_debug": _output_code,
     "counters_json": _fixture("torch_logs", "counters.json"),
@@ -81,7 +89,7 @@ EXAMPLES: dict[str, Callable[[Path], tuple[str, bytes, dict[str, bytes]]]] = {
     "job_stderr": _job_stderr,
 }
 #: formats read as one whole document: damage is recorded without a line number
-DOCUMENTS = {"spyre_kernel_spec", "spyre_timing", "counters_json", "compile_times", "compile_debug", "run_record"}
+DOCUMENTS = {"spyre_kernel_spec", "spyre_timing", "spyre_ffdc", "counters_json", "compile_times", "compile_debug", "run_record"}
 
 needs_fixtures = pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures not present")
 

@@ -7,6 +7,7 @@ This package is the only code that writes to the terminal; the core never import
     ingest.py      ingest, run
     read.py        queries, query, summary, diff, ranks
     dashboard.py   dashboard
+    export.py      export perfetto
     admin.py       compact, formats, tables
     render.py      rich terminal output: progress bar, summary and diff reports
     outputs.py     the output-format registry (table, csv, json, ...) for query results
@@ -21,11 +22,11 @@ import os
 
 import click
 
-from pt2logs.cli import admin, dashboard, ingest, read
+from pt2logs.cli import admin, dashboard, export, ingest, read
 from pt2logs.redact import redact
 from pt2logs.version import __version__
 
-ORDER = ["ingest", "run", "summary", "query", "queries", "diff", "ranks", "dashboard", "compact", "tables", "formats"]
+ORDER = ["ingest", "run", "summary", "query", "queries", "diff", "ranks", "dashboard", "export", "compact", "tables", "formats"]
 
 
 class Group(click.Group):
@@ -74,6 +75,6 @@ def main() -> None:
 
 
 for _cmd in (ingest.ingest, ingest.run, read.summary, read.query, read.queries, read.diff, read.ranks,
-             dashboard.dashboard, admin.compact, admin.tables, admin.formats):
+             dashboard.dashboard, export.export, admin.compact, admin.tables, admin.formats):
     main.add_command(_cmd)
 del _cmd

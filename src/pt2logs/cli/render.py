@@ -107,6 +107,7 @@ def print_ingest_result(res: IngestResult, as_json: bool = False) -> None:
 # ---------------------------------------------------------------------------- reports
 
 SUMMARY_COLUMNS: dict[str, list[str]] = {
+    "spyre_failures": ["category", "exc_type", "reason", "reports", "kernels", "raised_at", "device_seen"],
     "phases": ["rank", "phase", "seconds", "pct"],
     "functions": ["function", "location", "compiles", "compile_s"],
     "recompiles": ["rank", "compile_id", "function", "cause", "guarded_on", "reason"],

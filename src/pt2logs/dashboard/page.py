@@ -104,8 +104,8 @@ def build(con: duckdb.DuckDBPyConnection, dashboard: str | None = None, *, since
     scope_rows = run_named(con, "dash_selection", _params("dash_selection", sel, {})).to_pylist()[0]
     runs = scope_rows["runs"]
     headline = HEADLINES[d.headline](con, sel)
-    cards = [build_card(con, s, sel, runs) for s in d.sections
-             if s.when is None or (s.when == "by") == bool(by)]
+    cards = [c for s in d.sections if s.when in (None, "rows") or (s.when == "by") == bool(by)
+             if (c := build_card(con, s, sel, runs)).rows or c.error or s.when != "rows"]
     filters = [(k, v) for k, v in (
         ("since", _show_time(sel.since) if not r else None), ("until", _show_time(sel.until) if not r else None),
         ("tag", tag if not r else None), ("by", by), ("run", f"{r.name} ({r.run_id})" if r else None)) if v]

@@ -35,7 +35,7 @@ class Section:
     question: str = ""
     empty: str = ""
     params: dict[str, Any] = field(default_factory=dict)
-    when: str | None = None  # "by" / "no_by": only with / without --by
+    when: str | None = None  # "by" / "no_by": only with / without --by; "rows": only when its query returns rows
     wide: bool = False
 
 
@@ -77,8 +77,8 @@ def parse_dashboard(path: Path) -> Dashboard:
         missing = [k for k in CHARTS[s["chart"]["kind"]].required if k not in s["chart"]]
         if missing:
             raise DashboardError(f"{where}: a {s['chart']['kind']} chart needs {', '.join(missing)}")
-        if s.get("when") not in (None, "by", "no_by"):
-            raise DashboardError(f"{where}: when must be 'by' or 'no_by'")
+        if s.get("when") not in (None, "by", "no_by", "rows"):
+            raise DashboardError(f"{where}: when must be 'by', 'no_by' or 'rows'")
         secs.append(Section(**s))
     keys = [(s.key, s.when) for s in secs]
     if len(set(keys)) != len(keys):

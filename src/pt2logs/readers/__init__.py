@@ -28,6 +28,7 @@ ORDER: tuple[Format, ...] = (
     spyre.SPYRE_LOG,
     spyre.SPYRE_KERNEL_SPEC,
     spyre.SPYRE_TIMING,
+    spyre.SPYRE_FFDC,
     tlparse_dir.FORMAT,
     compile_debug.FORMAT,
     run_record.FORMAT,

@@ -93,9 +93,12 @@ LAYOUTS = table(
 )
 
 TIMING = table(
-    "spyre_timing", version=1, group="spyre", grain="TORCH_SPYRE_TIMING event (rec.<pid>.json)",
+    "spyre_timing", version=1, group="spyre", grain="TORCH_SPYRE_TIMING event (rec.<pid>.json), or a pass's `elapsed Nms pass` log line",
     doc="""Compile pipeline timing recorded by torch-spyre: pipelines, passes and stages with inclusive and
-    self time and counter deltas. Times are monotonic nanoseconds (time.perf_counter_ns), comparable within one pid.""",
+    self time and counter deltas. Times are monotonic nanoseconds (time.perf_counter_ns), comparable within one pid.
+    The `[INFO] [spyre.inductor.passes] elapsed    3ms  <pass>` lines of a log (TORCH_LOGS=+torch_spyre) are
+    rows too: name `pass:<pass>`, kind pass, step the pass, inclusive_ns to the millisecond, no start or end,
+    file and line_no of the log line.""",
     columns=_WHERE + """
     pid             i64        process that wrote the record
     name            str        full event name, e.g. pass:CustomPreSchedulingPasses:insert_restickify
@@ -139,13 +142,61 @@ MESSAGES = table(
     columns=_WHERE + """
     n_lines         i32        lines spanned (1, or the block's lines)
     ts              ts         timestamp (unified logging C++ lines)
-    shape           str        legacy ([ func ]), unified ([LEVEL] [spyre.x] date func:), python ([LEVEL] [spyre.x]), illustrative, print
+    shape           str        legacy ([ func ]), unified ([LEVEL] [spyre.x] date func:), python ([LEVEL] [spyre.x]), module ([LEVEL] [module], SPYRE_INDUCTOR_LOG), illustrative, print
     level           str        DEBUG, INFO, ... (NULL for legacy lines and prints)
-    component       str        logger / component, e.g. spyre.runtime, spyre.inductor.kernel_runner
+    component       str        logger / component, e.g. spyre.runtime, spyre.inductor.kernel_runner; the module (lowering) for SPYRE_INDUCTOR_LOG lines
     func            str        C++ function name
     worker          str        vLLM worker prefix, e.g. Worker
     pid             i64        pid from the vLLM prefix
-    kind            str        tensor_info, allocate, allocated, layout, copy_src, copy_dst, dci, run, generating, tensor_name, copy, status, other
+    kind            str        tensor_info, allocate, allocated, layout, copy_src, copy_dst, dci, run, generating, pass_time (a pass's elapsed time: a spyre_timing row), tensor_name, copy, status, other
     message         str        the message (for a block: with its text, at most 64 KB)
+    """,
+)
+
+FAILURE_REPORTS = table(
+    "spyre_failure_reports", version=1, group="spyre", grain="FFDC failure report (one ffdc_<category>_<time>_<pid>.json)",
+    run_relative={"frame_file": None, "raise_file": "raise_kind"},
+    doc="""Failures torch-spyre captured with `TORCH_SPYRE_FFDC=1` (First Failure Data Capture): where it
+    failed (category: frontend compile, backend compile, kernel launch, unimplemented op), the exception,
+    the kernel, the environment, the compiler artifacts found and whether the device was there. One
+    report per failure; the run is the one of the folder holding `ffdc_reports/` (see docs/spyre.md).""",
+    columns=_WHERE + """
+    ts              ts         metadata.timestamp: when the report was captured (UTC)
+    category        str        failure.category: compile_frontend, compile_backend, runtime_launch, unimplemented, unknown (compile before the frontend/backend split)
+    exc_type        str        failure.exception_type (last dotted part), else the traceback's
+    exc_message     str        failure.message: the exception text ("manual collection (no exception)" for a manual report)
+    failure_key     str        the failure's identity: exception type + message with numbers, addresses, ids and paths masked
+    frame_file      str        innermost user-code frame of the traceback (relative to the run's root), like failures.frame_file
+    frame_kind      str        user, library or stdlib
+    frame_line      i64        its line
+    frame_func      str        its function
+    stack           list<str>  the traceback's frames, outermost first (file:line in func)
+    raise_file      str        failure.file: the innermost frame, where the exception was raised (absent before the frontend/backend split); package-relative for library code (torch_spyre/_inductor/lowering.py), run-relative for user code
+    raise_kind      str        user, library or stdlib
+    raise_line      i64        failure.lineno
+    traceback       str        failure.traceback as written
+    kernel_name     str        runtime.kernel_name (backend compile and runtime hooks)
+    code_dir        str        runtime.code_dir: the kernel's compiled artifacts folder
+    host            str        metadata.host
+    pid             i64        metadata.pid: the failing process
+    python_version  str        metadata.python_version, first word (3.11.9)
+    torch_version   str        metadata.torch_version
+    torch_spyre_version str    metadata.torch_spyre_version ("unavailable" when it could not be read)
+    platform        str        metadata.platform
+    spyre_available bool       hardware_state.spyre_available: whether a Spyre device answered
+    hardware_note   str        hardware_state.note (or error): why there is no hardware state
+    hardware_state  json       the hardware_state section as written
+    environment     json       the environment section: TORCH_SPYRE_DEBUG, SPYRE_INDUCTOR_LOG, TORCH_LOGS, TORCH_COMPILE_DEBUG, SENCORES, ... ("" = unset)
+    artifacts_searched bool    artifacts.searched
+    artifact_count  i64        artifacts.found_count: compiler artifacts found near the failure
+    artifact_paths  list<str>  artifacts.paths (at most 20)
+    artifacts_error str        artifacts.error (the search timed out or failed)
+    completeness_pct f64       collector.completeness_pct: share of the required fields the report has
+    missing_fields  list<str>  collector.missing_fields
+    collector_errors list<str> collector.collector_errors: what the capture itself failed to collect
+    capture_ok      bool       collector.success
+    capture_ms      f64        collector.capture_latency_ms
+    report_path     str        _report_path, when the file holds it (a saved get_diagnostic_report() result)
+    other           json       top-level sections no known version writes
     """,
 )

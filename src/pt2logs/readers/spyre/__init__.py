@@ -1,9 +1,10 @@
 """Torch-Spyre logs → ``transfers``, ``spyre_allocations``, ``spyre_layouts``, ``kernel_launches``,
-``spyre_messages``; kernel specs (``sdsc_*.json``) → ``kernels``; TORCH_SPYRE_TIMING records → ``spyre_timing``.
+``spyre_messages``; kernel specs (``sdsc_*.json``) → ``kernels``; TORCH_SPYRE_TIMING records → ``spyre_timing``;
+FFDC failure reports (``TORCH_SPYRE_FFDC=1``) → ``spyre_failure_reports``.
 
-Three line shapes (see docs/spyre.md), each optionally behind a vLLM ``(Worker pid=N) `` prefix:
+Four line shapes (see docs/spyre.md), each optionally behind a vLLM ``(Worker pid=N) `` prefix:
 legacy ``[ func ]  arg arg`` (C++ DEBUGINFO), unified logging ``[DEBUG] [spyre.runtime] <date> func: msg``
-(C++) and Python loggers ``[INFO] [spyre.x] msg``; plus plain prints (``RUN: k dir``, ``Generating
+(C++), Python loggers ``[INFO] [spyre.x] msg`` and the deprecated SPYRE_INDUCTOR_LOG ``[INFO] [module] msg``; plus plain prints (``RUN: k dir``, ``Generating
 path``), the debugging guide's illustrative ``[TORCH_SPYRE_DEBUG] copy_to_device: ...`` and
 ``DataConversionInfo: {`` JSON blocks. Messages are matched on their content with whitespace-tolerant
 patterns (each shape spaces the same message differently). A transfer is assembled by a small state
@@ -18,11 +19,13 @@ import re
 from collections.abc import Iterable, Iterator
 
 import pt2logs.tables.spyre  # noqa: F401  (registers the tables)
-from pt2logs.readers.kit import Batch, FileContext, Format, RowSink, read_lines
+from pt2logs.readers.kit import Batch, FileContext, Format, Layout, RowSink, read_lines
 from pt2logs.readers.outcome_lines import OutcomeLines
 from pt2logs.readers.spyre.documents import read_kernel_spec, read_timing
 from pt2logs.readers.spyre.dtypes import dtype_width, parse_layout, torch_dtype
+from pt2logs.readers.spyre.ffdc import ffdc_anchor, read_ffdc, sniff_ffdc
 from pt2logs.readers.spyre.lines import SpyreLines
+from pt2logs.readers.spyre.patterns import INDUCTOR_MODULES
 from pt2logs.readers.torch_logs import LogLines
 
 
@@ -41,6 +44,7 @@ def read_spyre_log(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]
 
 _SNIFF_LEVELED = re.compile(rb"^(?:\([^()\n]*pid=\d+\) )?\[(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|TRACE)\] \[[\w.-]*spyre[\w.-]*\] ", re.M | re.I)
 _SNIFF_LEGACY = re.compile(rb"^(?:\([^()\n]*pid=\d+\) )?\[ [A-Za-z_~][\w:~<>]* \]  \S", re.M)
+_SNIFF_MODULE = re.compile(rb"^(?:\([^()\n]*pid=\d+\) )?\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] \[([A-Za-z_]\w*)\] ", re.M)
 _SNIFF_OTHER = re.compile(rb"^(?:\[TORCH_SPYRE_DEBUG\] \w+:|RUN: sdsc_\S+ \S|Generating \S*(?:sdsc|inductor-spyre)\S*)", re.M)
 _SNIFF_SPEC = re.compile(rb'^\s*\{\s*"\d+_[A-Za-z_]\w*"\s*:\s*\{')
 _SPEC_KEYS = (b'"numCoresUsed_"', b'"dscs_"', b'"sdscFolds_"', b'"coreFoldProp_"', b'"sdscFoldProps_"')
@@ -48,12 +52,16 @@ _SPEC_KEYS = (b'"numCoresUsed_"', b'"dscs_"', b'"sdscFolds_"', b'"coreFoldProp_"
 
 def sniff_spyre_log(head: bytes, name: str) -> bool:
     """A Spyre log: a `[LEVEL] [spyre.x]`, `[TORCH_SPYRE_DEBUG]`, `RUN: sdsc_` or `Generating ...sdsc` line anywhere
-    in the head, or legacy `[ func ]  ` lines (two of them, or one in a head that mentions Spyre)."""
+    in the head, or legacy `[ func ]  ` lines (two of them, or one in a head that mentions Spyre), or
+    a SPYRE_INDUCTOR_LOG `[LEVEL] [module] ` line of a torch_spyre/_inductor module."""
     head = head[: 64 << 10]
     if _SNIFF_LEVELED.search(head) or _SNIFF_OTHER.search(head):
         return True
     legacy = _SNIFF_LEGACY.findall(head, 0)
-    return len(legacy) >= 2 or (len(legacy) == 1 and b"pyre" in head)
+    if len(legacy) >= 2 or (len(legacy) == 1 and b"pyre" in head):
+        return True
+    # SPYRE_INDUCTOR_LOG: a line of a torch_spyre/_inductor module
+    return any(m.decode() in INDUCTOR_MODULES for m in _SNIFF_MODULE.findall(head))
 
 
 def sniff_kernel_spec(head: bytes, name: str) -> bool:
@@ -73,6 +81,8 @@ SPYRE_KERNEL_SPEC = Format("spyre_kernel_spec", "torch-spyre kernel spec (sdsc_<
                            read_kernel_spec, auxiliary=True, source="spyre")
 SPYRE_TIMING = Format("spyre_timing", "TORCH_SPYRE_TIMING record (rec.<pid>.json)", sniff_timing, read_timing,
                       auxiliary=True, source="spyre")
+SPYRE_FFDC = Format("spyre_ffdc", "torch-spyre FFDC failure report (TORCH_SPYRE_FFDC=1: ffdc_reports/ffdc_<category>_<time>_<pid>.json)",
+                    sniff_ffdc, read_ffdc, auxiliary=True, source="spyre", layout=Layout(anchor=ffdc_anchor))
 
-__all__ = ["SPYRE_KERNEL_SPEC", "SPYRE_LOG", "SPYRE_TIMING", "dtype_width", "parse_layout", "read_kernel_spec",
+__all__ = ["SPYRE_FFDC", "SPYRE_KERNEL_SPEC", "SPYRE_LOG", "SPYRE_TIMING", "dtype_width", "parse_layout", "read_kernel_spec",
            "read_spyre_log", "read_timing", "sniff_kernel_spec", "sniff_spyre_log", "sniff_timing", "torch_dtype"]

@@ -92,6 +92,8 @@ class SpyreLines:
                     func, msg = (f.group(1), f.group(2)) if f else (None, d.group(8))
                     return ("unified", level, comp, func, self._ts(d), worker, pid, msg.strip())
                 return ("python", level, comp, None, None, worker, pid, msg.strip())
+            if (m := P.MODULE_LEVELED.match(body)) and m.group(2) in P.INDUCTOR_MODULES:
+                return ("module", m.group(1), m.group(2), None, None, worker, pid, m.group(3).strip())
             if m := P.ILLUS.match(body):
                 return ("illustrative", None, None, m.group(1), None, worker, pid, m.group(2).strip())
         elif (c == "R" and P.RUN.match(body)) or (c == "G" and P.GENERATING.match(body)):
@@ -131,6 +133,11 @@ class SpyreLines:
             return "run"
         if msg.startswith("Generating "):
             return "generating"
+        if msg.startswith("elapsed") and comp and comp.endswith("passes") and (m := P.PASS_ELAPSED.match(msg)):
+            self.out.add("spyre_timing", {"source": "spyre", "line_no": at["line_no"], "pid": int64(row["pid"]),
+                                          "name": f"pass:{m.group(2)}", "kind": "pass", "step": m.group(2), "depth": 0,
+                                          "inclusive_ns": int64(int(m.group(1)) * 1_000_000)})
+            return "pass_time"
         if m := P.SRC.match(msg):
             self._copy_line(at, "src", m.group(1), m.group(2))
             return "copy_src"
