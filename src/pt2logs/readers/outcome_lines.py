@@ -34,23 +34,13 @@ import orjson
 from pt2logs.readers import outcome_patterns as P
 from pt2logs.readers.kit import EXCERPT, RowSink
 from pt2logs.readers.timebase import TimeBase
+from pt2logs.readers.timebase import time_of_day_us as _tod
 
 #: rows kept back until the end of the file (to find ranks by pid); more are written as they are
 MAX_PENDING = 50_000
 #: a line that can start or be evidence (the rest skip every other pattern)
 _QUIET = re.compile(P.TRIGGERS.pattern + r"|Traceback \(most recent call last\)").search
 _RANK_PID = re.compile(r"\[rank(\d{1,7})\]:[VIWEC]\d{4} \S+ +(\d+) ").match
-_TIME = re.compile(r"(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?$")
-
-
-def _tod(text: str) -> int | None:
-    m = _TIME.match(text)
-    if m is None:
-        return None
-    hh, mi, ss, frac = m.groups()
-    if int(hh) > 23 or int(mi) > 59 or int(ss) > 60:
-        return None
-    return ((int(hh) * 60 + int(mi)) * 60 + int(ss)) * 1_000_000 + int((frac or "0")[:6].ljust(6, "0"))
 
 
 class _Traceback:

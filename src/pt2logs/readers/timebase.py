@@ -16,11 +16,25 @@ modification time and the offset is assumed to be 0 (UTC).
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime, timezone
 
 _DAY_US = 86_400_000_000
 _QUARTER_US = 900_000_000
 _EPOCH_ORD = date(1970, 1, 1).toordinal()
+_TIME = re.compile(r"(\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?$")
+
+
+def time_of_day_us(text: str) -> int | None:
+    """``HH:MM:SS[.fraction]`` (a log line's local time) as µs since midnight; None if it is not one.
+    A fraction finer than µs is cut to µs."""
+    m = _TIME.match(text)
+    if m is None:
+        return None
+    hh, mi, ss, frac = m.groups()
+    if int(hh) > 23 or int(mi) > 59 or int(ss) > 60:
+        return None
+    return ((int(hh) * 60 + int(mi)) * 60 + int(ss)) * 1_000_000 + int((frac or "0")[:6].ljust(6, "0"))
 
 
 class TimeBase:

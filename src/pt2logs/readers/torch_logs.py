@@ -42,6 +42,7 @@ from pt2logs.readers.kit import Batch, FileContext, Format, RowSink, read_lines
 from pt2logs.readers.log_messages import MessageRows
 from pt2logs.readers.outcome_lines import OutcomeLines
 from pt2logs.readers.timebase import TimeBase
+from pt2logs.readers.timebase import time_of_day_us as _tod
 
 MAX_MESSAGE_BYTES = 256 << 20
 #: the largest rank read from a log (a larger number is damage, not a rank)
@@ -63,7 +64,6 @@ OLD = re.compile(
 _EMBEDDED = re.compile(r"\[rank\d+\]:[VIWEC]\d{4} \d\d:\d\d:\d\d")
 #: a glog line behind another program's own prefix: ``[2025-08-12 03:18:23.088] V0812 ...`` or ``(Worker pid=7) V0812 ...``
 _WRAPPED = re.compile(r"^(?:\[[^\]\n]{1,64}\]|\([^)\n]{1,64}\))[ :]*(?=(?:\[rank\d+\]:)?[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ )")
-_TIME = re.compile(r"(\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?$")
 _LEVELS = {"DEBUG": "V", "INFO": "I", "WARNING": "W", "ERROR": "E", "CRITICAL": "C"}
 
 
@@ -78,15 +78,6 @@ def split_compile_id(trace_id: str | None) -> tuple[str | None, int | None]:
     return cid, int(att) if att else 0
 
 
-def _tod(text: str) -> int | None:
-    m = _TIME.match(text)
-    if m is None:
-        return None
-    hh, mi, ss, frac = m.groups()
-    if int(hh) > 23 or int(mi) > 59 or int(ss) > 60:
-        return None
-    us = int((frac or "0").ljust(6, "0"))
-    return ((int(hh) * 60 + int(mi)) * 60 + int(ss)) * 1_000_000 + us
 
 
 # ----------------------------------------------------------------------------- the reader
