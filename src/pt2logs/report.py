@@ -163,8 +163,8 @@ def diff(con: duckdb.DuckDBPyConnection, ref_a: str, ref_b: str) -> Diff:
         return run_named(con, name, {"run_id": run.run_id, **extra}).to_pylist()
 
     oa, ob = q("run_overview", a)[0], q("run_overview", b)[0]
-    versions = {"a": {"torch": oa.get("torch"), "python": oa.get("python")},
-                "b": {"torch": ob.get("torch"), "python": ob.get("python")},
+    versions = {"a": {"torch": oa.get("torch"), "torch_from": oa.get("torch_from"), "python": oa.get("python")},
+                "b": {"torch": ob.get("torch"), "torch_from": ob.get("torch_from"), "python": ob.get("python")},
                 "differ": [v for v in ("torch", "python") if oa.get(v) != ob.get(v)]}
     headline = [{"metric": m, "a": oa.get(m), "b": ob.get(m), "delta": round((ob.get(m) or 0) - (oa.get(m) or 0), 3),
                  "pct": change_pct(oa.get(m), ob.get(m))} for m in HEADLINE]

@@ -2,7 +2,7 @@
 
 ``pt2logs run`` writes it when the command ends, whatever happened: the command (as typed, quoting
 kept), its exit code or the signal that ended it, wall time, start and end (epoch seconds, UTC), and
-its stderr file. Read as an auxiliary file of the capture, it gives the run something to stand on
+its stderr file, the torch installed where it ran (the run's torch version when no log names one). Read as an auxiliary file of the capture, it gives the run something to stand on
 when the command failed before torch logged anything, and one ``outcome_evidence`` row (kind
 ``exit_status``, rank NULL: the whole job). When no format recognises the stderr (a command that died
 before torch was imported: ``not a recognised log format``), the record says so (``stderr_read_by``:
@@ -56,6 +56,8 @@ def read_run_record(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch
         code = rec.get("exit_code") if type(rec.get("exit_code")) is int else None
         sig = rec.get("signal") if isinstance(rec.get("signal"), str) else (signal_name(code) if code is not None and code < 0 else None)
         ctx.stats.events += 1
+        if isinstance(rec.get("torch"), str):
+            ctx.stats.note_torch(rec["torch"], "pt2logs_run")
         sink.add("outcome_evidence", {
             "line_no": 1, "n_lines": ctx.stats.lines, "kind": "exit_status", "means": exit_means(code, sig),
             "secondary": False, "rank_from": "run", "exit_code": code, "signal": sig, "text": record_text(rec)[:1024],
