@@ -31,6 +31,7 @@ from pt2logs.readers.kit import (
 from pt2logs.readers.outcome_lines import OutcomeLines
 from pt2logs.readers.outcome_patterns import exit_means, signal_name
 from pt2logs.readers.torch_logs import LogLines
+from pt2logs.readers.vllm_lines import VllmLines
 
 NAME = "pt2logs_run.json"
 _SNIFF = re.compile(rb'^\s*\{\s*"pt2logs_run"\s*:\s*1\b')
@@ -71,7 +72,7 @@ def read_run_record(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch
         sub = FileContext(file=posixpath.join(posixpath.dirname(ctx.file), stderr), path=posixpath.join(posixpath.dirname(ctx.path), stderr),
                           rank=ctx.rank, mtime=ctx.mtime, batch_rows=ctx.batch_rows, batch_bytes=ctx.batch_bytes, stats=ReadStats())
         try:
-            yield from read_lines(ctx.open_sibling(stderr), sub, [OutcomeLines, LogLines])
+            yield from read_lines(ctx.open_sibling(stderr), sub, [OutcomeLines, VllmLines, LogLines])
         except OSError as e:
             sink.error("unreadable", None, f"the command's stderr {stderr} could not be read: {e}")
             yield from sink.flush()

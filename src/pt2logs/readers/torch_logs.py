@@ -42,6 +42,7 @@ from pt2logs.readers.kit import Batch, FileContext, Format, RowSink, read_lines
 from pt2logs.readers.log_messages import MessageRows
 from pt2logs.readers.outcome_lines import OutcomeLines
 from pt2logs.readers.timebase import TimeBase
+from pt2logs.readers.vllm_lines import VllmLines
 
 MAX_MESSAGE_BYTES = 256 << 20
 #: the largest rank read from a log (a larger number is damage, not a rank)
@@ -302,8 +303,9 @@ class LogLines:
 
 def read_torch_logs(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
     """Parse one TORCH_LOGS stderr capture given as byte chunks; yield ``(table, batch)``. The lines
-    that say how processes ended also become ``outcome_evidence`` rows (:mod:`.outcome_lines`)."""
-    return read_lines(chunks, ctx, [OutcomeLines, LogLines])
+    that say how processes ended also become ``outcome_evidence`` rows (:mod:`.outcome_lines`), vLLM's
+    compile lines ``vllm_log_events`` rows (:mod:`.vllm_lines`)."""
+    return read_lines(chunks, ctx, [OutcomeLines, VllmLines, LogLines])
 
 
 # ----------------------------------------------------------------------------- sniffing
