@@ -53,8 +53,12 @@ SUMMARY_SECTIONS = [
     ("ranks", "Rank divergence", "rank_divergence", {}),
     ("outcomes", "Outcome per rank", "rank_outcomes", {}),
     ("divergence", "First divergence between ranks", "first_divergence", {}),
+    ("vllm", "vLLM cold start", "vllm_cold_start", {}),
+    ("vllm_ranges", "vLLM compiles per compile range", "vllm_compile_ranges", {"limit": 20}),
     ("errors", "Ingest errors and warnings", "ingest_errors_summary", {}),
 ]
+#: sections shown only for the runs they apply to (vLLM runs): left out when empty
+ONLY_WHEN_ROWS = frozenset({"vllm", "vllm_ranges"})
 
 
 @dataclass
@@ -80,7 +84,10 @@ def summary(con: duckdb.DuckDBPyConnection, ref: str | None = None) -> Summary:
     for key, title, q, extra in SUMMARY_SECTIONS:
         if key in ("ranks", "outcomes", "divergence") and (overview.get("ranks") or 0) < 2:
             continue
-        s.sections.append((key, title, run_named(con, q, {**p, **extra})))
+        t = run_named(con, q, {**p, **extra})
+        if key in ONLY_WHEN_ROWS and t.num_rows == 0:
+            continue
+        s.sections.append((key, title, t))
     return s
 
 

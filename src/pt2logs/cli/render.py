@@ -118,6 +118,8 @@ SUMMARY_COLUMNS: dict[str, list[str]] = {
     "outcomes": ["rank", "outcome", "why", "evidence_file", "evidence_line", "last_event_at", "silent_s"],
     "divergence": ["step", "what", "compile_id", "ranks_a", "side_a", "ranks_b", "side_b"],
     "errors": ["severity", "kind", "count", "example"],
+    "vllm": ["start", "cold_start_s", "dynamo_s", "compile_s", "ranges_compiled", "cache_load_s", "ranges_loaded", "cudagraph_s"],
+    "vllm_ranges": ["rank", "process", "how", "compile_range", "seconds"],
 }
 EMPTY_NOTE = {
     "recompiles": "no recompiles",

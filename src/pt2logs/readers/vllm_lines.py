@@ -103,6 +103,7 @@ class VllmLines:
         if model and model[:1] in "'\"":
             model = model[1:-1]
         self.kinds[f"vllm_{kind}"] = self.kinds.get(f"vllm_{kind}", 0) + 1
+        self.sink.stats.events += 1
         self.sink.add("vllm_log_events", {
             "file": self.ctx.file, "line_no": line_no, "rank": rank, "ts": self._ts(m, line_no), "process": name, "pid": pid,
             "level": m.group("level"), "logger_file": m.group("file"), "logger_line": int(m.group("lineno")), "tag": tag,
