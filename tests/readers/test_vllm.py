@@ -190,3 +190,20 @@ def test_batches_do_not_change_the_rows(vllm_trace):
         return out
 
     assert rows(3, 101) == rows(50_000, 1 << 20)
+
+
+@pytest.mark.parametrize("weird", ["\"abc\"", "[1, 2]", "{\"a\": 1}", "null", "123456789012345678901234567890", "1e300"])
+def test_weird_payload_values_are_bad_values_not_exceptions(vllm_trace, weird):
+    """Every number of the vLLM payloads replaced by another JSON value (md5s left stale: damage)."""
+    trace, _ = vllm_trace
+    from pt2logs.readers.torch_trace import read_trace
+
+    text = next(trace.glob("*.log")).read_text()
+    text = re.sub(r'("(?:piecewise_index|total_piecewise_compiles|compile_range_start|compile_range_end|is_single_size|model|backend)": )[^,}]+',
+                  lambda m: m.group(1) + weird, text)
+    ctx = FileContext(file="t.log", mtime=1.76e9)
+    out: dict[str, list] = {}
+    for t, b in read_trace([text.encode()], ctx):
+        out.setdefault(t, []).extend(b.to_pylist())
+    assert len(out["vllm_piecewise"]) == len(_payloads(trace, "vllm_piecewise_compile_start"))
+    assert len(out["vllm_compiles"]) == 1

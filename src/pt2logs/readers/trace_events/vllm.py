@@ -105,7 +105,7 @@ def piecewise_compile_start(st: TraceState, env: dict, meta: Any, cid: str | Non
     _close_open(st, v, now)
     start, end = data.get("compile_range_start"), data.get("compile_range_end")
     v["n"] += 1
-    v["ranges"].add((start, end))
+    v["ranges"].add(repr((start, end)))  # any JSON value: a damaged payload is a bad value, not an exception
     v["open"] = {"line_no": st.rec.line_no, "ts": (st.key, st.rec.tod_us), "compile_id": cid, "_us": now,
                  "piecewise_index": data.get("piecewise_index"), "submod_name": data.get("submod_name"),
                  "total_piecewise": data.get("total_piecewise_compiles"), "range_start": start, "range_end": end,
