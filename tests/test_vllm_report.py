@@ -5,8 +5,6 @@ Inputs reconstructed from vLLM's source (tests/vllm_inputs.py), not captured fro
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from click.testing import CliRunner
 from tests import vllm_inputs as V

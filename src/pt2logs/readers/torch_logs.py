@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from datetime import date, datetime, timedelta, timezone
+from datetime import date
 from typing import Any
 
 from pt2logs.readers.kit import Batch, FileContext, Format, RowSink, read_lines
@@ -139,15 +139,7 @@ class LogLines:
     # -- time --------------------------------------------------------------------
     def _ts(self, mmdd: int, tod: int | None, line_no: int) -> int | None:
         tb = self.tb
-        if tb.year is None:
-            tb.fallback(0)
-            if self.ctx.mtime:
-                mt = datetime.fromtimestamp(self.ctx.mtime, tz=timezone.utc).date()
-                try:
-                    if date(mt.year, mmdd // 100, mmdd % 100) > mt + timedelta(days=1):
-                        tb.year = mt.year - 1  # a December log whose file was last written in January
-                except ValueError:
-                    pass
+        tb.fallback_from_mtime(mmdd, self.ctx.mtime)
         key = tb.key(mmdd)
         ts = None if tod is None else tb.to_utc(key, tod)
         if ts is None:

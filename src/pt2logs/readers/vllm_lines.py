@@ -22,7 +22,6 @@ Rules:
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 from pt2logs.readers import vllm_patterns as P
@@ -115,15 +114,7 @@ class VllmLines:
     def _ts(self, m: re.Match, line_no: int) -> int | None:
         tb = self.tb
         mmdd = int(m.group("mm")) * 100 + int(m.group("dd"))
-        if tb.year is None:
-            tb.fallback(0)
-            if self.ctx.mtime:
-                mt = datetime.fromtimestamp(self.ctx.mtime, tz=timezone.utc).date()
-                try:
-                    if date(mt.year, mmdd // 100, mmdd % 100) > mt + timedelta(days=1):
-                        tb.year = mt.year - 1  # a December log whose file was last written in January
-                except ValueError:
-                    pass
+        tb.fallback_from_mtime(mmdd, self.ctx.mtime)
         hh, mi, ss = (int(x) for x in m.group("time").split(":"))
         ts: Any = None
         if hh < 24 and mi < 60 and ss <= 60:
