@@ -111,3 +111,20 @@ def test_pt2logs_run_records_the_installed_torch_last(tmp_path, wh):
     res = run_command(["python", "-c", "import sys; sys.exit(3)"], wh, folder=str(tmp_path / "cap"))
     assert res.exit_code == 3
     assert _runs(wh) == [(importlib.metadata.version("torch"), "pt2logs_run")]
+
+
+def test_runs_written_before_v3_still_show_their_torch(tmp_path):
+    """A v2 runs file has no torch_version_from: the views read it as NULL, summary shows no source."""
+    import pyarrow.parquet as pq
+
+    from pt2logs.report import summary
+
+    src = fixture_path("tlparse", "simple.log")
+    wh = tmp_path / "wh"
+    pt2logs.ingest([str(src)], str(wh))
+    for f in (wh / "runs").rglob("*.parquet"):
+        t = pq.read_table(f, partitioning=None)
+        meta = dict(t.schema.metadata or {}) | {b"pt2logs.schema_version": b"2"}
+        pq.write_table(t.drop_columns(["torch_version_from"]).replace_schema_metadata(meta), f)
+    s = summary(pt2logs.connect(str(wh)))
+    assert (s.overview["torch"], s.overview["torch_from"]) == (_first(src, REPRO), None)
