@@ -3,9 +3,9 @@
 Log lines are made by Python's own ``logging.Formatter`` with vLLM's format strings (vllm/logger.py
 ``_FORMAT``, ``_DATE_FORMAT``) and the message format strings and arguments of the vLLM files that print
 them, as released on PyPI (sdists of vLLM 0.6.2 - 0.33.0; the file and versions are named at each one).
-Process prefixes are those of vllm/utils ``_add_prefix`` / ``decorate_logs`` (cyan ``\\x1b[1;36m(...)\\x1b[0;0m``
-from 0.10.1) and Ray's. The TORCH_TRACE is written by the real torch ``trace_structured`` during a real
-``torch.compile``, from a backend whose module sits at ``vllm/compilation/backends.py`` and logs the
+Process prefixes are those of ``_add_prefix`` (vllm/executor/multiproc_worker_utils.py 0.8.5, vllm/utils 0.11:
+cyan ``\\x1b[1;36m(name pid=N)\\x1b[0;0m ``) / ``decorate_logs`` and Ray's. The TORCH_TRACE is written by
+the real torch ``trace_structured`` during a real ``torch.compile``, from a backend whose module sits at ``vllm/compilation/backends.py`` and logs the
 metadata and payloads vLLM 0.33's backends.py / piecewise_backend.py build (names, keys, value types).
 """
 
@@ -159,6 +159,10 @@ def every_wording() -> list[tuple[str, dict]]:
     ]):
         out.append((line(FMT_033, m, a, file=f, lineno=n, when=T0 + 100 + i, proc="EngineCore_DP0", pid=5150),
                     {**e, "process": "EngineCore_DP0", "pid": 5150}))
+    # 0.8.5 v1/engine/core.py: the engine core process decorated by executor/multiproc_worker_utils.py _add_prefix
+    out.append((line(FMT_080, "Dynamo bytecode transform time: %.2f s", (7.77,), file="compilation/backends.py", lineno=430,
+                     when=T0 + 150, decorate=f"{CYAN}(EngineCore_0 pid=812){RESET} "),
+                {"kind": "dynamo_transform", "process": "EngineCore_0", "pid": 812, "seconds": 7.77}))
     # Ray: no colour, the actor's prefix, a repeat suffix
     out.append(("(RayWorkerWrapper pid=345, ip=10.224.1.180) " + line(FMT_080, "Compiling a graph for general shape takes %.2f s", (44.78,),
                 file="compilation/backends.py", lineno=148, when=T0 + 200) + " [repeated 3x across cluster]",

@@ -50,14 +50,16 @@ class VllmLines:
         self.pid_rank: dict[int, int] = {}
 
     def take(self, line_no: int, text: str) -> bool:
-        if "] " not in text or not any(w in text for w in P.STARTS):
-            return False  # cheap: most lines of a capture are not vLLM compile lines
+        if P.QUICK(text) is None:
+            return False  # one scan: most lines of a capture are not vLLM logger lines
         if "\x1b" in text:
             text = P.ANSI.sub("", text)
         m = P.LINE.search(text)
         if m is None:
             return False
         msg = P.RAY_REPEAT.sub("", m.group("msg").rstrip())
+        if not msg.startswith(P.STARTS) and not (msg[:1] == "[" and P.TAG.match(msg)):
+            return False
         tag = None
         if (t := P.TAG.match(msg)) is not None:
             tag, msg = t.group("tag"), msg[t.end():]

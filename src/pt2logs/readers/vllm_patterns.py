@@ -82,7 +82,9 @@ MESSAGES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("engine_init", re.compile(rf"^init engine \(profile, create kv cache, warmup model\) took {_S} (?:seconds|s)\b")),
     ("engine_config", re.compile(r"^Initializing an? (?:V1 )?LLM engine \(v(?P<version>[^)\s]+)\) with config: model=(?P<model>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|\S+?),")),
 )
-#: the first words of each message, to skip the patterns for every other line
+#: a vLLM logger line's level and date, possibly coloured: the one test every line of a capture gets
+QUICK = re.compile(r"(?:INFO|WARNING|DEBUG|ERROR|CRITICAL)(?:\x1b\[[0-9;]*m)? (?:\x1b\[[0-9;]*m)?\d\d-\d\d \d").search
+#: the first words of each message (after the tag), to skip the patterns for every other vLLM line
 STARTS = ("Dynamo", "Compiling a graph", "Directly", "Cache the graph", "torch.compile", "Starting torch",
           "Initial profiling", "Using cache directory", "vLLM's torch.compile", "Saved compiler", "saved AOT",
           "Graph capturing", "init engine", "Initializing a")
