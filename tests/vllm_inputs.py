@@ -5,8 +5,9 @@ Log lines are made by Python's own ``logging.Formatter`` with vLLM's format stri
 them, as released on PyPI (sdists of vLLM 0.6.2 - 0.33.0; the file and versions are named at each one).
 Process prefixes are those of ``_add_prefix`` (vllm/executor/multiproc_worker_utils.py 0.8.5, vllm/utils 0.11:
 cyan ``\\x1b[1;36m(name pid=N)\\x1b[0;0m ``) / ``decorate_logs`` and Ray's. The TORCH_TRACE is written by
-the real torch ``trace_structured`` during a real ``torch.compile``, from a backend whose module sits at ``vllm/compilation/backends.py`` and logs the
-metadata and payloads vLLM 0.33's backends.py / piecewise_backend.py build (names, keys, value types).
+the real torch ``trace_structured`` during a real ``torch.compile``, from a backend whose module sits at
+``vllm/compilation/backends.py`` and logs the metadata and payloads vLLM 0.33's backends.py /
+piecewise_backend.py build (names, keys, value types).
 """
 
 from __future__ import annotations
