@@ -22,7 +22,7 @@ c AS (SELECT run_id, count(*) FILTER (WHERE outcome = 'hit') AS cache_hits, coun
       FROM cache_events WHERE run_id IN (SELECT run_id FROM sel) GROUP BY run_id)
 SELECT r.run_id, r.name AS run, r.started_at, r.ended_at,
        round(epoch(r.ended_at) - epoch(r.started_at), 1) AS wall_s,
-       r.n_ranks AS ranks, r.torch_version AS torch, r.python_version AS python, r.n_files AS files, r.n_events AS events,
+       r.n_ranks AS ranks, r.torch_version AS torch, r.torch_version_from AS torch_from, r.python_version AS python, r.n_files AS files, r.n_events AS events,
        r.n_errors AS errors, r.n_warnings AS warnings,
        coalesce(m.compiles, 0) AS compiles, coalesce(m.frames, 0) AS frames,
        round(coalesce(m.compile_s, 0), 3) AS compile_s,

@@ -99,7 +99,7 @@ def test_registry_mistakes_are_explained(tmp_path):
     bad.write_text('[[sections]]\nkey = "a"\nquery = "runs"\ncolour = 1\n[sections.chart]\nkind = "hbar"\n')
     with pytest.raises(D.DashboardError, match="unknown key"):
         D.parse_dashboard(bad)
-    with pytest.raises(D.DashboardError, match="no dashboard 'nope'; there are: run, weekly"):
+    with pytest.raises(D.DashboardError, match="no dashboard 'nope'; there are: run, vllm, weekly"):
         D.get_dashboard("nope")
 
 
@@ -115,7 +115,7 @@ def test_registry_is_found_in_a_checkout_and_in_an_installed_wheel(tmp_path):
     res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(site)})
     data = site.resolve() / "pt2logs" / "_data"
-    assert res.stdout.strip() == f"{[data / 'dashboards']} {[data / 'queries']} ['run', 'weekly']"
+    assert res.stdout.strip() == f"{[data / 'dashboards']} {[data / 'queries']} ['run', 'vllm', 'weekly']"
 
 
 # ---------------------------------------------------------------------------- pages and numbers

@@ -327,6 +327,14 @@ for _q in ("spyre_transfer_volume", "spyre_padding_waste", "spyre_repeated_copie
     CHECKS[_q] = check_spyre
 
 
+def check_vllm(rows, e):
+    assert rows == []  # no vLLM runs in the samples; tests/test_vllm_report.py checks these on vLLM logs
+
+
+for _q in ("vllm_cold_start", "vllm_cold_vs_warm", "vllm_compile_ranges"):
+    CHECKS[_q] = check_vllm
+
+
 @pytest.mark.parametrize("name", sorted(load_queries()))
 def test_every_named_query(name, sample_wh, expected):
     assert name in CHECKS, f"query {name} has no independent check in tests/test_queries.py"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import importlib.metadata
 import json
 import os
 import shlex
@@ -63,8 +64,9 @@ def _pt2logs_dump():
         except Exception:
             ct = None
         with open(path, "w") as f:
+            torch_mod = sys.modules.get("torch")
             json.dump({"counters": counters, "compile_times": ct, "rank": None if rank is None else int(rank),
-                       "pid": os.getpid()}, f, indent=1)
+                       "pid": os.getpid(), "torch": getattr(torch_mod, "__version__", None)}, f, indent=1)
     except Exception:
         pass
 
@@ -88,6 +90,15 @@ def git_commit(cwd: str | os.PathLike[str] | None = None) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def installed_torch() -> str | None:
+    """The version of torch installed where pt2logs runs (its metadata; torch is not imported): the
+    last source of a run's torch version, for a command that died before torch logged anything."""
+    try:
+        return importlib.metadata.version("torch")
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return None
 
 
 def capture_dir(warehouse: str, base: str | None = None) -> Path:
@@ -131,7 +142,7 @@ def write_record(d: Path, *, command: str, exit_code: int, wall_s: float, starte
     rec = {"pt2logs_run": 1, "command": command, "exit_code": exit_code,
            "signal": signal_name(exit_code) if exit_code < 0 else None, "wall_s": round(wall_s, 3),
            "started_at": round(started_at, 6), "ended_at": round(ended_at, 6), "name": name, "host": socket.gethostname(),
-           "stderr": stderr, "stderr_read_by": read_by}
+           "stderr": stderr, "stderr_read_by": read_by, "torch": installed_torch()}
     (d / RECORD_NAME).write_text(json.dumps(rec, indent=1) + "\n")
     return rec
 
@@ -221,6 +232,7 @@ def capture(warehouse: str = DEFAULT_WAREHOUSE, *, tags: dict[str, str] | None =
     """
     import logging
 
+    import torch
     import torch._dynamo.utils as dutils
     import torch._logging
     from torch._logging import _internal as tl
@@ -262,7 +274,7 @@ def capture(warehouse: str = DEFAULT_WAREHOUSE, *, tags: dict[str, str] | None =
             ct = dutils.compile_times(repr="str", aggregate=False)
         except Exception:  # noqa: BLE001
             ct = None
-        (d / "counters.json").write_text(json.dumps({"counters": counters, "compile_times": ct}, indent=1))
+        (d / "counters.json").write_text(json.dumps({"counters": counters, "compile_times": ct, "torch": torch.__version__}, indent=1))
         rec = write_record(d, command=f"{Path(sys.argv[0]).name} (pt2logs.capture)", exit_code=code, wall_s=wall,
                            started_at=started, ended_at=started + wall)
         info["ingest"] = ingest([str(d)], warehouse, tags=tags or {}, extra_run_fields=_record_extra(rec), as_one_run=True)

@@ -54,11 +54,12 @@ SUMMARY_SECTIONS = [
     ("ranks", "Rank divergence", "rank_divergence", {}),
     ("outcomes", "Outcome per rank", "rank_outcomes", {}),
     ("divergence", "First divergence between ranks", "first_divergence", {}),
+    ("vllm", "vLLM cold start", "vllm_cold_start", {}),
+    ("vllm_ranges", "vLLM compiles per compile range", "vllm_compile_ranges", {"limit": 20}),
     ("errors", "Ingest errors and warnings", "ingest_errors_summary", {}),
 ]
-
-#: sections shown only when the run has rows for them (a source most runs do not have)
-ONLY_WHERE_PRESENT = frozenset({"spyre_failures"})
+#: sections shown only for the runs they apply to (Spyre failure reports, vLLM runs): left out when empty
+ONLY_WHEN_ROWS = frozenset({"spyre_failures", "vllm", "vllm_ranges"})
 
 
 @dataclass
@@ -84,10 +85,10 @@ def summary(con: duckdb.DuckDBPyConnection, ref: str | None = None) -> Summary:
     for key, title, q, extra in SUMMARY_SECTIONS:
         if key in ("ranks", "outcomes", "divergence") and (overview.get("ranks") or 0) < 2:
             continue
-        table = run_named(con, q, {**p, **extra})
-        if key in ONLY_WHERE_PRESENT and table.num_rows == 0:
+        t = run_named(con, q, {**p, **extra})
+        if key in ONLY_WHEN_ROWS and t.num_rows == 0:
             continue
-        s.sections.append((key, title, table))
+        s.sections.append((key, title, t))
     return s
 
 
@@ -170,8 +171,8 @@ def diff(con: duckdb.DuckDBPyConnection, ref_a: str, ref_b: str) -> Diff:
         return run_named(con, name, {"run_id": run.run_id, **extra}).to_pylist()
 
     oa, ob = q("run_overview", a)[0], q("run_overview", b)[0]
-    versions = {"a": {"torch": oa.get("torch"), "python": oa.get("python")},
-                "b": {"torch": ob.get("torch"), "python": ob.get("python")},
+    versions = {"a": {"torch": oa.get("torch"), "torch_from": oa.get("torch_from"), "python": oa.get("python")},
+                "b": {"torch": ob.get("torch"), "torch_from": ob.get("torch_from"), "python": ob.get("python")},
                 "differ": [v for v in ("torch", "python") if oa.get(v) != ob.get(v)]}
     headline = [{"metric": m, "a": oa.get(m), "b": ob.get(m), "delta": round((ob.get(m) or 0) - (oa.get(m) or 0), 3),
                  "pct": change_pct(oa.get(m), ob.get(m))} for m in HEADLINE]

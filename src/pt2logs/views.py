@@ -16,6 +16,7 @@ from typing import Any
 import duckdb
 
 from pt2logs.outcome_rules import OUTCOME_MACROS
+from pt2logs.vllm_rules import VLLM_MACROS
 from pt2logs.readers import source_ranks
 from pt2logs.recovery import gc_grace_s
 from pt2logs.schema import TABLES, Table
@@ -223,6 +224,8 @@ MACROS = [
          WHERE kind = 'compilation_metrics'""",
     # rank_outcomes(run, since, until, tag): how each rank of the selected runs ended (pt2logs.outcome_rules)
     *OUTCOME_MACROS,
+    # vllm_cold_starts(run, since, until, tag): a vLLM run's cold start in parts (pt2logs.vllm_rules)
+    *VLLM_MACROS,
 ]
 
 

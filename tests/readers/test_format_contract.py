@@ -73,6 +73,13 @@ def _ffdc_report(tmp: Path) -> tuple[str, bytes, dict[str, bytes]]:
     return f.name, f.read_bytes(), {}
 
 
+def _vllm_log(tmp: Path) -> tuple[str, bytes, dict[str, bytes]]:
+    """vLLM 0.10's stdout, reconstructed from vLLM's format strings (tests/vllm_inputs.py: no vLLM run here)."""
+    from tests.vllm_inputs import capture
+
+    return "stdout.txt", capture(), {}
+
+
 #: one real example per registered format
 EXAMPLES: dict[str, Callable[[Path], tuple[str, bytes, dict[str, bytes]]]] = {
     "torch_trace": _fixture("tlparse", "simple.log"),
@@ -86,6 +93,7 @@ EXAMPLES: dict[str, Callable[[Path], tuple[str, bytes, dict[str, bytes]]]] = {
     "compile_times": _fixture("torch_logs", "compile_times.txt"),
     "torch_logs": _fixture("torch_logs", "recompiles.txt"),
     "run_record": _run_record,
+    "vllm_log": _vllm_log,
     "job_stderr": _job_stderr,
 }
 #: formats read as one whole document: damage is recorded without a line number

@@ -41,13 +41,15 @@ def dashboard(warehouse: str, since: str | None, until: str | None, tag: str | N
     The file works offline (the chart library is inside it); hover a mark for details.
     Runs of the last 4 weeks unless --since says otherwise. --run RUN makes a one-run page
     (how it ended with the evidence, compile waterfall, where each rank stopped, recompile
-    chains, breaks, kernels, caches).
+    chains, breaks, kernels, caches); --dashboard vllm: vLLM cold starts (bytecode transform,
+    compiles per range, cache loads, CUDA graph capture).
 
     \b
     Examples:
       pt2logs dashboard                                  # → pt2logs_dashboard.html
       pt2logs dashboard --since 8w --by model -o weekly.html --png charts/
       pt2logs dashboard --run nightly-1122 -o run.html
+      pt2logs dashboard --dashboard vllm --since 8w     # vLLM cold starts: cold vs warm per model
     """
     from pt2logs.dashboard import DashboardError, build, images, render_html
     from pt2logs.queries import QueryError

@@ -119,6 +119,8 @@ SUMMARY_COLUMNS: dict[str, list[str]] = {
     "outcomes": ["rank", "outcome", "why", "evidence_file", "evidence_line", "last_event_at", "silent_s"],
     "divergence": ["step", "what", "compile_id", "ranks_a", "side_a", "ranks_b", "side_b"],
     "errors": ["severity", "kind", "count", "example"],
+    "vllm": ["start", "cold_start_s", "dynamo_s", "compile_s", "ranges_compiled", "cache_load_s", "ranges_loaded", "cudagraph_s"],
+    "vllm_ranges": ["rank", "process", "how", "compile_range", "seconds"],
 }
 EMPTY_NOTE = {
     "recompiles": "no recompiles",
@@ -179,7 +181,7 @@ def print_summary(s: Any, fmt: str = "table", max_rows: int = 10, wide: bool = F
     o = {k: escape(v) if isinstance(v, str) else v for k, v in s.overview.items()}
     started = o["started_at"].strftime("%Y-%m-%d %H:%M:%S UTC") if o.get("started_at") else "unknown"
     ranks = max(1, o["ranks"] or 1)
-    c.print(f"[bold]{o['run']}[/bold]  run {o['run_id']}, torch {o['torch'] or '?'}")
+    c.print(f"[bold]{o['run']}[/bold]  run {o['run_id']}, torch {o['torch'] or '?'}{_torch_from(o.get('torch_from'))}")
     _print_outcome(c, s.outcome)
     c.print(f"  started    {started}, wall {cell(o['wall_s'])} s, {ranks} rank{'s' if ranks > 1 else ''}")
     c.print(f"  read       {o['files']} file(s), {o['events']:,} events, {o['errors']} errors, {o['warnings']} warnings")
@@ -257,6 +259,11 @@ def _query_of(section: str) -> str:
     from pt2logs.report import SUMMARY_SECTIONS
 
     return next(q for k, _, q, _ in SUMMARY_SECTIONS if k == section)
+
+
+def _torch_from(source: str | None) -> str:
+    """`` (from its compilation_metrics)``: where the torch version was read (runs.torch_version_from)."""
+    return f" (from {escape(source.replace('_', ' '))})" if source else ""
 
 
 def _versions_line(v: dict[str, Any]) -> str:

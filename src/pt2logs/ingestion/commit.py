@@ -137,7 +137,7 @@ def commit(txn: Txn, plans: list[RunPlan], outcomes: list[FileOutcome], known_ru
         row = {
             "run_id": plan.run_id, "name": plan.name, "source": plan.source, "root": plan.root,
             "n_ranks": max(1, len(agg.ranks)), "ranks": sorted(agg.ranks), "n_files": len(outs), "formats": sorted(formats),
-            "torch_version": agg.torch_version, "started_at": agg.first_ts, "ended_at": agg.last_ts,
+            "torch_version": agg.torch_version, "torch_version_from": agg.torch_from, "started_at": agg.first_ts, "ended_at": agg.last_ts,
             "tags": orjson.dumps(run_tags).decode(), "ingested_at": now, "committed_at": now,
             "bytes": nbytes, "n_events": agg.events, "n_errors": agg.errors, "n_warnings": agg.warnings,
             "pt2logs_version": __version__, "python_version": agg.python_version or agg.python_from_paths,

@@ -5,7 +5,7 @@ The contract every format follows lives in :mod:`pt2logs.readers.kit` (``Format`
 every format, in detection order — the first whose sniffer accepts a file's first 64 KB reads it. The
 order is stated here, once: specific formats first, Spyre captures before TORCH_LOGS text (a capture
 holding both is read by the Spyre format with both line readers), TORCH_LOGS text (any glog text
-line), then stderr captures without it (job_stderr). Adding a format is its module and one line in :data:`ORDER`.
+line), vLLM captures without it (vllm_log), then stderr captures without either (job_stderr). Adding a format is its module and one line in :data:`ORDER`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pt2logs.readers import (
     tlparse_dir,
     torch_logs,
     torch_trace,
+    vllm_log,
 )
 from pt2logs.readers.kit import FileContext, Format, Layout, ReadStats
 
@@ -35,6 +36,7 @@ ORDER: tuple[Format, ...] = (
     counters.COUNTERS_JSON,
     counters.COMPILE_TIMES,
     torch_logs.FORMAT,
+    vllm_log.FORMAT,
     job_stderr.FORMAT,
 )
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import pt2logs.tables  # noqa: F401  (registers the tables)
 from pt2logs.analysis.output_code import parse_output_code
-from pt2logs.readers.kit import Batch, FileContext, Format, Layout, RowSink, decode, read_document
+from pt2logs.readers.kit import Batch, FileContext, Format, Layout, RowSink, decode, read_document, repro_torch_version
 
 SOURCE = "compile_debug"
 
@@ -100,6 +100,8 @@ def read_compile_debug(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Ba
             sink.add("extern_calls", dict(base, line_no=None, op=op, count=n))
         n_nodes = len(oc.kernels)
     elif kind.startswith("fx_graph"):
+        if kind == "fx_graph_runnable":
+            stats.note_torch(repro_torch_version(data), "repro_payload")
         n_nodes = len(_FX_NODE.findall(text))
     elif kind.startswith("ir_"):
         n_nodes = len(_IR_NODE.findall(text))

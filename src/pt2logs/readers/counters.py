@@ -209,7 +209,7 @@ def read_counters_json(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Ba
     if rank is not None:
         ctx.stats.ranks.add(rank)
     if isinstance(doc.get("torch"), str):
-        ctx.stats.torch_version = doc["torch"]
+        ctx.stats.note_torch(doc["torch"], "counters")
     wrapped = isinstance(doc.get("counters"), dict)
     groups = doc["counters"] if wrapped else {k: v for k, v in doc.items() if isinstance(v, dict)}
     extras = {k: v for k, v in doc.items() if (k != "counters" if wrapped else not isinstance(v, dict))}

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from pt2logs.readers.kit import Batch, FileContext, Format, read_lines
 from pt2logs.readers.outcome_lines import OutcomeLines
 from pt2logs.readers.torch_logs import LogLines
+from pt2logs.readers.vllm_lines import VllmLines
 
 _STRONG = re.compile(
     rb"^(?:\[rank\d+\]:\s?Traceback \(most recent call last\):"
@@ -41,7 +42,7 @@ def sniff_job_stderr(head: bytes, name: str) -> bool:
 
 
 def read_job_stderr(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
-    return read_lines(chunks, ctx, [OutcomeLines, LogLines])
+    return read_lines(chunks, ctx, [OutcomeLines, VllmLines, LogLines])
 
 
 FORMAT = Format("job_stderr", "a job's stderr without TORCH_LOGS lines: tracebacks, NCCL and torchrun failure lines",

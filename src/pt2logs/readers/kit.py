@@ -42,6 +42,22 @@ MAX_LINE = 64 << 20
 MAX_DOC = 256 << 20
 
 
+#: where a run's torch version can be read, best first: torch's own ``torch_version`` artifact (trace), the
+#: ``# torch version:`` line torch's repro writer puts in ``fx_graph_runnable`` payloads and files,
+#: ``compilation_metrics.pytorch_version``, the counters dump's ``torch``, the torch installed where
+#: ``pt2logs run`` ran the command
+TORCH_SOURCES = ("torch_version_artifact", "repro_payload", "compilation_metrics", "counters", "pt2logs_run")
+_TORCH_RANK = {s: i for i, s in enumerate(TORCH_SOURCES)}
+#: torch/_dynamo/repro/after_aot.py (and repro/aoti.py), torch 2.0+: ``# torch version: {torch.version.__version__}``
+_REPRO_TORCH = re.compile(rb"^\t?# torch version: ([^\s#]+)", re.M)
+
+
+def repro_torch_version(data: bytes) -> str | None:
+    """The version in a repro script's ``# torch version:`` line (fx_graph_runnable), else None."""
+    m = _REPRO_TORCH.search(data)
+    return m.group(1).decode("utf-8", "replace") if m else None
+
+
 @dataclass
 class ReadStats:
     """What a reader saw in one file (or one piece of it); the ingest layer puts it in ``files`` and ``runs``."""
@@ -54,7 +70,9 @@ class ReadStats:
     first_ts: int | None = None
     last_ts: int | None = None
     ranks: set[int] = field(default_factory=set)
+    #: the torch version the logs name, and where it was read (a :data:`TORCH_SOURCES` name)
     torch_version: str | None = None
+    torch_from: str | None = None
     kinds: dict[str, int] = field(default_factory=dict)
     #: the Python version the logs name (compilation_metrics), else the one their paths show
     python_version: str | None = None
@@ -62,6 +80,15 @@ class ReadStats:
     #: the smallest and largest folder of user code seen: their common prefix is the run's root
     user_dir_lo: str | None = None
     user_dir_hi: str | None = None
+
+    def note_torch(self, version: str | None, source: str) -> None:
+        """Keep ``version`` when ``source`` ranks better than where the current one came from
+        (:data:`TORCH_SOURCES`, best first); the first seen wins among equals."""
+        version = version.strip() if isinstance(version, str) else None
+        if not version:
+            return
+        if self.torch_version is None or _TORCH_RANK.get(source, 99) < _TORCH_RANK.get(self.torch_from or "", 99):
+            self.torch_version, self.torch_from = version[:200], source
 
     def note_user_dir(self, lo: str | None, hi: str | None = None) -> None:
         hi = hi or lo
@@ -86,7 +113,7 @@ class ReadStats:
         self.unknown += other.unknown
         self.merge_ts(other.first_ts, other.last_ts)
         self.ranks |= other.ranks
-        self.torch_version = self.torch_version or other.torch_version
+        self.note_torch(other.torch_version, other.torch_from or "")
         self.python_version = self.python_version or other.python_version
         self.python_from_paths = self.python_from_paths or other.python_from_paths
         self.note_user_dir(other.user_dir_lo, other.user_dir_hi)

@@ -2,7 +2,7 @@
 
 ``pt2logs run`` writes it when the command ends, whatever happened: the command (as typed, quoting
 kept), its exit code or the signal that ended it, wall time, start and end (epoch seconds, UTC), and
-its stderr file. Read as an auxiliary file of the capture, it gives the run something to stand on
+its stderr file, the torch installed where it ran (the run's torch version when no log names one). Read as an auxiliary file of the capture, it gives the run something to stand on
 when the command failed before torch logged anything, and one ``outcome_evidence`` row (kind
 ``exit_status``, rank NULL: the whole job). When no format recognises the stderr (a command that died
 before torch was imported: ``not a recognised log format``), the record says so (``stderr_read_by``:
@@ -31,6 +31,7 @@ from pt2logs.readers.kit import (
 from pt2logs.readers.outcome_lines import OutcomeLines
 from pt2logs.readers.outcome_patterns import exit_means, signal_name
 from pt2logs.readers.torch_logs import LogLines
+from pt2logs.readers.vllm_lines import VllmLines
 
 NAME = "pt2logs_run.json"
 _SNIFF = re.compile(rb'^\s*\{\s*"pt2logs_run"\s*:\s*1\b')
@@ -56,6 +57,8 @@ def read_run_record(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch
         code = rec.get("exit_code") if type(rec.get("exit_code")) is int else None
         sig = rec.get("signal") if isinstance(rec.get("signal"), str) else (signal_name(code) if code is not None and code < 0 else None)
         ctx.stats.events += 1
+        if isinstance(rec.get("torch"), str):
+            ctx.stats.note_torch(rec["torch"], "pt2logs_run")
         sink.add("outcome_evidence", {
             "line_no": 1, "n_lines": ctx.stats.lines, "kind": "exit_status", "means": exit_means(code, sig),
             "secondary": False, "rank_from": "run", "exit_code": code, "signal": sig, "text": record_text(rec)[:1024],
@@ -69,7 +72,7 @@ def read_run_record(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch
         sub = FileContext(file=posixpath.join(posixpath.dirname(ctx.file), stderr), path=posixpath.join(posixpath.dirname(ctx.path), stderr),
                           rank=ctx.rank, mtime=ctx.mtime, batch_rows=ctx.batch_rows, batch_bytes=ctx.batch_bytes, stats=ReadStats())
         try:
-            yield from read_lines(ctx.open_sibling(stderr), sub, [OutcomeLines, LogLines])
+            yield from read_lines(ctx.open_sibling(stderr), sub, [OutcomeLines, VllmLines, LogLines])
         except OSError as e:
             sink.error("unreadable", None, f"the command's stderr {stderr} could not be read: {e}")
             yield from sink.flush()

@@ -17,7 +17,7 @@ modification time and the offset is assumed to be 0 (UTC).
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 
 _DAY_US = 86_400_000_000
 _QUARTER_US = 900_000_000
@@ -84,6 +84,20 @@ class TimeBase:
         if self.year is None:
             self.year = self.fallback_year or datetime.now(timezone.utc).year
             self.approximate = True
+
+    def fallback_from_mtime(self, mmdd: int, mtime_s: float | None) -> None:
+        """A text capture (no epoch time, ever): the year of its first line is its file's mtime year, or
+        the year before when that date lies after the mtime (a December log last written in January)."""
+        if self.year is not None:
+            return
+        self.fallback(0)
+        if mtime_s:
+            mt = datetime.fromtimestamp(mtime_s, tz=timezone.utc).date()
+            try:
+                if date(mt.year, mmdd // 100, mmdd % 100) > mt + timedelta(days=1):
+                    self.year = mt.year - 1
+            except ValueError:
+                pass
 
     @staticmethod
     def _local_us(year: int, mmdd: int, tod_us: int) -> int | None:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from datetime import date, datetime, timedelta, timezone
+from datetime import date
 from typing import Any
 
 from pt2logs.readers.kit import Batch, FileContext, Format, RowSink, read_lines
@@ -43,6 +43,7 @@ from pt2logs.readers.log_messages import MessageRows
 from pt2logs.readers.outcome_lines import OutcomeLines
 from pt2logs.readers.timebase import TimeBase
 from pt2logs.readers.timebase import time_of_day_us as _tod
+from pt2logs.readers.vllm_lines import VllmLines
 
 MAX_MESSAGE_BYTES = 256 << 20
 #: the largest rank read from a log (a larger number is damage, not a rank)
@@ -129,15 +130,7 @@ class LogLines:
     # -- time --------------------------------------------------------------------
     def _ts(self, mmdd: int, tod: int | None, line_no: int) -> int | None:
         tb = self.tb
-        if tb.year is None:
-            tb.fallback(0)
-            if self.ctx.mtime:
-                mt = datetime.fromtimestamp(self.ctx.mtime, tz=timezone.utc).date()
-                try:
-                    if date(mt.year, mmdd // 100, mmdd % 100) > mt + timedelta(days=1):
-                        tb.year = mt.year - 1  # a December log whose file was last written in January
-                except ValueError:
-                    pass
+        tb.fallback_from_mtime(mmdd, self.ctx.mtime)
         key = tb.key(mmdd)
         ts = None if tod is None else tb.to_utc(key, tod)
         if ts is None:
@@ -293,8 +286,9 @@ class LogLines:
 
 def read_torch_logs(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
     """Parse one TORCH_LOGS stderr capture given as byte chunks; yield ``(table, batch)``. The lines
-    that say how processes ended also become ``outcome_evidence`` rows (:mod:`.outcome_lines`)."""
-    return read_lines(chunks, ctx, [OutcomeLines, LogLines])
+    that say how processes ended also become ``outcome_evidence`` rows (:mod:`.outcome_lines`), vLLM's
+    compile lines ``vllm_log_events`` rows (:mod:`.vllm_lines`)."""
+    return read_lines(chunks, ctx, [OutcomeLines, VllmLines, LogLines])
 
 
 # ----------------------------------------------------------------------------- sniffing

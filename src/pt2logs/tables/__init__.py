@@ -3,10 +3,10 @@
 Importing this package registers all of them in :data:`pt2logs.schema.TABLES`.
 One module per family: ``core`` (runs, files, raw events, metrics, errors),
 ``compile`` (tables derived from compile events), ``text`` (TORCH_LOGS text,
-counters), ``spyre`` (torch-spyre device logs).
+counters), ``spyre`` (torch-spyre device logs), ``vllm`` (vLLM compile logs).
 """
 
 from pt2logs.schema import TABLES
-from pt2logs.tables import compile, core, outcomes, spyre, text  # noqa: F401  (registration)
+from pt2logs.tables import compile, core, outcomes, spyre, text, vllm  # noqa: F401  (registration)
 
 __all__ = ["TABLES"]

@@ -3,7 +3,7 @@
 from pt2logs.schema import table
 
 RUNS = table(
-    "runs", version=2, per_rank=False, grain="run (one job execution: a folder of per-rank logs, or one file)",
+    "runs", version=3, per_rank=False, grain="run (one job execution: a folder of per-rank logs, or one file)",
     doc="""What was ingested and when. A run's rows in every other table share its run_id.
     A run that is ingested again (its files grew) gets a new row; views keep the newest.""",
     columns="""
@@ -14,7 +14,8 @@ RUNS = table(
     ranks           list<i64>  the ranks seen (empty when the logs carry no rank)
     n_files         i32        log files in the run
     formats         list<str>  input formats found (torch_trace, torch_logs, ...)
-    torch_version   str        torch version from the trace (torch_version artifact / metrics)
+    torch_version   str        torch version the run's logs name (the best source in `torch_version_from`)
+    torch_version_from str     where torch_version was read, best first: `torch_version_artifact` (the trace's artifact), `repro_payload` (the `# torch version:` line of an fx_graph_runnable payload or file), `compilation_metrics` (its pytorch_version), `counters` (the dump's `torch`), `pt2logs_run` (the torch installed where `pt2logs run` ran the command); NULL in rows older than v3
     started_at      ts         earliest timestamp in the run's logs (UTC)
     ended_at        ts         latest timestamp in the run's logs (UTC)
     tags            json       user labels from --tag k=v, e.g. {"model": "llama"}

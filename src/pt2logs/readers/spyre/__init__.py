@@ -27,6 +27,7 @@ from pt2logs.readers.spyre.ffdc import ffdc_anchor, read_ffdc, sniff_ffdc
 from pt2logs.readers.spyre.lines import SpyreLines
 from pt2logs.readers.spyre.patterns import INDUCTOR_MODULES
 from pt2logs.readers.torch_logs import LogLines
+from pt2logs.readers.vllm_lines import VllmLines
 
 
 def _spyre_lines(sink: RowSink) -> SpyreLines:
@@ -37,7 +38,7 @@ def _spyre_lines(sink: RowSink) -> SpyreLines:
 def read_spyre_log(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
     """A Spyre text capture → Spyre rows from its Spyre lines, TORCH_LOGS rows from torch's lines,
     foreign ``log_lines`` for the rest; in batches."""
-    return read_lines(chunks, ctx, [OutcomeLines, _spyre_lines, LogLines])
+    return read_lines(chunks, ctx, [OutcomeLines, VllmLines, _spyre_lines, LogLines])
 
 
 # ----------------------------------------------------------------------------- sniffers

@@ -1,9 +1,11 @@
-"""Bookkeeping events: the string table, the frame being compiled, the torch version."""
+"""Bookkeeping events: the string table, the frame being compiled, the torch version (the
+``torch_version`` artifact, torch/_logging/_internal.py ``_log_torch_version``; else a repro payload's line)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from pt2logs.readers.kit import repro_torch_version
 from pt2logs.readers.trace_state import KNOWN_PLAIN, TraceState, handles
 
 # Event kinds torch 2.x emits that pt2logs keeps in `events` only (from
@@ -45,4 +47,14 @@ def torch_version(st: TraceState, env: dict, meta: Any, cid: str | None) -> None
     if isinstance(data, dict):
         v = data.get("pytorch_version") or data.get("torch_version")
         if isinstance(v, str):
-            st.stats.torch_version = v
+            st.stats.note_torch(v, "torch_version_artifact")
+
+
+@handles("fx_graph_runnable", artifact=True)
+def repro_version(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
+    """torch's repro writer heads ``fx_graph_runnable`` with ``# torch version: X`` (after the config lines)."""
+    if st.stats.torch_from in ("torch_version_artifact", "repro_payload"):
+        return
+    p = st.rec.payload if st.rec is not None else None
+    if p:
+        st.stats.note_torch(repro_torch_version(p), "repro_payload")

@@ -63,8 +63,8 @@ def compilation_metrics(st: TraceState, env: dict, meta: Any, cid: str | None) -
         row["ts"] = int(start * 1e6)
     st.add("compilation_metrics", row)
     v = meta.get("pytorch_version")
-    if isinstance(v, str) and not st.stats.torch_version:
-        st.stats.torch_version = v
+    if isinstance(v, str):
+        st.stats.note_torch(v, "compilation_metrics")
     py = meta.get("python_version")
     if isinstance(py, str) and py.strip() and not st.stats.python_version:
         st.stats.python_version = py.split()[0]  # "3.12.3 (main, Aug 31 2026, 10:18:26) [GCC 13.3.0]"
