@@ -79,3 +79,6 @@ def test_dashboard_cards_chart_the_vllm_runs(vllm_wh):
         c = cards[key]
         assert c.error is None and c.spec is not None, (key, c.error, c.empty)
         assert c.data is not None and c.data.num_rows == n
+    weekly = {c.key: c for c in D.build(pt2logs.connect(wh), since="2020-01-01", until="2030-01-01").cards}
+    for key in ("vllm_cold_start", "vllm_cold_vs_warm"):  # the weekly page shows them: the selection has vLLM runs
+        assert weekly[key].spec is not None and weekly[key].rows == cards[key].rows
