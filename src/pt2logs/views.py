@@ -15,6 +15,7 @@ from typing import Any
 
 import duckdb
 
+from pt2logs.advice import advice_macros
 from pt2logs.outcome_rules import OUTCOME_MACROS
 from pt2logs.readers import source_ranks
 from pt2logs.recovery import gc_grace_s
@@ -223,6 +224,8 @@ MACROS = [
          WHERE kind = 'compilation_metrics'""",
     # rank_outcomes(run, since, until, tag): how each rank of the selected runs ended (pt2logs.outcome_rules)
     *OUTCOME_MACROS,
+    # advice_rules() / advice_items(run, since, until, tag): advice.toml matched against the facts (pt2logs.advice)
+    *advice_macros(),
 ]
 
 

@@ -1,0 +1,177 @@
+"""The ``advice_items(run, since, until, tag)`` DuckDB table macro: advice.toml's rules matched in SQL.
+
+Steps (see :mod:`pt2logs.advice` for the table):
+
+1. facts: every recompile, graph break (one per site and compile, ``occurrences`` kept) and failed
+   compile (restarts are not failures) of the selected runs, in one shape: the compile, its frame
+   (``F`` of compile id ``F/C``: a frame is one code object of one process), a subject (the guard's
+   source expression, the exception type), the values the guard expected and saw, the text rules
+   match (break type + reason + explanation, exception message), the user line and code line.
+2. each fact goes to the first rule (``rule_order``) whose conditions hold.
+3. items: a rule's facts grouped per run and frame (breaks: per site) and subject; items with fewer
+   than ``min_events`` facts are dropped; the evidence template is filled in.
+
+Per frame: its compiles and their compile time (``compilation_metrics``), the dynamo config in force
+(``dynamo_config``: ``automatic_dynamic_shapes``, ``assume_static_by_default``, ``recompile_limit`` /
+``cache_size_limit``). The recompile limit in force is the config's, else the one the warning names
+(``torch._dynamo hit config.recompile_limit (N)``, torch/_dynamo/convert_frame.py, in ``log_lines``),
+else the one gb0039's explanation names (``currently set to N``), else torch's default.
+"""
+
+ITEMS_MACRO = r"""CREATE OR REPLACE MACRO advice_items(p_run, p_since, p_until, p_tag) AS TABLE
+WITH sel AS (SELECT run_id FROM selected_runs(p_run, p_since, p_until, p_tag)),
+ru AS (SELECT * FROM advice_rules()),
+cm AS (
+  SELECT run_id, rank, compile_id, regexp_extract(compile_id, '(\d+)/\d+$', 1) AS frame_no,
+         co_name, function_file(co_file, co_filename) AS ffile, function_line(co_file_kind, co_firstlineno) AS fline,
+         coalesce(entire_frame_compile_time_s, 0) AS s,
+         CASE WHEN json_valid(dynamo_config) THEN TRY_CAST(json_extract_string(dynamo_config, '$.automatic_dynamic_shapes') AS BOOLEAN) END AS auto_dynamic,
+         CASE WHEN json_valid(dynamo_config) THEN TRY_CAST(json_extract_string(dynamo_config, '$.assume_static_by_default') AS BOOLEAN) END AS assume_static,
+         CASE WHEN json_valid(dynamo_config) THEN coalesce(
+           TRY_CAST(json_extract_string(dynamo_config, '$.recompile_limit') AS INTEGER),
+           TRY_CAST(json_extract_string(dynamo_config, '$.cache_size_limit') AS INTEGER)) END AS cfg_limit
+  FROM compilation_metrics
+  WHERE kind = 'compilation_metrics' AND run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, p_since)),
+cmc AS (SELECT run_id, rank, compile_id, sum(s) AS s FROM cm GROUP BY ALL),
+fr AS (
+  SELECT run_id, rank, frame_no, max(co_name) AS co_name, max(ffile) AS ffile, max(fline) AS fline,
+         count(*) AS compiles, sum(s) AS frame_s, max(cfg_limit) AS cfg_limit,
+         bool_or(auto_dynamic = false) AS auto_off, bool_or(auto_dynamic) AS auto_on, bool_or(assume_static = false) AS dyn_true
+  FROM cm GROUP BY ALL),
+lim_c AS (
+  SELECT run_id, compile_id, max(n) AS text_limit FROM (
+    SELECT run_id, compile_id, TRY_CAST(regexp_extract(message, 'hit config\.\w*(?:recompile|cache_size)_limit \((\d+)\)', 1) AS INTEGER) AS n
+    FROM log_lines WHERE run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, p_since) AND message LIKE '%hit config.%limit (%'
+    UNION ALL
+    SELECT run_id, compile_id, TRY_CAST(regexp_extract(exc_message, 'currently set to (\d+)', 1) AS INTEGER)
+    FROM failures WHERE run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, p_since) AND exc_message LIKE '%currently set to %')
+  GROUP BY ALL),
+lim AS (SELECT run_id, max(text_limit) AS text_limit FROM lim_c GROUP BY run_id),
+rc AS (
+  SELECT 'recompiles' AS facts, run_id, rank, compile_id, ts, co_name, function_file(co_file, co_filename) AS ffile,
+         function_line(co_file_kind, co_firstlineno) AS fline, cause, guard_kind,
+         coalesce(guard_source, guard_subject) AS subject0, guard_expected AS v1, guard_actual AS v2,
+         coalesce(is_limit_hit, false) AS limit_hit, NULL::VARCHAR AS gb_id, NULL::VARCHAR AS exc_type,
+         coalesce(reason, '') AS text, NULL::VARCHAR AS location,
+         -- a Python guard is followed by "# <its source line>  # <file:line in fn>" (torch 2.1+)
+         nullif(trim(regexp_extract(reason, '#\s*(.*?)\s+#\s*\S+:\d+', 1)), '') AS code,
+         NULL::VARCHAR AS detail0, 1::BIGINT AS n
+  FROM recompiles WHERE run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, p_since)),
+gb AS (
+  SELECT 'graph_breaks' AS facts, run_id, rank, compile_id, ts, co_name, function_file(co_file, co_filename) AS ffile,
+         function_line(co_file_kind, co_firstlineno) AS fline, gb_id, concat_ws(chr(10), gb_type, reason, explanation) AS text,
+         site_file || ':' || site_line AS location,
+         -- data-dependent branching explains itself with "# File F, line N, in fn, code: <line>" (2.7+)
+         nullif(trim(regexp_extract(reason, 'code: ([^\n]*)', 1)), '') AS code, coalesce(occurrences, 1)::BIGINT AS n
+  FROM graph_break_sites() WHERE run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, p_since)),
+fl AS (
+  SELECT 'failures' AS facts, run_id, rank, compile_id, ts, co_name, function_file(co_file, co_filename) AS ffile,
+         function_line(co_file_kind, co_firstlineno) AS fline, coalesce(exc_type, fail_type) AS exc_type,
+         coalesce(exc_type, fail_type) AS subject0, coalesce(exc_message, fail_reason, '') AS text,
+         frame_file || ':' || frame_line AS location, left(message_line(coalesce(exc_message, fail_reason, '')), 200) AS detail0,
+         1::BIGINT AS n
+  FROM failures WHERE NOT coalesce(is_restart, false) AND run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, p_since)),
+facts AS (
+  SELECT row_number() OVER () AS fid, f.* REPLACE (coalesce(f.co_name, fr.co_name) AS co_name, coalesce(f.ffile, fr.ffile) AS ffile,
+         coalesce(f.fline, fr.fline) AS fline), regexp_extract(f.compile_id, '(\d+)/\d+$', 1) AS frame_no
+  FROM (SELECT * FROM rc UNION ALL BY NAME SELECT * FROM gb UNION ALL BY NAME SELECT * FROM fl) f
+  LEFT JOIN fr ON fr.run_id = f.run_id AND fr.rank IS NOT DISTINCT FROM f.rank
+       AND fr.frame_no = regexp_extract(f.compile_id, '(\d+)/\d+$', 1)),
+m AS (
+  SELECT f.*, ru.*,
+         coalesce(CASE WHEN ru.subject_re IS NOT NULL THEN nullif(regexp_extract(f.text, ru.subject_re, 1), '') END,
+                  f.subject0, ru.subject_default) AS subject,
+         coalesce(CASE WHEN ru.detail_re IS NOT NULL THEN nullif(regexp_extract(f.text, ru.detail_re, 1), '') END, f.detail0) AS detail,
+         coalesce(f.co_name, '?') || coalesce(' (' || f.ffile || coalesce(':' || f.fline, '') || ')', '') AS frame
+  FROM facts f JOIN ru ON f.facts = ru.rule_facts
+   AND (ru.causes IS NULL OR list_contains(ru.causes, f.cause))
+   AND (ru.guard_kinds IS NULL OR list_contains(ru.guard_kinds, f.guard_kind))
+   AND (ru.want_limit_hit IS NULL OR coalesce(f.limit_hit, false) = ru.want_limit_hit)
+   AND (ru.exc_types IS NULL OR list_contains(ru.exc_types, f.exc_type))
+   AND ((ru.gb_ids IS NULL AND ru.text_re IS NULL) OR list_contains(coalesce(ru.gb_ids, []::VARCHAR[]), f.gb_id)
+        OR (ru.text_re IS NOT NULL AND regexp_matches(f.text, ru.text_re)))
+   AND (ru.not_text_re IS NULL OR NOT regexp_matches(f.text, ru.not_text_re))
+  QUALIFY row_number() OVER (PARTITION BY f.fid ORDER BY ru.rule_order) = 1),
+keyed AS (SELECT *, CASE WHEN facts = 'graph_breaks' THEN coalesce(location, frame) ELSE frame END AS item_key FROM m),
+items AS (
+  SELECT rule_id, any_value(rule_order) AS rule_order, run_id, item_key, subject,
+         any_value(finding) AS finding, any_value(evidence_tpl) AS tpl, any_value(advice) AS advice,
+         any_value(cost) AS cost, any_value(min_events) AS min_events, any_value(facts) AS facts,
+         sum(n)::BIGINT AS n, list_sort(list_distinct(list(frame))) AS frames, min(location) AS location, min(code) AS code,
+         min(detail) AS detail, list_distinct(list(rank) FILTER (WHERE rank IS NOT NULL)) AS ranks,
+         string_agg(DISTINCT compile_id, ', ' ORDER BY compile_id) AS compile_ids,
+         flatten(list([v1, v2] ORDER BY ts, compile_id)) AS vals_seen,
+         max(TRY_CAST(regexp_extract(compile_id, '/(\d+)$', 1) AS INTEGER)) FILTER (WHERE limit_hit) AS limit_compiles,
+         string_agg(DISTINCT compile_id, ', ' ORDER BY compile_id) FILTER (WHERE limit_hit) AS limit_cids,
+         list_distinct(list({'rank': rank, 'frame_no': frame_no})) AS frame_keys,
+         list_distinct(list({'rank': rank, 'compile_id': compile_id})) AS compile_keys,
+         min(ts) AS first_ts
+  FROM keyed GROUP BY rule_id, run_id, item_key, subject
+  HAVING sum(n) >= any_value(min_events)),
+ifr AS (  -- the frames of each item, with their compiles and config
+  SELECT i.rule_id, i.run_id, i.item_key, i.subject, sum(fr.frame_s) AS frame_s, max(fr.cfg_limit) AS cfg_limit,
+         bool_or(fr.auto_off) AS auto_off, bool_or(fr.auto_on) AS auto_on, bool_or(fr.dyn_true) AS dyn_true,
+         max(fr.compiles) AS compiles
+  FROM (SELECT rule_id, run_id, item_key, subject, unnest(frame_keys) AS k FROM items) i
+  JOIN fr ON fr.run_id = i.run_id AND fr.rank IS NOT DISTINCT FROM i.k.rank AND fr.frame_no = i.k.frame_no
+  GROUP BY ALL),
+ics AS (  -- the compile time of each item's compiles
+  SELECT i.rule_id, i.run_id, i.item_key, i.subject, sum(c.s) AS matched_s
+  FROM (SELECT rule_id, run_id, item_key, subject, unnest(compile_keys) AS k FROM items) i
+  JOIN cmc c ON c.run_id = i.run_id AND c.rank IS NOT DISTINCT FROM i.k.rank AND c.compile_id = i.k.compile_id
+  GROUP BY ALL),
+frc AS (  -- recompiles per frame (every cause): what a recompile-limit hit wasted
+  SELECT run_id, rank, frame_no, count(*) AS recompiles FROM facts WHERE facts = 'recompiles' GROUP BY ALL),
+ifrc AS (
+  SELECT i.rule_id, i.run_id, i.item_key, i.subject, sum(c.recompiles)::BIGINT AS frame_recompiles
+  FROM (SELECT rule_id, run_id, item_key, subject, unnest(frame_keys) AS k FROM items) i
+  JOIN frc c ON c.run_id = i.run_id AND c.rank IS NOT DISTINCT FROM i.k.rank AND c.frame_no = i.k.frame_no
+  GROUP BY ALL),
+hit_frames AS (SELECT DISTINCT run_id, rank, frame_no FROM facts WHERE limit_hit),
+near AS (  -- the other frames of a run, by compiles: how close they are to the limit
+  SELECT fr.run_id, string_agg(coalesce(fr.co_name, '?') || ' ' || fr.compiles || ' of ' || coalesce(fr.cfg_limit, l.text_limit, {DEFAULT_LIMIT}),
+                               ', ' ORDER BY fr.compiles DESC, fr.co_name) AS closest
+  FROM (SELECT run_id, co_name, compiles, cfg_limit, row_number() OVER (PARTITION BY run_id ORDER BY compiles DESC, co_name) AS k
+        FROM (SELECT fr.run_id, fr.co_name, max(fr.compiles) AS compiles, max(fr.cfg_limit) AS cfg_limit
+              FROM fr ANTI JOIN hit_frames h ON h.run_id = fr.run_id AND h.rank IS NOT DISTINCT FROM fr.rank AND h.frame_no = fr.frame_no
+              WHERE fr.compiles > 1 GROUP BY ALL)) fr
+  LEFT JOIN lim l USING (run_id)
+  WHERE fr.k <= 3 GROUP BY fr.run_id),
+sorted AS (
+  SELECT i.*, CASE WHEN len(list_filter(i.vals, lambda x: TRY_CAST(x AS DOUBLE) IS NULL)) = 0  -- numbers: in order; else as seen
+                   THEN list_transform(list_sort(list_transform(i.vals, lambda x: {'n': TRY_CAST(x AS DOUBLE), 's': x})), lambda x: x.s)
+                   ELSE i.vals END AS vs,
+         f.frame_s, f.auto_off, f.auto_on, f.dyn_true, f.compiles AS frame_compiles,
+         coalesce(f.cfg_limit, (SELECT max(c.text_limit) FROM lim_c c WHERE c.run_id = i.run_id
+                                AND list_contains(string_split(i.limit_cids, ', '), c.compile_id)), l.text_limit) AS known_limit, s.matched_s, rcn.frame_recompiles, nr.closest
+  FROM (SELECT *, list_filter(list_filter(vals_seen, lambda x: x IS NOT NULL),
+                              lambda x, j: list_position(list_filter(vals_seen, lambda y: y IS NOT NULL), x) = j) AS vals FROM items) i
+  LEFT JOIN ifr f USING (rule_id, run_id, item_key, subject)
+  LEFT JOIN ics s USING (rule_id, run_id, item_key, subject)
+  LEFT JOIN ifrc rcn USING (rule_id, run_id, item_key, subject)
+  LEFT JOIN lim l USING (run_id)
+  LEFT JOIN near nr USING (run_id)),
+filled AS (
+  SELECT *,
+    CASE WHEN len(vs) = 0 THEN '?' WHEN len(vs) > 6 THEN array_to_string(vs[1:3], ', ') || ' … ' || vs[len(vs)] || ', ' || len(vs) || ' values'
+         ELSE array_to_string(vs, ', ') END AS values_text,
+    regexp_replace(regexp_replace(coalesce(subject, '?'), '\.size\(\)\[(\d+)\]$', ' dim \1'), '\.stride\(\)\[(\d+)\]$', ' stride \1') AS subject_text,
+    CASE WHEN auto_off THEN '; compiled with automatic dynamic shapes off (dynamic=False or config.automatic_dynamic_shapes=False)'
+         WHEN dyn_true THEN '; compiled with dynamic=True'
+         WHEN auto_on THEN '; automatic dynamic shapes were on' ELSE '' END AS dynamic_text
+  FROM sorted)
+SELECT r.name AS run, f.run_id, f.rule_id AS id, f.finding,
+       replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(f.tpl,
+         '{subject}', f.subject_text), '{values}', f.values_text), '{n}', f.n::VARCHAR), '{frame}', array_to_string(f.frames, ', ')),
+         '{location}', coalesce(f.location, '?')), '{code}', coalesce(': `' || f.code || '`', '')), '{detail}', coalesce(f.detail, '?')),
+         '{compile_ids}', coalesce(f.compile_ids, '?')),
+         '{limit}', coalesce(f.known_limit::VARCHAR, '{DEFAULT_LIMIT}, the default')),
+         '{compiles}', coalesce(', after ' || f.limit_compiles || ' compiles (refused: ' || f.limit_cids || ')', '')),
+         '{closest}', coalesce(f.closest, 'none (no other frame compiled more than once)')), '{dynamic}', f.dynamic_text) AS evidence,
+       f.frames, f.subject, f.location,
+       round(coalesce(CASE WHEN f.cost = 'frame' THEN f.frame_s ELSE f.matched_s END, 0), 3) AS compile_s,
+       CASE WHEN f.facts <> 'recompiles' THEN 0 WHEN f.cost = 'frame' THEN coalesce(f.frame_recompiles, f.n) ELSE f.n END AS recompiles,
+       CASE WHEN f.facts = 'graph_breaks' THEN f.n ELSE 0 END AS breaks,
+       CASE WHEN f.facts = 'failures' THEN f.n ELSE 0 END AS failures,
+       f.advice, f.cost, f.ranks, f.compile_ids, f.rule_order, f.first_ts
+FROM filled f JOIN runs r USING (run_id)"""
