@@ -72,14 +72,19 @@ class Rule:
             if vals:
                 parts.append(f"{name} in {', '.join(f'`{v}`' for v in vals)}")
         if self.text:
-            parts.append(("or " if self.gb_ids else "") + f"text matches `{self.text}`")
+            parts.append(("or " if self.gb_ids else "") + f"text matches {_code(self.text)}")
         if self.not_text:
-            parts.append(f"text does not match `{self.not_text}`")
+            parts.append(f"text does not match {_code(self.not_text)}")
         if self.limit_hit is not None:
             parts.append("recompile-limit refusals only" if self.limit_hit else "not a recompile-limit refusal")
         if self.min_events > 1:
             parts.append(f"at least {self.min_events} per item")
         return "; ".join(parts)
+
+
+def _code(s: str) -> str:
+    """A Markdown code span that may hold backticks."""
+    return f"`` {s} ``" if "`" in s else f"`{s}`"
 
 
 def _tuple(v: object, where: str) -> tuple[str, ...] | None:

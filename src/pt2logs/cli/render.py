@@ -107,6 +107,7 @@ def print_ingest_result(res: IngestResult, as_json: bool = False) -> None:
 # ---------------------------------------------------------------------------- reports
 
 SUMMARY_COLUMNS: dict[str, list[str]] = {
+    "advice": ["id", "evidence", "compile_s", "recompiles", "breaks"],
     "phases": ["rank", "phase", "seconds", "pct"],
     "functions": ["function", "location", "compiles", "compile_s"],
     "recompiles": ["rank", "compile_id", "function", "cause", "guarded_on", "reason"],
@@ -120,6 +121,7 @@ SUMMARY_COLUMNS: dict[str, list[str]] = {
     "errors": ["severity", "kind", "count", "example"],
 }
 EMPTY_NOTE = {
+    "advice": "nothing in the advice table (docs/advice.md) matched this run",
     "recompiles": "no recompiles",
     "graph_breaks": "no graph breaks",
     "kernels": "no generated kernels (no output code in these logs)",
@@ -206,6 +208,8 @@ def print_summary(s: Any, fmt: str = "table", max_rows: int = 10, wide: bool = F
         if ranks > 1 and "rank" not in table.column_names and key not in ("errors", "ranks"):
             title += f", all {ranks} ranks added up"
         c.table(rows[:max_rows], cols, title=f"{title} ({len(rows)})" if len(rows) > max_rows else title)
+        if key == "advice":
+            c.print(f"  what to do about each: pt2logs advise {escape(s.run.run_id)}")
         if len(rows) > max_rows:
             c.print(f"  … {len(rows) - max_rows} more: pt2logs query {_query_of(key)} -p run_id {escape(s.run.run_id)}")
     if not wide:
@@ -298,3 +302,51 @@ def print_diff(d: Any, fmt: str = "table", max_rows: int = 10, wide: bool = Fals
         c.table(changed[:max_rows], keycols + ["a", "b", "delta", "pct", "status"], title=title)
         if len(changed) > max_rows:
             c.print(f"  … {len(changed) - max_rows} more (--format json for all)")
+
+
+# ---------------------------------------------------------------------------- advice
+
+
+def _cost(r: dict[str, Any]) -> str:
+    parts = [f"{r['compile_s']:.2f} s of compile time"]
+    for k, word in (("recompiles", "recompile"), ("breaks", "graph break"), ("failures", "failed compile")):
+        if r.get(k):
+            parts.append(f"{r[k]} {word}{'s' if r[k] != 1 else ''}")
+    return ", ".join(parts)
+
+
+def advice_markdown(run: Any, rows: list[dict[str, Any]]) -> str:
+    """``pt2logs advise --format markdown``: one section per item, to paste into an issue or a PR."""
+    from pt2logs.cli.outputs import markdown_cell
+
+    out = [f"# Advice for {markdown_cell(run.name)} (run {markdown_cell(run.run_id)})", ""]
+    if not rows:
+        out.append("Nothing in the advice table (docs/advice.md) matched this run.")
+    for i, r in enumerate(rows, 1):
+        out += [f"## {i}. {markdown_cell(r['finding'])}", "",
+                f"- **Evidence:** {markdown_cell(r['evidence'])}",
+                f"- **Frames:** {markdown_cell(r['frames'] or '?')}",
+                f"- **At stake:** {_cost(r)}",
+                f"- **What to do:** {r['advice']}", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def print_advice(run: Any, rows: list[dict[str, Any]]) -> None:
+    """``pt2logs advise``: each item as a block, most costly first."""
+    from rich.console import Console
+    from rich.text import Text
+
+    from pt2logs.cli.layout import terminal_width
+
+    c = Console(width=terminal_width(), highlight=False, emoji=False)
+    c.print(Text(f"{run.name} ({run.run_id}): {len(rows)} advice item{'s' if len(rows) != 1 else ''}", style="bold"))
+    if not rows:
+        c.print("nothing in the advice table (docs/advice.md) matched this run")
+    for i, r in enumerate(rows, 1):
+        c.print()
+        c.print(Text(f"{i}. {r['finding']}  [{r['id']}]", style="bold"))
+        for label, value in (("evidence", r["evidence"]), ("frames", r["frames"] or "?"), ("at stake", _cost(r)),
+                             ("do", r["advice"])):
+            line = Text(f"  {label:<9} ")
+            line.append(value)
+            c.print(line)
