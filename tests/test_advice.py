@@ -1,0 +1,194 @@
+"""The advice table on real captures: each row fires on its case, with the run's own evidence, and
+not where it must not. Captures: the sample traces (torch 2.13), the shared fixtures (tlparse's test
+logs, torch 2.11 GPU runs, pasted TORCH_LOGS text) and a real torch 2.13 CPU run of
+tests/advice_workload.py made here."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from tests.conftest import ROOT, fixture_path
+
+import pt2logs
+from pt2logs.advice import AdviceError, load_rules, parse_rules
+from pt2logs.queries import run_named
+
+
+def items(wh: str, run: str | None = None) -> list[dict]:
+    con = pt2logs.connect(wh)
+    params = {"limit": 100000} | ({"run_id": run} if run else {})
+    return run_named(con, "advice", params).to_pylist()
+
+
+def of(rows: list[dict], rule: str, frame: str | None = None) -> list[dict]:
+    return [r for r in rows if r["id"] == rule and (frame is None or f"{frame} (" in r["frames"])]
+
+
+@pytest.fixture(scope="session")
+def own_wh(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """tests/advice_workload.py run once under TORCH_TRACE + TORCH_LOGS (real torch, CPU, eager backend)."""
+    pytest.importorskip("torch")
+    run = tmp_path_factory.mktemp("advice_run")
+    env = {**os.environ, "TORCH_TRACE": str(run / "trace"), "TORCH_LOGS": "recompiles,graph_breaks",
+           "TORCHINDUCTOR_CACHE_DIR": str(run / "cache")}
+    with open(run / "torch_logs.txt", "wb") as err:
+        subprocess.run([sys.executable, str(ROOT / "tests" / "advice_workload.py")], env=env, stderr=err,
+                       stdout=subprocess.DEVNULL, check=True, timeout=300)
+    wh = str(tmp_path_factory.mktemp("advice_wh") / "wh")
+    pt2logs.ingest([str(run)], wh)
+    return wh
+
+
+@pytest.fixture(scope="session")
+def fixtures_wh(tmp_path_factory: pytest.TempPathFactory) -> str:
+    wh = str(tmp_path_factory.mktemp("advice_fixtures") / "wh")
+    pt2logs.ingest([str(fixture_path("gpu")), str(fixture_path("tlparse", "multi_rank_logs")),
+                    str(fixture_path("tlparse", "multi_rank_runtime")), str(fixture_path("torch_logs", "wild_pastes"))], wh)
+    return wh
+
+
+def test_shape_storm(own_wh, sample_wh, fixtures_wh):
+    own = items(own_wh)
+    (s,) = of(own, "shape_storm")
+    assert s["frames"].startswith("storm (") and s["recompiles"] == 3
+    assert "`x dim 0`: 2, 3, 4, 5" in s["evidence"] and "automatic dynamic shapes off" in s["evidence"]
+    assert not of(own, "shape_storm", "auto")  # one change, then automatic dynamic: no storm
+    (s,) = of(items(sample_wh, "recompiles"), "shape_storm")
+    assert "shape_static (" in s["frames"] and "4, 8, 12" in s["evidence"] and s["recompiles"] == 2
+    assert not of(items(sample_wh, "train_step"), "shape_storm") and not of(items(sample_wh, "ddp"), "shape_storm")
+    (s,) = of(items(fixtures_wh, "multi_rank_logs"), "shape_storm")
+    assert "`x dim 0`: 2, 3, 4 … 16, 15 values" in s["evidence"] and s["compile_s"] > 0
+
+
+def test_python_value(own_wh, sample_wh, fixtures_wh):
+    (p,) = of(items(own_wh), "python_value")
+    assert p["evidence"].startswith("`off` was 3") and "`return x + off`" in p["evidence"]
+    sample = of(items(sample_wh, "recompiles"), "python_value")
+    assert {r["subject"] for r in sample} == {"k", "flag"}
+    assert "`k` was 2" in next(r["evidence"] for r in sample if r["subject"] == "k")
+    t = [r for r in of(items(fixtures_wh, "wild_pastes"), "python_value") if r["subject"] == "t"]
+    assert t and "0, 1, 2, 3" in t[0]["evidence"]
+    assert not of(items(sample_wh, "compile_failure"), "python_value")
+
+
+def test_recompile_limit(own_wh, sample_wh, fixtures_wh):
+    (lim,) = of(items(own_wh), "recompile_limit")
+    assert "storm (" in lim["frames"] and "recompile limit (4)" in lim["evidence"]  # from dynamo_config
+    assert "after 4 compiles (refused: 0/4)" in lim["evidence"] and "runs eagerly" in lim["evidence"]
+    assert "auto 2 of 8" in lim["evidence"]  # how close the other frames are
+    assert lim["recompiles"] == 4 and lim["compile_s"] > 0  # every recompile of the frame is at stake
+    (lim,) = of(items(sample_wh, "recompiles"), "recompile_limit")
+    assert "limited (" in lim["frames"] and "recompile limit (4)" in lim["evidence"]
+    # text logs: the limit the warning names, for its compile
+    mochi = [r for r in of(items(fixtures_wh, "wild_pastes"), "recompile_limit") if "1/8" in r["evidence"]]
+    assert mochi and "recompile limit (8), after 8 compiles" in mochi[0]["evidence"]
+    for run in ("graph_breaks", "train_step", "ddp", "compile_failure"):
+        assert not of(items(sample_wh, run), "recompile_limit"), run
+
+
+def test_data_dependent_branch(own_wh, sample_wh, fixtures_wh):
+    (b,) = of(items(own_wh), "data_dependent_branch")
+    assert b["evidence"] == "at advice_workload.py:43: `if x.sum() > 0:`" and b["breaks"] == 1
+    assert of(items(sample_wh, "graph_breaks"), "data_dependent_branch")
+    assert of(items(fixtures_wh, "graph_breaks"), "data_dependent_branch")
+    assert not of(items(own_wh), "data_dependent_branch", "explicit")
+
+
+def test_print_or_logging_in_graph(own_wh, sample_wh):
+    own = of(items(own_wh), "print_in_graph")
+    assert {r["frames"].split(" (")[0] for r in own} == {"printing", "logs"}
+    assert any(r["evidence"] == "`print` at advice_workload.py:33" for r in own)
+    assert any(".warning` at advice_workload.py:38" in r["evidence"] for r in own)
+    assert of(items(sample_wh, "graph_breaks"), "print_in_graph")
+    assert not of(items(sample_wh, "ddp"), "print_in_graph")  # DDP's own Logger is not logging
+
+
+def test_data_dependent_output(own_wh, fixtures_wh):
+    (i,) = of(items(own_wh), "data_dependent_output")
+    assert i["evidence"] == "`Tensor.item()` at advice_workload.py:29"
+    (n,) = of(items(fixtures_wh, "compile_failure"), "data_dependent_output")
+    assert n["subject"] == "aten.nonzero.default"
+    assert not of(items(own_wh), "data_dependent_output", "branch")
+
+
+def test_skipped_function(own_wh, sample_wh):
+    (s,) = of(items(sample_wh, "graph_breaks"), "skipped_function")
+    assert s["evidence"] == "`sys.getrefcount` (sys) called at generate.py:165" and s["breaks"] == 2
+    assert not of(items(sample_wh, "ddp"), "skipped_function")  # torch skips its own DDP helpers on purpose
+    assert not of(items(own_wh), "skipped_function")  # torch.compiler.disable: a break on purpose
+
+
+def test_backend_failed(own_wh, sample_wh):
+    (f,) = of(items(sample_wh, "compile_failure"), "backend_failed")
+    assert "in compile 0/0 of `f (" in f["evidence"] and "synthetic backend failure" in f["evidence"]
+    assert f["failures"] == 1 and "TORCHDYNAMO_REPRO_AFTER=aot TORCHDYNAMO_REPRO_LEVEL=2" in f["advice"]
+    (f,) = of(items(own_wh), "backend_failed")
+    assert "advice workload: synthetic backend failure" in f["evidence"]
+    assert not of(items(sample_wh, "recompiles"), "backend_failed")  # the limit's failure is not one
+
+
+def test_dtype_requires_grad_and_identity(own_wh, sample_wh, fixtures_wh):
+    (d,) = of(items(own_wh), "dtype_change")
+    assert d["evidence"].startswith("`x.dtype` took Float, Double")
+    # the refusal at the limit belongs to the limit's item, not counted twice
+    (d,) = of(items(sample_wh, "recompiles"), "dtype_change", "limited")
+    assert d["recompiles"] == 3 and "Float, Double, Half, BFloat16" in d["evidence"]
+    fx = items(fixtures_wh, "recompile_causes")
+    (g,) = of(fx, "requires_grad_change")
+    assert g["evidence"].startswith("`x.requires_grad` took 0, 1")
+    (o,) = of(items(fixtures_wh, "multi_rank_runtime"), "object_identity")
+    assert o["subject"] == "fn" and o["recompiles"] > 1
+    assert not of(items(own_wh), "object_identity") and not of(items(sample_wh, "recompiles"), "requires_grad_change")
+
+
+def test_every_fact_has_at_most_one_item(own_wh):
+    con = pt2logs.connect(own_wh)
+    recompiles = con.execute("SELECT count(*) FROM recompiles").fetchone()[0]
+    rows = items(own_wh)
+    matched = sum(r["recompiles"] for r in rows if r["id"] != "recompile_limit")
+    limit = next(r for r in rows if r["id"] == "recompile_limit")
+    # the limit's item counts its frame's recompiles; the others count theirs once
+    assert matched + 1 <= recompiles and matched + limit["recompiles"] - 3 <= recompiles
+
+
+def test_the_table_is_checked():
+    assert {r.id for r in load_rules()} >= {"shape_storm", "python_value", "recompile_limit", "data_dependent_branch",
+                                          "print_in_graph", "data_dependent_output", "skipped_function", "backend_failed",
+                                          "dtype_change", "requires_grad_change", "object_identity"}
+    base = '[[rule]]\nid = "x"\nfinding = "f"\nfacts = "recompiles"\nevidence = "{subject}"\nadvice = "a"\n'
+    assert parse_rules(base)[0].id == "x"
+    for bad in (base + 'bogus = 1\n', base.replace('"recompiles"', '"nowhere"'), base.replace("{subject}", "{nope}"),
+                base + 'text = "(unclosed"\n', base + base):
+        with pytest.raises(AdviceError):
+            parse_rules(bad)
+
+
+def test_advise_command(sample_wh, tmp_path):
+    from pt2logs.cli import main
+
+    r = CliRunner().invoke(main, ["advise", "recompiles", "-w", sample_wh], catch_exceptions=False)
+    assert r.exit_code == 0 and "Shape storm" in r.output and "mark_dynamic" in r.output
+    out = tmp_path / "advice.md"
+    r = CliRunner().invoke(main, ["advise", "compile_failure", "-w", sample_wh, "-f", "markdown", "-o", str(out)])
+    md = out.read_text()
+    assert r.exit_code == 0 and md.startswith("# Advice for compile_failure") and "## 1. The backend compiler failed" in md
+    r = CliRunner().invoke(main, ["advise", "graph_breaks", "-w", sample_wh, "-f", "json"])
+    assert {x["id"] for x in json.loads(r.output)} >= {"print_in_graph", "skipped_function", "data_dependent_branch"}
+    r = CliRunner().invoke(main, ["advise", "train_step", "-w", sample_wh])
+    assert r.exit_code == 0 and "0 advice items" in r.output
+    r = CliRunner().invoke(main, ["advise", "train_step", "-w", sample_wh, "-f", "csv"])
+    assert r.exit_code == 0 and r.output.startswith("run,id,finding,evidence")
+    r = CliRunner().invoke(main, ["summary", "recompiles", "-w", sample_wh, "-f", "json"])
+    assert [x["id"] for x in json.loads(r.output)["advice"]][0] == "shape_storm"
+
+
+def test_docs_list_every_rule():
+    text = (ROOT / "docs" / "advice.md").read_text()
+    assert all(f"`{r.id}`" in text and r.advice in text for r in load_rules())
+    assert Path(ROOT / "src" / "pt2logs" / "advice.toml").is_file()
