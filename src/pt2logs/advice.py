@@ -155,6 +155,7 @@ def _b(v: bool | None) -> str:
 RULE_COLUMNS = ("rule_order", "rule_id", "finding", "rule_facts", "causes", "guard_kinds", "want_limit_hit",
                 "gb_ids", "text_re", "not_text_re", "exc_types", "min_events", "subject_re", "detail_re",
                 "subject_default", "evidence_tpl", "advice", "cost")
+#: (the match columns are documentation in advice_rules(); advice_items() matches with match_sql's CASE)
 
 
 def rules_macro(rules: tuple[Rule, ...] | None = None) -> str:
@@ -169,6 +170,52 @@ def rules_macro(rules: tuple[Rule, ...] | None = None) -> str:
             f"t({', '.join(RULE_COLUMNS)})")
 
 
+def _in(col: str, vals: tuple[str, ...]) -> str:
+    return f"{col} IN ({', '.join(_s(v) for v in vals)})"
+
+
+def predicate(r: Rule, f: str = "f") -> str:
+    """The SQL condition under which a fact (a row of the facts CTE, alias ``f``) matches rule ``r``."""
+    cond = [f"{f}.facts = {_s(r.facts)}"]
+    if r.causes:
+        cond.append(_in(f"{f}.cause", r.causes))
+    if r.guard_kinds:
+        cond.append(_in(f"{f}.guard_kind", r.guard_kinds))
+    if r.limit_hit is not None:
+        cond.append(f"{'' if r.limit_hit else 'NOT '}coalesce({f}.limit_hit, false)")
+    if r.exc_types:
+        cond.append(_in(f"{f}.exc_type", r.exc_types))
+    either = ([_in(f"{f}.gb_id", r.gb_ids)] if r.gb_ids else []) + (
+        [f"regexp_matches({f}.text, {_s(r.text)})"] if r.text else [])
+    if either:
+        cond.append("(" + " OR ".join(either) + ")")
+    if r.not_text:
+        cond.append(f"NOT regexp_matches({f}.text, {_s(r.not_text)})")
+    return " AND ".join(cond)
+
+
+def match_sql(rules: tuple[Rule, ...]) -> dict[str, str]:
+    """The SQL expressions advice_items() is completed with: ``RULE_CASE`` (the id of the first rule a
+    fact matches, NULL for none), ``SUBJECT_CASE`` / ``DETAIL_CASE`` (a rule's ``subject`` / ``detail``
+    expression applied to the fact's text). Constant patterns: DuckDB compiles each once."""
+    def extract(key: str) -> str:
+        whens = [f"WHEN {_s(r.id)} THEN nullif(regexp_extract(m.text, {_s(getattr(r, key))}, 1), '')"
+                 for r in rules if getattr(r, key)]
+        return f"(CASE m.rule_id {' '.join(whens)} END)" if whens else "NULL::VARCHAR"
+
+    rule_case = "(CASE " + " ".join(f"WHEN {predicate(r)} THEN {_s(r.id)}" for r in rules) + " END)"
+    return {"RULE_CASE": rule_case if rules else "NULL::VARCHAR", "SUBJECT_CASE": extract("subject"),
+            "DETAIL_CASE": extract("detail")}
+
+
+def items_macro(rules: tuple[Rule, ...] | None = None) -> str:
+    """``advice_items(run, since, until, tag)`` for these rules (default: the package's table)."""
+    sql = ITEMS_MACRO.replace("{DEFAULT_LIMIT}", str(DEFAULT_LIMIT))
+    for k, v in match_sql(rules if rules is not None else load_rules()).items():
+        sql = sql.replace("{" + k + "}", v)
+    return sql
+
+
 def advice_macros() -> list[str]:
     """The macros :mod:`pt2logs.views` adds to every connection."""
-    return [rules_macro(), ITEMS_MACRO.replace("{DEFAULT_LIMIT}", str(DEFAULT_LIMIT))]
+    return [rules_macro(), items_macro()]

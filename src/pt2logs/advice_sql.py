@@ -7,7 +7,9 @@ Steps (see :mod:`pt2logs.advice` for the table):
    (``F`` of compile id ``F/C``: a frame is one code object of one process), a subject (the guard's
    source expression, the exception type), the values the guard expected and saw, the text rules
    match (break type + reason + explanation, exception message), the user line and code line.
-2. each fact goes to the first rule (``rule_order``) whose conditions hold.
+2. each fact goes to the first rule (``rule_order``) whose conditions hold: one ``CASE`` generated
+   from the table by :func:`pt2logs.advice.match_sql`, so that every regular expression is a constant
+   (compiled once, not per row); the rules' ``subject`` / ``detail`` expressions likewise.
 3. items: a rule's facts grouped per run and frame (breaks: per site) and subject; items with fewer
    than ``min_events`` facts are dropped; the evidence template is filled in.
 
@@ -24,29 +26,14 @@ ru AS (SELECT * FROM advice_rules()),
 cm AS (
   SELECT run_id, rank, compile_id, regexp_extract(compile_id, '(\d+)/\d+$', 1) AS frame_no,
          co_name, function_file(co_file, co_filename) AS ffile, function_line(co_file_kind, co_firstlineno) AS fline,
-         coalesce(entire_frame_compile_time_s, 0) AS s,
-         CASE WHEN json_valid(dynamo_config) THEN TRY_CAST(json_extract_string(dynamo_config, '$.automatic_dynamic_shapes') AS BOOLEAN) END AS auto_dynamic,
-         CASE WHEN json_valid(dynamo_config) THEN TRY_CAST(json_extract_string(dynamo_config, '$.assume_static_by_default') AS BOOLEAN) END AS assume_static,
-         CASE WHEN json_valid(dynamo_config) THEN coalesce(
-           TRY_CAST(json_extract_string(dynamo_config, '$.recompile_limit') AS INTEGER),
-           TRY_CAST(json_extract_string(dynamo_config, '$.cache_size_limit') AS INTEGER)) END AS cfg_limit
+         coalesce(entire_frame_compile_time_s, 0) AS s
   FROM compilation_metrics
   WHERE kind = 'compilation_metrics' AND run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, p_since)),
 cmc AS (SELECT run_id, rank, compile_id, sum(s) AS s FROM cm GROUP BY ALL),
 fr AS (
   SELECT run_id, rank, frame_no, max(co_name) AS co_name, max(ffile) AS ffile, max(fline) AS fline,
-         count(*) AS compiles, sum(s) AS frame_s, max(cfg_limit) AS cfg_limit,
-         bool_or(auto_dynamic = false) AS auto_off, bool_or(auto_dynamic) AS auto_on, bool_or(assume_static = false) AS dyn_true
+         count(*) AS compiles, sum(s) AS frame_s
   FROM cm GROUP BY ALL),
-lim_c AS (
-  SELECT run_id, compile_id, max(n) AS text_limit FROM (
-    SELECT run_id, compile_id, TRY_CAST(regexp_extract(message, 'hit config\.\w*(?:recompile|cache_size)_limit \((\d+)\)', 1) AS INTEGER) AS n
-    FROM log_lines WHERE run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, p_since) AND message LIKE '%hit config.%limit (%'
-    UNION ALL
-    SELECT run_id, compile_id, TRY_CAST(regexp_extract(exc_message, 'currently set to (\d+)', 1) AS INTEGER)
-    FROM failures WHERE run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, p_since) AND exc_message LIKE '%currently set to %')
-  GROUP BY ALL),
-lim AS (SELECT run_id, max(text_limit) AS text_limit FROM lim_c GROUP BY run_id),
 rc AS (
   SELECT 'recompiles' AS facts, run_id, rank, compile_id, ts, co_name, function_file(co_file, co_filename) AS ffile,
          function_line(co_file_kind, co_firstlineno) AS fline, cause, guard_kind,
@@ -77,22 +64,44 @@ facts AS (
   FROM (SELECT * FROM rc UNION ALL BY NAME SELECT * FROM gb UNION ALL BY NAME SELECT * FROM fl) f
   LEFT JOIN fr ON fr.run_id = f.run_id AND fr.rank IS NOT DISTINCT FROM f.rank
        AND fr.frame_no = regexp_extract(f.compile_id, '(\d+)/\d+$', 1)),
-m AS (
-  SELECT f.*, ru.*,
-         coalesce(CASE WHEN ru.subject_re IS NOT NULL THEN nullif(regexp_extract(f.text, ru.subject_re, 1), '') END,
-                  f.subject0, ru.subject_default) AS subject,
-         coalesce(CASE WHEN ru.detail_re IS NOT NULL THEN nullif(regexp_extract(f.text, ru.detail_re, 1), '') END, f.detail0) AS detail,
-         coalesce(f.co_name, '?') || coalesce(' (' || f.ffile || coalesce(':' || f.fline, '') || ')', '') AS frame
-  FROM facts f JOIN ru ON f.facts = ru.rule_facts
-   AND (ru.causes IS NULL OR list_contains(ru.causes, f.cause))
-   AND (ru.guard_kinds IS NULL OR list_contains(ru.guard_kinds, f.guard_kind))
-   AND (ru.want_limit_hit IS NULL OR coalesce(f.limit_hit, false) = ru.want_limit_hit)
-   AND (ru.exc_types IS NULL OR list_contains(ru.exc_types, f.exc_type))
-   AND ((ru.gb_ids IS NULL AND ru.text_re IS NULL) OR list_contains(coalesce(ru.gb_ids, []::VARCHAR[]), f.gb_id)
-        OR (ru.text_re IS NOT NULL AND regexp_matches(f.text, ru.text_re)))
-   AND (ru.not_text_re IS NULL OR NOT regexp_matches(f.text, ru.not_text_re))
-  QUALIFY row_number() OVER (PARTITION BY f.fid ORDER BY ru.rule_order) = 1),
-keyed AS (SELECT *, CASE WHEN facts = 'graph_breaks' THEN coalesce(location, frame) ELSE frame END AS item_key FROM m),
+m AS (  -- each fact to the first rule that matches it (advice.toml's order), with its subject and detail
+  SELECT * FROM (
+    SELECT f.*, {RULE_CASE} AS rule_id,
+           coalesce(f.co_name, '?') || coalesce(' (' || f.ffile || coalesce(':' || f.fline, '') || ')', '') AS frame
+    FROM facts f) f
+  JOIN ru USING (rule_id)),
+ms AS (
+  SELECT m.* EXCLUDE (subject0),
+         coalesce({SUBJECT_CASE}, m.subject0, m.subject_default) AS subject,
+         coalesce({DETAIL_CASE}, m.detail0) AS detail
+  FROM m),
+hit_runs AS (SELECT DISTINCT run_id FROM m WHERE limit_hit),
+cfg_frames AS (  -- the frames whose config an item shows: those of matched recompiles, every frame of a run with a limit hit
+  SELECT DISTINCT run_id, rank, frame_no FROM m WHERE facts = 'recompiles'
+  UNION SELECT run_id, rank, frame_no FROM fr WHERE run_id IN (SELECT run_id FROM hit_runs)),
+cfg AS (  -- the dynamo config they were compiled under (one JSON parse per compile, several paths at once)
+  SELECT run_id, rank, frame_no, max(coalesce(TRY_CAST(v[3] AS INTEGER), TRY_CAST(v[4] AS INTEGER))) AS cfg_limit,
+         bool_or(v[1] = 'false') AS auto_off, bool_or(v[1] = 'true') AS auto_on, bool_or(v[2] = 'false') AS dyn_true
+  FROM (SELECT c.run_id, c.rank, c.frame_no, TRY(json_extract_string(c.dynamo_config, ['$.automatic_dynamic_shapes',
+               '$.assume_static_by_default', '$.recompile_limit', '$.cache_size_limit'])) AS v
+        FROM (SELECT run_id, rank, regexp_extract(compile_id, '(\d+)/\d+$', 1) AS frame_no, dynamo_config
+              FROM compilation_metrics
+              WHERE kind = 'compilation_metrics' AND dynamo_config IS NOT NULL AND since_partition(ingest_date, p_since)
+                AND run_id IN (SELECT run_id FROM cfg_frames)) c
+        SEMI JOIN cfg_frames f ON f.run_id = c.run_id AND f.rank IS NOT DISTINCT FROM c.rank AND f.frame_no = c.frame_no)
+  GROUP BY ALL),
+lim_c AS (
+  SELECT run_id, compile_id, max(n) AS text_limit FROM (
+    SELECT run_id, compile_id, TRY_CAST(regexp_extract(message, 'hit config\.\w*(?:recompile|cache_size)_limit \((\d+)\)', 1) AS INTEGER) AS n
+    FROM log_lines WHERE run_id IN (SELECT run_id FROM hit_runs) AND since_partition(ingest_date, p_since)
+      AND level = 'W' AND message LIKE '%hit config.%limit (%'
+    UNION ALL
+    SELECT run_id, compile_id, TRY_CAST(regexp_extract(exc_message, 'currently set to (\d+)', 1) AS INTEGER)
+    FROM failures WHERE run_id IN (SELECT run_id FROM hit_runs) AND since_partition(ingest_date, p_since)
+      AND exc_message LIKE '%currently set to %')
+  GROUP BY ALL),
+lim AS (SELECT run_id, max(text_limit) AS text_limit FROM lim_c GROUP BY run_id),
+keyed AS (SELECT *, CASE WHEN facts = 'graph_breaks' THEN coalesce(location, frame) ELSE frame END AS item_key FROM ms),
 items AS (
   SELECT rule_id, any_value(rule_order) AS rule_order, run_id, item_key, subject,
          any_value(finding) AS finding, any_value(evidence_tpl) AS tpl, any_value(advice) AS advice,
@@ -109,11 +118,12 @@ items AS (
   FROM keyed GROUP BY rule_id, run_id, item_key, subject
   HAVING sum(n) >= any_value(min_events)),
 ifr AS (  -- the frames of each item, with their compiles and config
-  SELECT i.rule_id, i.run_id, i.item_key, i.subject, sum(fr.frame_s) AS frame_s, max(fr.cfg_limit) AS cfg_limit,
-         bool_or(fr.auto_off) AS auto_off, bool_or(fr.auto_on) AS auto_on, bool_or(fr.dyn_true) AS dyn_true,
+  SELECT i.rule_id, i.run_id, i.item_key, i.subject, sum(fr.frame_s) AS frame_s, max(c.cfg_limit) AS cfg_limit,
+         bool_or(c.auto_off) AS auto_off, bool_or(c.auto_on) AS auto_on, bool_or(c.dyn_true) AS dyn_true,
          max(fr.compiles) AS compiles
   FROM (SELECT rule_id, run_id, item_key, subject, unnest(frame_keys) AS k FROM items) i
   JOIN fr ON fr.run_id = i.run_id AND fr.rank IS NOT DISTINCT FROM i.k.rank AND fr.frame_no = i.k.frame_no
+  LEFT JOIN cfg c ON c.run_id = fr.run_id AND c.rank IS NOT DISTINCT FROM fr.rank AND c.frame_no = fr.frame_no
   GROUP BY ALL),
 ics AS (  -- the compile time of each item's compiles
   SELECT i.rule_id, i.run_id, i.item_key, i.subject, sum(c.s) AS matched_s
@@ -121,20 +131,22 @@ ics AS (  -- the compile time of each item's compiles
   JOIN cmc c ON c.run_id = i.run_id AND c.rank IS NOT DISTINCT FROM i.k.rank AND c.compile_id = i.k.compile_id
   GROUP BY ALL),
 frc AS (  -- recompiles per frame (every cause): what a recompile-limit hit wasted
-  SELECT run_id, rank, frame_no, count(*) AS recompiles FROM facts WHERE facts = 'recompiles' GROUP BY ALL),
+  SELECT run_id, rank, frame_no, count(*) AS recompiles FROM facts
+  WHERE facts = 'recompiles' AND run_id IN (SELECT run_id FROM hit_runs) GROUP BY ALL),
 ifrc AS (
   SELECT i.rule_id, i.run_id, i.item_key, i.subject, sum(c.recompiles)::BIGINT AS frame_recompiles
   FROM (SELECT rule_id, run_id, item_key, subject, unnest(frame_keys) AS k FROM items) i
   JOIN frc c ON c.run_id = i.run_id AND c.rank IS NOT DISTINCT FROM i.k.rank AND c.frame_no = i.k.frame_no
   GROUP BY ALL),
-hit_frames AS (SELECT DISTINCT run_id, rank, frame_no FROM facts WHERE limit_hit),
+hit_frames AS (SELECT DISTINCT run_id, rank, frame_no FROM m WHERE limit_hit),
 near AS (  -- the other frames of a run, by compiles: how close they are to the limit
   SELECT fr.run_id, string_agg(coalesce(fr.co_name, '?') || ' ' || fr.compiles || ' of ' || coalesce(fr.cfg_limit, l.text_limit, {DEFAULT_LIMIT}),
                                ', ' ORDER BY fr.compiles DESC, fr.co_name) AS closest
   FROM (SELECT run_id, co_name, compiles, cfg_limit, row_number() OVER (PARTITION BY run_id ORDER BY compiles DESC, co_name) AS k
-        FROM (SELECT fr.run_id, fr.co_name, max(fr.compiles) AS compiles, max(fr.cfg_limit) AS cfg_limit
+        FROM (SELECT fr.run_id, fr.co_name, max(fr.compiles) AS compiles, max(c.cfg_limit) AS cfg_limit
               FROM fr ANTI JOIN hit_frames h ON h.run_id = fr.run_id AND h.rank IS NOT DISTINCT FROM fr.rank AND h.frame_no = fr.frame_no
-              WHERE fr.compiles > 1 GROUP BY ALL)) fr
+              LEFT JOIN cfg c ON c.run_id = fr.run_id AND c.rank IS NOT DISTINCT FROM fr.rank AND c.frame_no = fr.frame_no
+              WHERE fr.compiles > 1 AND fr.run_id IN (SELECT run_id FROM hit_runs) GROUP BY ALL)) fr
   LEFT JOIN lim l USING (run_id)
   WHERE fr.k <= 3 GROUP BY fr.run_id),
 sorted AS (
