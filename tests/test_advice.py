@@ -31,7 +31,7 @@ def of(rows: list[dict], rule: str, frame: str | None = None) -> list[dict]:
 
 
 @pytest.fixture(scope="session")
-def own_wh(tmp_path_factory: pytest.TempPathFactory) -> str:
+def own_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """tests/advice_workload.py run once under TORCH_TRACE + TORCH_LOGS (real torch, CPU, eager backend)."""
     pytest.importorskip("torch")
     run = tmp_path_factory.mktemp("advice_run")
@@ -40,9 +40,27 @@ def own_wh(tmp_path_factory: pytest.TempPathFactory) -> str:
     with open(run / "torch_logs.txt", "wb") as err:
         subprocess.run([sys.executable, str(ROOT / "tests" / "advice_workload.py")], env=env, stderr=err,
                        stdout=subprocess.DEVNULL, check=True, timeout=300)
+    return run
+
+
+@pytest.fixture(scope="session")
+def own_wh(own_run: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
     wh = str(tmp_path_factory.mktemp("advice_wh") / "wh")
-    pt2logs.ingest([str(run)], wh)
+    pt2logs.ingest([str(own_run)], wh)
     return wh
+
+
+def test_the_stderr_capture_alone_gives_the_same_advice(own_run, own_wh, tmp_path):
+    """TORCH_LOGS text without the trace: the same findings, from the text readers' rows."""
+    wh = str(tmp_path / "wh")
+    pt2logs.ingest([str(own_run / "torch_logs.txt")], wh)
+    text, trace = items(wh), items(own_wh)
+    assert sorted(r["id"] for r in text) == sorted(r["id"] for r in trace)
+    (lim,) = of(text, "recompile_limit")
+    assert "recompile limit (4), after 4 compiles" in lim["evidence"]  # from the warning, not the config
+    assert "not known (these logs have no compile records)" in lim["evidence"]
+    (s,) = of(text, "shape_storm")
+    assert "`x dim 0`: 2, 3, 4, 5" in s["evidence"]
 
 
 @pytest.fixture(scope="session")
