@@ -254,3 +254,18 @@ def test_older_torch_messages_go_to_their_rule(facts, gb_id, text, rule, subject
         rules = {r.id: r for r in load_rules()}
         (s,) = con.execute(f"SELECT coalesce({sql['SUBJECT_CASE']}, ?) FROM m", [rules[rule].subject_default]).fetchone()
         assert s == subject
+
+
+def test_markdown_pastes_as_is(fixtures_wh):
+    """`advise -f markdown` on a run whose frames are `<lambda>`: log text never becomes HTML or emphasis."""
+    import re
+
+    from pt2logs.cli import main
+
+    r = CliRunner().invoke(main, ["advise", "compile_failure", "-w", fixtures_wh, "-f", "markdown"])
+    assert r.exit_code == 0
+    lines = r.output.splitlines()
+    assert lines[0].startswith("# Advice for compile\\_failure") and sum(ln.startswith("## ") for ln in lines) == 2
+    assert "- **Frames:** `<lambda> (scenarios.py:116)`" in lines
+    prose = re.sub(r"`[^`]*`", "", r.output)
+    assert "<" not in prose and "bad\\_backend" in prose

@@ -10,6 +10,7 @@ anything), which rich would read as markup: every value from the data goes to ri
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
 import click
@@ -315,17 +316,32 @@ def _cost(r: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+_CODE_SPAN = re.compile(r"(`[^`\n]*`)")
+
+
+def md_text(s: str) -> str:
+    """Log text in Markdown prose: one line; outside code spans ``&``, ``<``, ``*``, ``_``, ``[`` and ``\\``
+    escaped (no HTML, emphasis or link can start); code spans are shown as written (GitHub renders
+    nothing inside them)."""
+    parts = _CODE_SPAN.split(s.replace("\r", " ").replace("\n", " "))
+    esc = str.maketrans({"&": "&amp;", "<": "&lt;", "*": "\\*", "_": "\\_", "[": "\\[", "\\": "\\\\"})
+    return "".join(p if i % 2 else p.translate(esc) for i, p in enumerate(parts))
+
+
+def _md_code(s: str) -> str:
+    return f"`` {s} ``" if "`" in s else f"`{s}`"
+
+
 def advice_markdown(run: Any, rows: list[dict[str, Any]]) -> str:
     """``pt2logs advise --format markdown``: one section per item, to paste into an issue or a PR."""
-    from pt2logs.cli.outputs import markdown_cell
-
-    out = [f"# Advice for {markdown_cell(run.name)} (run {markdown_cell(run.run_id)})", ""]
+    out = [f"# Advice for {md_text(run.name)} (run {md_text(run.run_id)})", ""]
     if not rows:
         out.append("Nothing in the advice table (docs/advice.md) matched this run.")
     for i, r in enumerate(rows, 1):
-        out += [f"## {i}. {markdown_cell(r['finding'])}", "",
-                f"- **Evidence:** {markdown_cell(r['evidence'])}",
-                f"- **Frames:** {markdown_cell(r['frames'] or '?')}",
+        frames = "; ".join(_md_code(f) for f in (r["frames"] or "?").split("; "))
+        out += [f"## {i}. {md_text(r['finding'])}", "",
+                f"- **Evidence:** {md_text(r['evidence'])}",
+                f"- **Frames:** {frames}",
                 f"- **At stake:** {_cost(r)}",
                 f"- **What to do:** {r['advice']}", ""]
     return "\n".join(out).rstrip() + "\n"
