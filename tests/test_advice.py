@@ -195,7 +195,7 @@ def test_advise_command(sample_wh, tmp_path):
     out = tmp_path / "advice.md"
     r = CliRunner().invoke(main, ["advise", "compile_failure", "-w", sample_wh, "-f", "markdown", "-o", str(out)])
     md = out.read_text()
-    assert r.exit_code == 0 and md.startswith("# Advice for compile_failure") and "## 1. The backend compiler failed" in md
+    assert r.exit_code == 0 and md.startswith("# Advice for compile\\_failure") and "## 1. The backend compiler failed" in md
     r = CliRunner().invoke(main, ["advise", "graph_breaks", "-w", sample_wh, "-f", "json"])
     assert {x["id"] for x in json.loads(r.output)} >= {"print_in_graph", "skipped_function", "data_dependent_branch"}
     r = CliRunner().invoke(main, ["advise", "train_step", "-w", sample_wh])
