@@ -54,6 +54,20 @@ def on_purpose(x):  # a torch.compiler.disable'd call: a break on purpose, no ad
     return _disabled(x) + 1
 
 
+def refcount(x):  # a C builtin dynamo cannot trace (skipped)
+    y = x.cos()
+    sys.getrefcount(y)
+    return y.sin()
+
+
+def grad(x):  # requires_grad change
+    return x * 2
+
+
+def apply(fn, x):  # another function object each call
+    return fn(x) + 1
+
+
 def cast(x):  # dtype change
     return x.tanh()
 
@@ -85,6 +99,13 @@ def main() -> None:
         f(torch.ones(4), off)
     for fn in (item, printing, logs, branch, on_purpose, explicit):
         torch.compile(fn, backend="eager")(torch.ones(4))
+    torch.compile(refcount, backend="eager")(torch.ones(4))
+    f = torch.compile(grad, backend="eager")
+    f(torch.ones(4))
+    f(torch.ones(4, requires_grad=True))
+    f = torch.compile(apply, backend="eager")
+    f(lambda t: t + 1, torch.ones(4))
+    f(lambda t: t * 2, torch.ones(4))
     f = torch.compile(cast, backend="eager")
     for dt in (torch.float32, torch.float64):
         f(torch.ones(4, dtype=dt))
