@@ -67,7 +67,8 @@ def test_the_stderr_capture_alone_gives_the_same_advice(own_run, own_wh, tmp_pat
 def fixtures_wh(tmp_path_factory: pytest.TempPathFactory) -> str:
     wh = str(tmp_path_factory.mktemp("advice_fixtures") / "wh")
     pt2logs.ingest([str(fixture_path("gpu")), str(fixture_path("tlparse", "multi_rank_logs")),
-                    str(fixture_path("tlparse", "multi_rank_runtime")), str(fixture_path("torch_logs", "wild_pastes"))], wh)
+                    str(fixture_path("tlparse", "multi_rank_runtime")), str(fixture_path("tlparse", "cache_hit_miss.log")),
+                    str(fixture_path("torch_logs", "wild_pastes"))], wh)
     return wh
 
 
@@ -171,6 +172,14 @@ def test_dtype_requires_grad_and_identity(own_wh, sample_wh, fixtures_wh):
     assert not of(items(sample_wh, "recompiles"), "object_identity") and not of(items(sample_wh, "recompiles"), "requires_grad_change")
 
 
+def test_cache_bypass(fixtures_wh, sample_wh):
+    (c,) = of(items(fixtures_wh, "cache_hit_miss"), "cache_bypass")
+    assert c["subject"] == "aotautograd" and "bypassed 3 time(s) (compile 1/0)" in c["evidence"]
+    assert "Unsupported call_function target flex_attention" in c["evidence"] and c["compile_s"] > 0
+    for run in ("train_step", "recompiles", "graph_breaks"):  # hits and misses only
+        assert not of(items(sample_wh, run), "cache_bypass"), run
+
+
 def test_every_fact_has_at_most_one_item(own_wh):
     con = pt2logs.connect(own_wh)
     total, refused = con.execute("SELECT count(*), count(*) FILTER (WHERE is_limit_hit) FROM recompiles").fetchone()
@@ -184,7 +193,7 @@ def test_every_fact_has_at_most_one_item(own_wh):
 def test_the_table_is_checked():
     assert {r.id for r in load_rules()} >= {"shape_storm", "python_value", "recompile_limit", "data_dependent_branch",
                                           "print_in_graph", "data_dependent_output", "skipped_function", "backend_failed",
-                                          "dtype_change", "requires_grad_change", "object_identity"}
+                                          "dtype_change", "requires_grad_change", "object_identity", "cache_bypass"}
     base = '[[rule]]\nid = "x"\nfinding = "f"\nfacts = "recompiles"\nevidence = "{subject}"\nadvice = "a"\n'
     assert parse_rules(base)[0].id == "x"
     for bad in (base + 'bogus = 1\n', base.replace('"recompiles"', '"nowhere"'), base.replace("{subject}", "{nope}"),
@@ -252,7 +261,7 @@ def test_older_torch_messages_go_to_their_rule(facts, gb_id, text, rule, subject
     sql = match_sql(load_rules())
     con = duckdb.connect()
     con.execute("CREATE TABLE f AS SELECT ? AS facts, NULL::VARCHAR AS cause, NULL::VARCHAR AS guard_kind, false AS limit_hit,"
-                " ?::VARCHAR AS gb_id, NULL::VARCHAR AS exc_type, ? AS text", [facts, gb_id, text])
+                " ?::VARCHAR AS gb_id, NULL::VARCHAR AS exc_type, NULL::VARCHAR AS outcome, ? AS text", [facts, gb_id, text])
     (got,) = con.execute(f"SELECT {sql['RULE_CASE']} FROM f").fetchone()
     assert got == rule
     if subject:

@@ -6,7 +6,8 @@ connection, so the matching happens in SQL, next to the data:
 
 * ``advice_rules()``: the table's rules as rows;
 * ``advice_items(run, since, until, tag)``: one row per item (a rule, a run, a frame or break site,
-  a subject): the evidence filled in from the run's own recompiles, graph breaks and failures, the
+  a subject): the evidence filled in from the run's own recompiles, graph breaks, failures and cache
+  lookups, the
   frames it applies to and the cost at stake (compile seconds, recompiles, breaks, failures).
 
 A recompile, break or failure goes to the first rule (in file order) that matches it, so no fact
@@ -31,7 +32,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 PATH = Path(__file__).with_name("advice.toml")
-FACTS = ("recompiles", "graph_breaks", "failures")
+FACTS = ("recompiles", "graph_breaks", "failures", "cache_events")
 COSTS = ("matched", "frame")
 PLACEHOLDERS = ("subject", "values", "n", "frame", "location", "code", "detail", "compile_ids", "limit",
                 "compiles", "closest", "dynamic")
@@ -59,6 +60,7 @@ class Rule:
     text: str | None = None
     not_text: str | None = None
     exc_types: tuple[str, ...] | None = None
+    outcomes: tuple[str, ...] | None = None
     min_events: int = 1
     subject: str | None = None
     detail: str | None = None
@@ -68,7 +70,7 @@ class Rule:
         """How the rule matches, in words (for the docs)."""
         parts = [f"`{self.facts}`"]
         for name, vals in (("cause", self.causes), ("guard_kind", self.guard_kinds), ("gb_id", self.gb_ids),
-                           ("exc_type", self.exc_types)):
+                           ("exc_type", self.exc_types), ("outcome", self.outcomes)):
             if vals:
                 parts.append(f"{name} in {', '.join(f'`{v}`' for v in vals)}")
         if self.text:
@@ -125,7 +127,7 @@ def parse_rules(text: str, where: str = "advice.toml") -> tuple[Rule, ...]:
                 except re.error as e:
                     raise AdviceError(f"{at}: {k} is not a regular expression: {e}") from None
         args = dict(r)
-        for k in ("causes", "guard_kinds", "gb_ids", "exc_types"):
+        for k in ("causes", "guard_kinds", "gb_ids", "exc_types", "outcomes"):
             args[k] = _tuple(r.get(k), f"{at} {k}")
         rules.append(Rule(**args))
     ids = [r.id for r in rules]
@@ -185,6 +187,8 @@ def predicate(r: Rule, f: str = "f") -> str:
         cond.append(f"{'' if r.limit_hit else 'NOT '}coalesce({f}.limit_hit, false)")
     if r.exc_types:
         cond.append(_in(f"{f}.exc_type", r.exc_types))
+    if r.outcomes:
+        cond.append(_in(f"{f}.outcome", r.outcomes))
     either = ([_in(f"{f}.gb_id", r.gb_ids)] if r.gb_ids else []) + (
         [f"regexp_matches({f}.text, {_s(r.text)})"] if r.text else [])
     if either:
@@ -197,15 +201,21 @@ def predicate(r: Rule, f: str = "f") -> str:
 def match_sql(rules: tuple[Rule, ...]) -> dict[str, str]:
     """The SQL expressions advice_items() is completed with: ``RULE_CASE`` (the id of the first rule a
     fact matches, NULL for none), ``SUBJECT_CASE`` / ``DETAIL_CASE`` (a rule's ``subject`` / ``detail``
-    expression applied to the fact's text). Constant patterns: DuckDB compiles each once."""
+    expression applied to the fact's text), ``CACHE_FILTER`` (the cache lookups any rule can match).
+    Constant patterns: DuckDB compiles each once."""
     def extract(key: str) -> str:
         whens = [f"WHEN {_s(r.id)} THEN nullif(regexp_extract(m.text, {_s(getattr(r, key))}, 1), '')"
                  for r in rules if getattr(r, key)]
         return f"(CASE m.rule_id {' '.join(whens)} END)" if whens else "NULL::VARCHAR"
 
     rule_case = "(CASE " + " ".join(f"WHEN {predicate(r)} THEN {_s(r.id)}" for r in rules) + " END)"
+    cache = [r for r in rules if r.facts == "cache_events"]
+    outcomes = sorted({o for r in cache for o in r.outcomes or ()})
+    # cache lookups are many and mostly hits and misses: only those some rule can match are read
+    cache_filter = ("false" if not cache else "true" if any(not r.outcomes for r in cache)
+                    else _in("outcome", tuple(outcomes)))
     return {"RULE_CASE": rule_case if rules else "NULL::VARCHAR", "SUBJECT_CASE": extract("subject"),
-            "DETAIL_CASE": extract("detail")}
+            "DETAIL_CASE": extract("detail"), "CACHE_FILTER": cache_filter}
 
 
 def items_macro(rules: tuple[Rule, ...] | None = None) -> str:

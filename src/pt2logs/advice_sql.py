@@ -2,15 +2,15 @@
 
 Steps (see :mod:`pt2logs.advice` for the table):
 
-1. facts: every recompile, graph break (one per site and compile, ``occurrences`` kept) and failed
-   compile (restarts are not failures) of the selected runs, in one shape: the compile, its frame
+1. facts: every recompile, graph break (one per site and compile, ``occurrences`` kept), failed
+   compile (restarts are not failures) and cache lookup of the selected runs, in one shape: the compile, its frame
    (``F`` of compile id ``F/C``: a frame is one code object of one process), a subject (the guard's
    source expression, the exception type), the values the guard expected and saw, the text rules
    match (break type + reason + explanation, exception message), the user line and code line.
 2. each fact goes to the first rule (``rule_order``) whose conditions hold: one ``CASE`` generated
    from the table by :func:`pt2logs.advice.match_sql`, so that every regular expression is a constant
    (compiled once, not per row); the rules' ``subject`` / ``detail`` expressions likewise.
-3. items: a rule's facts grouped per run and frame (breaks: per site) and subject; items with fewer
+3. items: a rule's facts grouped per run and frame (breaks: per site; cache lookups: per reason) and subject; items with fewer
    than ``min_events`` facts are dropped; the evidence template is filled in.
 
 Per frame: its compiles and their compile time (``compilation_metrics``), the dynamo config in force
@@ -58,10 +58,14 @@ fl AS (
          frame_file || ':' || frame_line AS location, left(message_line(coalesce(exc_message, fail_reason, '')), 200) AS detail0,
          1::BIGINT AS n
   FROM failures WHERE NOT coalesce(is_restart, false) AND run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, p_since)),
+ce AS (
+  SELECT 'cache_events' AS facts, run_id, rank, compile_id, ts, outcome, cache AS subject0, coalesce(reason, '') AS text,
+         nullif(left(trim(split_part(reason, chr(10), 1)), 200), '') AS detail0, 1::BIGINT AS n
+  FROM cache_events WHERE {CACHE_FILTER} AND run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, p_since)),
 facts AS (
   SELECT row_number() OVER () AS fid, f.* REPLACE (coalesce(f.co_name, fr.co_name) AS co_name, coalesce(f.ffile, fr.ffile) AS ffile,
          coalesce(f.fline, fr.fline) AS fline), regexp_extract(f.compile_id, '(\d+)/\d+$', 1) AS frame_no
-  FROM (SELECT * FROM rc UNION ALL BY NAME SELECT * FROM gb UNION ALL BY NAME SELECT * FROM fl) f
+  FROM (SELECT * FROM rc UNION ALL BY NAME SELECT * FROM gb UNION ALL BY NAME SELECT * FROM fl UNION ALL BY NAME SELECT * FROM ce) f
   LEFT JOIN fr ON fr.run_id = f.run_id AND fr.rank IS NOT DISTINCT FROM f.rank
        AND fr.frame_no = regexp_extract(f.compile_id, '(\d+)/\d+$', 1)),
 m AS (  -- each fact to the first rule that matches it (advice.toml's order), with its subject and detail
@@ -101,7 +105,8 @@ lim_c AS (
       AND exc_message LIKE '%currently set to %')
   GROUP BY ALL),
 lim AS (SELECT run_id, max(text_limit) AS text_limit FROM lim_c GROUP BY run_id),
-keyed AS (SELECT *, CASE WHEN facts = 'graph_breaks' THEN coalesce(location, frame) ELSE frame END AS item_key FROM ms),
+keyed AS (SELECT *, CASE facts WHEN 'graph_breaks' THEN coalesce(location, frame) WHEN 'cache_events' THEN coalesce(detail, '')
+                        ELSE frame END AS item_key FROM ms),
 items AS (
   SELECT rule_id, any_value(rule_order) AS rule_order, run_id, item_key, subject,
          any_value(finding) AS finding, any_value(evidence_tpl) AS tpl, any_value(advice) AS advice,
