@@ -196,8 +196,8 @@ def ranks(run: str | None, warehouse: str, fmt: str, output: str | None, wide: b
 @click.option("--limit", default=20, show_default=True, help="Items to show, most costly first.")
 def advise(run: str | None, warehouse: str, fmt: str, output: str | None, limit: int) -> None:
     """What to do about one run: each finding of the advice table (docs/advice.md) that
-    matched its recompiles, graph breaks and failures, with the run's own evidence, the frames
-    it applies to, the cost at stake, and the fix.
+    matched its recompiles, graph breaks, failures and cache lookups, with the run's own
+    evidence, the frames it applies to, the cost at stake, and the fix.
 
     RUN is a run id, an id prefix or a run name; default: the newest run. --format markdown
     writes a document to paste into an issue; csv/json/... write the rows of `pt2logs query advice`.
