@@ -50,6 +50,7 @@ def own_wh(own_run: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
     return wh
 
 
+@pytest.mark.slow  # a real torch.compile workload (once per session, ~15 s)
 def test_the_stderr_capture_alone_gives_the_same_advice(own_run, own_wh, tmp_path):
     """TORCH_LOGS text without the trace: the same findings, from the text readers' rows."""
     wh = str(tmp_path / "wh")
@@ -72,6 +73,7 @@ def fixtures_wh(tmp_path_factory: pytest.TempPathFactory) -> str:
     return wh
 
 
+@pytest.mark.slow  # a real torch.compile workload (once per session, ~15 s)
 def test_shape_storm(own_wh, sample_wh, fixtures_wh):
     own = items(own_wh)
     (s,) = of(own, "shape_storm")
@@ -85,6 +87,7 @@ def test_shape_storm(own_wh, sample_wh, fixtures_wh):
     assert "`x dim 0`: 2, 3, 4 … 16, 15 values" in s["evidence"] and s["compile_s"] > 0
 
 
+@pytest.mark.slow  # a real torch.compile workload (once per session, ~15 s)
 def test_python_value(own_wh, sample_wh, fixtures_wh):
     (p,) = of(items(own_wh), "python_value")
     assert p["evidence"].startswith("`off` was 3") and "`return x + off`" in p["evidence"]
@@ -96,6 +99,7 @@ def test_python_value(own_wh, sample_wh, fixtures_wh):
     assert not of(items(sample_wh, "compile_failure"), "python_value")
 
 
+@pytest.mark.slow  # a real torch.compile workload (once per session, ~15 s)
 def test_recompile_limit(own_wh, sample_wh, fixtures_wh):
     (lim,) = of(items(own_wh), "recompile_limit")
     assert "storm (" in lim["frames"] and "recompile limit (4)" in lim["evidence"]  # from dynamo_config
@@ -111,6 +115,7 @@ def test_recompile_limit(own_wh, sample_wh, fixtures_wh):
         assert not of(items(sample_wh, run), "recompile_limit"), run
 
 
+@pytest.mark.slow  # a real torch.compile workload (once per session, ~15 s)
 def test_data_dependent_branch(own_wh, sample_wh, fixtures_wh):
     (b,) = of(items(own_wh), "data_dependent_branch")
     assert b["evidence"] == "at advice_workload.py:43: `if x.sum() > 0:`" and b["breaks"] == 1
@@ -119,6 +124,7 @@ def test_data_dependent_branch(own_wh, sample_wh, fixtures_wh):
     assert not of(items(own_wh), "data_dependent_branch", "explicit")
 
 
+@pytest.mark.slow  # a real torch.compile workload (once per session, ~15 s)
 def test_print_or_logging_in_graph(own_wh, sample_wh):
     own = of(items(own_wh), "print_in_graph")
     assert {r["frames"].split(" (")[0] for r in own} == {"printing", "logs"}
@@ -128,6 +134,7 @@ def test_print_or_logging_in_graph(own_wh, sample_wh):
     assert not of(items(sample_wh, "ddp"), "print_in_graph")  # DDP's own Logger is not logging
 
 
+@pytest.mark.slow  # a real torch.compile workload (once per session, ~15 s)
 def test_data_dependent_output(own_wh, fixtures_wh):
     (i,) = of(items(own_wh), "data_dependent_output")
     assert i["evidence"] == "`Tensor.item()` at advice_workload.py:29"
@@ -136,6 +143,7 @@ def test_data_dependent_output(own_wh, fixtures_wh):
     assert not of(items(own_wh), "data_dependent_output", "branch")
 
 
+@pytest.mark.slow  # a real torch.compile workload (once per session, ~15 s)
 def test_skipped_function(own_wh, sample_wh):
     (s,) = of(items(sample_wh, "graph_breaks"), "skipped_function")
     assert s["evidence"] == "`sys.getrefcount` (sys) called at generate.py:165" and s["breaks"] == 2
@@ -145,6 +153,7 @@ def test_skipped_function(own_wh, sample_wh):
     assert not of(items(own_wh), "skipped_function", "on_purpose")  # torch.compiler.disable: a break on purpose
 
 
+@pytest.mark.slow  # a real torch.compile workload (once per session, ~15 s)
 def test_backend_failed(own_wh, sample_wh):
     (f,) = of(items(sample_wh, "compile_failure"), "backend_failed")
     assert "in compile 0/0 of `f (" in f["evidence"] and "synthetic backend failure" in f["evidence"]
@@ -154,6 +163,7 @@ def test_backend_failed(own_wh, sample_wh):
     assert not of(items(sample_wh, "recompiles"), "backend_failed")  # the limit's failure is not one
 
 
+@pytest.mark.slow  # a real torch.compile workload (once per session, ~15 s)
 def test_dtype_requires_grad_and_identity(own_wh, sample_wh, fixtures_wh):
     (d,) = of(items(own_wh), "dtype_change")
     assert d["evidence"].startswith("`x.dtype` took Float, Double")
@@ -180,6 +190,7 @@ def test_cache_bypass(fixtures_wh, sample_wh):
         assert not of(items(sample_wh, run), "cache_bypass"), run
 
 
+@pytest.mark.slow  # a real torch.compile workload (once per session, ~15 s)
 def test_every_fact_has_at_most_one_item(own_wh):
     con = pt2logs.connect(own_wh)
     total, refused = con.execute("SELECT count(*), count(*) FILTER (WHERE is_limit_hit) FROM recompiles").fetchone()
