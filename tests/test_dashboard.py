@@ -210,7 +210,8 @@ def test_empty_sections_say_why_instead_of_vanishing(fleet):
     p = D.build(con, since=SINCE, until=UNTIL, tag="model=mlp")  # train_step runs: no breaks, no failures
     page = D.render_html(p, bundle="")
     empty = {c.key: c.empty for c in p.cards if c.spec is None}
-    assert set(empty) == {"graph_breaks", "failures", "run_outcomes_all"}  # and none of them ended badly
+    assert set(empty) == {"graph_breaks", "failures", "run_outcomes_all", "advice"}  # train_step: none ended badly; one recompile, then dynamic
+    assert empty["advice"].startswith("No run of the last 7 days matched a finding of the advice table")
     mlp = sum(r.scenario == "train_step" for r in fleet[1])
     assert empty["graph_breaks"].startswith("No graph breaks in the selected runs") and f"(Checked {mlp} runs.)" in empty["graph_breaks"]
     for c in p.cards:
@@ -310,14 +311,14 @@ def test_cli_writes_the_page_and_images(sample_wh, tmp_path):
     res = CliRunner().invoke(dashboard_cmd, ["-w", sample_wh, "--since", "2026-11-01", "--until", "2026-11-23",
                                              "-o", str(out), "--png", str(png), "--svg", str(svg)])
     assert res.exit_code == 0, res.output
-    assert f"wrote {out}" in res.output and "7 charts" in res.output and "5 runs" in res.output
+    assert f"wrote {out}" in res.output and "8 charts" in res.output and "5 runs" in res.output
     assert out.read_text().startswith("<!DOCTYPE html>")
     pngs, svgs = sorted(png.glob("*.png")), sorted(svg.glob("*.svg"))
-    assert len(pngs) == len(svgs) == 7
+    assert len(pngs) == len(svgs) == 8
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000 for p in pngs)
     assert all("<svg" in p.read_text()[:300] and "<text" in p.read_text() for p in svgs)
     assert {p.stem for p in pngs} == {f"weekly-{k}" for k in ("compile_time", "recompiles", "graph_breaks", "kernels",
-                                                              "caches", "failures", "slowest_frames")}
+                                                              "caches", "failures", "slowest_frames", "advice")}
 
 
 def test_cli_errors(sample_wh, tmp_path):

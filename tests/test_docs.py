@@ -53,7 +53,7 @@ def test_the_cli_has_every_command_the_issues_ask_for():
     from pt2logs.cli import main
 
     assert set(main.list_commands(click.Context(main))) == {
-        "ingest", "run", "summary", "query", "queries", "diff", "ranks", "dashboard", "export", "compact", "tables",
+        "ingest", "run", "summary", "advise", "query", "queries", "diff", "ranks", "dashboard", "export", "compact", "tables",
         "formats"}
 
 
@@ -64,3 +64,9 @@ def test_recompile_causes_doc_matches_the_taxonomy():
     assert set(EXAMPLES) == set(CAUSES)
     assert all(classify_guard(EXAMPLES[c])[0] == c for c in CAUSES)
     assert (ROOT / "docs" / "recompile_causes.md").read_text() == causes_markdown(), "run: python -m pt2logs.docgen"
+
+
+def test_advice_doc_matches_the_table():
+    from pt2logs.docgen import advice_markdown
+
+    assert (ROOT / "docs" / "advice.md").read_text() == advice_markdown(), "run: python -m pt2logs.docgen"

@@ -322,6 +322,27 @@ def check_dash_run_rank_ends(rows, e):
     assert {r["part"] for r in rows} == {"logging (first to last trace event)", "silent until the run ended"}
 
 
+def check_advice(rows, e):
+    from pt2logs.advice import load_rules
+
+    assert {r["id"] for r in rows} <= {r.id for r in load_rules()}
+    assert all(r["evidence"] and r["advice"] and r["compile_s"] >= 0 for r in rows)
+    # each break and failure goes to one item at most
+    assert sum(r["breaks"] for r in rows) <= e["graph_breaks"]
+    backend = sum(1 for m in e["metrics"] if m.get("fail_type") == "BackendCompilerFailed")
+    assert sum(r["failures"] for r in rows) == backend == 1
+    # the samples' two static size recompiles of one frame are the one shape storm
+    assert [r["recompiles"] for r in rows if r["id"] == "shape_storm"] == [2]
+    assert sum(r["compile_s"] for r in rows) <= total_compile(e) + 0.01
+
+
+def check_dash_advice(rows, e):
+    if rows:  # the samples are from the last 7 days
+        assert all(r["runs"] >= 1 and r["some_runs"] for r in rows)
+        assert rows == sorted(rows, key=lambda r: -r["compile_s"])
+        assert sum(r["compile_s"] for r in rows) <= total_compile(e) + 0.01
+
+
 CHECKS = {name[len("check_"):]: fn for name, fn in globals().items() if name.startswith("check_")}
 for _q in ("spyre_transfer_volume", "spyre_padding_waste", "spyre_repeated_copies", "spyre_failure_reports"):
     CHECKS[_q] = check_spyre

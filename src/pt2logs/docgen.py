@@ -1,4 +1,5 @@
-"""Generate docs/tables.md and docs/queries.md from the declarations (tests keep them in sync).
+"""Generate docs/tables.md, docs/queries.md, docs/recompile_causes.md and docs/advice.md from the
+declarations (tests keep them in sync).
 
     python -m pt2logs.docgen            # rewrite docs/tables.md and docs/queries.md
 """
@@ -81,12 +82,39 @@ def causes_markdown() -> str:
     return "\n".join(out) + "\n"
 
 
+def advice_markdown() -> str:
+    """docs/advice.md: the advice table, rule by rule (from src/pt2logs/advice.toml)."""
+    from pt2logs.advice import load_rules
+
+    out = ["# Advice", "",
+           "Generated from `src/pt2logs/advice.toml` by `python -m pt2logs.docgen`; a test fails when this file and",
+           "the table disagree. Each rule is matched in SQL against a run's recompiles, graph breaks, failed",
+           "compiles and cache lookups (the `advice_items()` macro of `pt2logs.advice`); a fact goes to the first",
+           "rule that matches it, in the order below. Each item carries the run's own evidence, the frames it",
+           "applies to and the cost at stake: the compile seconds of the compiles involved (`frame`: every compile",
+           "of the frame), the recompiles, breaks and failed compiles.", "",
+           "    pt2logs advise RUN [--format markdown]     # one run, most costly first",
+           "    pt2logs query advice --since 7d             # every run",
+           "    pt2logs summary RUN                         # the top five, in the \"Advice\" section", "",
+           "The weekly dashboard's card \"Advice costing the most compile time this week\" is `pt2logs query dash_advice`.", "",
+           "| rule | finding | matches | evidence | cost |", "|---|---|---|---|---|"]
+    rules = load_rules()
+    for r in rules:
+        cells = [f"`{r.id}`", r.finding, r.matches_text(), r.evidence, r.cost]
+        out.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
+    out += ["", "## What to do", ""]
+    for r in rules:
+        out += [f"### `{r.id}`: {r.finding}", "", r.advice, ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
 def main() -> None:
     docs = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "docs"
     (docs / "tables.md").write_text(tables_markdown())
     (docs / "queries.md").write_text(queries_markdown())
     (docs / "recompile_causes.md").write_text(causes_markdown())
-    print(f"wrote tables.md, queries.md and recompile_causes.md in {docs}")
+    (docs / "advice.md").write_text(advice_markdown())
+    print(f"wrote tables.md, queries.md, recompile_causes.md and advice.md in {docs}")
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ def resolve_run(con: duckdb.DuckDBPyConnection, ref: str | None) -> Run:
 
 SUMMARY_SECTIONS = [
     # (key, title, query, extra params)
+    ("advice", "Advice, most costly first", "advice", {"limit": 5}),
     ("phases", "Compile time by phase", "compile_time_by_phase", {}),
     ("functions", "Compile time by function", "compile_time_by_function", {"limit": 10}),
     ("recompiles", "Recompiles", "recompile_list", {}),
@@ -90,6 +91,12 @@ def summary(con: duckdb.DuckDBPyConnection, ref: str | None = None) -> Summary:
             continue
         s.sections.append((key, title, t))
     return s
+
+
+def advise(con: duckdb.DuckDBPyConnection, ref: str | None = None, limit: int = 50) -> tuple[Run, list[dict[str, Any]]]:
+    """The advice items of one run (the named query ``advice``), most costly first."""
+    run = resolve_run(con, ref)
+    return run, run_named(con, "advice", {"run_id": run.run_id, "limit": limit}).to_pylist()
 
 
 # ---------------------------------------------------------------------------- diff

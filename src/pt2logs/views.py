@@ -15,6 +15,7 @@ from typing import Any
 
 import duckdb
 
+from pt2logs.advice import advice_macros
 from pt2logs.outcome_rules import OUTCOME_MACROS
 from pt2logs.vllm_rules import VLLM_MACROS
 from pt2logs.readers import source_ranks
@@ -226,6 +227,8 @@ MACROS = [
     *OUTCOME_MACROS,
     # vllm_cold_starts(run, since, until, tag): a vLLM run's cold start in parts (pt2logs.vllm_rules)
     *VLLM_MACROS,
+    # advice_rules() / advice_items(run, since, until, tag): advice.toml matched against the facts (pt2logs.advice)
+    *advice_macros(),
 ]
 
 

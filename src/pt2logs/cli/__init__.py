@@ -5,7 +5,7 @@ This package is the only code that writes to the terminal; the core never import
     __init__.py    the ``main`` group (the console script) and the command order
     options.py     shared options: warehouse, run filters, tags, output format
     ingest.py      ingest, run
-    read.py        queries, query, summary, diff, ranks
+    read.py        queries, query, summary, advise, diff, ranks
     dashboard.py   dashboard
     export.py      export perfetto
     admin.py       compact, formats, tables
@@ -26,7 +26,7 @@ from pt2logs.cli import admin, dashboard, export, ingest, read
 from pt2logs.redact import redact
 from pt2logs.version import __version__
 
-ORDER = ["ingest", "run", "summary", "query", "queries", "diff", "ranks", "dashboard", "export", "compact", "tables", "formats"]
+ORDER = ["ingest", "run", "summary", "advise", "query", "queries", "diff", "ranks", "dashboard", "export", "compact", "tables", "formats"]
 
 
 class Group(click.Group):
@@ -68,13 +68,14 @@ def main() -> None:
     Start here:
       pt2logs ingest ./traces                 # TORCH_TRACE dirs, stderr captures, ... → ./pt2logs_warehouse
       pt2logs summary                         # what happened in the latest run
+      pt2logs advise                          # what to do about it, with the run's evidence
       pt2logs queries                         # the named questions you can ask
       pt2logs query top_recompile_causes      # ask one
       pt2logs query "SELECT cause, count(*) FROM recompiles GROUP BY 1"
     """
 
 
-for _cmd in (ingest.ingest, ingest.run, read.summary, read.query, read.queries, read.diff, read.ranks,
+for _cmd in (ingest.ingest, ingest.run, read.summary, read.advise, read.query, read.queries, read.diff, read.ranks,
              dashboard.dashboard, export.export, admin.compact, admin.tables, admin.formats):
     main.add_command(_cmd)
 del _cmd

@@ -28,7 +28,7 @@ GAP = 2
 MIN_TEXT = 12
 #: columns whose text wraps onto more lines instead of being elided: guard and failure reasons,
 #: where the end of the text (``expected 8, actual 16``) is the point, and lists of what differs
-WRAP = frozenset({"reason", "differs_in"})
+WRAP = frozenset({"reason", "differs_in", "evidence"})
 MIN_WRAP = 20
 
 

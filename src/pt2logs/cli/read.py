@@ -1,4 +1,4 @@
-"""The commands that read the warehouse: queries, query, summary, diff, ranks."""
+"""The commands that read the warehouse: queries, query, summary, advise, diff, ranks."""
 
 from __future__ import annotations
 
@@ -186,3 +186,55 @@ def ranks(run: str | None, warehouse: str, fmt: str, output: str | None, wide: b
         print_ranks_header(r, table.to_pylist(), outcome)
         table = table.drop_columns(["run"])
     write_rows(table, fmt, output, wide)
+
+
+@click.command()
+@click.argument("run", required=False)
+@warehouse_option
+@format_option()
+@output_option
+@click.option("--limit", default=20, show_default=True, help="Items to show, most costly first.")
+def advise(run: str | None, warehouse: str, fmt: str, output: str | None, limit: int) -> None:
+    """What to do about one run: each finding of the advice table (docs/advice.md) that
+    matched its recompiles, graph breaks, failures and cache lookups, with the run's own
+    evidence, the frames it applies to, the cost at stake, and the fix.
+
+    RUN is a run id, an id prefix or a run name; default: the newest run. --format markdown
+    writes a document to paste into an issue; csv/json/... write the rows of `pt2logs query advice`.
+
+    \b
+    Examples:
+      pt2logs advise
+      pt2logs advise recompiles --format markdown -o advice.md
+      pt2logs advise 3f2a --format json
+    """
+    import pyarrow as pa
+
+    from pt2logs.cli.render import advice_markdown, print_advice
+    from pt2logs.queries import QueryError
+    from pt2logs.report import advise as build
+
+    con = connect_warehouse(warehouse)
+    try:
+        r, rows = build(con, run, limit)
+    except QueryError as e:
+        raise query_error(e) from None
+    if fmt == "table" and not output:
+        print_advice(r, rows)
+    elif fmt == "markdown":
+        text = advice_markdown(r, rows)
+        if output:
+            with open(output, "w") as f:
+                f.write(text)
+            click.echo(f"wrote {len(rows)} advice items to {output}", err=True)
+        else:
+            click.echo(text, nl=False)
+    else:
+        write_rows(pa.Table.from_pylist(rows) if rows else run_empty(con), fmt, output)
+
+
+def run_empty(con: Any) -> Any:
+    """The advice query's columns, no rows (a format that writes a schema needs them)."""
+    from pt2logs.queries import run_named
+
+    return run_named(con, "advice", {"run_id": "\x00no run", "limit": 0})

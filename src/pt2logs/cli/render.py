@@ -10,6 +10,7 @@ anything), which rich would read as markup: every value from the data goes to ri
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
 import click
@@ -108,6 +109,7 @@ def print_ingest_result(res: IngestResult, as_json: bool = False) -> None:
 
 SUMMARY_COLUMNS: dict[str, list[str]] = {
     "spyre_failures": ["category", "exc_type", "reason", "reports", "kernels", "raised_at", "device_seen"],
+    "advice": ["id", "evidence", "compile_s", "recompiles", "breaks"],
     "phases": ["rank", "phase", "seconds", "pct"],
     "functions": ["function", "location", "compiles", "compile_s"],
     "recompiles": ["rank", "compile_id", "function", "cause", "guarded_on", "reason"],
@@ -123,6 +125,7 @@ SUMMARY_COLUMNS: dict[str, list[str]] = {
     "vllm_ranges": ["rank", "process", "how", "compile_range", "seconds"],
 }
 EMPTY_NOTE = {
+    "advice": "nothing in the advice table (docs/advice.md) matched this run",
     "recompiles": "no recompiles",
     "graph_breaks": "no graph breaks",
     "kernels": "no generated kernels (no output code in these logs)",
@@ -209,6 +212,8 @@ def print_summary(s: Any, fmt: str = "table", max_rows: int = 10, wide: bool = F
         if ranks > 1 and "rank" not in table.column_names and key not in ("errors", "ranks"):
             title += f", all {ranks} ranks added up"
         c.table(rows[:max_rows], cols, title=f"{title} ({len(rows)})" if len(rows) > max_rows else title)
+        if key == "advice":
+            c.print(f"  what to do about each: pt2logs advise {escape(s.run.run_id)}")
         if len(rows) > max_rows:
             c.print(f"  … {len(rows) - max_rows} more: pt2logs query {_query_of(key)} -p run_id {escape(s.run.run_id)}")
     if not wide:
@@ -306,3 +311,66 @@ def print_diff(d: Any, fmt: str = "table", max_rows: int = 10, wide: bool = Fals
         c.table(changed[:max_rows], keycols + ["a", "b", "delta", "pct", "status"], title=title)
         if len(changed) > max_rows:
             c.print(f"  … {len(changed) - max_rows} more (--format json for all)")
+
+
+# ---------------------------------------------------------------------------- advice
+
+
+def _cost(r: dict[str, Any]) -> str:
+    parts = [f"{r['compile_s']:.2f} s of compile time"]
+    for k, word in (("recompiles", "recompile"), ("breaks", "graph break"), ("failures", "failed compile")):
+        if r.get(k):
+            parts.append(f"{r[k]} {word}{'s' if r[k] != 1 else ''}")
+    return ", ".join(parts)
+
+
+_CODE_SPAN = re.compile(r"(`[^`\n]*`)")
+
+
+def md_text(s: str) -> str:
+    """Log text in Markdown prose: one line; outside code spans ``&``, ``<``, ``*``, ``_``, ``[`` and ``\\``
+    escaped (no HTML, emphasis or link can start); code spans are shown as written (GitHub renders
+    nothing inside them)."""
+    parts = _CODE_SPAN.split(s.replace("\r", " ").replace("\n", " "))
+    esc = str.maketrans({"&": "&amp;", "<": "&lt;", "*": "\\*", "_": "\\_", "[": "\\[", "\\": "\\\\"})
+    return "".join(p if i % 2 else p.translate(esc) for i, p in enumerate(parts))
+
+
+def _md_code(s: str) -> str:
+    return f"`` {s} ``" if "`" in s else f"`{s}`"
+
+
+def advice_markdown(run: Any, rows: list[dict[str, Any]]) -> str:
+    """``pt2logs advise --format markdown``: one section per item, to paste into an issue or a PR."""
+    out = [f"# Advice for {md_text(run.name)} (run {md_text(run.run_id)})", ""]
+    if not rows:
+        out.append("Nothing in the advice table (docs/advice.md) matched this run.")
+    for i, r in enumerate(rows, 1):
+        frames = "; ".join(_md_code(f) for f in (r["frames"] or "?").split("; "))
+        out += [f"## {i}. {md_text(r['finding'])}", "",
+                f"- **Evidence:** {md_text(r['evidence'])}",
+                f"- **Frames:** {frames}",
+                f"- **At stake:** {_cost(r)}",
+                f"- **What to do:** {r['advice']}", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def print_advice(run: Any, rows: list[dict[str, Any]]) -> None:
+    """``pt2logs advise``: each item as a block, most costly first."""
+    from rich.console import Console
+    from rich.text import Text
+
+    from pt2logs.cli.layout import terminal_width
+
+    c = Console(width=terminal_width(), highlight=False, emoji=False)
+    c.print(Text(f"{run.name} ({run.run_id}): {len(rows)} advice item{'s' if len(rows) != 1 else ''}", style="bold"))
+    if not rows:
+        c.print("nothing in the advice table (docs/advice.md) matched this run")
+    for i, r in enumerate(rows, 1):
+        c.print()
+        c.print(Text(f"{i}. {r['finding']}  [{r['id']}]", style="bold"))
+        for label, value in (("evidence", r["evidence"]), ("frames", r["frames"] or "?"), ("at stake", _cost(r)),
+                             ("do", r["advice"])):
+            line = Text(f"  {label:<9} ")
+            line.append(value)
+            c.print(line)
