@@ -19,7 +19,7 @@ METRICS = "compilation_metrics"
 def scan_samples() -> dict:
     """Independent numbers from the sample traces."""
     e: dict = {"metrics": [], "recompiles": 0, "graph_breaks": 0, "kernels": 0, "cache": Counter(), "runs": 0,
-               "size_mismatches": 0}
+               "size_mismatches": 0, "cache_by_run": Counter()}
     for scen in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
         e["runs"] += 1
         for f in sorted((scen / "trace").glob("*.log*")):
@@ -40,6 +40,7 @@ def scan_samples() -> dict:
                 elif art and ("_cache_hit" in art or "_cache_miss" in art or "_cache_bypass" in art):
                     cache = "fx_graph" if art.startswith("fx_graph") else "aotautograd"
                     e["cache"][(cache, art.rsplit("_", 1)[1])] += 1
+                    e["cache_by_run"][(scen.name, art.rsplit("_", 1)[1])] += 1
     return e
 
 
@@ -294,6 +295,36 @@ def check_rank_last_events(rows, e):
             counts[(scen.name, rank)] = sum(1 for _ in raw_records(f))
     assert {(r["run"], r["rank"]): r["events"] for r in rows} == counts
     assert all(r["last_event"] and r["file"].startswith("trace/") and r["line_no"] >= 1 for r in rows)
+
+
+def check_cache_misses(rows, e):
+    # one row per lookup that did not hit, each with a reason; the sample runs are untagged and
+    # different programs, so a base is only found where two runs compiled the same function
+    runs = {r for r, _ in e["cache_by_run"]}
+    for run in runs:
+        assert sum(1 for r in rows if r["run"] == run) == e["cache_by_run"][(run, "miss")] + e["cache_by_run"][(run, "bypass")]
+    cold = [r for r in rows if r["base_run"] is None]
+    assert cold and all(r["why"] == "no earlier run made this lookup: a cold start" for r in cold)
+    for r in rows:
+        if r["base_run"] is not None and r["key"] != r["base_key"] and r["components"]:
+            assert r["why"] == f"key differs in {r['differs']}: {r['components']}"
+
+
+def check_cache_key_diff(rows, e):
+    kinds = {"graph", "inputs", "config", "torch_version", "device", "settings", "custom_passes", "other"}
+    assert all(r["kind"] in kinds and r["component"] and r["base_run"] for r in rows)
+    # a component listed differs: in its value, or it is on one side only, or its value was cut at 1,024 characters
+    assert all(r["value"] != r["base_value"] or len(r["value"] or "") > 1024 for r in rows)
+
+
+def check_cache_cold_warm(rows, e):
+    assert len(rows) == e["runs"]
+    for r in rows:
+        hits, misses = e["cache_by_run"][(r["run"], "hit")], e["cache_by_run"][(r["run"], "miss")]
+        assert (r["hits"], r["misses"]) == (hits, misses)
+        assert r["state"] == ("no cache lookups" if not hits + misses else "cold" if not hits else
+                              "warm" if not misses and not r["bypasses"] else "partly warm")
+        assert r["compile_s"] == pytest.approx(round(total_compile(e, r["run"]), 3), abs=2e-3)
 
 
 def check_dash_run_outcomes(rows, e):

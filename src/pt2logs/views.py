@@ -15,6 +15,7 @@ from typing import Any
 
 import duckdb
 
+from pt2logs.cache_rules import CACHE_MACROS
 from pt2logs.outcome_rules import OUTCOME_MACROS
 from pt2logs.readers import source_ranks
 from pt2logs.recovery import gc_grace_s
@@ -223,6 +224,8 @@ MACROS = [
          WHERE kind = 'compilation_metrics'""",
     # rank_outcomes(run, since, until, tag): how each rank of the selected runs ended (pt2logs.outcome_rules)
     *OUTCOME_MACROS,
+    # cache_lookups(), cache_pairs(...), cache_component_diffs(...): why a cache missed (pt2logs.cache_rules)
+    *CACHE_MACROS,
 ]
 
 

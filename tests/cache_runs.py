@@ -1,0 +1,59 @@
+"""Real torch 2.13 CPU runs that exercise the inductor caches, for the cache-miss tests.
+
+``generate(dest)`` runs the workload three times into ``dest/<run>/`` (TORCH_TRACE) with one
+TORCHINDUCTOR_CACHE_DIR kept between them:
+
+* ``cold``: an empty cache, every lookup misses;
+* ``warm``: the same program again, every lookup hits;
+* ``config``: ``torch._inductor.config.fallback_random = True`` (a component of the FX graph key):
+  every lookup misses, and the key differs from ``warm``'s in ``inductor_config[fallback_random]`` only.
+
+The same file is the workload: ``python cache_runs.py --worker`` (one forward+backward graph, so the
+FX graph cache is looked up twice in one compile, and an AOTAutograd lookup).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+RUNS = ("cold", "warm", "config")
+
+
+def worker() -> None:
+    import torch
+
+    if os.environ.get("CACHE_RUNS_CONFIG"):
+        torch._inductor.config.fallback_random = True
+
+    def f(x, w):
+        return torch.relu(x * w) + 1
+
+    cf = torch.compile(f)
+    cf(torch.randn(8), torch.randn(8, requires_grad=True)).sum().backward()
+
+
+def generate(dest: Path) -> dict[str, float]:
+    """Run the three runs in order; returns each one's wall time (s)."""
+    cache = dest / "inductor_cache"
+    times = {}
+    for run in RUNS:
+        env = {**os.environ, "TORCH_TRACE": str(dest / run), "TORCHINDUCTOR_CACHE_DIR": str(cache),
+               "TORCHINDUCTOR_COMPILE_THREADS": "1"}
+        env.pop("TORCH_LOGS", None)
+        if run == "config":
+            env["CACHE_RUNS_CONFIG"] = "1"
+        t0 = time.monotonic()
+        subprocess.run([sys.executable, __file__, "--worker"], env=env, check=True, timeout=300)
+        times[run] = time.monotonic() - t0
+    return times
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--worker"]:
+        worker()
+    else:
+        print(generate(Path(sys.argv[1])))
