@@ -53,7 +53,7 @@ def test_the_cli_has_every_command_the_issues_ask_for():
     from pt2logs.cli import main
 
     assert set(main.list_commands(click.Context(main))) == {
-        "ingest", "run", "summary", "query", "queries", "diff", "ranks", "dashboard", "compact", "tables", "formats"}
+        "ingest", "run", "summary", "query", "queries", "diff", "ranks", "bundle", "dashboard", "compact", "tables", "formats"}
 
 
 def test_recompile_causes_doc_matches_the_taxonomy():

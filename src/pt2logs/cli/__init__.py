@@ -6,6 +6,7 @@ This package is the only code that writes to the terminal; the core never import
     options.py     shared options: warehouse, run filters, tags, output format
     ingest.py      ingest, run
     read.py        queries, query, summary, diff, ranks
+    bugreport.py   bundle (a bug report: Markdown or .zip)
     dashboard.py   dashboard
     admin.py       compact, formats, tables
     render.py      rich terminal output: progress bar, summary and diff reports
@@ -21,11 +22,11 @@ import os
 
 import click
 
-from pt2logs.cli import admin, dashboard, ingest, read
+from pt2logs.cli import admin, bugreport, dashboard, ingest, read
 from pt2logs.redact import redact
 from pt2logs.version import __version__
 
-ORDER = ["ingest", "run", "summary", "query", "queries", "diff", "ranks", "dashboard", "compact", "tables", "formats"]
+ORDER = ["ingest", "run", "summary", "query", "queries", "diff", "ranks", "bundle", "dashboard", "compact", "tables", "formats"]
 
 
 class Group(click.Group):
@@ -74,6 +75,6 @@ def main() -> None:
 
 
 for _cmd in (ingest.ingest, ingest.run, read.summary, read.query, read.queries, read.diff, read.ranks,
-             dashboard.dashboard, admin.compact, admin.tables, admin.formats):
+             bugreport.bundle, dashboard.dashboard, admin.compact, admin.tables, admin.formats):
     main.add_command(_cmd)
 del _cmd

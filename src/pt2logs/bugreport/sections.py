@@ -1,0 +1,241 @@
+"""The sections of a bug report, in order: each a function from the facts to Markdown (or None when
+it has nothing to say). :data:`SECTIONS` is the one list; a new section (e.g. the advice table's
+items for this run) is one function added there.
+
+Every value that comes from a log is redacted (``ctx.r``) and then put in a code span or a fenced
+block (:mod:`pt2logs.bugreport.markdown`), never in running text.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pt2logs.bugreport import markdown as md
+from pt2logs.bugreport.facts import FORMAT_SWITCHES, Facts
+
+
+@dataclass
+class Ctx:
+    facts: Facts
+    r: Callable[[str], str]  # the redactor (identity with --no-redact)
+    scale: float = 1.0  # excerpt sizes, lowered when the report is too long for an issue
+    files: dict[str, str] = field(default_factory=dict)  # excerpts in full, for the .zip
+
+    def excerpt(self, name: str, title: str, text: str, info: str = "", lines: int = 80, chars: int = 6000,
+                open_: bool = False) -> str:
+        """A folded excerpt of ``text`` (redacted); the whole of it goes to the zip as ``excerpts/<name>``."""
+        text = self.r(text)
+        self.files[f"excerpts/{name}"] = text
+        shown, left = md.cut(text, max(5, int(lines * self.scale)), max(500, int(chars * self.scale)))
+        note = f"\n_{left} more lines in `excerpts/{name}` of the .zip bundle._\n" if left else ""
+        return md.details(title, md.fence(shown, info) + note, open_=open_)
+
+
+def _cid(ctx: Ctx) -> str | None:
+    return (ctx.facts.compile or {}).get("compile_id")
+
+
+def title(ctx: Ctx) -> str:
+    c = ctx.facts.compile or {}
+    what = c.get("exc_type") if c.get("failed") else "torch.compile"
+    where = f" in {md.code(ctx.r(c['function']))}" if c.get("function") else ""
+    head = f"# {md.text(what or 'torch.compile')} report{where}\n\n"
+    run = ctx.facts.run
+    lines = [f"Run {md.code(ctx.r(run['run']))} ({md.code(run['run_id'])})"]
+    if c:
+        lines.append(f"compile {md.code(c['compile_id'] or '?')}" + (f", rank {c['rank']}" if c.get("rank") is not None else ""))
+        if c.get("failure_key"):
+            lines.append(f"failure {md.code(ctx.r(c['failure_key']))}")
+    return head + "; ".join(lines) + ".\n"
+
+
+def environment(ctx: Ctx) -> str:
+    f = ctx.facts
+    run, rec = f.run, f.record
+    c = f.compile or {}
+    rows = [("torch", run.get("torch")), ("Python", run.get("python")),
+            ("CUDA", run.get("cuda_version") or c.get("cuda_version")),
+            ("Triton", run.get("triton_version") or c.get("triton_version")),
+            ("platform", rec.get("platform")), ("host", run.get("host")), ("git commit", run.get("git_commit")),
+            ("ranks", run.get("n_ranks")), ("pt2logs", run.get("pt2logs_version"))]
+    out = ["## Environment\n", "| | |", "|---|---|"]
+    out += [f"| {k} | {md.code(ctx.r(str(v)))} |" for k, v in rows if v not in (None, "")]
+    out.append("")
+    if run.get("command"):
+        out.append("Command (recorded by `pt2logs run`):\n")
+        out.append(md.fence(ctx.r(run["command"]), "sh"))
+    env = rec.get("env") if isinstance(rec.get("env"), dict) else None
+    if env:
+        out.append("Debug environment variables in force:\n")
+        out.append(md.fence("\n".join(f"{k}={ctx.r(str(v))}" for k, v in sorted(env.items())), "sh"))
+    else:
+        switches = [FORMAT_SWITCHES[x] for x in run.get("formats") or [] if x in FORMAT_SWITCHES]
+        if switches:
+            out.append("Debug switches, as the logs read show (no `pt2logs run` record of the environment): "
+                       + ", ".join(md.code(s) for s in switches) + ".\n")
+    if run.get("exit_code") is not None:
+        out.append(f"The command ended with exit code {md.code(str(run['exit_code']))}"
+                   + (f" ({md.code(run['exit_signal'])})" if run.get("exit_signal") else "") + ".\n")
+    return "\n".join(out)
+
+
+def failure(ctx: Ctx) -> str | None:
+    c = ctx.facts.compile
+    if not c or not c.get("failed"):
+        return None
+    out = [f"## The failing compile: {md.code(c['compile_id'] or '?')}\n"]
+    fn = c.get("function")
+    if fn:
+        loc = f"{c.get('function_file')}:{c.get('function_line')}" if c.get("function_file") else None
+        out.append(f"Function {md.code(ctx.r(fn))}" + (f" at {md.code(ctx.r(loc))}" if loc else "")
+                   + (f"; user frame {md.code(ctx.r(str(c['frame_file'])) + ':' + str(c['frame_line']))}" if c.get("frame_file") else "")
+                   + f"; logged at {md.code(ctx.r(str(c['file'])) + ':' + str(c['line_no']))}.\n")
+    msg = c.get("exc_message") or ""
+    out.append("Exception:\n")
+    shown, left = md.cut(ctx.r(f"{c.get('exc_type') or ''}: {msg}".strip(": ")), max(10, int(40 * ctx.scale)), 4000)
+    out.append(md.fence(shown + (f"\n… {left} more lines" if left else ""), "text"))
+    ctx.files[f"excerpts/{_slug(c['compile_id'])}_exception.txt"] = ctx.r(msg)
+    if c.get("stack"):
+        out.append(ctx.excerpt(f"{_slug(c['compile_id'])}_stack.txt", f"Stack ({len(c['stack'])} frames, outermost first)",
+                               "\n".join(c["stack"]), "text", lines=60))
+    tb = [a for a in ctx.facts.artifacts if a["what"] == "dynamo_error" and a.get("payload")]
+    if tb:
+        out.append(ctx.excerpt(f"{_slug(c['compile_id'])}_dynamo_error.txt", "Traceback (the trace's dynamo_error)",
+                               tb[-1]["payload"], "pytb", lines=120, chars=9000))
+    return "\n".join(out)
+
+
+_GRAPHS = [  # (what, title, fence info, lines, chars)
+    ("dynamo_output_graph", "Dynamo graph (dynamo_output_graph)", "python", 80, 6000),
+    ("aot_joint_graph", "AOT joint graph", "python", 60, 5000),
+    ("aot_forward_graph", "AOT forward graph", "python", 60, 5000),
+    ("aot_backward_graph", "AOT backward graph", "python", 60, 5000),
+    ("aot_inference_graph", "AOT inference graph", "python", 60, 5000),
+    ("inductor_post_grad_graph", "FX graph after inductor's post-grad passes", "python", 60, 5000),
+    ("fx_graph_runnable", "fx_graph_runnable (a script that reproduces the FX graph)", "python", 60, 5000),
+    ("inductor_output_code", "Output code (inductor_output_code)", "python", 120, 8000),
+]
+
+
+def graphs(ctx: Ctx) -> str | None:
+    by = {}
+    for a in ctx.facts.artifacts:
+        if a.get("payload"):
+            by[a["what"]] = a  # the last of each kind (a restarted compile logs again)
+    parts = []
+    for what, ttl, info, lines, chars in _GRAPHS:
+        a = by.get(what)
+        if a is not None:
+            where = f"{a['file']}:{a['line_no']}"
+            parts.append(ctx.excerpt(f"{_slug(_cid(ctx))}_{what}.txt", f"{ttl}, {ctx.r(where)}", a["payload"], info, lines, chars))
+    if not parts:
+        if ctx.facts.compile is None:
+            return None
+        return ("## Graphs and code\n\nThe logs of this run hold no graph or output code for this compile "
+                "(run with `TORCH_TRACE=/tmp/trace` to log them).\n")
+    return "## Graphs and code\n\n" + "\n".join(parts)
+
+
+def guard_failures(ctx: Ctx) -> str | None:
+    rows = ctx.facts.guards
+    if not rows:
+        return None
+    fn = (ctx.facts.compile or {}).get("function")
+    mine = [r for r in rows if fn and r.get("function") == fn] or rows
+    n = max(5, int(30 * ctx.scale))
+    shown = [{k: ctx.r(str(v)) if isinstance(v, str) else v for k, v in r.items()} for r in mine[:n]]
+    body = md.table(shown, ["compile_id", "after", "function", "cause", "guarded_on", "limit_hit", "reason"])
+    ctx.files["excerpts/guard_failures.txt"] = "\n".join(
+        f"{r['compile_id']} after {r['after']}: {r['function']}: {r['cause']}: {ctx.r(str(r['reason']))}" for r in mine)
+    more = f"\n_{len(mine) - n} more in `excerpts/guard_failures.txt`._\n" if len(mine) > n else ""
+    what = f"of {md.code(ctx.r(fn))}" if fn and mine is not rows else "of the run"
+    return f"## Guard failures (recompiles {what})\n\n" + md.details(f"{len(mine)} recompiles", body + more, open_=len(mine) <= 5)
+
+
+def spyre(ctx: Ctx) -> str | None:
+    f = ctx.facts
+    if not f.is_spyre:
+        return None
+    out = ["## Spyre\n"]
+    if f.spyre_log:
+        text = "\n".join(r["text"] for r in f.spyre_log)
+        first, last = f.spyre_log[0], f.spyre_log[-1]
+        out.append(ctx.excerpt("spyre_debug_log.txt", f"TORCH_SPYRE_DEBUG log: the last copies and launches "
+                               f"({ctx.r(first['file'])}:{first['line_no']}-{last['line_no']})", text, "text", 80, 8000))
+    else:
+        out.append("No TORCH_SPYRE_DEBUG transfer lines in this run's logs (run with `TORCH_SPYRE_DEBUG=1`).\n")
+    specs = [s for s in f.spyre_specs if s.get("launched")] or f.spyre_specs
+    for s in specs[:2]:
+        label = f"sdsc kernel spec {s['file']} ({s.get('kernels') or '?'})" + (f", launched as {s['launched']}" if s.get("launched") else "")
+        if s.get("text"):
+            out.append(ctx.excerpt(f"spyre_{_slug(s['file'])}", ctx.r(label), s["text"], "json", 80, 6000))
+        else:
+            out.append(f"The kernel spec {md.code(ctx.r(s['file']))} is no longer at {md.code(ctx.r(str(s['path'])))}.\n")
+    if f.compare:
+        out.append(_comparison(ctx))
+    return "\n".join(out)
+
+
+def _comparison(ctx: Ctx) -> str:
+    f = ctx.facts
+    other = f.compare or {}
+    keys = ["compiles", "compile_s", "recompiles", "graph_breaks", "kernels", "failures"]
+    a, b = f.overview, other.get("overview") or {}
+    rows = [{"figure": k, "this run": a.get(k), "other run": b.get(k)} for k in keys]
+    vol_b = {r.get("direction"): r for r in other.get("transfers") or []}
+    lines = [f"### `sendnn` vs `spyre`: this run and {md.code(ctx.r(other['run']['run']))}\n",
+             md.table([{k: (str(v) if v is not None else None) for k, v in r.items()} for r in rows],
+                      ["figure", "this run", "other run"])]
+    if vol_b:
+        lines.append("Copies of the other run, by direction: "
+                     + ", ".join(md.code(f"{d}: {r.get('copies')} copies, {r.get('host_mb')} MB") for d, r in vol_b.items()) + ".\n")
+    return "\n".join(lines)
+
+
+def try_next(ctx: Ctx) -> str:
+    c = ctx.facts.compile or {}
+    cmd = ctx.facts.run.get("command")
+    target = ctx.r(cmd) if cmd else "python your_script.py"
+    msg = c.get("exc_message") or ""
+    dynamo_level = c.get("exc_type") == "BackendCompilerFailed" and "backend='inductor'" not in msg and \
+        not any(a["what"].startswith("aot_") for a in ctx.facts.artifacts)
+    first, other = ("dynamo", "aot") if dynamo_level else ("aot", "dynamo")
+    out = ["## What to try next\n",
+           (f"Minify the failure (torch writes a `repro.py` under `torch_compile_debug/`; `after={first}` fits this failure"
+            + (", a backend that is not AOTAutograd-based" if dynamo_level else "") + "):\n") if c.get("failed") else
+           "When a compile fails, minify it (torch writes a `repro.py` under `torch_compile_debug/`):\n",
+           md.fence(f"TORCHDYNAMO_REPRO_AFTER={first} TORCHDYNAMO_REPRO_LEVEL=2 {_without_env(target)}\n"
+                    f"# if that finds nothing: TORCHDYNAMO_REPRO_AFTER={other}", "sh"),
+           "Keep every artifact of the compile (graphs, generated code) and a structured trace for `tlparse`:\n",
+           md.fence(f"TORCH_COMPILE_DEBUG=1 TORCH_TRACE=/tmp/trace {_without_env(target)}\ntlparse /tmp/trace", "sh")]
+    if ctx.facts.is_spyre:
+        out.append("On Spyre, add the transfer log and the compile timing: `TORCH_SPYRE_DEBUG=1 TORCH_SPYRE_TIMING=1`.\n")
+    return "\n".join(out)
+
+
+def _without_env(cmd: str) -> str:
+    """The command without leading VAR=value words (the repro variables replace them)."""
+    try:
+        words = shlex.split(cmd)
+    except ValueError:
+        return cmd
+    while words and "=" in words[0] and words[0].split("=", 1)[0].isidentifier():
+        words.pop(0)
+    return shlex.join(words) if words else cmd
+
+
+def footer(ctx: Ctx) -> str:
+    red = ("Home folders, user names, host names and secret-looking values were redacted "
+           "(`pt2logs bundle --no-redact` keeps them).") if ctx.r("/home/x/") != "/home/x/" else "Nothing was redacted (`--no-redact`)."
+    return f"---\n_Made by `pt2logs bundle` from the run's logs. {red}_\n"
+
+
+def _slug(s: Any) -> str:
+    return "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in str(s or "run"))
+
+
+#: the report, in order; each returns Markdown or None (nothing to say)
+SECTIONS: list[Callable[[Ctx], str | None]] = [title, environment, failure, graphs, guard_failures, spyre, try_next, footer]
