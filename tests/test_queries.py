@@ -327,6 +327,38 @@ def check_cache_cold_warm(rows, e):
         assert r["compile_s"] == pytest.approx(round(total_compile(e, r["run"]), 3), abs=2e-3)
 
 
+def check_bug_report_run(rows, e):
+    assert len(rows) == e["runs"]
+    for r in rows:
+        assert "torch_trace" in r["formats"] and r["torch"] and r["python"]
+        assert r["record_path"] is None and r["command"] is None  # the samples were not made by `pt2logs run`
+
+
+def check_bug_report_compiles(rows, e):
+    # one row per compile (rank, compile id) with metrics; the failed ones are those whose metrics say
+    # fail_type (no text-only failures here)
+    assert len(rows) == len({(m["scenario"], m["rank"], m["compile_id"]) for m in e["metrics"]})
+    assert sum(r["failed"] for r in rows) == sum(1 for m in e["metrics"] if m.get("fail_type")) > 0
+    for run in {r["run"] for r in rows}:
+        mine = [r["failed"] for r in rows if r["run"] == run]
+        assert mine == sorted(mine, reverse=True)  # failed first
+    (bad,) = [r for r in rows if r["failed"] and r["run"] == "compile_failure"]
+    assert bad["exc_type"] == "BackendCompilerFailed" and "synthetic backend failure" in bad["exc_message"] and bad["stack"]
+
+
+def check_bug_report_artifacts(rows, e):
+    n = Counter()
+    for scen in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
+        for f in sorted((scen / "trace").glob("*.log*")):
+            for env, payload in raw_records(f):
+                what = artifact_name(env) or event_key(env)
+                if what in ("dynamo_error", "dynamo_output_graph", "inductor_output_code", "aot_forward_graph") and payload:
+                    n[(scen.name, what)] += 1
+    got = Counter((r["run"], r["what"]) for r in rows)
+    assert {k: got[k] for k in n} == dict(n) and n[("compile_failure", "dynamo_error")] == 1
+    assert all(r["payload"] and r["payload_bytes"] >= len(r["payload"]) for r in rows if r["what"] in ("dynamo_output_graph", "inductor_output_code"))
+
+
 def check_dash_run_outcomes(rows, e):
     # no sample run says how it ended (no exit status in their logs): none is a bad run
     assert rows == []
@@ -340,7 +372,7 @@ def check_dash_run_rank_ends(rows, e):
 
 
 CHECKS = {name[len("check_"):]: fn for name, fn in globals().items() if name.startswith("check_")}
-for _q in ("spyre_transfer_volume", "spyre_padding_waste", "spyre_repeated_copies"):
+for _q in ("spyre_transfer_volume", "spyre_padding_waste", "spyre_repeated_copies", "spyre_debug_excerpt"):
     CHECKS[_q] = check_spyre
 
 

@@ -128,7 +128,9 @@ _DEBUG_ENV = re.compile(r"^(TORCH|TORCHDYNAMO|TORCHINDUCTOR|TORCHELASTIC|PYTORCH
 
 def debug_env(env: dict[str, str]) -> dict[str, str]:
     """The debug-relevant variables of ``env`` (values with obvious secrets redacted), sorted."""
-    return {k: redact(v) for k, v in sorted(env.items()) if _DEBUG_ENV.match(k) and k != "PT2LOGS_COUNTERS_OUT"}
+    # redacted as NAME=value, so a value is masked by its name too (TORCH_SPYRE_TOKEN=***)
+    return dict(redact(f"{k}={v}").split("=", 1) for k, v in sorted(env.items())  # type: ignore[misc]
+                if _DEBUG_ENV.match(k) and k != "PT2LOGS_COUNTERS_OUT")
 
 
 def write_record(d: Path, *, command: str, exit_code: int, wall_s: float, started_at: float, ended_at: float,

@@ -93,10 +93,10 @@ class Redactor:
         self.users: set[str] = {u for u in users if self._personal(u)}
         self.hosts: set[str] = set()
         for h in hosts:
-            if h and len(h) >= 3:
+            if h and len(h) >= 2 and h.lower() != "localhost":
                 self.hosts.add(h)
                 short = h.split(".", 1)[0]
-                if len(short) >= 3 and short.lower() not in ("localhost",):
+                if len(short) >= 2 and short.lower() != "localhost":
                     self.hosts.add(short)
         self._words: re.Pattern[str] | None = None
 

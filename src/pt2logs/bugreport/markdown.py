@@ -63,3 +63,9 @@ def cut(text: str, max_lines: int, max_chars: int) -> tuple[str, int]:
         kept.append(ln)
         size += len(ln) + 1
     return "\n".join(kept), len(lines) - len(kept)
+
+
+def cut_tail(text: str, max_lines: int, max_chars: int) -> tuple[str, int]:
+    """The last ``max_lines`` lines / ``max_chars`` characters of ``text``, and how many lines were left out."""
+    head, left = cut("\n".join(reversed(text.splitlines())), max_lines, max_chars)
+    return "\n".join(reversed(head.splitlines())), left

@@ -25,12 +25,14 @@ class Ctx:
     files: dict[str, str] = field(default_factory=dict)  # excerpts in full, for the .zip
 
     def excerpt(self, name: str, title: str, text: str, info: str = "", lines: int = 80, chars: int = 6000,
-                open_: bool = False) -> str:
-        """A folded excerpt of ``text`` (redacted); the whole of it goes to the zip as ``excerpts/<name>``."""
+                open_: bool = False, tail: bool = False) -> str:
+        """A folded excerpt of ``text`` (redacted): its start, or its end (``tail``: a log's last lines);
+        the whole of it goes to the zip as ``excerpts/<name>``."""
         text = self.r(text)
         self.files[f"excerpts/{name}"] = text
-        shown, left = md.cut(text, max(5, int(lines * self.scale)), max(500, int(chars * self.scale)))
-        note = f"\n_{left} more lines in `excerpts/{name}` of the .zip bundle._\n" if left else ""
+        shown, left = (md.cut_tail if tail else md.cut)(text, max(5, int(lines * self.scale)), max(500, int(chars * self.scale)))
+        where = "earlier" if tail else "more"
+        note = f"\n_{left} {where} lines in `excerpts/{name}` of the .zip bundle._\n" if left else ""
         return md.details(title, md.fence(shown, info) + note, open_=open_)
 
 
@@ -70,7 +72,7 @@ def environment(ctx: Ctx) -> str:
     env = rec.get("env") if isinstance(rec.get("env"), dict) else None
     if env:
         out.append("Debug environment variables in force:\n")
-        out.append(md.fence("\n".join(f"{k}={ctx.r(str(v))}" for k, v in sorted(env.items())), "sh"))
+        out.append(md.fence("\n".join(ctx.r(f"{k}={v}") for k, v in sorted(env.items())), "sh"))
     else:
         switches = [FORMAT_SWITCHES[x] for x in run.get("formats") or [] if x in FORMAT_SWITCHES]
         if switches:
@@ -164,7 +166,7 @@ def spyre(ctx: Ctx) -> str | None:
         text = "\n".join(r["text"] for r in f.spyre_log)
         first, last = f.spyre_log[0], f.spyre_log[-1]
         out.append(ctx.excerpt("spyre_debug_log.txt", f"TORCH_SPYRE_DEBUG log: the last copies and launches "
-                               f"({ctx.r(first['file'])}:{first['line_no']}-{last['line_no']})", text, "text", 80, 8000))
+                               f"({ctx.r(first['file'])}:{first['line_no']}-{last['line_no']})", text, "text", 80, 8000, tail=True))
     else:
         out.append("No TORCH_SPYRE_DEBUG transfer lines in this run's logs (run with `TORCH_SPYRE_DEBUG=1`).\n")
     specs = [s for s in f.spyre_specs if s.get("launched")] or f.spyre_specs
