@@ -3,7 +3,7 @@
 -- params: run_id (optional: id, id prefix, name or name prefix), since (optional), until (optional), tag (optional: key=value), base (optional: the run to compare with; default: for each run, the newest run started before it with the same tags that made the same lookup)
 -- `why` says it in a sentence; `differs`: the kinds of the components whose hashes differ (graph, inputs, config, torch_version,
 -- device, settings, custom_passes, other); `components`: their names (up to 6; `pt2logs query
--- cache_key_diff` lists each with both values). A key without components (AOTAutograd in torch >= 2.7
+-- cache_key_diff` lists each with both values). A key without components (AOTAutograd in recent torch
 -- logs them only with its logger at DEBUG) can only say that the key differs. The rules:
 -- src/pt2logs/cache_rules.py.
 WITH paired AS (SELECT * FROM cache_pairs($run_id, $since, $until, $tag, $base)),

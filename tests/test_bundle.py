@@ -230,6 +230,9 @@ def test_a_spyre_bundle(spyre_wh):
     (cmp_head,) = [h for t, h in headings(tokens) if t == "h3" and "sendnn" in h]
     assert "issue_excerpts.txt" in cmp_head
     assert "| figure | this run | other run |" in rep.markdown
+    row = re.search(r"\| `copies host_to_device` \| `(\d+)` \| `(\d+)` \|", rep.markdown)
+    to_device = len(re.findall(r"(?:src|self) \( \w+ \) is on: cpu", fixture_path("spyre", "constructed", "example_logs.txt").read_text()))
+    assert row and int(row.group(1)) == to_device == 1 and int(row.group(2)) > 0
 
 
 def test_a_spyre_bundle_redacts_the_user_in_its_temp_folders(spyre_wh):
@@ -240,3 +243,28 @@ def test_a_spyre_bundle_redacts_the_user_in_its_temp_folders(spyre_wh):
     assert user in bug_report(pt2logs.connect(spyre_wh), "issue_excerpts.txt", redact=False).markdown
     tokens = parse(rep.markdown)
     assert assert_details_balanced(tokens) >= 1 and any("torchinductor_<user>" in b for b in fences(tokens))
+
+
+# ---------------------------------------------------------------- guard failures
+
+
+def test_the_guard_failures_of_the_compiled_function(sample_wh):
+    from tests.conftest import SAMPLES
+
+    rep = bug_report(pt2logs.connect(sample_wh), "recompiles")
+    fn = rep.facts.compile["function"]
+    # the raw trace: the recompile_reasons of the compiles of that function (frame ids from its metrics)
+    (trace,) = (SAMPLES / "recompiles" / "trace").glob("*.log*")
+    frames = {env.get("frame_id") for env, _ in raw_records(trace)
+              if event_key(env) == "compilation_metrics" and env["compilation_metrics"].get("co_name") == fn}
+    reasons = [p for env, p in raw_records(trace) if artifact_name(env) == "recompile_reasons" and env.get("frame_id") in frames]
+    assert reasons
+    tokens = parse(rep.markdown)
+    (head,) = [h for t, h in headings(tokens) if h.startswith("Guard failures")]
+    assert head == f"Guard failures (recompiles of `{fn}`)"
+    section = rep.markdown.split("## Guard failures", 1)[1].split("\n## ", 1)[0]
+    assert f"<summary>{len(reasons)} recompiles</summary>" in section or f"{len(reasons) + 1} recompiles" in section
+    for p in reasons:  # each failed guard's first line is in the table
+        first = (json.loads(p)[0] if p.lstrip().startswith("[") else p.splitlines()[0]).strip()
+        first = re.sub(r"^\d+/\d+: ", "", first)  # the artifact names the compile whose guard failed first
+        assert first.replace("|", "\\|")[:40] in section, first

@@ -79,10 +79,10 @@ def test_every_cache_artifact_is_a_lookup_with_its_components(tlparse_wh):
     con = pt2logs.connect(tlparse_wh)
     for f in ("cache_hit_miss.log", "artifacts.log", "simple.log"):
         raw = _artifacts(fixture_path("tlparse", f), r"(fx_graph|aotautograd)_cache_(hit|miss|bypass|hash)$")
-        rows = con.execute("""SELECT cache, outcome, key, n_components, reason, lookup, compile_id, line_no FROM cache_events
+        rows = con.execute("""SELECT cache, outcome, key, n_components, reason, line_no FROM cache_events
                               WHERE run_id IN (SELECT run_id FROM runs WHERE name = ?) ORDER BY line_no""", [f]).fetchall()
         assert len(rows) == len(raw) > 0, f
-        for (name, d), (cache, outcome, key, n, reason, lookup, cid, line) in zip(raw, rows):
+        for (name, d), (cache, outcome, key, n, reason, line) in zip(raw, rows):
             assert cache == name.split("_cache_")[0] and key == d.get("key")
             state = name.rsplit("_", 1)[1]
             assert outcome == (d.get("cache_state") if state == "hash" else state)

@@ -15,7 +15,7 @@ as the ``components`` list of the cache artifacts' JSON payload. Two shapes acro
 * torch 2.3-2.4 (``fx_graph_cache_hash``, ``{"key", "components": debug_str.split("\\n")}``): one
   list item per LINE, so a graph's lines follow its ``[hash] gm:`` item; they are joined back here.
 
-Since torch 2.7 AOTAutograd fills ``components`` only when its logger is at DEBUG
+In recent torch (2.13 checked) AOTAutograd fills ``components`` only when its logger is at DEBUG
 (``_get_debug_lines_for_cache_key``): an ``aotautograd`` lookup then has a key and no components.
 """
 

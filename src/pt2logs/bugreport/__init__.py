@@ -13,6 +13,7 @@ host names and secret-looking values are redacted unless ``redact=False``
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import socket
 from dataclasses import dataclass, field
@@ -40,13 +41,10 @@ class BugReport:
 
 def _whoami() -> tuple[list[str], list[str]]:
     """This machine's user and host names: a report made where the job ran names them too."""
-    users, hosts = [], []
-    try:
+    users: list[str] = []
+    with contextlib.suppress(KeyError, OSError):
         users.append(getpass.getuser())
-    except (KeyError, OSError):
-        pass
-    hosts.append(socket.gethostname())
-    return users, hosts
+    return users, [socket.gethostname()]
 
 
 def bug_report(con: duckdb.DuckDBPyConnection, run: str | None, compile_id: str | None = None, *,

@@ -119,6 +119,7 @@ def gather(con: duckdb.DuckDBPyConnection, run_id: str, compile_id: str | None =
         other = compare or _other_backend(con, run)
         if other is not None:
             facts.compare = _comparison(con, other)
+            facts.compare["mine"] = run_named(con, "spyre_transfer_volume", p).to_pylist()
     return facts
 
 

@@ -8,6 +8,7 @@ block (:mod:`pt2logs.bugreport.markdown`), never in running text.
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -49,8 +50,9 @@ def title(ctx: Ctx) -> str:
     lines = [f"Run {md.code(ctx.r(run['run']))} ({md.code(run['run_id'])})"]
     if c:
         lines.append(f"compile {md.code(c['compile_id'] or '?')}" + (f", rank {c['rank']}" if c.get("rank") is not None else ""))
-        if c.get("failure_key"):
-            lines.append(f"failure {md.code(ctx.r(c['failure_key']))}")
+        if c.get("failed"):
+            first = (c.get("exc_message") or "").strip().split("\n", 1)[0][:200]
+            lines.append(f"failed with {md.code(ctx.r(': '.join(x for x in (c.get('exc_type'), first) if x)))}")
     return head + "; ".join(lines) + ".\n"
 
 
@@ -181,20 +183,42 @@ def spyre(ctx: Ctx) -> str | None:
     return "\n".join(out)
 
 
+def _by_direction(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for r in rows:
+        d = out.setdefault(r.get("direction") or "unknown", {"copies": 0, "device_mb": 0.0, "padding_mb": 0.0})
+        d["copies"] += int(r.get("transfers") or 0)
+        d["device_mb"] += float(r.get("device_bytes") or 0) / 1e6
+        d["padding_mb"] += float(r.get("padding_bytes") or 0) / 1e6
+    return out
+
+
 def _comparison(ctx: Ctx) -> str:
+    """This run beside the run of the other backend (sendnn vs spyre): the headline figures and the copies."""
     f = ctx.facts
     other = f.compare or {}
-    keys = ["compiles", "compile_s", "recompiles", "graph_breaks", "kernels", "failures"]
     a, b = f.overview, other.get("overview") or {}
-    rows = [{"figure": k, "this run": a.get(k), "other run": b.get(k)} for k in keys]
-    vol_b = {r.get("direction"): r for r in other.get("transfers") or []}
-    lines = [f"### `sendnn` vs `spyre`: this run and {md.code(ctx.r(other['run']['run']))}\n",
-             md.table([{k: (str(v) if v is not None else None) for k, v in r.items()} for r in rows],
-                      ["figure", "this run", "other run"])]
-    if vol_b:
-        lines.append("Copies of the other run, by direction: "
-                     + ", ".join(md.code(f"{d}: {r.get('copies')} copies, {r.get('host_mb')} MB") for d, r in vol_b.items()) + ".\n")
-    return "\n".join(lines)
+    rows = [{"figure": k, "this run": a.get(k), "other run": b.get(k)}
+            for k in ["compiles", "compile_s", "recompiles", "graph_breaks", "kernels", "failures"]]
+    ta, tb = _by_direction(other.get("mine") or []), _by_direction(other.get("transfers") or [])
+    for d in sorted(set(ta) | set(tb)):
+        for k, label in (("copies", "copies"), ("device_mb", "device MB"), ("padding_mb", "padding MB")):
+            va, vb = ta.get(d, {}).get(k), tb.get(d, {}).get(k)
+            rows.append({"figure": f"{label} {d}", "this run": None if va is None else round(va, 3),
+                         "other run": None if vb is None else round(vb, 3)})
+    mine = _tag(f.run.get("tags"), "backend") or "this run"
+    theirs = _tag(other["run"].get("tags"), "backend") or "other run"
+    return "\n".join([f"### `sendnn` vs `spyre`: this run ({md.code(mine)}) and {md.code(ctx.r(other['run']['run']))} ({md.code(theirs)})\n",
+                      md.table([{k: (str(v) if v is not None else None) for k, v in r.items()} for r in rows],
+                               ["figure", "this run", "other run"])])
+
+
+def _tag(tags: Any, key: str) -> str | None:
+    try:
+        t = json.loads(tags) if isinstance(tags, str) else tags
+    except ValueError:
+        return None
+    return str(t[key]) if isinstance(t, dict) and t.get(key) is not None else None
 
 
 def try_next(ctx: Ctx) -> str:
