@@ -268,3 +268,27 @@ def test_the_guard_failures_of_the_compiled_function(sample_wh):
         first = (json.loads(p)[0] if p.lstrip().startswith("[") else p.splitlines()[0]).strip()
         first = re.sub(r"^\d+/\d+: ", "", first)  # the artifact names the compile whose guard failed first
         assert first.replace("|", "\\|")[:40] in section, first
+
+
+# ---------------------------------------------------------------- every real capture
+
+
+def test_every_fixture_run_bundles_as_balanced_markdown_without_its_users(tmp_path):
+    """Each run of the shared fixtures (tlparse's test logs, the GPU scenarios, TORCH_LOGS captures and
+    pastes, Spyre logs): a report that parses, folds balanced, fits an issue and names no user."""
+    wh = str(tmp_path / "wh")
+    for part in ("tlparse", "gpu", "torch_logs", "spyre"):
+        pt2logs.ingest([str(fixture_path(part))], wh)
+    con = pt2logs.connect(wh)
+    runs = con.execute("SELECT run_id, name FROM runs").fetchall()
+    assert len(runs) > 30
+    users = {"alice", "xmfan"}  # the fixtures' home folders: /home/alice (rewritten), /data/users/xmfan (tlparse)
+    for run_id, name in runs:
+        rep = bug_report(con, run_id)
+        tokens = parse(rep.markdown)
+        assert headings(tokens)[0][0] == "h1" and headings(tokens)[-1] == ("h2", "What to try next"), name
+        assert_details_balanced(tokens)
+        assert len(rep.markdown) <= 60_000, name
+        text = rep.markdown + "".join(rep.files.values())
+        assert not any(re.search(rf"\b{u}\b", text) for u in users), name
+        assert "/home/" not in text and "/data/users/" not in text, name
