@@ -6,7 +6,8 @@ TORCHINDUCTOR_CACHE_DIR kept between them:
 * ``cold``: an empty cache, every lookup misses;
 * ``warm``: the same program again, every lookup hits;
 * ``config``: ``torch._inductor.config.fallback_random = True`` (a component of the FX graph key):
-  every lookup misses, and the key differs from ``warm``'s in ``inductor_config[fallback_random]`` only.
+  every lookup misses, and the key differs from ``warm``'s in ``inductor_config[fallback_random]`` only;
+  another function is compiled first, so the same function's compile id is ``1/0`` there.
 
 The same file is the workload: ``python cache_runs.py --worker`` (one forward+backward graph, so the
 FX graph cache is looked up twice in one compile, and an AOTAutograd lookup).
@@ -28,6 +29,9 @@ def worker() -> None:
 
     if os.environ.get("CACHE_RUNS_CONFIG"):
         torch._inductor.config.fallback_random = True
+        # another function compiled first (eager: no cache lookups): f's compile id becomes 1/0, not 0/0,
+        # so the runs' lookups can only be paired by function
+        torch.compile(lambda x: x - 1, backend="eager")(torch.randn(2))
 
     def f(x, w):
         return torch.relu(x * w) + 1

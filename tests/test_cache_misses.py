@@ -150,6 +150,8 @@ def test_a_config_change_is_the_component_that_differs(torch_runs):
     assert cold and all(r["why"] == "no earlier run made this lookup: a cold start" for r in cold)
     config = [r for r in rows if r["run"] == "config"]
     assert len(config) == len(cold) and all(r["base_run"] == "warm" and r["base_outcome"] == "hit" for r in config)
+    # paired by function, not by compile id: another function was compiled first in `config`
+    assert {r["compile_id"] for r in cold} == {"0/0"} and {r["compile_id"] for r in config} == {"1/0"}
     fx = [r for r in config if r["cache"] == "fx_graph"]
     assert len(fx) == 2 and {r["lookup"] for r in fx} == {1, 2}  # forward and backward graph of one compile
     for r in fx:

@@ -1,9 +1,11 @@
 """Why a cache missed, decided at query time: DuckDB table macros the cache queries share.
 
-A lookup's identity across runs is the frame compiled (its function: ``co_name`` + the file's
-identity, from ``compilation_metrics``), its compile id, the rank, the cache and the lookup's number in
-that compile (``cache_events.lookup``: a compile looks the FX graph cache up once per graph, forward
-then backward). A lookup that did not hit is compared with the same lookup in its *base* run: the run
+A lookup's identity across runs is the function compiled (``co_name`` + its file's identity + a user
+function's first line, from ``compilation_metrics``: the same on every install) and which of its
+compiles it is (C of compile id F/C: F numbers frames in the order a process met them, which another
+run can change), the rank, the cache and the lookup's number in that compile (``cache_events.lookup``:
+a compile looks the FX graph cache up once per graph, forward then backward). Without a known
+function (no metrics), the compile id itself. A lookup that did not hit is compared with the same lookup in its *base* run: the run
 given as ``base``, else the newest run that started before it with the same tags and made that lookup.
 
 * ``cache_lookups()`` — every lookup with its run's name, start and tags and its frame.
@@ -17,14 +19,15 @@ Why at query time: the base is another run, ingested before or after this one.
 
 from __future__ import annotations
 
-CACHE_LOOKUPS = """CREATE OR REPLACE MACRO cache_lookups() AS TABLE
+CACHE_LOOKUPS = r"""CREATE OR REPLACE MACRO cache_lookups() AS TABLE
   WITH frames AS (
     SELECT run_id, rank, compile_id, any_value(co_name) AS co_name,
-           any_value(function_file(co_file, co_filename)) AS fn_file
+           any_value(function_file(co_file, co_filename)) AS fn_file,
+           any_value(function_line(co_file_kind, co_firstlineno)) AS fn_line
     FROM compilation_metrics WHERE kind = 'compilation_metrics' GROUP BY ALL)
   SELECT c.run_id, r.name AS run, r.started_at, coalesce(CAST(r.tags AS VARCHAR), '{}') AS tags, c.rank, c.file,
-         c.line_no, c.ts, c.compile_id, c.cache, c.lookup, c.outcome, c.key, c.reason, c.n_components,
-         f.co_name, f.fn_file
+         c.line_no, c.ts, c.compile_id, regexp_extract(c.compile_id, '/(\d+)$', 1) AS nth_compile,
+         c.cache, c.lookup, c.outcome, c.key, c.reason, c.n_components, f.co_name, f.fn_file, f.fn_line
   FROM cache_events c JOIN runs r USING (run_id)
   LEFT JOIN frames f ON f.run_id = c.run_id AND f.rank IS NOT DISTINCT FROM c.rank AND f.compile_id = c.compile_id"""
 
@@ -38,9 +41,10 @@ CACHE_PAIRS = """CREATE OR REPLACE MACRO cache_pairs(run, since, until, tag, bas
          b.outcome AS base_outcome, b.key AS base_key, b.n_components AS base_components
   FROM missed m
   LEFT JOIN look b
-    ON b.run_id <> m.run_id AND b.rank IS NOT DISTINCT FROM m.rank AND b.compile_id IS NOT DISTINCT FROM m.compile_id
-   AND b.cache = m.cache AND b.lookup = m.lookup
-   AND b.co_name IS NOT DISTINCT FROM m.co_name AND b.fn_file IS NOT DISTINCT FROM m.fn_file
+    ON b.run_id <> m.run_id AND b.rank IS NOT DISTINCT FROM m.rank AND b.cache = m.cache AND b.lookup = m.lookup
+   AND CASE WHEN m.co_name IS NULL THEN b.compile_id IS NOT DISTINCT FROM m.compile_id
+            ELSE b.co_name = m.co_name AND b.fn_file IS NOT DISTINCT FROM m.fn_file
+                 AND b.fn_line IS NOT DISTINCT FROM m.fn_line AND b.nth_compile = m.nth_compile END
    AND CASE WHEN base IS NOT NULL THEN b.run_id IN (SELECT run_id FROM base_run)
             ELSE b.tags = m.tags AND b.started_at < m.started_at END
   QUALIFY row_number() OVER (PARTITION BY m.run_id, m.file, m.line_no
