@@ -270,6 +270,25 @@ def test_the_guard_failures_of_the_compiled_function(sample_wh):
         assert first.replace("|", "\\|")[:40] in section, first
 
 
+# ---------------------------------------------------------------- TORCH_COMPILE_DEBUG files
+
+
+@pytest.mark.slow
+def test_a_compile_debug_folder_without_a_trace_shows_its_graphs(tmp_path):
+    from tests.test_sources_agree import real_run
+
+    (graph,) = sorted(real_run().glob("torch_compile_debug/run_*/torchinductor/model__*"))[:1]
+    wh = str(tmp_path / "wh")
+    pt2logs.ingest([str(graph)], wh)  # one graph folder: a run with no trace, only the files
+    rep = bug_report(pt2logs.connect(wh), None)
+    tokens = parse(rep.markdown)
+    assert "Graphs and code" in [h for t, h in headings(tokens) if t == "h2"] and assert_details_balanced(tokens) >= 3
+    blocks = [b.rstrip("\n") for b in fences(tokens)]
+    for name in ("fx_graph_readable.py", "output_code.py"):
+        text = (graph / name).read_text().rstrip("\n")
+        assert text in blocks or rep.files[f"excerpts/compile_debug_{name.split('.')[0]}.txt"].rstrip("\n") == text
+
+
 # ---------------------------------------------------------------- every real capture
 
 

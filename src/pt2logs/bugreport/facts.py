@@ -41,6 +41,8 @@ class Facts:
     spyre_specs: list[dict[str, Any]] = field(default_factory=list)  # with "text": the spec file's head
     compare: dict[str, Any] | None = None  # the other backend's run: {"run": ..., "overview": ..., "transfers": ...}
     overview: dict[str, Any] = field(default_factory=dict)
+    #: the TORCH_COMPILE_DEBUG files of the run (they name no compile)
+    debug_files: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def is_spyre(self) -> bool:
@@ -99,11 +101,10 @@ def gather(con: duckdb.DuckDBPyConnection, run_id: str, compile_id: str | None =
         chosen = picked[0]
     elif compiles:
         chosen = compiles[0]  # failed first
-    artifacts = []
-    if chosen is not None and chosen["compile_id"] is not None:
-        artifacts = [a for a in run_named(con, "bug_report_artifacts", {**p, "compile_id": chosen["compile_id"]}).to_pylist()
-                     if a["rank"] == chosen["rank"]]
+    rows = run_named(con, "bug_report_artifacts", {**p, "compile_id": (chosen or {}).get("compile_id") or "-"}).to_pylist()
+    artifacts = [a for a in rows if a["compile_id"] is not None and chosen is not None and a["rank"] == chosen["rank"]]
     facts = Facts(run, chosen, compiles, artifacts, run_named(con, "recompile_list", p).to_pylist())
+    facts.debug_files = [a for a in rows if a["compile_id"] is None]
     facts.overview = run_named(con, "run_overview", p).to_pylist()[0]
     rec = read_file(run.get("record_path"))
     if rec:
@@ -164,5 +165,5 @@ def all_text(f: Facts) -> list[str]:
             for x in v:
                 walk(x)
 
-    walk([f.run, f.compile, f.artifacts, f.guards, f.record, f.spyre_log, f.spyre_specs, f.compare])
+    walk([f.run, f.compile, f.artifacts, f.guards, f.record, f.spyre_log, f.spyre_specs, f.compare, f.debug_files])
     return out
