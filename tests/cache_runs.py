@@ -1,6 +1,7 @@
 """Real torch 2.13 CPU runs that exercise the inductor caches, for the cache-miss tests.
 
-``generate(dest)`` runs the workload three times into ``dest/<run>/`` (TORCH_TRACE) with one
+``generate(dest)`` runs the workload three times into ``dest/<run>/`` (TORCH_TRACE, and the stderr
+with the cache loggers on in ``torch_logs.txt``) with one
 TORCHINDUCTOR_CACHE_DIR kept between them:
 
 * ``cold``: an empty cache, every lookup misses;
@@ -22,6 +23,10 @@ import time
 from pathlib import Path
 
 RUNS = ("cold", "warm", "config")
+#: the cache lines in the stderr too (``dest/<run>/torch_logs.txt``): the FX graph cache at DEBUG (its
+#: keys' components), AOTAutograd's at INFO (hit / miss; at DEBUG it would also log its components in
+#: the trace, which torch 2.13 otherwise leaves out)
+TORCH_LOGS = "+torch._inductor.codecache,torch._functorch._aot_autograd.autograd_cache"
 
 
 def worker() -> None:
@@ -46,12 +51,13 @@ def generate(dest: Path) -> dict[str, float]:
     times = {}
     for run in RUNS:
         env = {**os.environ, "TORCH_TRACE": str(dest / run), "TORCHINDUCTOR_CACHE_DIR": str(cache),
-               "TORCHINDUCTOR_COMPILE_THREADS": "1"}
-        env.pop("TORCH_LOGS", None)
+               "TORCHINDUCTOR_COMPILE_THREADS": "1", "TORCH_LOGS": TORCH_LOGS}
         if run == "config":
             env["CACHE_RUNS_CONFIG"] = "1"
+        (dest / run).mkdir(parents=True, exist_ok=True)
         t0 = time.monotonic()
-        subprocess.run([sys.executable, __file__, "--worker"], env=env, check=True, timeout=300)
+        with open(dest / run / "torch_logs.txt", "wb") as err:
+            subprocess.run([sys.executable, __file__, "--worker"], env=env, check=True, timeout=300, stderr=err)
         times[run] = time.monotonic() - t0
     return times
 

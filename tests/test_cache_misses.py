@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -182,3 +183,33 @@ def test_diff_shows_why_b_missed(torch_runs):
     assert "Why B's caches missed" not in res.output  # warm missed nothing
     js = json.loads(CliRunner().invoke(main, ["diff", "warm", "config", "-w", torch_runs, "-f", "json"]).output)
     assert {r["cache"] for r in js["cache_misses"]} == {"fx_graph", "aotautograd"}
+
+
+def test_the_stderr_says_the_same_lookups_as_the_trace(torch_runs):
+    # the same runs' TORCH_LOGS text (FX graph cache at DEBUG, AOTAutograd at INFO): every lookup the
+    # trace logged, with its key, outcome, number and, for the FX graph cache, its components
+    con = pt2logs.connect(torch_runs)
+    # (a hit loaded through an AOTAutograd entry logs no hash details in the text: its key is not
+    # computed again; the trace's artifact carries the components stored with the entry)
+    q = """SELECT r.name, e.compile_id, e.cache, e.lookup, e.outcome, e.key,
+                  CASE WHEN e.cache = 'fx_graph' AND e.outcome = 'miss' THEN e.n_components END
+           FROM cache_events_all_sources e JOIN runs r USING (run_id) WHERE e.source = ? ORDER BY ALL"""
+    trace, text = con.execute(q, ["trace"]).fetchall(), con.execute(q, ["torch_logs"]).fetchall()
+    assert text == trace and len(trace) == 9  # 3 runs × (2 FX graphs + 1 AOTAutograd entry)
+    q = """SELECT r.name, c.compile_id, c.cache, c.lookup, c.component, c.kind, c.hash, c.value
+           FROM cache_key_components_all_sources c JOIN runs r USING (run_id) JOIN cache_events_all_sources e
+             ON e.run_id = c.run_id AND e.file = c.file AND e.line_no = c.line_no
+           WHERE c.source = ? AND e.outcome = 'miss' ORDER BY ALL"""
+    text = con.execute(q, ["torch_logs"]).fetchall()
+    assert len(text) > 1000 and text == con.execute(q, ["trace"]).fetchall()
+
+
+def test_stderr_captures_alone_are_compared_too(tmp_path, torch_runs):
+    # only the text: no compilation_metrics, so no function; lookups pair by compile id
+    src = Path(pt2logs.connect(torch_runs).execute("SELECT root FROM runs WHERE name = 'cold'").fetchone()[0]).parent
+    wh = str(tmp_path / "wh")
+    ids = {run: pt2logs.ingest([str(src / run / "torch_logs.txt")], wh).run_ids[0] for run in ("cold", "warm")}
+    con = pt2logs.connect(wh)
+    rows = run_named(con, "cache_misses", {"run_id": ids["cold"], "base": ids["warm"]}).to_pylist()
+    assert len(rows) == 3 and all(r["function"] is None and r["base_outcome"] == "hit" for r in rows)
+    assert all(r["why"].startswith("same key as torch_logs.txt (hit): the entry was not in the cache") for r in rows)
