@@ -9,6 +9,7 @@ block (:mod:`pt2logs.bugreport.markdown`), never in running text.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,7 +52,9 @@ def title(ctx: Ctx) -> str:
     if c:
         lines.append(f"compile {md.code(c['compile_id'] or '?')}" + (f", rank {c['rank']}" if c.get("rank") is not None else ""))
         if c.get("failed"):
-            first = (c.get("exc_message") or "").strip().split("\n", 1)[0][:200]
+            # the message's first paragraph on one line, before torch's Explanation / Hint (like message_line())
+            para = re.split(r"\n\s*\n|\n\s*(?:Explanation|Hint|Developer debug context):", (c.get("exc_message") or "").strip())[0]
+            first = " ".join(para.split())[:200]
             lines.append(f"failed with {md.code(ctx.r(': '.join(x for x in (c.get('exc_type'), first) if x)))}")
     return head + "; ".join(lines) + ".\n"
 
