@@ -19,7 +19,7 @@ METRICS = "compilation_metrics"
 def scan_samples() -> dict:
     """Independent numbers from the sample traces."""
     e: dict = {"metrics": [], "recompiles": 0, "graph_breaks": 0, "kernels": 0, "cache": Counter(), "runs": 0,
-               "size_mismatches": 0}
+               "size_mismatches": 0, "cache_by_run": Counter()}
     for scen in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
         e["runs"] += 1
         for f in sorted((scen / "trace").glob("*.log*")):
@@ -40,6 +40,7 @@ def scan_samples() -> dict:
                 elif art and ("_cache_hit" in art or "_cache_miss" in art or "_cache_bypass" in art):
                     cache = "fx_graph" if art.startswith("fx_graph") else "aotautograd"
                     e["cache"][(cache, art.rsplit("_", 1)[1])] += 1
+                    e["cache_by_run"][(scen.name, art.rsplit("_", 1)[1])] += 1
     return e
 
 
@@ -310,6 +311,68 @@ def check_rank_last_events(rows, e):
     assert all(r["last_event"] and r["file"].startswith("trace/") and r["line_no"] >= 1 for r in rows)
 
 
+def check_cache_misses(rows, e):
+    # one row per lookup that did not hit, each with a reason; the sample runs are untagged and
+    # different programs, so a base is only found where two runs compiled the same function
+    runs = {r for r, _ in e["cache_by_run"]}
+    for run in runs:
+        assert sum(1 for r in rows if r["run"] == run) == e["cache_by_run"][(run, "miss")] + e["cache_by_run"][(run, "bypass")]
+    cold = [r for r in rows if r["base_run"] is None]
+    assert cold and all(r["why"] == "no earlier run made this lookup: a cold start" for r in cold)
+    for r in rows:
+        if r["base_run"] is not None and r["key"] != r["base_key"] and r["components"]:
+            assert r["why"] == f"key differs in {r['differs']}: {r['components']}"
+
+
+def check_cache_key_diff(rows, e):
+    kinds = {"graph", "inputs", "config", "torch_version", "device", "settings", "custom_passes", "other"}
+    assert all(r["kind"] in kinds and r["component"] and r["base_run"] for r in rows)
+    # a component listed differs: in its value, or it is on one side only, or its value was cut at 1,024 characters
+    assert all(r["value"] != r["base_value"] or len(r["value"] or "") > 1024 for r in rows)
+
+
+def check_cache_cold_warm(rows, e):
+    assert len(rows) == e["runs"]
+    for r in rows:
+        hits, misses = e["cache_by_run"][(r["run"], "hit")], e["cache_by_run"][(r["run"], "miss")]
+        assert (r["hits"], r["misses"]) == (hits, misses)
+        assert r["state"] == ("no cache lookups" if not hits + misses else "cold" if not hits else
+                              "warm" if not misses and not r["bypasses"] else "partly warm")
+        assert r["compile_s"] == pytest.approx(round(total_compile(e, r["run"]), 3), abs=2e-3)
+
+
+def check_bug_report_run(rows, e):
+    assert len(rows) == e["runs"]
+    for r in rows:
+        assert "torch_trace" in r["formats"] and r["torch"] and r["python"]
+        assert r["record_path"] is None and r["command"] is None  # the samples were not made by `pt2logs run`
+
+
+def check_bug_report_compiles(rows, e):
+    # one row per compile (rank, compile id) with metrics; the failed ones are those whose metrics say
+    # fail_type (no text-only failures here)
+    assert len(rows) == len({(m["scenario"], m["rank"], m["compile_id"]) for m in e["metrics"]})
+    assert sum(r["failed"] for r in rows) == sum(1 for m in e["metrics"] if m.get("fail_type")) > 0
+    for run in {r["run"] for r in rows}:
+        mine = [r["failed"] for r in rows if r["run"] == run]
+        assert mine == sorted(mine, reverse=True)  # failed first
+    (bad,) = [r for r in rows if r["failed"] and r["run"] == "compile_failure"]
+    assert bad["exc_type"] == "BackendCompilerFailed" and "synthetic backend failure" in bad["exc_message"] and bad["stack"]
+
+
+def check_bug_report_artifacts(rows, e):
+    n = Counter()
+    for scen in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
+        for f in sorted((scen / "trace").glob("*.log*")):
+            for env, payload in raw_records(f):
+                what = artifact_name(env) or event_key(env)
+                if what in ("dynamo_error", "dynamo_output_graph", "inductor_output_code", "aot_forward_graph") and payload:
+                    n[(scen.name, what)] += 1
+    got = Counter((r["run"], r["what"]) for r in rows)
+    assert {k: got[k] for k in n} == dict(n) and n[("compile_failure", "dynamo_error")] == 1
+    assert all(r["payload"] and r["payload_bytes"] >= len(r["payload"]) for r in rows if r["what"] in ("dynamo_output_graph", "inductor_output_code"))
+
+
 def check_dash_run_outcomes(rows, e):
     # no sample run says how it ended (no exit status in their logs): none is a bad run
     assert rows == []
@@ -344,7 +407,7 @@ def check_dash_advice(rows, e):
 
 
 CHECKS = {name[len("check_"):]: fn for name, fn in globals().items() if name.startswith("check_")}
-for _q in ("spyre_transfer_volume", "spyre_padding_waste", "spyre_repeated_copies", "spyre_failure_reports"):
+for _q in ("spyre_transfer_volume", "spyre_padding_waste", "spyre_repeated_copies", "spyre_failure_reports", "spyre_debug_excerpt"):
     CHECKS[_q] = check_spyre
 
 

@@ -25,6 +25,8 @@ import datetime as dt
 import importlib.metadata
 import json
 import os
+import platform
+import re
 import shlex
 import socket
 import subprocess
@@ -129,10 +131,24 @@ class RunResult:
         return signal_name(self.exit_code) if self.exit_code < 0 else None
 
 
+#: environment variables that change what torch.compile (and torch-spyre, vLLM's compile) does or
+#: logs: kept in the record (values redacted) for bug reports (``pt2logs bundle``)
+_DEBUG_ENV = re.compile(r"^(TORCH|TORCHDYNAMO|TORCHINDUCTOR|TORCHELASTIC|PYTORCH|TORCH_SPYRE|SENCORES|DT|DTLOG|FLEX|"
+                        r"VLLM_SPYRE|VLLM_TORCH|TRITON|NCCL|CUDA_LAUNCH_BLOCKING|CUBLAS|INDUCTOR)(_|$)")
+
+
+def debug_env(env: dict[str, str]) -> dict[str, str]:
+    """The debug-relevant variables of ``env`` (values with obvious secrets redacted), sorted."""
+    # redacted as NAME=value, so a value is masked by its name too (TORCH_SPYRE_TOKEN=***)
+    return dict(redact(f"{k}={v}").split("=", 1) for k, v in sorted(env.items())  # type: ignore[misc]
+                if _DEBUG_ENV.match(k) and k != "PT2LOGS_COUNTERS_OUT")
+
+
 def write_record(d: Path, *, command: str, exit_code: int, wall_s: float, started_at: float, ended_at: float,
-                 name: str | None = None, stderr: str = "torch_logs.txt") -> dict[str, Any]:
+                 name: str | None = None, stderr: str = "torch_logs.txt", env: dict[str, str] | None = None) -> dict[str, Any]:
     """``pt2logs_run.json``: the command's own record (:mod:`pt2logs.readers.run_record`). When no
-    format recognises its stderr (a command that died before torch logged), the record's reader reads it."""
+    format recognises its stderr (a command that died before torch logged), the record's reader reads it.
+    ``env``: the command's environment; its debug variables and this machine's platform are kept."""
     err = d / stderr
     head = b""
     if err.is_file():
@@ -142,7 +158,8 @@ def write_record(d: Path, *, command: str, exit_code: int, wall_s: float, starte
     rec = {"pt2logs_run": 1, "command": command, "exit_code": exit_code,
            "signal": signal_name(exit_code) if exit_code < 0 else None, "wall_s": round(wall_s, 3),
            "started_at": round(started_at, 6), "ended_at": round(ended_at, 6), "name": name, "host": socket.gethostname(),
-           "stderr": stderr, "stderr_read_by": read_by, "torch": installed_torch()}
+           "stderr": stderr, "stderr_read_by": read_by, "torch": installed_torch(), "platform": platform.platform(),
+           "env": debug_env(env if env is not None else dict(os.environ))}
     (d / RECORD_NAME).write_text(json.dumps(rec, indent=1) + "\n")
     return rec
 
@@ -200,7 +217,7 @@ def run_command(cmd: list[str], warehouse: str = DEFAULT_WAREHOUSE, *, tags: dic
         pump.join()
     wall = time.perf_counter() - t0
     rec = write_record(d, command=redact(shlex.join(cmd)), exit_code=code, wall_s=wall, started_at=started,
-                       ended_at=started + wall, name=name)
+                       ended_at=started + wall, name=name, env=env)
     res = ingest([str(d)], warehouse, run_id=None, tags=tags or {}, extra_run_fields=_record_extra(rec), as_one_run=True)
     _not_skipped(res, d, rec)
     return RunResult(code, wall, d, res, list(cmd))

@@ -61,3 +61,72 @@ class LineRedactor:
     def flush(self) -> bytes:
         rest, self._rest = self._rest, b""
         return redact_bytes(rest) if rest else b""
+
+
+# ---------------------------------------------------------------- who and where (bug reports)
+
+#: home folders whose next part is a user name: /home/alice, /Users/alice, /data/users/alice (Meta
+#: devservers), /export/home/alice, C:\Users\alice (either slash); /root is root's home
+_HOME = re.compile(r"(?:(?<![\w.-])/(?:home|Users|users|data/users|export/home)/|(?<![\w])[A-Za-z]:[\\/]+Users[\\/]+)"
+                   r"([\w.-]+)(?=[\\/]|\b)")
+_ROOT_HOME = re.compile(r"(?<![\w.-])/root(?=/|\b)")
+#: torch's per-user temp folders: /tmp/torchinductor_alice, /tmp/torchelastic_alice
+_TMP_USER = re.compile(r"(?<![\w.-])(torchinductor|torchelastic|torch_extensions|triton)_([\w.-]+)")
+_IPV4 = re.compile(r"(?<![\w.])(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}(?![\w.])")
+#: account names that say nothing about a person (not replaced wherever they appear as words)
+_GENERIC_USERS = frozenset({"root", "user", "users", "admin", "home", "runner", "ubuntu", "ec2-user", "jovyan", "shared", "lib"})
+USER = "<user>"
+HOST = "<host>"
+
+
+class Redactor:
+    """Secrets (:func:`redact`), and who and where: a home folder becomes ``~`` (``/home/alice/x.py``
+    → ``~/x.py``), a user name seen in one (or given) becomes ``<user>`` wherever it stands as a word,
+    a host name given (``runs.host``, this machine's) becomes ``<host>`` (its short name too), an IPv4
+    address other than loopback or 0.0.0.0 becomes ``<ip>``.
+
+    Call :meth:`learn` on every text first, then the redactor on each: a user name first seen in one
+    excerpt is then taken out of all of them.
+    """
+
+    def __init__(self, users: tuple[str, ...] | list[str] = (), hosts: tuple[str, ...] | list[str] = ()) -> None:
+        self.users: set[str] = {u for u in users if self._personal(u)}
+        self.hosts: set[str] = set()
+        for h in hosts:
+            if h and len(h) >= 2 and h.lower() != "localhost":
+                self.hosts.add(h)
+                short = h.split(".", 1)[0]
+                if len(short) >= 2 and short.lower() != "localhost":
+                    self.hosts.add(short)
+        self._words: re.Pattern[str] | None = None
+
+    @staticmethod
+    def _personal(name: str) -> bool:
+        return len(name) >= 2 and name.lower() not in _GENERIC_USERS
+
+    def learn(self, text: str) -> None:
+        for m in _HOME.finditer(text):
+            if self._personal(m.group(1)):
+                self.users.add(m.group(1))
+        for m in _TMP_USER.finditer(text):
+            if self._personal(m.group(2)):
+                self.users.add(m.group(2))
+        self._words = None
+
+    def _pattern(self) -> re.Pattern[str] | None:
+        if self._words is None and (self.users or self.hosts):
+            names = sorted(self.users | self.hosts, key=len, reverse=True)
+            self._words = re.compile(r"(?<![\w.-])(" + "|".join(re.escape(n) for n in names) + r")(?![\w-])", re.I)
+        return self._words
+
+    def __call__(self, text: str) -> str:
+        text = redact(text)
+        text = _HOME.sub("~", text)
+        text = _ROOT_HOME.sub("~", text)
+        text = _TMP_USER.sub(lambda m: f"{m.group(1)}_{USER}" if self._personal(m.group(2)) else m.group(0), text)
+        text = _IPV4.sub(lambda m: m.group(0) if m.group(0) in ("127.0.0.1", "0.0.0.0") else "<ip>", text)
+        words = self._pattern()
+        if words is not None:
+            hosts = {h.lower() for h in self.hosts}
+            text = words.sub(lambda m: HOST if m.group(1).lower() in hosts else USER, text)
+        return text

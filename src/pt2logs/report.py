@@ -112,11 +112,14 @@ class Diff:
     compile_time_change_pct: float | None
     #: torch and Python of each run ({"a": {"torch", "python"}, "b": {...}}) and what differs between them
     versions: dict[str, Any] = field(default_factory=dict)
+    #: B's cache lookups that missed where A made the same lookup, and why (query cache_misses, base A)
+    cache_misses: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {"a": self.a.__dict__, "b": self.b.__dict__, "versions": self.versions, "headline": self.headline,
                 "compile_time_change_pct": self.compile_time_change_pct,
-                "new_break_sites": self.new_break_sites, **{k: rows for k, _, rows in self.sections}}
+                "new_break_sites": self.new_break_sites, **{k: rows for k, _, rows in self.sections},
+                "cache_misses": self.cache_misses}
 
 
 HEADLINE = ["compile_s", "compiles", "frames", "recompiles", "limit_hits", "graph_breaks", "break_sites",
@@ -205,7 +208,9 @@ def diff(con: duckdb.DuckDBPyConnection, ref_a: str, ref_b: str) -> Diff:
                 if isinstance(r[k], float):
                     r[k] = round(r[k], 3)
     new_sites = [r for r in breaks if r["status"] == "new"]
-    return Diff(a, b, headline, sections, new_sites, change_pct(oa.get("compile_s"), ob.get("compile_s")), versions)
+    misses = [r for r in q("cache_misses", b, base=a.run_id) if r["base_run"] is not None]
+    return Diff(a, b, headline, sections, new_sites, change_pct(oa.get("compile_s"), ob.get("compile_s")), versions,
+                misses)
 
 
 def regression(d: Diff, pct: float) -> list[str]:

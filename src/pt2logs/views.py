@@ -16,11 +16,12 @@ from typing import Any
 import duckdb
 
 from pt2logs.advice import advice_macros
+from pt2logs.cache_rules import CACHE_MACROS
 from pt2logs.outcome_rules import OUTCOME_MACROS
-from pt2logs.vllm_rules import VLLM_MACROS
 from pt2logs.readers import source_ranks
 from pt2logs.recovery import gc_grace_s
 from pt2logs.schema import TABLES, Table
+from pt2logs.vllm_rules import VLLM_MACROS
 from pt2logs.warehouse import PARTITION, Warehouse
 
 _DUCK = {
@@ -229,6 +230,8 @@ MACROS = [
     *VLLM_MACROS,
     # advice_rules() / advice_items(run, since, until, tag): advice.toml matched against the facts (pt2logs.advice)
     *advice_macros(),
+    # cache_lookups(), cache_pairs(...), cache_component_diffs(...): why a cache missed (pt2logs.cache_rules)
+    *CACHE_MACROS,
 ]
 
 
@@ -251,7 +254,7 @@ def attach_filesystem(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
 #: connections made by :func:`create_views`: their warehouse and when their snapshot was taken.
 #: Files a compaction replaced are deleted once the grace period has passed (pt2logs.recovery), so
 #: a snapshot older than half of it is taken anew before the connection's next query.
-_SNAPSHOTS: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[Warehouse, float]]" = weakref.WeakKeyDictionary()
+_SNAPSHOTS: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[Warehouse, float]] = weakref.WeakKeyDictionary()
 
 
 def create_views(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:

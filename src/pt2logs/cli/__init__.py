@@ -6,6 +6,7 @@ This package is the only code that writes to the terminal; the core never import
     options.py     shared options: warehouse, run filters, tags, output format
     ingest.py      ingest, run
     read.py        queries, query, summary, advise, diff, ranks
+    bugreport.py   bundle (a bug report: Markdown or .zip)
     dashboard.py   dashboard
     export.py      export perfetto
     admin.py       compact, formats, tables
@@ -22,11 +23,11 @@ import os
 
 import click
 
-from pt2logs.cli import admin, dashboard, export, ingest, read
+from pt2logs.cli import admin, bugreport, dashboard, export, ingest, read
 from pt2logs.redact import redact
 from pt2logs.version import __version__
 
-ORDER = ["ingest", "run", "summary", "advise", "query", "queries", "diff", "ranks", "dashboard", "export", "compact", "tables", "formats"]
+ORDER = ["ingest", "run", "summary", "advise", "query", "queries", "diff", "ranks", "bundle", "dashboard", "export", "compact", "tables", "formats"]
 
 
 class Group(click.Group):
@@ -76,6 +77,6 @@ def main() -> None:
 
 
 for _cmd in (ingest.ingest, ingest.run, read.summary, read.advise, read.query, read.queries, read.diff, read.ranks,
-             dashboard.dashboard, export.export, admin.compact, admin.tables, admin.formats):
+             bugreport.bundle, dashboard.dashboard, export.export, admin.compact, admin.tables, admin.formats):
     main.add_command(_cmd)
 del _cmd

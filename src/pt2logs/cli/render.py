@@ -311,6 +311,12 @@ def print_diff(d: Any, fmt: str = "table", max_rows: int = 10, wide: bool = Fals
         c.table(changed[:max_rows], keycols + ["a", "b", "delta", "pct", "status"], title=title)
         if len(changed) > max_rows:
             c.print(f"  … {len(changed) - max_rows} more (--format json for all)")
+    if d.cache_misses:
+        c.print()
+        c.table(d.cache_misses[:max_rows], ["function", "compile_id", "cache", "lookup", "outcome", "why"],
+                title="Why B's caches missed where A made the same lookup")
+        if len(d.cache_misses) > max_rows:
+            c.print(f"  … {len(d.cache_misses) - max_rows} more (pt2logs query cache_misses --run B -p base A)")
 
 
 # ---------------------------------------------------------------------------- advice

@@ -30,7 +30,16 @@ from typing import Any
 
 import pt2logs.tables  # noqa: F401  (registers the tables)
 from pt2logs.analysis.output_code import parse_output_code
-from pt2logs.readers.kit import Batch, FileContext, Format, Layout, RowSink, decode, read_document, repro_torch_version
+from pt2logs.readers.kit import (
+    Batch,
+    FileContext,
+    Format,
+    Layout,
+    RowSink,
+    decode,
+    read_document,
+    repro_torch_version,
+)
 
 SOURCE = "compile_debug"
 

@@ -6,7 +6,8 @@ Messages are interpreted with the shared parsers of :mod:`pt2logs.analysis`: ``[
 recompile-limit warning (``torch._dynamo hit config.recompile_limit (8)``, no artifact tag) marks that
 compile's row as a limit hit, or makes one; ``[__graph_breaks]`` → ``graph_breaks``, repeats of a break
 within one compile id (duplicate-suppressed lines) folded into ``occurrences``; ``[__output_code]`` →
-``kernels`` / ``extern_calls``.
+``kernels`` / ``extern_calls``; cache hit / miss / bypass lines and the keys' components →
+``cache_events`` / ``cache_key_components`` (:mod:`pt2logs.readers.log_caches`).
 
 Rows that later messages may still change wait here, at most :data:`MAX_PENDING` compiles of them.
 """
@@ -27,6 +28,7 @@ from pt2logs.analysis.guards import (
 from pt2logs.analysis.output_code import parse_output_code
 from pt2logs.readers.identity_cols import break_frames
 from pt2logs.readers.kit import RowSink
+from pt2logs.readers.log_caches import CacheLines
 
 SOURCE = "torch_logs"
 MAX_PENDING = 10_000
@@ -49,6 +51,7 @@ class MessageRows:
 
     def __init__(self, sink: RowSink):
         self.sink = sink
+        self.caches = CacheLines(sink)
         self.pending_rc: dict[tuple, dict[str, Any]] = {}
         self.pending_gb: dict[tuple, dict[tuple, dict[str, Any]]] = {}
         self.frames: dict[tuple, tuple[str | None, str | None, int | None]] = {}
@@ -69,6 +72,8 @@ class MessageRows:
             self.limit_hit(msg, text)
         elif art is None and text.startswith("WON'T CONVERT "):
             self.failure(msg, text)
+        elif art is None:
+            self.caches.message(msg, text)
 
     def _base(self, msg: Any) -> dict[str, Any]:
         return {"source": SOURCE, "file": self.sink.ctx.file, "line_no": msg.line_no, "compile_id": msg.cid,

@@ -124,16 +124,37 @@ COMPILE_PHASES = table(
 )
 
 CACHE_EVENTS = table(
-    "cache_events", version=1, group="compile", grain="cache lookup",
-    doc="Cache behaviour: FX graph cache, AOTAutograd cache, remote caches, autotune caches.",
+    "cache_events", version=2, group="compile", grain="cache lookup",
+    doc="""Cache behaviour: FX graph cache, AOTAutograd cache, Dynamo / precompile caches. One row per
+    lookup torch logged; the key's components are in `cache_key_components` (same file and line_no).
+    A lookup's identity across runs is (rank, compile_id, cache, lookup).""",
     columns=_WHERE + """
     ts              ts          when it happened
-    cache           str         fx_graph, aotautograd, autotune, or the artifact's cache name
-    outcome         str         hit, miss or bypass
+    cache           str         fx_graph, aotautograd, dynamo (package bypass), precompile, or the artifact's cache name
+    outcome         str         hit, miss or bypass; NULL when torch did not say (fx_graph_cache_hash of torch 2.3-2.4)
     key             str         cache key
     reason          str         bypass/miss reason when given
     time_saved_ms   f64         time saved by a hit (ms), when logged
-    detail          json        the artifact's payload
+    detail          json        the artifact's payload without its components
+    lookup          i32         the lookup's number among this compile's lookups of this cache (1, 2, ...: forward then backward)
+    n_components    i32         components of the key torch logged (0: none, e.g. AOTAutograd in torch >= 2.7 without DEBUG logging)
+    is_backward     bool        the lookup was for a backward graph (fx_kwargs[is_backward]), when the key says
+    """,
+)
+
+CACHE_KEY_COMPONENTS = table(
+    "cache_key_components", version=1, group="compile", grain="component of a logged cache key",
+    doc="""What a cache key is made of: one row per `[hash] name: value` line torch logged with the
+    lookup (FxGraphHashDetails / AOTAutogradCacheDetails). Two lookups of the same frame whose keys
+    differ differ in the components whose `hash` differs (queries `cache_misses`, `cache_key_diff`).""",
+    columns=_WHERE + """
+    cache           str         the lookup's cache (cache_events.cache)
+    key             str         the lookup's key
+    lookup          i32         the lookup's number in its compile (cache_events.lookup)
+    component       str         what was hashed: gm, example_inputs[0], inductor_config[max_autotune], torch_version, system_info[hash], fx_kwargs[is_backward], ...
+    kind            str         graph, inputs, config, torch_version, device, settings, custom_passes or other
+    hash            str         the component's hash as logged
+    value           str         the component's value as logged (at most 1,024 characters)
     """,
 )
 

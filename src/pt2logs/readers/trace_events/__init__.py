@@ -6,7 +6,7 @@ Importing this package registers every handler in
 emitting per-compile rows).
 """
 
-from pt2logs.readers.trace_events import basics, compile_facts, metrics, phases, vllm
+from pt2logs.readers.trace_events import basics, caches, compile_facts, metrics, phases, vllm
 from pt2logs.readers.trace_state import TraceState
 
 _FINISHERS = [phases.finish, compile_facts.finish, vllm.finish]
@@ -17,4 +17,4 @@ def finish_file(st: TraceState) -> None:
         fn(st)
 
 
-__all__ = ["basics", "compile_facts", "metrics", "phases", "vllm", "finish_file"]
+__all__ = ["basics", "caches", "compile_facts", "metrics", "phases", "vllm", "finish_file"]

@@ -1,4 +1,4 @@
-"""Recompiles, graph breaks, failures, guards, kernels and caches from a trace.
+"""Recompiles, graph breaks, failures, guards and kernels from a trace.
 
 Rows that need facts from later in the compile wait in the compile's scratch
 space (a few per compile, so memory stays bounded) and leave when that compile's
@@ -14,15 +14,13 @@ space (a few per compile, so memory stays bounded) and leave when that compile's
 * ``failures`` — a metrics record with ``fail_type``, and one row per restart reason.
 * ``guards`` — ``dynamo_cpp_guards_str`` text, guard counts, ``create_symbol`` symbols.
 * ``kernels`` / ``extern_calls`` — from ``inductor_output_code``; ``cache_hit``
-  comes from the ``fx_graph_cache_*`` artifact torch writes right after it.
-* ``cache_events`` — ``fx_graph_cache_*`` / ``aotautograd_cache_*`` artifacts.
+  comes from the ``fx_graph_cache_*`` artifact torch writes right after it (caches.py calls
+  :func:`emit_code`).
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-import orjson
 
 from pt2logs.analysis import failures as failure_id
 from pt2logs.analysis.graph_breaks import parse_graph_break
@@ -120,7 +118,7 @@ def _count_guards(text: str) -> int:
     return n
 
 
-# ---------------------------------------------------------------- kernels and caches
+# ---------------------------------------------------------------- kernels
 
 
 @handles("inductor_output_code")
@@ -135,40 +133,12 @@ def output_code(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
     st.scratch(cid).setdefault("code", []).append((rows, externs))
 
 
-def _emit_code(st: TraceState, sc: dict[str, Any], cache_hit: bool | None) -> None:
+def emit_code(st: TraceState, sc: dict[str, Any], cache_hit: bool | None) -> None:
     for rows, externs in sc.pop("code", []):
         for r in rows:
             st.add("kernels", dict(r, cache_hit=cache_hit))
         for r in externs:
             st.add("extern_calls", dict(r, cache_hit=cache_hit))
-
-
-def _cache_artifact(cache: str) -> Any:
-    def handler(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
-        name = meta.get("name") if isinstance(meta, dict) else ""
-        outcome = name.rsplit("_", 1)[-1]
-        d = st.json_payload()
-        d = d if isinstance(d, dict) else {}
-        saved = d.get("time_saved_ms")
-        if saved is None and d.get("time_saved_ns") is not None:
-            saved = d["time_saved_ns"] / 1e6
-        reason = d.get("cache_bypass_reason") or d.get("reason") or d.get("cache_status_detailed")
-        detail = {k: v for k, v in d.items() if k != "components"}
-        row = _base(st, cid)
-        for k in ("co_name", "co_filename", "co_firstlineno"):
-            row.pop(k)
-        row.update(cache=cache, outcome=outcome, key=d.get("key"), reason=None if reason is None else str(reason),
-                   time_saved_ms=saved, detail=orjson.dumps(detail, default=str).decode())
-        st.add("cache_events", row)
-        if cache == "fx_graph":
-            _emit_code(st, st.scratch(cid), outcome == "hit")
-
-    return handler
-
-
-for _outcome in ("hit", "miss", "bypass"):
-    handles(f"fx_graph_cache_{_outcome}", artifact=True)(_cache_artifact("fx_graph"))
-    handles(f"aotautograd_cache_{_outcome}", artifact=True)(_cache_artifact("aotautograd"))
 
 
 # ---------------------------------------------------------------- end of a compile
@@ -192,7 +162,7 @@ def on_metrics(st: TraceState, kind: str, meta: dict[str, Any], cid: str | None)
         st.add("failures", dict(base, fail_type=None, fail_reason=str(r), user_filename=None, user_lineno=None, is_restart=True,
                                 **failure_id.restart_columns(str(r))))
     if kind != "compilation_metrics":
-        _emit_code(st, sc, None)
+        emit_code(st, sc, None)
         return
     limit_hit = bool(fail_reason) and any(m in str(fail_reason).lower() for m in _LIMIT_MARKERS)
     rec = sc.pop("recompile", None)
@@ -228,7 +198,7 @@ def on_metrics(st: TraceState, kind: str, meta: dict[str, Any], cid: str | None)
         _fill_frame(row, meta, st, cid)
         st.add("graph_breaks", row)
     _emit_guards(st, sc, cid, meta)
-    _emit_code(st, sc, None)
+    emit_code(st, sc, None)
 
 
 def _fill_frame(row: dict[str, Any], meta: dict[str, Any], st: TraceState, cid: str | None) -> None:
@@ -265,4 +235,4 @@ def finish(st: TraceState) -> None:
         for row in sc.pop("gb", {}).values():
             st.add("graph_breaks", row)
         _emit_guards(st, sc, key, None)
-        _emit_code(st, sc, None)
+        emit_code(st, sc, None)

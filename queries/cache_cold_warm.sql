@@ -1,0 +1,37 @@
+-- title: Cold and warm compile time per run
+-- question: Per run, how did the compile caches do (lookups, hits, misses, bypasses, time saved), was it a cold start (no hit), a warm one (every lookup hit) or partly warm, and how does its compile time compare with the newest earlier cold run of the same tags?
+-- params: run_id (optional: id, id prefix, name or name prefix), since (optional), until (optional), tag (optional: key=value)
+-- compile_s: the run's frame compile time (compilation_metrics.entire_frame_compile_time_s, every rank);
+-- saved_s: time the hits saved, as torch logged it (per compile the AOTAutograd hit's or its FX graphs');
+-- vs_cold_pct: compile_s against that of `cold_run` (the newest earlier run with the same tags whose
+-- lookups all missed), in % (-80: warm took a fifth of the cold run's time).
+WITH sel AS (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)),
+saved AS (  -- an AOTAutograd hit's time saved includes its FX graphs': per compile, the larger of the two
+  SELECT run_id, greatest(coalesce(sum(time_saved_ms) FILTER (WHERE cache = 'aotautograd'), 0),
+                          coalesce(sum(time_saved_ms) FILTER (WHERE cache <> 'aotautograd'), 0)) AS s
+  FROM cache_events WHERE outcome = 'hit' GROUP BY run_id, rank, file, compile_id),
+per_run AS (
+  SELECT r.run_id, r.name, r.started_at, coalesce(CAST(r.tags AS VARCHAR), '{}') AS tags,
+         (SELECT round(sum(entire_frame_compile_time_s), 3) FROM compilation_metrics m
+          WHERE m.run_id = r.run_id AND m.kind = 'compilation_metrics') AS compile_s,
+         (SELECT count(*) FROM compilation_metrics m WHERE m.run_id = r.run_id AND m.kind = 'compilation_metrics') AS compiles,
+         count(c.outcome) AS lookups,
+         count(*) FILTER (WHERE c.outcome = 'hit') AS hits,
+         count(*) FILTER (WHERE c.outcome = 'miss') AS misses,
+         count(*) FILTER (WHERE c.outcome = 'bypass') AS bypasses,
+         (SELECT round(coalesce(sum(s), 0) / 1e3, 3) FROM saved WHERE saved.run_id = r.run_id) AS saved_s
+  FROM runs r LEFT JOIN cache_events c USING (run_id)
+  GROUP BY ALL),
+rated AS (
+  SELECT *, CASE WHEN lookups = 0 THEN 'no cache lookups' WHEN hits = 0 THEN 'cold'
+                 WHEN hits = lookups THEN 'warm' ELSE 'partly warm' END AS state
+  FROM per_run)
+SELECT a.name AS run, a.started_at AS started, a.state, a.compile_s, a.compiles, a.lookups, a.hits, a.misses, a.bypasses,
+       a.saved_s, c.name AS cold_run, c.compile_s AS cold_compile_s,
+       CASE WHEN c.compile_s > 0 THEN round(100.0 * (a.compile_s - c.compile_s) / c.compile_s, 1) END AS vs_cold_pct,
+       a.run_id
+FROM rated a
+LEFT JOIN rated c ON c.state = 'cold' AND c.tags = a.tags AND c.started_at < a.started_at
+WHERE a.run_id IN (SELECT run_id FROM sel)
+QUALIFY row_number() OVER (PARTITION BY a.run_id ORDER BY c.started_at DESC NULLS LAST) = 1
+ORDER BY a.started_at, a.name;

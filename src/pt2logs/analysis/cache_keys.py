@@ -1,0 +1,89 @@
+"""A compile cache's key, broken into the components torch hashed: what made two keys differ.
+
+torch writes one line per attribute of the object it hashes (``FxGraphCachePickler.debug_lines``,
+torch/_inductor/codecache.py; AOTAutograd's ``AOTAutogradCachePickler``, torch/_functorch/
+_aot_autograd/autograd_cache.py)::
+
+    [fay2vbhai3npe…] gm: <lambda>()\\n\\n\\n\\ndef forward(self, arg0_1, …
+    [avf2u3luxvyab…] example_inputs[0]: TensorMetadata(dtype=torch.float32, shape=…
+    [esstihe2nyydk…] inductor_config[fx_graph_cache]: True
+
+as the ``components`` list of the cache artifacts' JSON payload. Two shapes across torch versions:
+
+* torch 2.5+ (``fx_graph_cache_{hit,miss,bypass}``, ``fx_graph_cache_hash`` with ``cache_state``,
+  ``aotautograd_cache_*``): one list item per component, a multi-line value inside the item;
+* torch 2.3-2.4 (``fx_graph_cache_hash``, ``{"key", "components": debug_str.split("\\n")}``): one
+  list item per LINE, so a graph's lines follow its ``[hash] gm:`` item; they are joined back here.
+
+In recent torch (2.13 checked) AOTAutograd fills ``components`` only when its logger is at DEBUG
+(``_get_debug_lines_for_cache_key``): an ``aotautograd`` lookup then has a key and no components.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: ``[hash] name: value`` (the hash is base32, lower case; older torch: hex)
+_LINE = re.compile(r"^\[([0-9a-z]{16,64})\] ([^:\n]+?): ?(.*)$", re.S)
+#: the longest value kept per component (torch itself cuts bytes values at 1024)
+VALUE_CHARS = 1024
+
+#: what a component is about, by its name (the attribute of FxGraphHashDetails /
+#: AOTAutogradCacheDetails it hashes); first match wins
+_KINDS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"^(gm|graph|user_defined_triton_source|fx_graph)\b"), "graph"),
+    (re.compile(r"^(example_inputs|inputs_to_check|args|tensor_metadata)\b"), "inputs"),
+    (re.compile(r"^(torch_version|system_info\[(hash|version)\]|system_info$|triton_version)"), "torch_version"),
+    (re.compile(r"^(system_info\[device\]|default_cuda_device_index)"), "device"),
+    (re.compile(r"(config|cache_key_tag|fx_kwargs|precompile_enabled)"), "config"),
+    (re.compile(r"pass|^_?custom_"), "custom_passes"),
+    (re.compile(r"^(deterministic|grad_enabled|disable_amp|default_dtype|cpp_runtime_thread_count|"
+                r"provenance_tracking_level|autocast|dtype|cuda_matmul_settings)"), "settings"),
+]
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str  # inductor_config[max_autotune], example_inputs[0], gm, torch_version
+    kind: str  # graph, inputs, config, torch_version, device, settings, custom_passes, other
+    hash: str
+    value: str  # at most VALUE_CHARS characters
+
+
+def component_kind(name: str) -> str:
+    for pattern, kind in _KINDS:
+        if pattern.search(name):
+            return kind
+    return "other"
+
+
+def parse_components(items: object) -> list[Component]:
+    """The components of a cache artifact's ``components`` list (either shape above); items that
+    are not text are skipped, a line without a ``[hash] name:`` head continues the one before."""
+    if not isinstance(items, list):
+        return []
+    parts: list[list[str]] = []  # [hash, name, value-lines...]
+    for item in items:
+        if not isinstance(item, str):
+            continue
+        m = _LINE.match(item)
+        if m:
+            parts.append([m.group(1), m.group(2).strip(), m.group(3)])
+        elif parts:
+            parts[-1].append(item)
+    out = []
+    for h, name, *lines in parts:
+        value = "\n".join(lines)
+        if len(value) > VALUE_CHARS:
+            value = value[:VALUE_CHARS] + "…"
+        out.append(Component(name, component_kind(name), h, value))
+    return out
+
+
+def is_backward(components: list[Component]) -> bool | None:
+    """The lookup was for a backward graph (``fx_kwargs[is_backward]: True``), when the key says."""
+    for c in components:
+        if c.name == "fx_kwargs[is_backward]":
+            return c.value.strip() == "True"
+    return None

@@ -1,0 +1,68 @@
+"""Why a cache missed, decided at query time: DuckDB table macros the cache queries share.
+
+A lookup's identity across runs is the function compiled (``co_name`` + its file's identity + a user
+function's first line, from ``compilation_metrics``: the same on every install) and which of its
+compiles it is (C of compile id F/C: F numbers frames in the order a process met them, which another
+run can change), the rank, the cache and the lookup's number in that compile (``cache_events.lookup``:
+a compile looks the FX graph cache up once per graph, forward then backward). Without a known
+function (no metrics), the compile id itself. A lookup that did not hit is compared with the same lookup in its *base* run: the run
+given as ``base``, else the newest run that started before it with the same tags and made that lookup.
+
+* ``cache_lookups()`` — every lookup with its run's name, start and tags and its frame.
+* ``cache_pairs(run, since, until, tag, base)`` — the selected runs' lookups that did not hit, each
+  with its base lookup (``base_*`` columns NULL when there is none: a cold start).
+* ``cache_component_diffs(run, since, until, tag, base)`` — for those pairs, one row per key
+  component whose hash differs (or that only one side has), with both values.
+
+Why at query time: the base is another run, ingested before or after this one.
+"""
+
+from __future__ import annotations
+
+CACHE_LOOKUPS = r"""CREATE OR REPLACE MACRO cache_lookups() AS TABLE
+  WITH frames AS (
+    SELECT run_id, rank, compile_id, any_value(co_name) AS co_name,
+           any_value(function_file(co_file, co_filename)) AS fn_file,
+           any_value(function_line(co_file_kind, co_firstlineno)) AS fn_line
+    FROM compilation_metrics WHERE kind = 'compilation_metrics' GROUP BY ALL)
+  SELECT c.run_id, r.name AS run, r.started_at, coalesce(CAST(r.tags AS VARCHAR), '{}') AS tags, c.rank, c.file,
+         c.line_no, c.ts, c.compile_id, regexp_extract(c.compile_id, '/(\d+)$', 1) AS nth_compile,
+         c.cache, c.lookup, c.outcome, c.key, c.reason, c.n_components, f.co_name, f.fn_file, f.fn_line
+  FROM cache_events c JOIN runs r USING (run_id)
+  LEFT JOIN frames f ON f.run_id = c.run_id AND f.rank IS NOT DISTINCT FROM c.rank AND f.compile_id = c.compile_id"""
+
+CACHE_PAIRS = """CREATE OR REPLACE MACRO cache_pairs(run, since, until, tag, base) AS TABLE
+  WITH look AS (SELECT * FROM cache_lookups()),
+  base_run AS (SELECT run_id FROM selected_runs(base, NULL, NULL, NULL) WHERE base IS NOT NULL),
+  missed AS (
+    SELECT * FROM look
+    WHERE run_id IN (SELECT run_id FROM selected_runs(run, since, until, tag)) AND outcome IS DISTINCT FROM 'hit')
+  SELECT m.*, b.run AS base_run, b.run_id AS base_id, b.file AS base_file, b.line_no AS base_line,
+         b.outcome AS base_outcome, b.key AS base_key, b.n_components AS base_components
+  FROM missed m
+  LEFT JOIN look b
+    ON b.run_id <> m.run_id AND b.rank IS NOT DISTINCT FROM m.rank AND b.cache = m.cache AND b.lookup = m.lookup
+   AND CASE WHEN m.co_name IS NULL THEN b.compile_id IS NOT DISTINCT FROM m.compile_id
+            ELSE b.co_name = m.co_name AND b.fn_file IS NOT DISTINCT FROM m.fn_file
+                 AND b.fn_line IS NOT DISTINCT FROM m.fn_line AND b.nth_compile = m.nth_compile END
+   AND CASE WHEN base IS NOT NULL THEN b.run_id IN (SELECT run_id FROM base_run)
+            ELSE b.tags = m.tags AND b.started_at < m.started_at END
+  QUALIFY row_number() OVER (PARTITION BY m.run_id, m.file, m.line_no
+                             ORDER BY b.started_at DESC NULLS LAST, b.line_no) = 1"""
+
+CACHE_COMPONENT_DIFFS = """CREATE OR REPLACE MACRO cache_component_diffs(run, since, until, tag, base) AS TABLE
+  WITH paired AS (SELECT * FROM cache_pairs(run, since, until, tag, base) WHERE base_id IS NOT NULL AND key IS DISTINCT FROM base_key),
+  mine AS (
+    SELECT p.run_id, p.file, p.line_no, k.component, k.kind, k.hash, k.value
+    FROM paired p JOIN cache_key_components k ON k.run_id = p.run_id AND k.file = p.file AND k.line_no = p.line_no),
+  theirs AS (
+    SELECT p.run_id, p.file, p.line_no, k.component, k.kind, k.hash, k.value
+    FROM paired p JOIN cache_key_components k ON k.run_id = p.base_id AND k.file = p.base_file AND k.line_no = p.base_line)
+  SELECT coalesce(m.run_id, t.run_id) AS run_id, coalesce(m.file, t.file) AS file, coalesce(m.line_no, t.line_no) AS line_no,
+         coalesce(m.component, t.component) AS component, coalesce(m.kind, t.kind) AS kind,
+         m.hash, t.hash AS base_hash, m.value, t.value AS base_value
+  FROM mine m FULL JOIN theirs t
+    ON t.run_id = m.run_id AND t.file = m.file AND t.line_no = m.line_no AND t.component = m.component
+  WHERE m.hash IS DISTINCT FROM t.hash"""
+
+CACHE_MACROS = [CACHE_LOOKUPS, CACHE_PAIRS, CACHE_COMPONENT_DIFFS]
