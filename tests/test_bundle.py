@@ -122,7 +122,10 @@ def test_a_failing_compile_bundle(failing_wh):
     tokens = parse(rep.markdown)
     hs = headings(tokens)
     assert hs[0] == ("h1", "BackendCompilerFailed report in `<lambda>`")
-    assert [h for t, h in hs if t == "h2"] == ["Environment", "The failing compile: `0/0`", "Graphs and code", "What to try next"]
+    assert [h for t, h in hs if t == "h2"] == ["Environment", "The failing compile: `0/0`", "Graphs and code",
+                                               "What the advice table says (`pt2logs advise`)", "What to try next"]
+    advice = rep.markdown.split("## What the advice table says", 1)[1].split("\n## ", 1)[0]
+    assert "TORCHDYNAMO_REPRO_AFTER" in advice  # the backend failure's advice: the minifier
     assert rep.compile_id == "0/0" and assert_details_balanced(tokens) >= 3
     blocks = fences(tokens)
     (metrics,) = [env["compilation_metrics"] for env, _ in raw_records(trace)
@@ -268,6 +271,20 @@ def test_the_guard_failures_of_the_compiled_function(sample_wh):
         first = (json.loads(p)[0] if p.lstrip().startswith("[") else p.splitlines()[0]).strip()
         first = re.sub(r"^\d+/\d+: ", "", first)  # the artifact names the compile whose guard failed first
         assert first.replace("|", "\\|")[:40] in section, first
+
+
+def test_the_advice_of_the_run_is_in_its_report(sample_wh):
+    con = pt2logs.connect(sample_wh)
+    items = json.loads(CliRunner().invoke(main, ["advise", "recompiles", "-w", sample_wh, "--format", "json"]).output)
+    assert items  # the recompiles sample hits the advice table
+    rep = bug_report(con, "recompiles")
+    assert "What the advice table says (`pt2logs advise`)" in [h for _, h in headings(parse(rep.markdown))]
+    section = rep.markdown.split("## What the advice table says", 1)[1].split("\n## ", 1)[0]
+    for r in items[:5]:  # the most costly, each with its evidence and what to do
+        assert code(r["evidence"]) in section and r["advice"] in section
+    clean = next(r["run_id"] for r in json.loads(CliRunner().invoke(main, ["query", "runs", "-w", sample_wh, "-f", "json"]).output)
+                 if not json.loads(CliRunner().invoke(main, ["advise", r["run_id"], "-w", sample_wh, "--format", "json"]).output))
+    assert "## What the advice table says" not in bug_report(con, clean).markdown  # nothing to say: no section
 
 
 # ---------------------------------------------------------------- TORCH_COMPILE_DEBUG files

@@ -27,6 +27,8 @@ FORMAT_SWITCHES = {
 }
 #: the most read from one of the run's files (a kernel spec, the run record)
 FILE_BYTES = 256 << 10
+#: advice items in a report (the most costly)
+ADVICE_ITEMS = 5
 
 
 @dataclass
@@ -43,6 +45,8 @@ class Facts:
     overview: dict[str, Any] = field(default_factory=dict)
     #: the TORCH_COMPILE_DEBUG files of the run (they name no compile)
     debug_files: list[dict[str, Any]] = field(default_factory=list)
+    #: the run's advice items (the named query ``advice``), most costly first
+    advice: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def is_spyre(self) -> bool:
@@ -106,6 +110,7 @@ def gather(con: duckdb.DuckDBPyConnection, run_id: str, compile_id: str | None =
     facts = Facts(run, chosen, compiles, artifacts, run_named(con, "recompile_list", p).to_pylist())
     facts.debug_files = [a for a in rows if a["compile_id"] is None]
     facts.overview = run_named(con, "run_overview", p).to_pylist()[0]
+    facts.advice = run_named(con, "advice", {**p, "limit": ADVICE_ITEMS}).to_pylist()
     rec = read_file(run.get("record_path"))
     if rec:
         try:

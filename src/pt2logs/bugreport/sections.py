@@ -1,6 +1,5 @@
 """The sections of a bug report, in order: each a function from the facts to Markdown (or None when
-it has nothing to say). :data:`SECTIONS` is the one list; a new section (e.g. the advice table's
-items for this run) is one function added there.
+it has nothing to say). :data:`SECTIONS` is the one list; a new section is one function added there.
 
 Every value that comes from a log is redacted (``ctx.r``) and then put in a code span or a fenced
 block (:mod:`pt2logs.bugreport.markdown`), never in running text.
@@ -184,6 +183,19 @@ def guard_failures(ctx: Ctx) -> str | None:
     return f"## Guard failures (recompiles {what})\n\n" + md.details(f"{len(mine)} recompiles", body + more, open_=len(mine) <= 5)
 
 
+def advice(ctx: Ctx) -> str | None:
+    """The run's advice items (docs/advice.md): what the debugging guides say to do about what it hit."""
+    rows = ctx.facts.advice
+    if not rows:
+        return None
+    shown = [{"finding": r["finding"], "evidence": ctx.r(str(r["evidence"])), "frames": ctx.r(str(r["frames"] or "?")),
+              "compile_s": round(r["compile_s"] or 0, 2), "recompiles": r["recompiles"], "breaks": r["breaks"]} for r in rows]
+    # finding and advice are pt2logs' own Markdown (advice.toml), not log text
+    todo = "\n".join(f"{i}. **{r['finding']}**: {r['advice']}" for i, r in enumerate(rows, 1))
+    return ("## What the advice table says (`pt2logs advise`)\n\n"
+            + md.table(shown, ["finding", "evidence", "frames", "compile_s", "recompiles", "breaks"]) + "\n" + todo + "\n")
+
+
 def spyre(ctx: Ctx) -> str | None:
     f = ctx.facts
     if not f.is_spyre:
@@ -289,4 +301,5 @@ def _slug(s: Any) -> str:
 
 
 #: the report, in order; each returns Markdown or None (nothing to say)
-SECTIONS: list[Callable[[Ctx], str | None]] = [title, environment, failure, graphs, guard_failures, spyre, try_next, footer]
+SECTIONS: list[Callable[[Ctx], str | None]] = [title, environment, failure, graphs, guard_failures, advice, spyre, try_next,
+                                                footer]
