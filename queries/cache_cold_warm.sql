@@ -4,7 +4,8 @@
 -- compile_s: the run's frame compile time (compilation_metrics.entire_frame_compile_time_s, every rank);
 -- saved_s: time the hits saved, as torch logged it (per compile the AOTAutograd hit's or its FX graphs');
 -- vs_cold_pct: compile_s against that of `cold_run` (the newest earlier run with the same tags whose
--- lookups all missed), in % (-80: warm took a fifth of the cold run's time).
+-- lookups all missed and that compiled at least half of this run's functions: the same program),
+-- in % (-80: warm took a fifth of the cold run's time).
 WITH sel AS (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)),
 saved AS (  -- an AOTAutograd hit's time saved includes its FX graphs': per compile, the larger of the two
   SELECT run_id, greatest(coalesce(sum(time_saved_ms) FILTER (WHERE cache = 'aotautograd'), 0),
@@ -15,6 +16,8 @@ per_run AS (
          (SELECT round(sum(entire_frame_compile_time_s), 3) FROM compilation_metrics m
           WHERE m.run_id = r.run_id AND m.kind = 'compilation_metrics') AS compile_s,
          (SELECT count(*) FROM compilation_metrics m WHERE m.run_id = r.run_id AND m.kind = 'compilation_metrics') AS compiles,
+         (SELECT list(DISTINCT co_name) FROM compilation_metrics m
+          WHERE m.run_id = r.run_id AND m.kind = 'compilation_metrics' AND co_name IS NOT NULL) AS fns,
          count(c.outcome) AS lookups,
          count(*) FILTER (WHERE c.outcome = 'hit') AS hits,
          count(*) FILTER (WHERE c.outcome = 'miss') AS misses,
@@ -32,6 +35,8 @@ SELECT a.name AS run, a.started_at AS started, a.state, a.compile_s, a.compiles,
        a.run_id
 FROM rated a
 LEFT JOIN rated c ON c.state = 'cold' AND c.tags = a.tags AND c.started_at < a.started_at
+     -- the same program: the cold run compiled at least half of this run's functions
+     AND len(list_intersect(coalesce(a.fns, []), coalesce(c.fns, []))) * 2 >= greatest(len(coalesce(a.fns, [])), 1)
 WHERE a.run_id IN (SELECT run_id FROM sel)
 QUALIFY row_number() OVER (PARTITION BY a.run_id ORDER BY c.started_at DESC NULLS LAST) = 1
 ORDER BY a.started_at, a.name;
