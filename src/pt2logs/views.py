@@ -245,7 +245,7 @@ def attach_filesystem(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
 #: connections made by :func:`create_views`: their warehouse and when their snapshot was taken.
 #: Files a compaction replaced are deleted once the grace period has passed (pt2logs.recovery), so
 #: a snapshot older than half of it is taken anew before the connection's next query.
-_SNAPSHOTS: "weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[Warehouse, float]]" = weakref.WeakKeyDictionary()
+_SNAPSHOTS: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[Warehouse, float]] = weakref.WeakKeyDictionary()
 
 
 def create_views(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:

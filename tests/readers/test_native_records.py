@@ -45,7 +45,7 @@ def both(data: bytes, chunk: int) -> tuple:
     out = []
     for fn in (iter_records, iter_records_native):
         errors: list = []
-        recs = [tuple(r[:10]) for r in fn(iter(chunks), lambda *e: errors.append(e))]
+        recs = [tuple(r[:10]) for r in fn(iter(chunks), lambda *e, errors=errors: errors.append(e))]
         out.append((recs, errors))
     return out[0], out[1]
 
@@ -164,3 +164,17 @@ def test_mutation_fuzz_against_the_oracle():
         assert_same(data, rng.choice((1 << 20, rng.randint(1, 4096))))
         rounds += 1
     assert rounds > 10
+
+
+def test_ingest_says_once_when_the_python_splitter_is_used(tmp_path, monkeypatch):
+    from pt2logs.api import ingest
+
+    log = tmp_path / "run" / "dedicated_log_torch_trace_rank_0_x.log"
+    log.parent.mkdir()
+    log.write_bytes(_valid(3))
+    monkeypatch.setenv("PT2LOGS_NATIVE", "0")
+    res = ingest([str(log.parent)], str(tmp_path / "wh"))
+    assert [n for n in res.notes if "pure Python" in n] == ["PT2LOGS_NATIVE=0: TORCH_TRACE files are split in pure Python"]
+    monkeypatch.setenv("PT2LOGS_NATIVE", "1")
+    res = ingest([str(log.parent)], str(tmp_path / "wh2"))
+    assert res.events > 0 and not [n for n in res.notes if "pure Python" in n]
