@@ -44,6 +44,19 @@ def mbps(mb: float, m: Measure) -> float:
     return mb / m.wall_s if m.wall_s > 0 else float("nan")
 
 
+def native_vs_python(cmd, rounds: int = 2) -> dict:
+    """The same ingest with the native splitter and with the Python one (PT2LOGS_NATIVE=0), interleaved
+    A/B/A/B so that a machine shared with other work slows both alike: wall and CPU seconds of each run."""
+    out: dict[str, list] = {"native": [], "python": []}
+    for _ in range(rounds):
+        for name, flag in (("native", "1"), ("python", "0")):
+            m = run(cmd(), env={"PT2LOGS_NATIVE": flag}, cwd=str(ROOT))
+            if m.rc != 0:
+                raise SystemExit(f"pt2logs ({name} splitter) failed:\n{m.out[-3000:]}")
+            out[name].append([m.wall_s, m.cpu_s])
+    return out
+
+
 def bench_ingest(sizes: list[int], results: dict) -> None:
     rows = []
     for mb in sizes:
@@ -55,6 +68,7 @@ def bench_ingest(sizes: list[int], results: dict) -> None:
         bound = json.loads(b.out[b.out.index("{") : b.out.rindex("}") + 1])
         one = run(ingest_cmd(log, fresh(OUT / "wh_single"), 1), cwd=str(ROOT))
         two = run(ingest_cmd(log, fresh(OUT / "wh_all"), os.cpu_count() or 2), cwd=str(ROOT))
+        row_ab = native_vs_python(lambda log=log: ingest_cmd(log, fresh(OUT / "wh_ab"), 1))
         tl_html = run([TLPARSE, str(log), "-o", str(fresh(OUT / "tl_html")), "--overwrite", "--no-browser"])
         tl_plain = run([TLPARSE, str(log), "-o", str(fresh(OUT / "tl_plain")), "--overwrite", "--no-browser", "--plain-text"])
         for m, what in ((one, "pt2logs -j1"), (two, "pt2logs all cores")):
@@ -69,6 +83,7 @@ def bench_ingest(sizes: list[int], results: dict) -> None:
             "rss_pt2logs_1_mb": one.peak_rss_mb, "rss_pt2logs_all_mb": two.peak_rss_mb,
             "rss_tlparse_mb": tl_html.peak_rss_mb, "tlparse_rc": tl_html.rc,
         }
+        row["ab"] = row_ab
         row["x_tlparse"] = row["tlparse_s"] / row["pt2logs_all_s"]
         row["x_tlparse_plain"] = row["tlparse_plain_s"] / row["pt2logs_all_s"]
         row["x_floor"] = row["floor_s"] / row["pt2logs_all_s"]
@@ -105,6 +120,7 @@ def bench_many(n_runs: int, results: dict) -> None:
     root = corpus.many_runs(OUT / "corpus", n_runs)
     size = corpus.size_mb(root)
     corpus.warm(root)
+    ab = native_vs_python(lambda: ingest_cmd(root, fresh(OUT / "wh_many_ab"), 1))
     j1 = run(ingest_cmd(root, fresh(OUT / "wh_many1"), 1), cwd=str(ROOT))
     cores = os.cpu_count() or 2
     j2 = run(ingest_cmd(root, fresh(OUT / "wh_many2"), cores), cwd=str(ROOT))
@@ -115,7 +131,7 @@ def bench_many(n_runs: int, results: dict) -> None:
     shutil.rmtree(OUT / "tl_eachn", ignore_errors=True)
     row = {"runs": n_runs, "size_mb": round(size, 1), "jobs1_s": j1.wall_s, "jobs_all_s": j2.wall_s,
            "jobs1_mbps": mbps(size, j1), "jobs_all_mbps": mbps(size, j2), "speedup": j1.wall_s / j2.wall_s,
-           "rss_jobs_all_mb": j2.peak_rss_mb,
+           "rss_jobs_all_mb": j2.peak_rss_mb, "ab": ab,
            "tlparse_each_s": tl1.wall_s, "tlparse_each_mbps": mbps(size, tl1), "tlparse_each_all_s": tln.wall_s,
            "tlparse_each_all_mbps": mbps(size, tln), "tlparse_each": _json_of(tl1.out),
            "x_tlparse_each": tl1.wall_s / j2.wall_s, "x_tlparse_each_1": tl1.wall_s / j1.wall_s,

@@ -125,6 +125,11 @@ static int close_open(Scanner *sc, PyObject *items) {
     }
     sc->p_open = 0;
     sc->raw_len = 0;
+    if (sc->raw_cap > (4 << 20)) { /* a huge payload's buffer is not kept for the rest of the file */
+        PyMem_Free(sc->raw);
+        sc->raw = NULL;
+        sc->raw_cap = 0;
+    }
     clear_fields(sc);
     return 0;
 }
