@@ -73,13 +73,24 @@ static int emit_record(Scanner *sc, PyObject *items) {
         payload = PyBytes_FromStringAndSize(NULL, b - a);
         if (!payload) { Py_DECREF(hex); return -1; }
         unsigned char *o = (unsigned char *)PyBytes_AS_STRING(payload), *o0 = o;
-        unsigned char prev = 0;
-        for (Py_ssize_t i = a; i < b; i++) {
-            unsigned char c = r[i];
-            if (sc->crlf && c == '\r' && (i + 1 == b || r[i + 1] == '\n')) continue; /* \r\n -> \n; a final \r goes */
-            if (c == '\t' && prev == '\n') { prev = c; continue; }
-            *o++ = c;
-            prev = c;
+        if (!sc->crlf) { /* line by line: copy through each newline, skip the TAB after it */
+            Py_ssize_t i = a;
+            while (i < b) {
+                const unsigned char *nl = memchr(r + i, '\n', (size_t)(b - i));
+                Py_ssize_t e = nl ? (Py_ssize_t)(nl - r) + 1 : b;
+                memcpy(o, r + i, (size_t)(e - i));
+                o += e - i;
+                i = e < b && r[e] == '\t' ? e + 1 : e;
+            }
+        } else {
+            unsigned char prev = 0;
+            for (Py_ssize_t i = a; i < b; i++) {
+                unsigned char c = r[i];
+                if (c == '\r' && (i + 1 == b || r[i + 1] == '\n')) continue; /* \r\n -> \n; a final \r goes */
+                if (c == '\t' && prev == '\n') { prev = c; continue; }
+                *o++ = c;
+                prev = c;
+            }
         }
         Py_ssize_t n = o - o0;
         if (n != b - a && _PyBytes_Resize(&payload, n) < 0) { Py_DECREF(hex); return -1; }
