@@ -198,3 +198,23 @@ def test_content_hash_is_a_hash_of_every_stored_byte(tmp_path):
     else:
         assert got == hashlib.sha1(data).hexdigest()
     assert got != sources.new_digest().hexdigest()  # not the digest of nothing
+
+
+def test_without_the_extension_traces_are_read_in_python_and_ingest_says_why(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+
+    log = tmp_path / "run" / "dedicated_log_torch_trace_rank_0_x.log"
+    log.parent.mkdir()
+    log.write_bytes(_valid(2))
+    code = textwrap.dedent(f"""
+        import sys
+        sys.modules["pt2logs._native._records"] = None  # as if no compiler had built it
+        import pt2logs
+        r = pt2logs.ingest([{str(log.parent)!r}], {str(tmp_path / 'wh')!r})
+        print(r.events, "|".join(r.notes))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=120).stdout
+    events, notes = out.strip().split(" ", 1)
+    assert int(events) == 4 and "the native splitter is not built" in notes and "pure Python" in notes
