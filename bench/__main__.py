@@ -4,6 +4,7 @@
     python -m bench --quick              # small sizes (a smoke run, e.g. in CI)
     python -m bench --only ingest --sizes 200,1000
     python -m bench --only fleet --fleet-runs 10000
+    python -m bench --only storage                  # warehouse bytes ÷ input bytes, 100 runs
     python -m bench --only bombs --bomb-mb 5000
 
 Every comparison is measured side by side in one run, on the same files, on this machine.
@@ -215,7 +216,7 @@ def write_results(results: dict, args: argparse.Namespace) -> Path:
 
 def main() -> None:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", choices=["ingest", "profile", "many", "reingest", "bombs", "fleet"], action="append")
+    ap.add_argument("--only", choices=["ingest", "profile", "many", "reingest", "bombs", "fleet", "storage"], action="append")
     ap.add_argument("--sizes", default="200,1000", help="single-log sizes in MB (default 200,1000)")
     ap.add_argument("--many-runs", type=int, default=300)
     ap.add_argument("--reingest-runs", type=int, default=10000)
@@ -226,7 +227,8 @@ def main() -> None:
     if args.quick:
         args.sizes, args.many_runs, args.reingest_runs, args.fleet_runs, args.bomb_mb = "20", 20, 200, 200, 100
     OUT.mkdir(parents=True, exist_ok=True)
-    only = set(args.only or ["ingest", "profile", "many", "reingest", "bombs", "fleet"])
+    load = os.getloadavg()[0]  # other work on the machine: wall times of this run are worth that much less
+    only = set(args.only or ["ingest", "profile", "many", "reingest", "bombs", "fleet", "storage"])
     results: dict = {}
     if "ingest" in only:
         bench_ingest([int(s) for s in args.sizes.split(",")], results)
@@ -240,7 +242,13 @@ def main() -> None:
         bench_bombs(args.bomb_mb, results)
     if "fleet" in only:
         bench_fleet(args.fleet_runs, results)
-    when = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    if "storage" in only:
+        from bench.storage import storage
+
+        results["storage"] = storage(100 if not args.quick else 10)
+        print(json.dumps(results["storage"], default=lambda x: round(x, 2)), flush=True)
+    when = (dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+            + f"; load average {load:.1f} on {os.cpu_count()} cores when it started (above 1, other work shared the machine)")
     results["measured_at"] = {**_saved(args).get("measured_at", {}), **dict.fromkeys(results, when)}
     print(f"wrote {write_results(results, args)}")
 

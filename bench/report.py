@@ -133,6 +133,17 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
         for name, s, n in x["queries"]:
             out.append(f"| {name} | {s * 1000:,.0f} | {n} |")
         out += ["", f"Dashboard build: {_f(x['dashboard_s'])} s" + ("" if x.get("dashboard_rc") == 0 else f" (exit {x.get('dashboard_rc')})"), ""]
+    if "storage" in r:
+        x = r["storage"]
+        out += [*title("## Warehouse size ÷ input size", "storage"),
+                "`python -m bench.storage`: runs ingested into a fresh warehouse; every byte under the warehouse "
+                "(Parquet, manifests, pt2logs.duckdb) divided by the input bytes. Each payload is stored with its record "
+                "(zstd Parquet); payloads are not yet stored once per warehouse by md5.", "",
+                "| corpus | runs | input MB | warehouse MB | warehouse ÷ input |", "|---|---|---|---|---|"]
+        for name, label in (("one_model", "one model (the same real trace as every run)"), ("mixed", "mixed (every source trace in turn)")):
+            y = x[name]
+            out.append(f"| {label} | {y['runs']} | {_f(y['input_mb'], 1)} | {_f(y['warehouse_mb'], 1)} | **{_f(y['ratio_pct'], 1)} %** |")
+        out.append("")
     return "\n".join(out) + "\n"
 
 

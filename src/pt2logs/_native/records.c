@@ -9,7 +9,7 @@
  * pass over the bytes. No Python object is made per payload line, only one per record.
  *
  * Scanner(record_type, max_payload, excerpt)
- *   .feed(buf, n, crlf, line_at) -> (items, line_at)   buf[:n] is whole lines (buf[n-1] == '\n')
+ *   .feed(buf, n, crlf, line_at) -> (items, line_at, has_errors)   buf[:n] is whole lines (buf[n-1] == '\n')
  *   .finish() -> items                                  closes the open record
  * items: record_type instances (11 fields: the 10 of records.Record + payload md5 hex or None),
  *        or error tuples (kind, line_no, count, excerpt) that the wrapper turns into messages.
@@ -313,8 +313,10 @@ static PyObject *Scanner_feed(Scanner *sc, PyObject *args) {
         sc->line_at += nonq + 1;
     }
     PyBuffer_Release(&view);
-    PyObject *r = Py_BuildValue("(NL)", items, sc->line_at);
-    return r;
+    /* whether items holds any error tuple: without one, the wrapper hands the list on as it is */
+    int had_errors = 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items) && !had_errors; i++) had_errors = PyTuple_CheckExact(PyList_GET_ITEM(items, i));
+    return Py_BuildValue("(NLO)", items, sc->line_at, had_errors ? Py_True : Py_False);
 fail:
     PyBuffer_Release(&view);
     Py_XDECREF(items);
@@ -351,7 +353,7 @@ static void Scanner_dealloc(Scanner *sc) {
 }
 
 static PyMethodDef Scanner_methods[] = {
-    {"feed", (PyCFunction)Scanner_feed, METH_VARARGS, "feed(buf, n, crlf, line_at) -> (items, line_at)"},
+    {"feed", (PyCFunction)Scanner_feed, METH_VARARGS, "feed(buf, n, crlf, line_at) -> (items, line_at, has_errors)"},
     {"finish", (PyCFunction)Scanner_finish, METH_NOARGS, "finish() -> items"},
     {NULL}};
 

@@ -110,8 +110,8 @@ def iter_records_native(chunks: Iterable[bytes], on_error: ErrorSink, first_line
                 on_error("line_too_long", line_at, f"a line longer than {MAX_LINE >> 20} MiB; skipped", buf[:EXCERPT])
                 buf = b""
             continue
-        items, line_at = sc.feed(buf, last_nl + 1, bool(crlf), line_at)
-        yield from _errors(items, on_error)
+        items, line_at, has_errors = sc.feed(buf, last_nl + 1, bool(crlf), line_at)
+        yield from (_errors(items, on_error) if has_errors else items)  # records only: no Python loop
         buf = buf[last_nl + 1 :]
     yield from _errors(sc.finish(), on_error)
     if not ended_with_newline:
