@@ -4,6 +4,7 @@
     python -m bench --quick              # small sizes (a smoke run, e.g. in CI)
     python -m bench --only ingest --sizes 200,1000
     python -m bench --only fleet --fleet-runs 10000
+    python -m bench --only storage                  # warehouse bytes ÷ input bytes, 100 runs
     python -m bench --only bombs --bomb-mb 5000
 
 Every comparison is measured side by side in one run, on the same files, on this machine.
@@ -44,6 +45,19 @@ def mbps(mb: float, m: Measure) -> float:
     return mb / m.wall_s if m.wall_s > 0 else float("nan")
 
 
+def native_vs_python(cmd, rounds: int = 2) -> dict:
+    """The same ingest with the native splitter and with the Python one (PT2LOGS_NATIVE=0), interleaved
+    A/B/A/B so that a machine shared with other work slows both alike: wall and CPU seconds of each run."""
+    out: dict[str, list] = {"native": [], "python": []}
+    for _ in range(rounds):
+        for name, flag in (("native", "1"), ("python", "0")):
+            m = run(cmd(), env={"PT2LOGS_NATIVE": flag}, cwd=str(ROOT))
+            if m.rc != 0:
+                raise SystemExit(f"pt2logs ({name} splitter) failed:\n{m.out[-3000:]}")
+            out[name].append([m.wall_s, m.cpu_s])
+    return out
+
+
 def bench_ingest(sizes: list[int], results: dict) -> None:
     rows = []
     for mb in sizes:
@@ -55,6 +69,7 @@ def bench_ingest(sizes: list[int], results: dict) -> None:
         bound = json.loads(b.out[b.out.index("{") : b.out.rindex("}") + 1])
         one = run(ingest_cmd(log, fresh(OUT / "wh_single"), 1), cwd=str(ROOT))
         two = run(ingest_cmd(log, fresh(OUT / "wh_all"), os.cpu_count() or 2), cwd=str(ROOT))
+        row_ab = native_vs_python(lambda log=log: ingest_cmd(log, fresh(OUT / "wh_ab"), 1))
         tl_html = run([TLPARSE, str(log), "-o", str(fresh(OUT / "tl_html")), "--overwrite", "--no-browser"])
         tl_plain = run([TLPARSE, str(log), "-o", str(fresh(OUT / "tl_plain")), "--overwrite", "--no-browser", "--plain-text"])
         for m, what in ((one, "pt2logs -j1"), (two, "pt2logs all cores")):
@@ -69,6 +84,7 @@ def bench_ingest(sizes: list[int], results: dict) -> None:
             "rss_pt2logs_1_mb": one.peak_rss_mb, "rss_pt2logs_all_mb": two.peak_rss_mb,
             "rss_tlparse_mb": tl_html.peak_rss_mb, "tlparse_rc": tl_html.rc,
         }
+        row["ab"] = row_ab
         row["x_tlparse"] = row["tlparse_s"] / row["pt2logs_all_s"]
         row["x_tlparse_plain"] = row["tlparse_plain_s"] / row["pt2logs_all_s"]
         row["x_floor"] = row["floor_s"] / row["pt2logs_all_s"]
@@ -105,6 +121,7 @@ def bench_many(n_runs: int, results: dict) -> None:
     root = corpus.many_runs(OUT / "corpus", n_runs)
     size = corpus.size_mb(root)
     corpus.warm(root)
+    ab = native_vs_python(lambda: ingest_cmd(root, fresh(OUT / "wh_many_ab"), 1))
     j1 = run(ingest_cmd(root, fresh(OUT / "wh_many1"), 1), cwd=str(ROOT))
     cores = os.cpu_count() or 2
     j2 = run(ingest_cmd(root, fresh(OUT / "wh_many2"), cores), cwd=str(ROOT))
@@ -115,7 +132,7 @@ def bench_many(n_runs: int, results: dict) -> None:
     shutil.rmtree(OUT / "tl_eachn", ignore_errors=True)
     row = {"runs": n_runs, "size_mb": round(size, 1), "jobs1_s": j1.wall_s, "jobs_all_s": j2.wall_s,
            "jobs1_mbps": mbps(size, j1), "jobs_all_mbps": mbps(size, j2), "speedup": j1.wall_s / j2.wall_s,
-           "rss_jobs_all_mb": j2.peak_rss_mb,
+           "rss_jobs_all_mb": j2.peak_rss_mb, "ab": ab,
            "tlparse_each_s": tl1.wall_s, "tlparse_each_mbps": mbps(size, tl1), "tlparse_each_all_s": tln.wall_s,
            "tlparse_each_all_mbps": mbps(size, tln), "tlparse_each": _json_of(tl1.out),
            "x_tlparse_each": tl1.wall_s / j2.wall_s, "x_tlparse_each_1": tl1.wall_s / j1.wall_s,
@@ -199,7 +216,7 @@ def write_results(results: dict, args: argparse.Namespace) -> Path:
 
 def main() -> None:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", choices=["ingest", "profile", "many", "reingest", "bombs", "fleet"], action="append")
+    ap.add_argument("--only", choices=["ingest", "profile", "many", "reingest", "bombs", "fleet", "storage"], action="append")
     ap.add_argument("--sizes", default="200,1000", help="single-log sizes in MB (default 200,1000)")
     ap.add_argument("--many-runs", type=int, default=300)
     ap.add_argument("--reingest-runs", type=int, default=10000)
@@ -210,7 +227,8 @@ def main() -> None:
     if args.quick:
         args.sizes, args.many_runs, args.reingest_runs, args.fleet_runs, args.bomb_mb = "20", 20, 200, 200, 100
     OUT.mkdir(parents=True, exist_ok=True)
-    only = set(args.only or ["ingest", "profile", "many", "reingest", "bombs", "fleet"])
+    load = os.getloadavg()[0]  # other work on the machine: wall times of this run are worth that much less
+    only = set(args.only or ["ingest", "profile", "many", "reingest", "bombs", "fleet", "storage"])
     results: dict = {}
     if "ingest" in only:
         bench_ingest([int(s) for s in args.sizes.split(",")], results)
@@ -224,7 +242,13 @@ def main() -> None:
         bench_bombs(args.bomb_mb, results)
     if "fleet" in only:
         bench_fleet(args.fleet_runs, results)
-    when = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    if "storage" in only:
+        from bench.storage import storage
+
+        results["storage"] = storage(100 if not args.quick else 10)
+        print(json.dumps(results["storage"], default=lambda x: round(x, 2)), flush=True)
+    when = (dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+            + f"; load average {load:.1f} on {os.cpu_count()} cores when it started (above 1, other work shared the machine)")
     results["measured_at"] = {**_saved(args).get("measured_at", {}), **dict.fromkeys(results, when)}
     print(f"wrote {write_results(results, args)}")
 

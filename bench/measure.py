@@ -16,6 +16,7 @@ class Measure:
     peak_rss_mb: float
     rc: int
     out: str
+    cpu_s: float = float("nan")  # user + system CPU seconds of the command and its children
 
 
 def run(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None = None) -> Measure:
@@ -26,7 +27,8 @@ def run(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None = Non
         wall = time.perf_counter() - t
         m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
         rss = int(m.group(1)) / 1024 if m else float("nan")
-        return Measure(wall, rss, p.returncode, p.stdout + p.stderr)
+        cpu = sum(float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", p.stderr)) or float("nan")
+        return Measure(wall, rss, p.returncode, p.stdout + p.stderr, cpu)
     import psutil
 
     t = time.perf_counter()

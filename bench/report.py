@@ -14,6 +14,23 @@ def _f(v: object, nd: int = 2) -> str:
     return str(v)
 
 
+def ab_rows(label: str, ab: dict) -> str:
+    """One row of the native-vs-Python table: every run's wall and CPU seconds, and the ratios of the best."""
+    def runs(k: str) -> str:
+        return " / ".join(f"{w:.2f}" for w, _ in ab[k]) + " (CPU " + " / ".join(f"{c:.2f}" for _, c in ab[k]) + ")"
+
+    nw, pw = min(w for w, _ in ab["native"]), min(w for w, _ in ab["python"])
+    nc, pc = min(c for _, c in ab["native"]), min(c for _, c in ab["python"])
+    return f"| {label} | {runs('native')} | {runs('python')} | **{pw / nw:.2f}×** | **{pc / nc:.2f}×** |"
+
+
+AB_HEAD = ["The native splitter (`pt2logs._native._records`: record boundaries, glog prefix, envelope, payload TAB "
+           "stripping and md5 in one C pass) against the pure-Python one (`PT2LOGS_NATIVE=0`), `pt2logs ingest --jobs 1`, "
+           "run interleaved A/B/A/B on a machine shared with other work (2 cores, other processes running): wall times are "
+           "noisy, CPU seconds (user + system, from `/usr/bin/time`) less so. Ratios compare the best run of each.", "",
+           "| input | native wall s (CPU s) | Python wall s (CPU s) | wall speed-up | CPU speed-up |", "|---|---|---|---|---|"]
+
+
 def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
     out = ["# Benchmark results", "",
            f"Written {when:%Y-%m-%d %H:%M} UTC on {machine}, last with `python -m bench {args}`.",
@@ -37,6 +54,10 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
                        f"| {_f(x['tlparse_mbps'], 1)} | {_f(x['tlparse_plain_mbps'], 1)} | **{_f(x['x_tlparse'], 1)}×** | {_f(x['x_tlparse_plain'], 1)}× "
                        f"| **{_f(x['x_floor'], 2)}×** | {_f(x['rss_pt2logs_1_mb'], 0)} / {_f(x['rss_pt2logs_all_mb'], 0)} / {_f(x['rss_tlparse_mb'], 0)} |")
         out.append("")
+        if any("ab" in x for x in r["ingest"]):
+            out += ["### Native vs Python splitter", "", *AB_HEAD]
+            out += [ab_rows(f"{_f(x['size_mb'], 0)} MB log", x["ab"]) for x in r["ingest"] if "ab" in x]
+            out.append("")
         with_bound = [x for x in r["ingest"] if "bound_cpu_s" in x]
         if with_bound:
             out += ["### Is the floor reachable? The least work a lossless ingest does", "",
@@ -78,6 +99,8 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
                 f"{x['runs']} run folders, {_f(x['size_mb'], 0)} MB: `--jobs 1` {_f(x['jobs1_s'])} s ({_f(x['jobs1_mbps'], 0)} MB/s), "
                 f"all cores {_f(x['jobs_all_s'])} s ({_f(x['jobs_all_mbps'], 0)} MB/s): **{_f(x['speedup'])}× speed-up**, peak RSS {_f(x['rss_jobs_all_mb'], 0)} MB."
                 + (f" Ray engine (local, {x.get('ray_rc')}): {_f(x.get('ray_s'))} s, {_f(x.get('ray_speedup'))}× vs `--jobs 1`." if x.get("ray_s") else ""), ""]
+        if "ab" in x:
+            out += ["Native vs Python splitter on these runs:", "", *AB_HEAD, ab_rows(f"{x['runs']} runs", x["ab"]), ""]
         if x.get("tlparse_each_s"):
             out += ["tlparse as its users run it on the same jobs: one `tlparse LOG -o DIR --overwrite --no-browser` per log "
                     f"(`python -m bench.tlparse_each`): one after the other {_f(x['tlparse_each_s'])} s ({_f(x['tlparse_each_mbps'], 1)} MB/s), "
@@ -110,6 +133,17 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
         for name, s, n in x["queries"]:
             out.append(f"| {name} | {s * 1000:,.0f} | {n} |")
         out += ["", f"Dashboard build: {_f(x['dashboard_s'])} s" + ("" if x.get("dashboard_rc") == 0 else f" (exit {x.get('dashboard_rc')})"), ""]
+    if "storage" in r:
+        x = r["storage"]
+        out += [*title("## Warehouse size ÷ input size", "storage"),
+                "`python -m bench.storage`: runs ingested into a fresh warehouse; every byte under the warehouse "
+                "(Parquet, manifests, pt2logs.duckdb) divided by the input bytes. Each payload is stored with its record "
+                "(zstd Parquet); payloads are not yet stored once per warehouse by md5.", "",
+                "| corpus | runs | input MB | warehouse MB | warehouse ÷ input |", "|---|---|---|---|---|"]
+        for name, label in (("one_model", "one model (the same real trace as every run)"), ("mixed", "mixed (every source trace in turn)")):
+            y = x[name]
+            out.append(f"| {label} | {y['runs']} | {_f(y['input_mb'], 1)} | {_f(y['warehouse_mb'], 1)} | **{_f(y['ratio_pct'], 1)} %** |")
+        out.append("")
     return "\n".join(out) + "\n"
 
 

@@ -58,3 +58,13 @@ def test_a_partial_run_replaces_its_own_section_and_keeps_the_others():
     for h in headings:  # every other section exactly as committed
         if "Re-ingest" not in h:
             assert committed.split(h)[1].split("\n## ")[0].rstrip() == page.split(h)[1].split("\n## ")[0].rstrip()
+
+
+def test_native_vs_python_rows_show_every_run_and_the_ratio_of_the_best():
+    from bench.report import markdown
+
+    ab = {"native": [[2.0, 1.5], [1.0, 0.9]], "python": [[3.0, 2.7], [4.0, 3.0]]}
+    r = {"many": {"runs": 3, "size_mb": 1.0, "jobs1_s": 1.0, "jobs_all_s": 1.0, "jobs1_mbps": 1.0, "jobs_all_mbps": 1.0,
+                  "speedup": 1.0, "rss_jobs_all_mb": 1.0, "ab": ab}}
+    page = markdown(r, "a machine", "--only many", dt.datetime(2026, 1, 2, 3, 5))
+    assert "| 3 runs | 2.00 / 1.00 (CPU 1.50 / 0.90) | 3.00 / 4.00 (CPU 2.70 / 3.00) | **3.00×** | **3.00×** |" in page

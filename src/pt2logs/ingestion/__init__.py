@@ -28,6 +28,7 @@ from pt2logs.ingestion.commit import IngestResult, commit, write_views_db
 from pt2logs.ingestion.engines.inprocess import Engine
 from pt2logs.ingestion.worker import FileOutcome
 from pt2logs.readers import FORMATS
+from pt2logs.readers.records_native import native_status
 from pt2logs.warehouse import DEFAULT_WAREHOUSE, Warehouse
 
 if TYPE_CHECKING:
@@ -67,6 +68,9 @@ def ingest(paths: Iterable[str], warehouse: str = DEFAULT_WAREHOUSE, *, run_id: 
     res.errors += len(found.problems)
     todo, res.runs_unchanged = plan.todo(found.runs, force, retag=bool(tags or extra_run_fields), known_runs=known_runs)
     total = sum(p.bytes for p in todo)
+    native, why = native_status()
+    if todo and not native:  # said once per ingest: the result is right, only slower
+        res.notes.append(why)
     progress("start", {"runs": len(todo), "bytes": total, "unchanged": res.runs_unchanged, "skipped": len(res.skipped)})
     engine = engine or Engine()
     try:

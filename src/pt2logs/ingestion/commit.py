@@ -75,9 +75,9 @@ def merge_pieces(outs: list[FileOutcome]) -> FileOutcome:
         rr.bytes_read += o.read.bytes_read
         rr.content_bytes += o.read.content_bytes
         rr.error = rr.error or o.read.error
-        h.update(o.read.sha1.encode())
-    # a file parsed in N pieces: the sha1 of its pieces' sha1s, marked as such
-    rr.sha1 = f"pieces{len(outs)}:{h.hexdigest()}"
+        h.update(o.read.digest.encode())
+    # a file parsed in N pieces: the sha1 of its pieces' digests, marked as such
+    rr.digest = f"pieces{len(outs)}:{h.hexdigest()}"
     task = FileTask(**{**outs[0].task.__dict__, "piece": None})
     return FileOutcome(task, st, rr, max(o.seconds for o in outs))
 
@@ -100,7 +100,7 @@ def _file_row(plan: RunPlan, o: FileOutcome) -> dict[str, Any]:
         "run_id": plan.run_id, "rank": o.task.rank if o.task.rank is not None else (min(s.ranks) if len(s.ranks) == 1 else None),
         "path": o.task.url, "relpath": o.task.relpath, "format": o.task.fmt,
         "compression": f.compression if f else "none", "change_token": f.token if f else None, "bytes": o.read.bytes_read,
-        "content_bytes": o.read.content_bytes, "content_hash": o.read.sha1,
+        "content_bytes": o.read.content_bytes, "content_hash": o.read.digest,
         "mtime": None if o.task.mtime is None else int(o.task.mtime * 1e6),
         "n_lines": s.lines, "n_events": s.events, "n_errors": s.errors, "n_warnings": s.warnings,
         "n_unknown": s.unknown, "first_ts": s.first_ts, "last_ts": s.last_ts,

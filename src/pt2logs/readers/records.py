@@ -63,6 +63,7 @@ class Record(NamedTuple):
     lineno: int
     envelope: bytes  # the JSON text of the envelope
     payload: bytes | None  # tab-stripped payload, or None when there are no payload lines
+    md5: str | None = None  # the payload's md5 (hex), when the native splitter computed it in its pass
 
 
 #: on_error(kind, line_no, message, excerpt)

@@ -21,7 +21,8 @@ import orjson
 
 from pt2logs.readers import trace_events
 from pt2logs.readers.kit import Batch, FileContext, Format, Layout
-from pt2logs.readers.records import HEADER_RE, Record, iter_records
+from pt2logs.readers.records import HEADER_RE, Record
+from pt2logs.readers.records_native import split_records
 from pt2logs.readers.trace_state import (
     ARTIFACT_HANDLERS,
     CONTEXT_KEYS,
@@ -70,7 +71,7 @@ def read_trace(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
         st.scratch(None).update(ctx.piece.flags)
         if ctx.piece.rank is not None:
             st.rank = ctx.piece.rank
-    yield from read_records(st, iter_records(chunks, st.error, first_line))
+    yield from read_records(st, split_records(chunks, st.error, first_line))
 
 
 def read_records(st: TraceState, records: Iterable[Record]) -> Iterator[Batch]:
@@ -194,7 +195,7 @@ def read_records(st: TraceState, records: Iterable[Record]) -> Iterator[Batch]:
             expect = env.get("has_payload")
             a_md5(expect if type(expect) is str else None)
             if expect is not None:
-                ok = payload is not None and md5(payload).hexdigest() == expect
+                ok = payload is not None and (rec.md5 or md5(payload).hexdigest()) == expect
                 if not ok and payload is not None and b"\r" in payload:
                     # a file whose line ends were converted in part (CRLF and LF mixed): the payload
                     # as written had LF; keep that form when its md5 says so

@@ -48,7 +48,7 @@ FILES = table(
     compression     str   none, gzip, zstd or bz2
     bytes           i64   size on disk
     content_bytes   i64   size after decompression
-    content_hash    str   sha1 of the file as stored
+    content_hash    str   hash of every stored byte: xxh3_128:<hex> (sha1 <hex> where xxhash is missing or in older warehouses)
     mtime           ts    modification time when read
     change_token    str   what else a rewrite changes, compared with bytes and mtime on re-ingest: `ctime:<ns>` (a local file's ctime: unlike the mtime it cannot be set back), `version:<id>` or `etag:<etag>` (an object store's, when listed); NULL when there is none (or in rows older than v2)
     n_lines         i64   lines read

@@ -1,0 +1,118 @@
+"""The TORCH_TRACE record splitter with its inner loop in native code (``pt2logs._native._records``).
+
+:func:`iter_records_native` takes and yields exactly what :func:`~pt2logs.readers.records.iter_records`
+does (the pure-Python splitter, which stays as the fallback and as the oracle the tests compare
+against): the chunk assembly below is the same code; what changes is the per-buffer loop, done in C
+in one pass over the bytes (record boundaries, glog prefix, envelope slice, payload TAB stripping and
+the payload's md5, which rides along as the record's ``md5`` field so nothing hashes it again).
+
+:func:`split_records` is what readers call: the native splitter when the extension is built and
+``PT2LOGS_NATIVE`` is not ``0``, else the Python one. :func:`native_status` says which, and why.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+
+from pt2logs.readers import records
+from pt2logs.readers.kit import EXCERPT, MAX_LINE
+from pt2logs.readers.records import ErrorSink, Record, iter_records
+
+try:
+    from pt2logs._native import _records as _ext
+except ImportError as e:  # no compiler when the package was built: the Python splitter does the work
+    _ext = None
+    _WHY = f"the native splitter is not built ({e}); TORCH_TRACE files are split in pure Python (slower)"
+else:
+    _WHY = ""
+
+
+def native_status() -> tuple[bool, str]:
+    """(whether the native splitter is in use, and if not, why in one sentence)."""
+    if _ext is None:
+        return False, _WHY
+    if os.environ.get("PT2LOGS_NATIVE", "1") == "0":
+        return False, "PT2LOGS_NATIVE=0: TORCH_TRACE files are split in pure Python"
+    return True, ""
+
+
+def split_records(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int = 1) -> Iterator[Record]:
+    """The records of a trace: natively when it can, in Python otherwise (same records, same errors)."""
+    if native_status()[0]:
+        return iter_records_native(chunks, on_error, first_line)
+    return iter_records(chunks, on_error, first_line)
+
+
+def _errors(items: list, on_error: ErrorSink) -> Iterator[Record]:
+    for it in items:
+        if type(it) is tuple:
+            kind, line, n, excerpt = it
+            if kind == "orphan_payload":
+                on_error(kind, line, f"{n} payload line(s) with no header before them; skipped", excerpt)
+            elif kind == "orphan_payload_after_bad_line":
+                on_error("orphan_payload", line, "payload line(s) after a bad line; skipped", excerpt)
+            elif kind == "bad_prefix":
+                on_error(kind, line, "line is neither a payload line (TAB) nor a glog header; skipped", excerpt)
+            else:
+                records._too_large(on_error, line, n)
+        else:
+            yield it
+
+
+def iter_records_native(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int = 1) -> Iterator[Record]:
+    """:func:`~pt2logs.readers.records.iter_records` with the per-buffer loop in C (same contract)."""
+    assert _ext is not None
+    sc = _ext.Scanner(Record, records.MAX_PAYLOAD, EXCERPT)
+    buf = b""
+    line_at = first_line
+    crlf: bool | None = None
+    ended_with_newline = True
+    it = iter(chunks)
+    exhausted = False
+    skipping = False
+    while not exhausted:
+        chunk = next(it, None)
+        if chunk is None:
+            exhausted = True
+            if skipping:
+                ended_with_newline = False
+            if not buf:
+                break
+            ended_with_newline = buf.endswith(b"\n")
+            if not ended_with_newline:
+                buf += b"\n"
+        else:
+            if not chunk:
+                continue
+            if skipping:
+                nl = chunk.find(b"\n")
+                if nl < 0:
+                    continue
+                skipping = False
+                line_at += 1
+                chunk = chunk[nl + 1 :]
+                if not chunk:
+                    continue
+            elif len(buf) + len(chunk) > MAX_LINE and chunk.find(b"\n") < 0 and buf.find(b"\n") < 0:
+                on_error("line_too_long", line_at, f"a line longer than {MAX_LINE >> 20} MiB; skipped", buf[:EXCERPT])
+                buf, skipping = b"", True
+                continue
+            buf = buf + chunk if buf else chunk
+            if crlf is None:
+                nl = buf.find(b"\n")
+                if nl < 0 and len(buf) < (1 << 20):
+                    continue
+                crlf = nl > 0 and buf[nl - 1 : nl] == b"\r"
+        last_nl = buf.rfind(b"\n")
+        if last_nl < 0:
+            if len(buf) > MAX_LINE:
+                on_error("line_too_long", line_at, f"a line longer than {MAX_LINE >> 20} MiB; skipped", buf[:EXCERPT])
+                buf = b""
+            continue
+        items, line_at, has_errors = sc.feed(buf, last_nl + 1, bool(crlf), line_at)
+        yield from (_errors(items, on_error) if has_errors else items)  # records only: no Python loop
+        buf = buf[last_nl + 1 :]
+    yield from _errors(sc.finish(), on_error)
+    if not ended_with_newline:
+        on_error("truncated", line_at - 1, "the file does not end with a newline: it was cut mid-line (the last record may be incomplete)", b"")
