@@ -97,8 +97,8 @@ def test_every_cache_artifact_is_a_lookup_with_its_components(tlparse_wh):
     assert con.execute("SELECT outcome FROM cache_events e JOIN runs r USING (run_id) WHERE r.name = 'artifacts.log'").fetchall() == [(None,)]
     # cache_hit_miss.log compiles one frame three times (a test clearing the cache in between): one
     # FX lookup per compile, numbered within it
-    fx = con.execute("""SELECT outcome, lookup FROM cache_events e JOIN runs r USING (run_id)
-                        WHERE r.name = 'cache_hit_miss.log' AND cache = 'fx_graph' ORDER BY line_no""").fetchall()
+    fx = con.execute("""SELECT outcome, lookup FROM cache_lookups()
+                        WHERE run = 'cache_hit_miss.log' AND cache = 'fx_graph' ORDER BY line_no""").fetchall()
     assert [o for o, _ in fx] == ["miss", "hit", "miss"] and {n for _, n in fx} == {1, 2, 3}
 
 
@@ -191,12 +191,14 @@ def test_the_stderr_says_the_same_lookups_as_the_trace(torch_runs):
     con = pt2logs.connect(torch_runs)
     # (a hit loaded through an AOTAutograd entry logs no hash details in the text: its key is not
     # computed again; the trace's artifact carries the components stored with the entry)
-    q = """SELECT r.name, e.compile_id, e.cache, e.lookup, e.outcome, e.key,
+    q = """SELECT r.name, e.compile_id, e.cache,
+                  row_number() OVER (PARTITION BY e.run_id, e.source, e.rank, e.compile_id, e.cache ORDER BY e.line_no),
+                  e.outcome, e.key,
                   CASE WHEN e.cache = 'fx_graph' AND e.outcome = 'miss' THEN e.n_components END
            FROM cache_events_all_sources e JOIN runs r USING (run_id) WHERE e.source = ? ORDER BY ALL"""
     trace, text = con.execute(q, ["trace"]).fetchall(), con.execute(q, ["torch_logs"]).fetchall()
     assert text == trace and len(trace) == 9  # 3 runs × (2 FX graphs + 1 AOTAutograd entry)
-    q = """SELECT r.name, c.compile_id, c.cache, c.lookup, c.component, c.kind, c.hash, c.value
+    q = """SELECT r.name, c.compile_id, c.cache, c.key, c.component, c.kind, c.hash, c.value
            FROM cache_key_components_all_sources c JOIN runs r USING (run_id) JOIN cache_events_all_sources e
              ON e.run_id = c.run_id AND e.file = c.file AND e.line_no = c.line_no
            WHERE c.source = ? AND e.outcome = 'miss' ORDER BY ALL"""

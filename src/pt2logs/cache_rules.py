@@ -3,10 +3,12 @@
 A lookup's identity across runs is the function compiled (``co_name`` + its file's identity + a user
 function's first line, from ``compilation_metrics``: the same on every install) and which of its
 compiles it is (C of compile id F/C: F numbers frames in the order a process met them, which another
-run can change), the rank, the cache and the lookup's number in that compile (``cache_events.lookup``:
-a compile looks the FX graph cache up once per graph, forward then backward). Without a known
-function (no metrics), the compile id itself. A lookup that did not hit is compared with the same lookup in its *base* run: the run
-given as ``base``, else the newest run that started before it with the same tags and made that lookup.
+run can change), the rank, the cache and the lookup's number in that compile (a compile looks the FX
+graph cache up once per graph, forward then backward). The number is counted here, in line order, not
+at ingest: a trace parsed in pieces counts the same. Without a known function (no metrics), the
+compile id itself. A lookup that did not hit is compared with the same lookup in its *base* run: the
+run given as ``base``, else the newest run that started before it with the same tags and made that
+lookup.
 
 * ``cache_lookups()`` — every lookup with its run's name, start and tags and its frame.
 * ``cache_pairs(run, since, until, tag, base)`` — the selected runs' lookups that did not hit, each
@@ -27,7 +29,8 @@ CACHE_LOOKUPS = r"""CREATE OR REPLACE MACRO cache_lookups() AS TABLE
     FROM compilation_metrics WHERE kind = 'compilation_metrics' GROUP BY ALL)
   SELECT c.run_id, r.name AS run, r.started_at, coalesce(CAST(r.tags AS VARCHAR), '{}') AS tags, c.rank, c.file,
          c.line_no, c.ts, c.compile_id, regexp_extract(c.compile_id, '/(\d+)$', 1) AS nth_compile,
-         c.cache, c.lookup, c.outcome, c.key, c.reason, c.n_components, f.co_name, f.fn_file, f.fn_line
+         c.cache, row_number() OVER (PARTITION BY c.run_id, c.rank, c.file, c.compile_id, c.cache ORDER BY c.line_no) AS lookup,
+         c.outcome, c.key, c.reason, c.n_components, f.co_name, f.fn_file, f.fn_line
   FROM cache_events c JOIN runs r USING (run_id)
   LEFT JOIN frames f ON f.run_id = c.run_id AND f.rank IS NOT DISTINCT FROM c.rank AND f.compile_id = c.compile_id"""
 

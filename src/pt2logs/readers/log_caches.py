@@ -39,7 +39,6 @@ class CacheLines:
     def __init__(self, sink: RowSink) -> None:
         self.sink = sink
         self.details: dict[str, list[str]] = {}  # key → component lines, until its lookup line
-        self.lookups: dict[tuple, int] = {}
 
     def message(self, msg: Any, text: str) -> bool:
         """Take ``text`` when it is a cache line; says whether it was."""
@@ -64,16 +63,12 @@ class CacheLines:
         return False
 
     def _row(self, msg: Any, cache: str, outcome: str, key: str | None, reason: str | None) -> None:
-        n = self.lookups.get((msg.rank, msg.cid, cache), 0) + 1
-        if len(self.lookups) > MAX_KEYS * 10:
-            self.lookups.clear()
-        self.lookups[(msg.rank, msg.cid, cache)] = n
         comps = parse_components(self.details.pop(key, None)) if key else []
         base = {"source": SOURCE, "file": self.sink.ctx.file, "line_no": msg.line_no, "compile_id": msg.cid,
                 "rank": msg.rank}
         self.sink.add("cache_events", dict(base, ts=msg.ts, cache=cache, outcome=outcome, key=key, reason=reason,
                                            time_saved_ms=None, detail=orjson.dumps({"log": "torch_logs"}).decode(),
-                                           lookup=n, n_components=len(comps), is_backward=is_backward(comps)))
+                                           n_components=len(comps), is_backward=is_backward(comps)))
         for c in comps:
-            self.sink.add("cache_key_components", dict(base, cache=cache, key=key, lookup=n, component=c.name,
+            self.sink.add("cache_key_components", dict(base, cache=cache, key=key, component=c.name,
                                                        kind=c.kind, hash=c.hash, value=c.value))

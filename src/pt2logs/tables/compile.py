@@ -127,7 +127,8 @@ CACHE_EVENTS = table(
     "cache_events", version=2, group="compile", grain="cache lookup",
     doc="""Cache behaviour: FX graph cache, AOTAutograd cache, Dynamo / precompile caches. One row per
     lookup torch logged; the key's components are in `cache_key_components` (same file and line_no).
-    A lookup's identity across runs is (rank, compile_id, cache, lookup).""",
+    A lookup's identity across runs is (rank, compile_id, cache, its number among that compile's
+    lookups of that cache in line order: the `lookup` column of the `cache_lookups()` macro).""",
     columns=_WHERE + """
     ts              ts          when it happened
     cache           str         fx_graph, aotautograd, dynamo (package bypass), precompile, or the artifact's cache name
@@ -136,7 +137,6 @@ CACHE_EVENTS = table(
     reason          str         bypass/miss reason when given
     time_saved_ms   f64         time saved by a hit (ms), when logged
     detail          json        the artifact's payload without its components
-    lookup          i32         the lookup's number among this compile's lookups of this cache (1, 2, ...: forward then backward)
     n_components    i32         components of the key torch logged (0: none, e.g. AOTAutograd in torch >= 2.7 without DEBUG logging)
     is_backward     bool        the lookup was for a backward graph (fx_kwargs[is_backward]), when the key says
     """,
@@ -150,7 +150,6 @@ CACHE_KEY_COMPONENTS = table(
     columns=_WHERE + """
     cache           str         the lookup's cache (cache_events.cache)
     key             str         the lookup's key
-    lookup          i32         the lookup's number in its compile (cache_events.lookup)
     component       str         what was hashed: gm, example_inputs[0], inductor_config[max_autotune], torch_version, system_info[hash], fx_kwargs[is_backward], ...
     kind            str         graph, inputs, config, torch_version, device, settings, custom_passes or other
     hash            str         the component's hash as logged

@@ -31,12 +31,6 @@ from pt2logs.readers.trace_state import TraceState, handles
 _OUTCOMES = ("hit", "miss", "bypass")
 
 
-def _lookup_no(st: TraceState, cid: str | None, cache: str) -> int:
-    counts: dict[str, int] = st.scratch(cid).setdefault("cache_lookups", {})
-    counts[cache] = counts.get(cache, 0) + 1
-    return counts[cache]
-
-
 def _record(st: TraceState, cid: str | None, cache: str, outcome: str | None, d: dict[str, Any]) -> None:
     saved = d.get("time_saved_ms")
     if saved is None and d.get("time_saved_ns") is not None:
@@ -45,18 +39,17 @@ def _record(st: TraceState, cid: str | None, cache: str, outcome: str | None, d:
     if reason is None and outcome != "hit":
         reason = d.get("cache_status_detailed")
     comps = parse_components(d.get("components"))
-    lookup = _lookup_no(st, cid, cache)
     key = d.get("key")
     key = None if key is None else str(key)
     detail = {k: v for k, v in d.items() if k != "components"}
     st.add("cache_events", {
         "source": "trace", "compile_id": cid, "cache": cache, "outcome": outcome, "key": key,
         "reason": None if reason is None else str(reason), "time_saved_ms": saved,
-        "detail": orjson.dumps(detail, default=str).decode(), "lookup": lookup,
+        "detail": orjson.dumps(detail, default=str).decode(),
         "n_components": len(comps), "is_backward": is_backward(comps)})
     for c in comps:
         st.add("cache_key_components", {"source": "trace", "compile_id": cid, "cache": cache, "key": key,
-                                        "lookup": lookup, "component": c.name, "kind": c.kind,
+                                        "component": c.name, "kind": c.kind,
                                         "hash": c.hash, "value": c.value})
 
 
