@@ -129,7 +129,6 @@ def test_damaged_logs_same_records_and_tables(monkeypatch):
 
 def test_over_long_lines_and_payloads_same(monkeypatch):
     monkeypatch.setattr(records, "MAX_LINE", 300)
-    monkeypatch.setattr(records_native, "MAX_LINE", 300)
     monkeypatch.setattr(records, "MAX_PAYLOAD", 100)
     data = _valid(3) + record({"artifact": {"name": "big"}}, "p" * 250 + "\n" * 40 + "q" * 80).encode() + b"V" * 1000 + b"\n" + _valid(2)
     for chunk in (1, 7, 64, 333, 1 << 20):

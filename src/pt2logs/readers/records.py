@@ -85,6 +85,73 @@ _HDR = re.compile(rb"([VIWEC])(\d{4}) (\d\d:\d\d:\d\d)\.(\d{6}) +(\d+) ([^\n]*?)
 _LEVELS = frozenset(b"VIWEC")
 
 
+class WholeLines:
+    """Byte chunks (cut anywhere) → buffers of whole lines, for both splitters (this module's and the
+    native one): the over-long-line rule (reported once, dropped to its newline), the CRLF guess from
+    the first line, and a missing final newline (one is added; ``ended_with_newline`` says so).
+
+    Iterating yields ``(buf, last_nl)``: ``buf[: last_nl + 1]`` are whole lines, the first numbered
+    ``line_at``. The consumer keeps ``line_at`` current (the number of the line after the ones it
+    took) before it asks for the next buffer."""
+
+    __slots__ = ("chunks", "on_error", "line_at", "crlf", "ended_with_newline")
+
+    def __init__(self, chunks: Iterable[bytes], on_error: ErrorSink, first_line: int = 1):
+        self.chunks, self.on_error = chunks, on_error
+        self.line_at = first_line
+        self.crlf: bool | None = None
+        self.ended_with_newline = True
+
+    def __iter__(self) -> Iterator[tuple[bytes, int]]:
+        on_error = self.on_error
+        buf = b""
+        it = iter(self.chunks)
+        exhausted = False
+        skipping = False  # inside a line longer than MAX_LINE: its bytes are dropped up to its newline
+        while not exhausted:
+            chunk = next(it, None)
+            if chunk is None:
+                exhausted = True
+                if skipping:
+                    self.ended_with_newline = False
+                if not buf:
+                    break
+                self.ended_with_newline = buf.endswith(b"\n")
+                if not self.ended_with_newline:
+                    buf += b"\n"
+            else:
+                if not chunk:
+                    continue
+                if skipping:
+                    nl = chunk.find(b"\n")
+                    if nl < 0:
+                        continue
+                    skipping = False
+                    self.line_at += 1
+                    chunk = chunk[nl + 1 :]
+                    if not chunk:
+                        continue
+                elif len(buf) + len(chunk) > MAX_LINE and chunk.find(b"\n") < 0 and buf.find(b"\n") < 0:
+                    # one line grows past the bound: report it once, drop it to its newline (no 64 MiB copies)
+                    on_error("line_too_long", self.line_at, f"a line longer than {MAX_LINE >> 20} MiB; skipped", buf[:EXCERPT])
+                    buf, skipping = b"", True
+                    continue
+                buf = buf + chunk if buf else chunk
+                if self.crlf is None:
+                    nl = buf.find(b"\n")
+                    if nl < 0 and len(buf) < (1 << 20):
+                        continue
+                    self.crlf = nl > 0 and buf[nl - 1 : nl] == b"\r"
+            last_nl = buf.rfind(b"\n")
+            if last_nl < 0:
+                if len(buf) > MAX_LINE:
+                    on_error("line_too_long", self.line_at, f"a line longer than {MAX_LINE >> 20} MiB; skipped", buf[:EXCERPT])
+                    buf = b""
+                continue
+            yield buf, last_nl
+            buf = buf[last_nl + 1 :]
+
+
 def iter_records(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int = 1) -> Iterator[Record]:
     """Yield the records of a trace given as an iterable of byte chunks.
 
@@ -96,9 +163,7 @@ def iter_records(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int =
     payload line; payload lines between two of them are sliced out in one
     piece and counted with ``bytes.count``. Python only runs per record.
     """
-    buf = b""
-    line_at = first_line  # line number of buf[0]
-    crlf: bool | None = None
+    lines = WholeLines(chunks, on_error, first_line)
     # the open record: line_no, header fields (None for a pseudo-record after garbage), payload parts
     p_line = 0
     p_fields: tuple | None = None
@@ -107,54 +172,14 @@ def iter_records(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int =
     p_n = 0
     p_size = 0  # bytes held for the open record's payload: at most MAX_PAYLOAD
     p_cut = False
-    ended_with_newline = True
     hdr_match = _HDR.match
     starts_of = _LINE_START.finditer
     tod = _tod
     levels = _LEVELS
-    it = iter(chunks)
-    exhausted = False
-    skipping = False  # inside a line longer than MAX_LINE: its bytes are dropped up to its newline
-    while not exhausted:
-        chunk = next(it, None)
-        if chunk is None:
-            exhausted = True
-            if skipping:
-                ended_with_newline = False
-            if not buf:
-                break
-            ended_with_newline = buf.endswith(b"\n")
-            if not ended_with_newline:
-                buf += b"\n"
-        else:
-            if not chunk:
-                continue
-            if skipping:
-                nl = chunk.find(b"\n")
-                if nl < 0:
-                    continue
-                skipping = False
-                line_at += 1
-                chunk = chunk[nl + 1 :]
-                if not chunk:
-                    continue
-            elif len(buf) + len(chunk) > MAX_LINE and chunk.find(b"\n") < 0 and buf.find(b"\n") < 0:
-                # one line grows past the bound: report it once, drop it to its newline (no 64 MiB copies)
-                on_error("line_too_long", line_at, f"a line longer than {MAX_LINE >> 20} MiB; skipped", buf[:EXCERPT])
-                buf, skipping = b"", True
-                continue
-            buf = buf + chunk if buf else chunk
-            if crlf is None:
-                nl = buf.find(b"\n")
-                if nl < 0 and len(buf) < (1 << 20):
-                    continue
-                crlf = nl > 0 and buf[nl - 1 : nl] == b"\r"
-        last_nl = buf.rfind(b"\n")
-        if last_nl < 0:
-            if len(buf) > MAX_LINE:
-                on_error("line_too_long", line_at, f"a line longer than {MAX_LINE >> 20} MiB; skipped", buf[:EXCERPT])
-                buf = b""
-            continue
+    line_at = first_line  # line number of buf[0]
+    crlf: bool | None = None
+    for buf, last_nl in lines:
+        line_at, crlf = lines.line_at, lines.crlf
         pos = 0  # first byte not yet assigned to a record
         starts = [m.start() + 1 for m in starts_of(buf, 0, last_nl)]
         if buf[0] != 9:
@@ -220,7 +245,8 @@ def iter_records(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int =
             elif buf[pos : last_nl + 1].strip():
                 on_error("orphan_payload", line_at, f"{n} payload line(s) with no header before them; skipped", buf[pos : min(last_nl + 1, pos + EXCERPT)])
             line_at += n
-        buf = buf[last_nl + 1 :]
+        lines.line_at = line_at
+    line_at = lines.line_at
     if p_open:
         if p_fields is not None:
             if p_cut:
@@ -228,7 +254,7 @@ def iter_records(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int =
             yield _record(p_line, p_n, p_fields, p_parts, crlf)
         elif p_parts:
             on_error("orphan_payload", p_line + 1, "payload line(s) after a bad line; skipped", b"".join(p_parts)[:EXCERPT])
-    if not ended_with_newline:
+    if not lines.ended_with_newline:
         on_error("truncated", line_at - 1, "the file does not end with a newline: it was cut mid-line (the last record may be incomplete)", b"")
 
 

@@ -2,7 +2,7 @@
 
 :func:`iter_records_native` takes and yields exactly what :func:`~pt2logs.readers.records.iter_records`
 does (the pure-Python splitter, which stays as the fallback and as the oracle the tests compare
-against): the chunk assembly below is the same code; what changes is the per-buffer loop, done in C
+against): the chunk assembly is the same code (:class:`~pt2logs.readers.records.WholeLines`); what changes is the per-buffer loop, done in C
 in one pass over the bytes (record boundaries, glog prefix, envelope slice, payload TAB stripping and
 the payload's md5, which rides along as the record's ``md5`` field so nothing hashes it again).
 
@@ -16,8 +16,8 @@ import os
 from collections.abc import Iterable, Iterator
 
 from pt2logs.readers import records
-from pt2logs.readers.kit import EXCERPT, MAX_LINE
-from pt2logs.readers.records import ErrorSink, Record, iter_records
+from pt2logs.readers.kit import EXCERPT
+from pt2logs.readers.records import ErrorSink, Record, WholeLines, iter_records
 
 try:
     from pt2logs._native import _records as _ext
@@ -64,55 +64,10 @@ def iter_records_native(chunks: Iterable[bytes], on_error: ErrorSink, first_line
     """:func:`~pt2logs.readers.records.iter_records` with the per-buffer loop in C (same contract)."""
     assert _ext is not None
     sc = _ext.Scanner(Record, records.MAX_PAYLOAD, EXCERPT)
-    buf = b""
-    line_at = first_line
-    crlf: bool | None = None
-    ended_with_newline = True
-    it = iter(chunks)
-    exhausted = False
-    skipping = False
-    while not exhausted:
-        chunk = next(it, None)
-        if chunk is None:
-            exhausted = True
-            if skipping:
-                ended_with_newline = False
-            if not buf:
-                break
-            ended_with_newline = buf.endswith(b"\n")
-            if not ended_with_newline:
-                buf += b"\n"
-        else:
-            if not chunk:
-                continue
-            if skipping:
-                nl = chunk.find(b"\n")
-                if nl < 0:
-                    continue
-                skipping = False
-                line_at += 1
-                chunk = chunk[nl + 1 :]
-                if not chunk:
-                    continue
-            elif len(buf) + len(chunk) > MAX_LINE and chunk.find(b"\n") < 0 and buf.find(b"\n") < 0:
-                on_error("line_too_long", line_at, f"a line longer than {MAX_LINE >> 20} MiB; skipped", buf[:EXCERPT])
-                buf, skipping = b"", True
-                continue
-            buf = buf + chunk if buf else chunk
-            if crlf is None:
-                nl = buf.find(b"\n")
-                if nl < 0 and len(buf) < (1 << 20):
-                    continue
-                crlf = nl > 0 and buf[nl - 1 : nl] == b"\r"
-        last_nl = buf.rfind(b"\n")
-        if last_nl < 0:
-            if len(buf) > MAX_LINE:
-                on_error("line_too_long", line_at, f"a line longer than {MAX_LINE >> 20} MiB; skipped", buf[:EXCERPT])
-                buf = b""
-            continue
-        items, line_at, has_errors = sc.feed(buf, last_nl + 1, bool(crlf), line_at)
+    lines = WholeLines(chunks, on_error, first_line)
+    for buf, last_nl in lines:
+        items, lines.line_at, has_errors = sc.feed(buf, last_nl + 1, bool(lines.crlf), lines.line_at)
         yield from (_errors(items, on_error) if has_errors else items)  # records only: no Python loop
-        buf = buf[last_nl + 1 :]
     yield from _errors(sc.finish(), on_error)
-    if not ended_with_newline:
-        on_error("truncated", line_at - 1, "the file does not end with a newline: it was cut mid-line (the last record may be incomplete)", b"")
+    if not lines.ended_with_newline:
+        on_error("truncated", lines.line_at - 1, "the file does not end with a newline: it was cut mid-line (the last record may be incomplete)", b"")
