@@ -21,6 +21,7 @@ In recent torch (2.13 checked) AOTAutograd fills ``components`` only when its lo
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -51,6 +52,7 @@ class Component:
     value: str  # at most VALUE_CHARS characters
 
 
+@functools.lru_cache(maxsize=4096)  # a run's keys repeat the same few hundred names
 def component_kind(name: str) -> str:
     for pattern, kind in _KINDS:
         if pattern.search(name):

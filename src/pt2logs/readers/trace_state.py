@@ -104,6 +104,24 @@ class TraceState:
         identity_cols.fill(name, row, self.stats)
         self.table(name).add(row)
 
+    def add_many(self, name: str, shared: dict[str, Any], columns: dict[str, list[Any]]) -> None:
+        """Rows that differ only in ``columns`` (lists of one length), added column by column: the
+        rest of each row is ``shared``, filled once as :meth:`add` fills a row (a cache key's hundreds of
+        components, say, without a dict per row)."""
+        n = len(next(iter(columns.values()), ()))
+        if not n:
+            return
+        rec = self.rec
+        shared.setdefault("file", self.ctx.file)
+        shared.setdefault("rank", self.rank)
+        if rec is not None:
+            shared.setdefault("line_no", rec.line_no)
+            shared.setdefault("ts", (self.key, rec.tod_us))
+        identity_cols.fill(name, shared, self.stats)
+        for col, lst in self.table(name).cols.items():
+            values = columns.get(col)
+            lst.extend(values if values is not None else [shared.get(col)] * n)
+
     def text(self) -> str:
         """The current record's payload as text (decoded once)."""
         if self._text is None:

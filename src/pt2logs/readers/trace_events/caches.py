@@ -47,10 +47,9 @@ def _record(st: TraceState, cid: str | None, cache: str, outcome: str | None, d:
         "reason": None if reason is None else str(reason), "time_saved_ms": saved,
         "detail": orjson.dumps(detail, default=str).decode(),
         "n_components": len(comps), "is_backward": is_backward(comps)})
-    for c in comps:
-        st.add("cache_key_components", {"source": "trace", "compile_id": cid, "cache": cache, "key": key,
-                                        "component": c.name, "kind": c.kind,
-                                        "hash": c.hash, "value": c.value})
+    st.add_many("cache_key_components", {"source": "trace", "compile_id": cid, "cache": cache, "key": key},
+                {"component": [c.name for c in comps], "kind": [c.kind for c in comps],
+                 "hash": [c.hash for c in comps], "value": [c.value for c in comps]})
 
 
 def _cache_artifact(cache: str, outcome: str | None) -> Any:
