@@ -44,6 +44,23 @@ _KINDS: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
+def split_line(item: str) -> tuple[str, str, str] | None:
+    """``(hash, name, value)`` of a ``[hash] name: value`` item, as :data:`_LINE` matches it (string
+    methods instead of the regex: a key has hundreds of items, a run thousands of keys)."""
+    if item[:1] != "[":
+        return None
+    close = item.find("] ", 17)
+    h = item[1:close]
+    if not 16 <= len(h) <= 64 or not (h.isascii() and h.isalnum() and (h.islower() or h.isdigit())):
+        return None
+    colon = item.find(":", close + 2)
+    name = item[close + 2 : colon]
+    if colon < 0 or not name or "\n" in name:
+        return None
+    value = item[colon + 1 :]
+    return h, name.strip(), value[1:] if value[:1] == " " else value
+
+
 @dataclass(frozen=True)
 class Component:
     name: str  # inductor_config[max_autotune], example_inputs[0], gm, torch_version
@@ -69,9 +86,9 @@ def parse_components(items: object) -> list[Component]:
     for item in items:
         if not isinstance(item, str):
             continue
-        m = _LINE.match(item)
+        m = split_line(item)
         if m:
-            parts.append([m.group(1), m.group(2).strip(), m.group(3)])
+            parts.append(list(m))
         elif parts:
             parts[-1].append(item)
     out = []
