@@ -77,26 +77,54 @@ def component_kind(name: str) -> str:
     return "other"
 
 
+#: components of short items already seen (a run's keys repeat the same config lines): item → Component
+_SEEN: dict[str, Component | None] = {}
+_SEEN_ITEMS, _SEEN_CHARS = 20_000, 512  # at most ~10 MB of items held
+
+
+def _component(item: str) -> Component | None:
+    c = _SEEN.get(item, _LINE)  # _LINE: a sentinel (never a value)
+    if c is _LINE:
+        s = split_line(item)
+        c = None if s is None else Component(s[1], component_kind(s[1]), s[0], _cut(s[2]))
+        if len(item) <= _SEEN_CHARS:
+            if len(_SEEN) >= _SEEN_ITEMS:
+                _SEEN.clear()
+            _SEEN[item] = c
+    return c  # type: ignore[return-value]
+
+
+def _cut(value: str) -> str:
+    return value[:VALUE_CHARS] + "…" if len(value) > VALUE_CHARS else value
+
+
+def _with_lines(head: str, lines: list[str]) -> Component:
+    """The component of ``head`` whose value goes on over the item lines after it (torch 2.3-2.4)."""
+    h, name, first = split_line(head)  # type: ignore[misc]
+    return Component(name, component_kind(name), h, _cut("\n".join([first, *lines])))
+
+
 def parse_components(items: object) -> list[Component]:
     """The components of a cache artifact's ``components`` list (either shape above); items that
     are not text are skipped, a line without a ``[hash] name:`` head continues the one before."""
     if not isinstance(items, list):
         return []
-    parts: list[list[str]] = []  # [hash, name, value-lines...]
+    out: list[Component] = []
+    head = ""  # the item of out[-1]
+    more: list[str] = []  # the lines that continue it
     for item in items:
-        if not isinstance(item, str):
+        if type(item) is not str:
             continue
-        m = split_line(item)
-        if m:
-            parts.append(list(m))
-        elif parts:
-            parts[-1].append(item)
-    out = []
-    for h, name, *lines in parts:
-        value = "\n".join(lines)
-        if len(value) > VALUE_CHARS:
-            value = value[:VALUE_CHARS] + "…"
-        out.append(Component(name, component_kind(name), h, value))
+        c = _component(item)
+        if c is not None:
+            if more:
+                out[-1], more = _with_lines(head, more), []
+            out.append(c)
+            head = item
+        elif out:
+            more.append(item)
+    if more:
+        out[-1] = _with_lines(head, more)
     return out
 
 
