@@ -93,8 +93,8 @@ class TraceState:
         """A tuple accumulator for a hot table (see :class:`~pt2logs.schema.TupleRows`)."""
         return self.out.tuples(name, fields)
 
-    def add(self, name: str, row: dict[str, Any]) -> None:
-        """Add a derived row; file, line, rank and (local) time are filled in."""
+    def _fill(self, name: str, row: dict[str, Any]) -> dict[str, Any]:
+        """File, line, rank, (local) time and the identity columns, where ``row`` lacks them."""
         rec = self.rec
         row.setdefault("file", self.ctx.file)
         row.setdefault("rank", self.rank)
@@ -102,7 +102,11 @@ class TraceState:
             row.setdefault("line_no", rec.line_no)
             row.setdefault("ts", (self.key, rec.tod_us))
         identity_cols.fill(name, row, self.stats)
-        self.table(name).add(row)
+        return row
+
+    def add(self, name: str, row: dict[str, Any]) -> None:
+        """Add a derived row; file, line, rank and (local) time are filled in."""
+        self.table(name).add(self._fill(name, row))
 
     def add_many(self, name: str, shared: dict[str, Any], columns: dict[str, list[Any]]) -> None:
         """Rows that differ only in ``columns`` (lists of one length), added column by column: the
@@ -111,13 +115,7 @@ class TraceState:
         n = len(next(iter(columns.values()), ()))
         if not n:
             return
-        rec = self.rec
-        shared.setdefault("file", self.ctx.file)
-        shared.setdefault("rank", self.rank)
-        if rec is not None:
-            shared.setdefault("line_no", rec.line_no)
-            shared.setdefault("ts", (self.key, rec.tod_us))
-        identity_cols.fill(name, shared, self.stats)
+        self._fill(name, shared)
         for col, lst in self.table(name).cols.items():
             values = columns.get(col)
             lst.extend(values if values is not None else [shared.get(col)] * n)
