@@ -23,7 +23,8 @@ def compile_native(out_dir: Path) -> Path:
     from setuptools import Distribution, Extension
     from setuptools.command.build_ext import build_ext
 
-    ext = Extension("pt2logs._native._records", [str(NATIVE / "records.c")], depends=[str(NATIVE / "md5.h")],
+    ext = Extension("pt2logs._native._records", [str(NATIVE / "records.c"), str(NATIVE / "events.c")],
+                    depends=[str(NATIVE / "md5.h"), str(NATIVE / "envelope.h")],
                     extra_compile_args=os.environ.get("PT2LOGS_CFLAGS", "-O3").split())
     with tempfile.TemporaryDirectory() as tmp:
         dist = Distribution({"name": "pt2logs-native", "ext_modules": [ext]})
@@ -35,7 +36,9 @@ def compile_native(out_dir: Path) -> Path:
         built = Path(cmd.get_ext_fullpath(ext.name))
         out_dir.mkdir(parents=True, exist_ok=True)
         dest = out_dir / built.name
-        shutil.copyfile(built, dest)
+        tmp_dest = out_dir / (built.name + ".tmp")
+        shutil.copyfile(built, tmp_dest)
+        os.replace(tmp_dest, dest)  # a new file, not a rewrite: processes that loaded the old one keep it
     return dest
 
 

@@ -71,3 +71,32 @@ def iter_records_native(chunks: Iterable[bytes], on_error: ErrorSink, first_line
     yield from _errors(sc.finish(), on_error)
     if not lines.ended_with_newline:
         on_error("truncated", lines.line_at - 1, "the file does not end with a newline: it was cut mid-line (the last record may be incomplete)", b"")
+
+
+def iter_record_groups(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int = 1) -> Iterator[list[Record]]:
+    """The records of :func:`iter_records_native` as they leave the C pass, a list per buffer; an error is
+    reported where it falls (between the lists before and after it), so nothing is reordered."""
+    assert _ext is not None
+    sc = _ext.Scanner(Record, records.MAX_PAYLOAD, EXCERPT)
+    lines = WholeLines(chunks, on_error, first_line)
+    for buf, last_nl in lines:
+        items, lines.line_at, has_errors = sc.feed(buf, last_nl + 1, bool(lines.crlf), lines.line_at)
+        yield from (_groups(items, on_error) if has_errors else (items,))
+    yield from _groups(sc.finish(), on_error)
+    if not lines.ended_with_newline:
+        on_error("truncated", lines.line_at - 1, "the file does not end with a newline: it was cut mid-line (the last record may be incomplete)", b"")
+
+
+def _groups(items: list, on_error: ErrorSink) -> Iterator[list[Record]]:
+    group: list[Record] = []
+    for it in items:
+        if type(it) is tuple:
+            if group:
+                yield group
+                group = []
+            yield from _errors([it], on_error)
+        else:
+            group.append(it)
+    if group:
+        yield group
+

@@ -14,7 +14,7 @@ What tlparse 0.4.x writes, and how it is read back:
 * ``compile_directory.json``, ``index.html``, per-compile folders: views of the same data.
 
 Each line of ``raw.jsonl`` is turned back into a trace record and goes through the trace reader's
-record loop (:func:`pt2logs.readers.torch_trace.read_records`), so every handler (metrics, recompiles,
+record loop (:func:`pt2logs.readers.trace_loop.read_records`), so every handler (metrics, recompiles,
 graph breaks, kernels, caches, guards, phases) applies unchanged; the chromium events follow as
 records of their own. Rows of tables with a ``source`` column say ``tlparse_dir``.
 
@@ -53,7 +53,7 @@ from pt2logs.readers.kit import (
     whole,
 )
 from pt2logs.readers.records import Record
-from pt2logs.readers.torch_trace import read_records
+from pt2logs.readers.trace_loop import read_records
 from pt2logs.readers.trace_state import CONTEXT_KEYS, TraceState, compile_id_text
 
 SOURCE = "tlparse_dir"

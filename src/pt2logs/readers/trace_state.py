@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
 import orjson
 import pyarrow as pa
 
@@ -70,6 +71,11 @@ class TraceState:
         self._ev_keys: list[int] = []
         self._ev_tods: list[int] = []
         self._ev_bytes = 0
+        #: events rows waiting for their time stamps, in file order: (columns without ts, keys, tods); the
+        #: native loop adds them whole, the rows in ``ev`` join them at each seal
+        self._segments: list[tuple[dict[str, pa.Array], np.ndarray, np.ndarray]] = []
+        self._seg_rows = 0
+        self.last_line = 0  # the last line of the records read so far
         # the record being handled
         self.rec: Record | None = None
         self.key = 0
@@ -151,29 +157,35 @@ class TraceState:
 
     # -- batching ----------------------------------------------------------------
     def pending(self) -> int:
-        return len(self.ev["line_no"])
+        """events rows not yet flushed."""
+        return len(self._ev_keys) + self._seg_rows
 
     def should_flush(self) -> bool:
-        n = len(self._ev_keys)
+        n = self.pending()
         if n < self.ctx.batch_rows and self._ev_bytes < self.ctx.batch_bytes:
             return False
         if not self.tb.calibrated:
             if n < 8 * self.ctx.batch_rows and self._ev_bytes < 4 * self.ctx.batch_bytes:
                 return False  # wait a little longer for an epoch timestamp
-            self.tb.fallback(self._ev_keys[0])
+            self.tb.fallback(0)
         return True
+
+    def add_segment(self, columns: dict[str, pa.Array], keys: np.ndarray, tods: np.ndarray, payload_bytes: int) -> None:
+        """events rows made whole elsewhere (the native loop: :mod:`pt2logs.readers.trace_fast`), after
+        the rows already in ``ev``."""
+        self._seal()
+        self._segments.append((columns, keys, tods))
+        self._seg_rows += len(keys)
+        self._ev_bytes += payload_bytes
 
     def flush(self, final: bool = False) -> Iterator[Batch]:
         if not self.tb.calibrated:
-            self.tb.fallback(self._ev_keys[0] if self._ev_keys else 0)
+            self.tb.fallback(0)
         tb = self.tb
-        if self._ev_keys:
-            ts = tb.convert(self._ev_keys, self._ev_tods)
-            self.ev["ts"][:] = ts
-            valid = [t for t in ts if t is not None]
-            if valid:
-                self.stats.merge_ts(min(valid), max(valid))
+        self._seal()
+        if self._segments:
             yield "events", self._events_batch()
+        self._ev_bytes = 0
         for name in sorted(self.ts_rows):
             rows = self.rows[name]
             if isinstance(rows, TupleRows):
@@ -182,27 +194,82 @@ class TraceState:
             rows.cols["ts"] = [tb.to_utc(*v) if isinstance(v, tuple) else v for v in col]
         yield from self.out.flush()
 
-    def _events_batch(self) -> pa.RecordBatch:
-        t = TABLES["events"]
-        ev = self.ev
-        arrays = []
-        for name in t.reader_columns:
-            col = t.column(name)
-            vals = ev[name]
-            if name in ("payload", "envelope", "pathname", "level"):
-                arrays.append(self._text_array(vals, ev["line_no"], name))
-                continue
-            bad: list[int] = []
-            arrays.append(to_array(vals, col, bad))
-            for i in bad:
-                self.out.bad_value("events", name, vals[i], ev["line_no"][i])
-        for lst in ev.values():
+    def _seal(self) -> None:
+        """The rows in ``ev`` (the Python loop's) → a segment (their lists, converted at the flush)."""
+        if not self._ev_keys:
+            return
+        self._segments.append(({c: list(v) for c, v in self.ev.items()}, np.array(self._ev_keys, dtype=np.int64),
+                               np.array(self._ev_tods, dtype=np.int64)))
+        self._seg_rows += len(self._ev_keys)
+        for lst in self.ev.values():
             lst.clear()  # in place: the reader's hot loop holds references to these lists
         self._ev_keys.clear()
         self._ev_tods.clear()
-        self._ev_bytes = 0
+
+    def _events_batch(self) -> pa.RecordBatch:
+        """The pending segments as one batch: columns built (values that do not fit reported, text checked
+        as UTF-8) column by column in row order, ``ts`` from the time base."""
+        t = TABLES["events"]
+        segs = self._segments
+        keys = np.concatenate([s[1] for s in segs])
+        tods = np.concatenate([s[2] for s in segs])
+        lines: list[int] | None = None
+        arrays = []
+        for name in t.reader_columns:
+            if name == "ts":
+                arrays.append(self._ts_array(keys, tods))
+                continue
+            col = t.column(name)
+            text = name in ("payload", "envelope", "pathname", "level")
+            parts = []
+            for columns, _, _ in segs:
+                vals = columns[name]
+                if not isinstance(vals, list):
+                    parts.append(vals)
+                elif text:
+                    parts.append(self._binary(vals))
+                else:
+                    bad: list[int] = []
+                    parts.append(to_array(vals, col, bad))
+                    for i in bad:
+                        self.out.bad_value("events", name, vals[i], columns["line_no"][i])
+            if text:
+                parts = [p.cast(pa.binary()) for p in parts]
+            arr = parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
+            if text:
+                try:
+                    arr = arr.cast(pa.string())
+                except (pa.ArrowInvalid, pa.ArrowTypeError):
+                    if lines is None:
+                        lines = [ln for c, _, _ in segs for ln in (c["line_no"] if isinstance(c["line_no"], list) else c["line_no"].to_pylist())]
+                    arr = self._text_array(arr.to_pylist(), lines, name)
+            arrays.append(arr)
+        segs.clear()
+        self._seg_rows = 0
         fields = [pa.field(n, t.column(n).type) for n in t.reader_columns]
         return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+    def _ts_array(self, keys: np.ndarray, tods: np.ndarray) -> pa.Array:
+        """Row keys + times of day → UTC timestamps through the time base (None for an impossible date)."""
+        ukeys, inv = np.unique(keys, return_inverse=True)
+        days = [self.tb.to_utc(int(k), 0) for k in ukeys]
+        ts = np.array([0 if d is None else d for d in days], dtype=np.int64)[inv] + tods
+        if None in days:
+            valid = np.array([d is not None for d in days])[inv]
+            arr = pa.array(ts, type=pa.int64(), mask=~valid)
+            ts = ts[valid]
+        else:
+            arr = pa.array(ts, type=pa.int64())
+        if len(ts):
+            self.stats.merge_ts(int(ts.min()), int(ts.max()))
+        return arr.cast(TABLES["events"].column("ts").type)
+
+    @staticmethod
+    def _binary(vals: list) -> pa.Array:
+        try:
+            return pa.array(vals, type=pa.binary())
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # str values (rebuilt records): as UTF-8
+            return pa.array([v.encode("utf-8", "surrogatepass") if isinstance(v, str) else v for v in vals], type=pa.binary())
 
     def _text_array(self, vals: list[bytes | None], lines: list[int], what: str) -> pa.Array:
         # bytes -> binary is a memcpy; the cast validates UTF-8 in one vectorised pass
