@@ -79,3 +79,22 @@ def test_capture_context_manager(tmp_path):
     folder = next((tmp_path / "wh" / "_captures").iterdir())
     assert json.loads((folder / "counters.json").read_text())["counters"]["stats"]["unique_graphs"] == 2
     assert "[__recompiles]" in (folder / "torch_logs.txt").read_text()
+
+
+def test_the_command_gets_the_users_arrow_allocator_not_ours(tmp_path):
+    """pt2logs picks jemalloc for itself (pt2logs/_alloc.py); the command it runs sees the user's setting."""
+    probe = [sys.executable, "-c", "import os, sys; print('pool=' + str(os.environ.get('ARROW_DEFAULT_MEMORY_POOL')), file=sys.stderr)"]
+    for user, expect in ((None, "pool=None"), ("system", "pool=system")):
+        env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+        if user:
+            env["ARROW_DEFAULT_MEMORY_POOL"] = user
+        p = subprocess.run([sys.executable, "-m", "pt2logs", "run", "-w", str(tmp_path / f"wh{user}"), "--", *probe],
+                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+        assert p.returncode == 0, p.stderr[-2000:]
+        assert expect in p.stderr
+    if sys.platform == "linux":  # and pt2logs itself runs on jemalloc, where pyarrow has it
+        code = ("import pt2logs, pyarrow as pa\ntry:\n    pa.jemalloc_memory_pool(); has = True\n"
+                "except NotImplementedError:\n    has = False\nprint(pa.default_memory_pool().backend_name, has)")
+        env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+        name, has = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60).stdout.split()
+        assert name == ("jemalloc" if has == "True" else "mimalloc")

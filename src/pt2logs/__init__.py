@@ -9,16 +9,8 @@ Python API (the CLI is a thin layer over it)::
     lf = pt2logs.table("graph_breaks", "./pt2logs_warehouse")  # polars LazyFrame
 """
 
-import os as _os
-import sys as _sys
-
+from pt2logs import _alloc  # noqa: F401  (Arrow's allocator, before pyarrow loads)
 from pt2logs.version import __version__
-
-# Arrow's default allocator in Linux wheels (mimalloc) keeps the pages of freed batches: an ingest
-# peaked 50 MB higher with it than with jemalloc, for the same speed (bench/RESULTS.md, memory).
-# Arrow reads this once, when pyarrow loads; a user's own setting, or a pyarrow already loaded, wins.
-if _sys.platform == "linux" and "pyarrow" not in _sys.modules:
-    _os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "jemalloc")
 
 __all__ = ["__version__", "capture", "connect", "ingest", "table"]
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pt2logs._alloc import USER_ARROW_POOL
 from pt2logs.ingestion import IngestResult, ingest
 from pt2logs.readers import detect
 from pt2logs.readers.outcome_patterns import signal_name
@@ -193,6 +194,8 @@ def run_command(cmd: list[str], warehouse: str = DEFAULT_WAREHOUSE, *, tags: dic
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(_SITECUSTOMIZE)
     env = dict(os.environ)
+    if USER_ARROW_POOL is None:  # set by pt2logs for itself (pt2logs/_alloc.py), not for the command
+        env.pop("ARROW_DEFAULT_MEMORY_POOL", None)
     env["TORCH_TRACE"] = str(d / "trace")
     env.setdefault("TORCH_LOGS", torch_logs or DEFAULT_TORCH_LOGS)
     if torch_logs:
