@@ -55,10 +55,10 @@ PAYLOAD = '{"name": "dynamo", "ts": 1733498295925105.2, "ph": "B", "args": {"com
 
 # envelopes on both sides of the subset: (envelope, payload)
 EDGES = [
-    ('{"chromium_event": {}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0, "has_payload": "%s"}' % md5(PAYLOAD), PAYLOAD),
-    ('{"artifact": {"name": "fx_graph_cache_miss", "encoding": "json"}, "frame_id": 3, "frame_compile_id": 1, "rank": 2, "has_payload": "%s"}' % md5("{}"), "{}"),
-    ('{"artifact": {"name": "x\\"y", "encoding": "string"}, "has_payload": "%s"}' % md5("a"), "a"),  # escaped name
-    ('{"artifact": {"name": 5}, "has_payload": "%s"}' % md5("a"), "a"),  # a name that is not a string
+    ('{"chromium_event": {}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0, "has_payload": "' + md5(PAYLOAD) + '"}', PAYLOAD),
+    ('{"artifact": {"name": "fx_graph_cache_miss", "encoding": "json"}, "frame_id": 3, "frame_compile_id": 1, "rank": 2, "has_payload": "' + md5("{}") + '"}', "{}"),
+    ('{"artifact": {"name": "x\\"y", "encoding": "string"}, "has_payload": "' + md5("a") + '"}', "a"),  # escaped name
+    ('{"artifact": {"name": 5}, "has_payload": "' + md5("a") + '"}', "a"),  # a name that is not a string
     ('{"artifact": {"name": null}}', None),
     ('{"artifact": "not an object"}', None),
     ('{"dump_file": {"name": "f.py"}, "compiled_autograd_id": 1, "frame_id": 2, "frame_compile_id": 0}', None),
@@ -86,12 +86,12 @@ EDGES = [
     ('{"dynamo_start": {"a": 01}}', None),
     ('  {"dynamo_start" :{ } , "attempt":0 }  ', None),  # whitespace everywhere
     ('{"chromium_event": {}, "has_payload": "0123"}', PAYLOAD),  # md5 mismatch
-    ('{"chromium_event": {}, "has_payload": "%s"}' % md5(PAYLOAD), None),  # has_payload, no payload lines
+    ('{"chromium_event": {}, "has_payload": "' + md5(PAYLOAD) + '"}', None),  # has_payload, no payload lines
     ('{"chromium_event": {}}', PAYLOAD),  # payload without has_payload
     ('{"chromium_event": {}, "has_payload": null}', None),
     ('{"chromium_event": {}, "has_payload": 5}', PAYLOAD),
     ('{"some_new_kind": {"deep": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}}', None),
-    ('{"inductor_output_code": {"filename": "/tmp/x.py"}, "frame_id": 0, "frame_compile_id": 0, "has_payload": "%s"}' % md5("é"), "é"),
+    ('{"inductor_output_code": {"filename": "/tmp/x.py"}, "frame_id": 0, "frame_compile_id": 0, "has_payload": "' + md5("é") + '"}', "é"),
 ]
 
 
