@@ -50,8 +50,9 @@ class FileOutcome:
 
 
 def _memory_pool() -> None:
-    """Arrow's default allocator here (mimalloc) keeps freed memory around; jemalloc with no decay
-    gives it back at once, which keeps peak RSS flat whatever the input size (see bench/)."""
+    """jemalloc with no decay gives freed memory back at once, which keeps peak RSS flat whatever the
+    input size (see bench/). This sets what pyarrow's Python layer allocates with; Arrow's C++ default
+    (Parquet, compute) is jemalloc too when pt2logs was imported before pyarrow (pt2logs/_alloc.py)."""
     import pyarrow as pa
 
     try:
