@@ -16,11 +16,12 @@ from collections import Counter
 BUCKETS = [
     ("split records (regex + slicing + tab strip)", ("records.py",)),
     ("split records natively (boundaries + tab strip + md5, one C pass)", ("records_native.py", "_records.Scanner")),
+    ("native events rows (envelopes → Arrow buffers, one C pass)", ("event_columns", "trace_fast.py:_arrays")),
     ("payload md5", ("openssl_md5",)),
     ("JSON parsing (orjson)", ("orjson.loads", "{orjson.loads}")),
     ("chromium spans → compile_phases", ("phases.py",)),
-    ("other event handlers (metrics, recompiles, kernels, caches)", ("compile_facts.py", "metrics.py", "basics.py", "analysis/")),
-    ("Python lists → Arrow arrays", ("schema.py", "_text_array", "_events_batch")),
+    ("other event handlers (metrics, recompiles, kernels, caches)", ("compile_facts.py", "metrics.py", "basics.py", "caches.py", "vllm.py", "analysis/")),
+    ("Python lists → Arrow arrays", ("schema.py", "_text_array", "_events_batch", "_ts_array")),
     ("Parquet encode + zstd + write", ("ParquetWriter", "parquet/core.py", "warehouse.py")),
     ("read + hash (xxh3 / sha1) of the input", ("sources.py", "HASH.update", "xxh3", "BufferedReader.read")),
 ]
