@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from pt2logs.readers import records_native
 from pt2logs.readers.kit import Batch, FileContext
 from pt2logs.readers.trace_loop import finish, record_loop
-from pt2logs.readers.trace_state import ARTIFACT_HANDLERS, HANDLERS, KNOWN_PLAIN, TraceState
+from pt2logs.readers.trace_state import ARTIFACT_HANDLERS, ENVELOPE_FREE, HANDLERS, KNOWN_PLAIN, TraceState
 
 #: the columns event_columns returns, in order, with their Arrow types; "key" and "tod" (the row's
 #: local date key and time of day) become ``ts`` when the time base is known
@@ -49,6 +49,7 @@ def read_records_native(st: TraceState, chunks: Iterable[bytes], first_line: int
     stats, tb, file = st.stats, st.tb, st.ctx.file
     file_rank = st.ctx.rank
     loads = orjson.loads
+    envelope_free = ENVELOPE_FREE
     batch_rows, batch_bytes = st.ctx.batch_rows, st.ctx.batch_bytes
     for recs in records_native.iter_record_groups(chunks, st.error, first_line):
         i, n = 0, len(recs)
@@ -67,8 +68,11 @@ def read_records_native(st: TraceState, chunks: Iterable[bytes], first_line: int
                 for j, h, kind, cid, rank, key in handled:
                     rec = st.rec = recs[j]
                     st.key, st.rank, st._text = key, rank, None
-                    env = loads(rec.envelope)
-                    h(st, env, env.get(kind), cid)
+                    if h in envelope_free:
+                        h(st, None, None, cid)
+                    else:
+                        env = loads(rec.envelope)
+                        h(st, env, env.get(kind), cid)
                 last = recs[stop - 1]
                 st.last_line = last.line_no + last.n_lines - 1
                 st.rank = last_rank

@@ -300,12 +300,20 @@ ARTIFACT_HANDLERS: dict[str, Handler] = {}
 KNOWN_PLAIN: set[str] = set()
 
 
-def handles(*keys: str, artifact: bool = False) -> Callable[[Handler], Handler]:
-    """Register a handler for event keys (or artifact names)."""
+#: handlers that read only the payload (never the envelope or its metadata): the native loop does not
+#: parse the envelope for them and passes None
+ENVELOPE_FREE: set[Handler] = set()
+
+
+def handles(*keys: str, artifact: bool = False, envelope: bool = True) -> Callable[[Handler], Handler]:
+    """Register a handler for event keys (or artifact names); ``envelope=False``: it never reads ``env``
+    nor ``meta`` (they may be None)."""
 
     def deco(fn: Handler) -> Handler:
         for k in keys:
             (ARTIFACT_HANDLERS if artifact else HANDLERS)[k] = fn
+        if not envelope:
+            ENVELOPE_FREE.add(fn)
         return fn
 
     return deco

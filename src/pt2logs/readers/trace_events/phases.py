@@ -49,8 +49,8 @@ def _stage(name: str, cid: str | None, spans: list) -> tuple[str, bool]:
 _loads = orjson.loads
 
 
-@handles("chromium_event")
-def chromium_event(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
+@handles("chromium_event", envelope=False)
+def chromium_event(st: TraceState, env: dict | None, meta: Any, cid: str | None) -> None:
     # the most frequent record kind: keep this path lean (no helper calls on the common path)
     rec = st.rec
     try:
