@@ -197,7 +197,8 @@ def _coerce(kind: str, v: Any) -> Any:
 
 _ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError, ValueError)
 #: a timestamp column holds microseconds since the epoch within what Arrow and Python can show
-_TS_LIMIT = 253402300800 * 10**6  # 9999-12-31
+TS_LIMIT = 253402300800 * 10**6  # 10000-01-01
+TS_MIN = -62135596800 * 10**6  # 0001-01-01
 
 
 def _coerced(kind: str, values: list[Any], bad: list[int] | None) -> list[Any]:
@@ -211,7 +212,7 @@ def _ts_value(v: Any) -> Any:
     if isinstance(v, datetime):
         return int(v.timestamp() * 1e6)
     v = _coerce("i64", v)
-    return v if v is not None and -_TS_LIMIT <= v < _TS_LIMIT else None
+    return v if v is not None and TS_MIN <= v < TS_LIMIT else None
 
 
 def to_array(values: list[Any], col: Column, bad: list[int] | None = None) -> pa.Array:
@@ -222,7 +223,14 @@ def to_array(values: list[Any], col: Column, bad: list[int] | None = None) -> pa
     if col.kind == "ts":
         # timestamps are carried as integer microseconds since the epoch (UTC)
         try:
-            return pa.array(values, type=pa.int64()).cast(t)
+            arr = pa.array(values, type=pa.int64())
+            mm = pc.min_max(arr).as_py()
+            if mm["min"] is not None and (mm["min"] < TS_MIN or mm["max"] >= TS_LIMIT):  # a damaged log's epoch value
+                out_of_range = pc.or_(pc.less(arr, TS_MIN), pc.greater_equal(arr, TS_LIMIT))
+                if bad is not None:
+                    bad.extend(i for i, o in enumerate(out_of_range.to_pylist()) if o)
+                arr = pc.if_else(out_of_range, pa.scalar(None, pa.int64()), arr)
+            return arr.cast(t)
         except _ARROW_ERRORS:
             out = [_ts_value(v) for v in values]
             if bad is not None:

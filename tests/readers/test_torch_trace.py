@@ -168,3 +168,14 @@ def test_the_restart_placeholder_is_a_restart_not_a_graph_break():
     tables, _ = read(record({"compilation_metrics": meta, "frame_id": 0, "frame_compile_id": 0, "attempt": 0}))
     assert [g["reason"] for g in tables["graph_breaks"]] == ["call_function BuiltinVariable(print) [] {}"]
     assert sorted(f["fail_reason"] for f in tables["failures"] if f["is_restart"]) == sorted(meta["restart_reasons"])
+
+
+def test_a_time_beyond_year_9999_is_null_and_reported_not_stored():
+    """A damaged epoch (1e18 µs: the year 33658) cannot be a timestamp: the span is kept with a NULL time and the value is
+    reported; every table still reads back in Python (a stored out-of-range time would not)."""
+    text = chromium("dynamo", "B", 1.7e15) + chromium("weird", "i", 1e18) + chromium("dynamo", "E", 1.7e15 + 5)
+    tables, _ = read(text)  # to_pylist: raises on a timestamp Python cannot show
+    rows = {r["phase"]: r for r in tables["compile_phases"]}
+    assert rows["weird"]["ts"] is None and rows["dynamo"]["ts"] is not None
+    bad = [e for e in tables["ingest_errors"] if e["kind"] == "bad_value"]
+    assert any("compile_phases.ts" in e["message"] for e in bad), bad

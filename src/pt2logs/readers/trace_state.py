@@ -22,7 +22,7 @@ from pt2logs.readers import identity_cols
 from pt2logs.readers.kit import EXCERPT, Batch, FileContext, RowSink
 from pt2logs.readers.records import Record
 from pt2logs.readers.timebase import TimeBase
-from pt2logs.schema import TABLES, Rows, TupleRows, to_array
+from pt2logs.schema import TABLES, TS_LIMIT, TS_MIN, Rows, TupleRows, to_array
 
 CONTEXT_KEYS = frozenset(
     {"rank", "compiled_autograd_id", "frame_id", "frame_compile_id", "attempt", "stack", "subgraph_name", "has_payload"}
@@ -253,9 +253,10 @@ class TraceState:
         """Row keys + times of day → UTC timestamps through the time base (None for an impossible date)."""
         ukeys, inv = np.unique(keys, return_inverse=True)
         days = [self.tb.to_utc(int(k), 0) for k in ukeys]
-        ts = np.array([0 if d is None else d for d in days], dtype=np.int64)[inv] + tods
-        if None in days:
-            valid = np.array([d is not None for d in days])[inv]
+        ts = np.array([0 if d is None or not TS_MIN <= d < TS_LIMIT else d for d in days], dtype=np.int64)[inv] + tods
+        # an impossible date, or one outside years 1-9999 (a damaged log's), is no date: NULL
+        valid = np.array([d is not None and TS_MIN <= d < TS_LIMIT for d in days])[inv] & (ts >= TS_MIN) & (ts < TS_LIMIT)
+        if not valid.all():
             arr = pa.array(ts, type=pa.int64(), mask=~valid)
             ts = ts[valid]
         else:
