@@ -23,7 +23,13 @@ import pyarrow.compute as pc
 from pt2logs.readers import records_native
 from pt2logs.readers.kit import Batch, FileContext
 from pt2logs.readers.trace_loop import finish, record_loop
-from pt2logs.readers.trace_state import ARTIFACT_HANDLERS, ENVELOPE_FREE, HANDLERS, KNOWN_PLAIN, TraceState
+from pt2logs.readers.trace_state import (
+    ARTIFACT_HANDLERS,
+    ENVELOPE_FREE,
+    HANDLERS,
+    KNOWN_PLAIN,
+    TraceState,
+)
 
 #: the columns event_columns returns, in order, with their Arrow types; "key" and "tod" (the row's
 #: local date key and time of day) become ``ts`` when the time base is known
