@@ -3,7 +3,9 @@
 Real runs (the sample traces) are ingested once; then every table is replicated with DuckDB
 into N runs: new run ids, start times spread over 8 weeks, a few tags (model, cluster). The
 copies keep the warehouse layout and the commit rule (each copy's rows share its runs row's
-txn), so pt2logs reads them like ingested runs.
+txn), so pt2logs reads them like ingested runs. The copies' events keep their payloads as ingest
+stores them: short ones in the row, the others as keys of the payload store, which is copied once
+(every copy of a run names the same payloads, as runs of one model do).
 """
 
 from __future__ import annotations
@@ -17,19 +19,19 @@ import duckdb
 
 import pt2logs
 from pt2logs.schema import TABLES
-from pt2logs.warehouse import Warehouse
+from pt2logs.warehouse import PAYLOAD_KEY, PAYLOADS, Warehouse
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ["llama", "gpt", "bert", "vit"]
 
 
 def synthesize(dest: Path, n_runs: int, weeks: int = 8) -> Path:
-    wh = dest / f"fleet_{n_runs}"
+    wh = dest / f"fleet_store_{n_runs}"
     marker = wh / ".fleet_complete"
     if marker.exists():
         return wh
     shutil.rmtree(wh, ignore_errors=True)
-    base = dest / "fleet_base"
+    base = dest / "fleet_base_store"
     if not (base / "_meta.json").exists():
         pt2logs.ingest([str(ROOT / "sample_traces")], str(base))
     con = pt2logs.connect(str(base))
@@ -60,18 +62,25 @@ def synthesize(dest: Path, n_runs: int, weeks: int = 8) -> Path:
                 cols.append(f"x.{q} + m.shift + (now()::TIMESTAMPTZ - TIMESTAMPTZ '{now}') AS {q}")
             elif c.name == "start_us" and name == "compile_phases":
                 cols.append(f"x.{q} + epoch_us(m.shift) AS {q}")
-            elif c.name == "payload":
-                cols.append(f"NULL::VARCHAR AS {q}")  # the raw payloads would only make the copy slow
             else:
                 cols.append(f"x.{q}")
         # the invariant pruning relies on: a run is ingested after it started (ingest_date >= start date)
         out = wh / name / f"ingest_date={dt.datetime.now(dt.timezone.utc):%Y-%m-%d}"
         out.mkdir(parents=True, exist_ok=True)
+        src = f'"{name}"'
+        if name == "events":  # the stored rows: long payloads as keys of the store (copied once, below)
+            cols.append(f'x."{PAYLOAD_KEY}"')
+            src = (f"(SELECT * FROM read_parquet('{base}/events/**/*.parquet', union_by_name=true, hive_partitioning=true) "
+                   "SEMI JOIN _live USING (run_id, txn))")
         con.execute(f"""COPY (SELECT {', '.join(cols)} FROM {name}_all_sources x JOIN runmap m ON m.base_id = x.run_id)
                         TO '{out}/part-bench-{name}.parquet' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 1000000)"""
                     if "source" in t.names and name != "runs" else
-                    f"""COPY (SELECT {', '.join(cols)} FROM "{name}" x JOIN runmap m ON m.base_id = x.run_id)
+                    f"""COPY (SELECT {', '.join(cols)} FROM {src} x JOIN runmap m ON m.base_id = x.run_id)
                         TO '{out}/part-bench-{name}.parquet' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 1000000)""")
+    out = wh / PAYLOADS / f"ingest_date={dt.datetime.now(dt.timezone.utc):%Y-%m-%d}"
+    out.mkdir(parents=True, exist_ok=True)
+    con.execute(f"""COPY (SELECT * FROM read_parquet('{base}/{PAYLOADS}/**/*.parquet'))
+                    TO '{out}/part-bench-{PAYLOADS}.parquet' (FORMAT parquet, COMPRESSION zstd)""")
     from pt2logs.ingestion.commit import write_views_db
 
     write_views_db(Warehouse(str(wh)))

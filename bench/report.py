@@ -136,12 +136,26 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
         x = r["storage"]
         out += [*title("## Warehouse size ÷ input size", "storage"),
                 "`python -m bench.storage`: runs ingested into a fresh warehouse; every byte under the warehouse "
-                "(Parquet, manifests, pt2logs.duckdb) divided by the input bytes. Each payload is stored with its record "
-                "(zstd Parquet); payloads are not yet stored once per warehouse by md5.", "",
-                "| corpus | runs | input MB | warehouse MB | warehouse ÷ input |", "|---|---|---|---|---|"]
-        for name, label in (("one_model", "one model (the same real trace as every run)"), ("mixed", "mixed (every source trace in turn)")):
+                "(Parquet, manifests, pt2logs.duckdb) divided by the input bytes. With the payload store (each distinct "
+                "`events` payload once per warehouse, keyed by the XXH3-128 of its bytes; docs/warehouse.md) and without "
+                "it (`PT2LOGS_PAYLOAD_STORE=0`: every payload zstd-compressed in its row, as before the store).", "",
+                "| corpus | runs | input MB | warehouse MB without the store | warehouse MB | warehouse ÷ input without the store | warehouse ÷ input | ingest CPU s without / with |",
+                "|---|---|---|---|---|---|---|---|"]
+        labels = (("one_model", "one model (the same real trace as every run)"), ("mixed", "mixed (every source trace in turn)"))
+        for name, label in labels:
             y = x[name]
-            out.append(f"| {label} | {y['runs']} | {_f(y['input_mb'], 1)} | {_f(y['warehouse_mb'], 1)} | **{_f(y['ratio_pct'], 1)} %** |")
+            out.append(f"| {label} | {y['runs']} | {_f(y['input_mb'], 1)} | {_f(y.get('warehouse_mb_inline'), 1)} "
+                       f"| {_f(y['warehouse_mb'], 1)} | {_f(y.get('ratio_pct_inline'), 1)} % | **{_f(y['ratio_pct'], 1)} %** "
+                       f"| {_f(y.get('ingest_cpu_s_inline'), 1)} / {_f(y.get('ingest_cpu_s'), 1)} |")
+        if "where" in x["one_model"]:
+            out += ["", "Where the bytes go (MB of Parquet; the largest tables, and the largest columns of `events`):", "",
+                    "| corpus | | without the store | with the store |", "|---|---|---|---|"]
+            for name, _label in labels:
+                y = x[name]
+                for kind, top in (("tables_mb", "table"), ("events_columns_mb", "events column")):
+                    with_, without = y["where"][kind], y["where_inline"][kind]
+                    for k in sorted(set(with_) | set(without), key=lambda k: -max(with_.get(k, 0), without.get(k, 0)))[:5]:
+                        out.append(f"| {name} | {top} `{k}` | {_f(without.get(k, 0.0))} | {_f(with_.get(k, 0.0))} |")
         out.append("")
     return "\n".join(out) + "\n"
 

@@ -131,11 +131,17 @@ def test_two_ingests_at_once_do_not_corrupt(tmp_path):
 
 def test_parquet_carries_table_name_and_schema_version(wh):
     pt2logs.ingest([str(fixture_path("tlparse", "simple.log"))], wh)
+    from pt2logs.parts import PAYLOADS, file_schema
+
+    tables = set()
     for f in Path(wh).rglob("*.parquet"):
         meta = pq.read_schema(f).metadata
         table = meta[b"pt2logs.table"].decode()
+        tables.add(table)
         assert f.relative_to(wh).parts[0] == table
-        assert int(meta[b"pt2logs.schema_version"]) == TABLES[table].version
+        assert meta[b"pt2logs.schema_version"] == file_schema(table).metadata[b"pt2logs.schema_version"]
+        assert table == PAYLOADS or int(meta[b"pt2logs.schema_version"]) == TABLES[table].version
+    assert {"events", PAYLOADS} <= tables
 
 
 def test_other_engines_read_the_warehouse_without_pt2logs(wh):

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from pt2logs import faults, recovery
+from pt2logs.parts import PAYLOAD_KEY, PAYLOADS, file_schema, stored_tables
 from pt2logs.schema import TABLES
 from pt2logs.warehouse import PARTITION, PartWriter, TxnInfo, Warehouse, txn_of
 
@@ -65,10 +66,13 @@ def compact(warehouse: str | Warehouse, partitions: list[str] | None = None, min
         res.files_deleted += len(wh.recover(grace))
         garbage = wh.garbage_names()
         con = connect(wh)
+        # committed = has a runs file (the rule recovery applies), rows or not: a compaction whose partition
+        # has no live run still commits the payloads it copied, with a runs file of no rows
         committed = {t for (t,) in con.execute("SELECT DISTINCT txn FROM _runs_all").fetchall()}
+        committed |= {txn_of(p) for p in wh.live_files("runs", garbage)} - {None}
         live = arrow_table(con, "SELECT run_id, txn FROM _live")
         files: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-        for table in TABLES:
+        for table in stored_tables():
             for f in wh.live_files(table, garbage):
                 p = _partition_of(f)
                 if p is not None and txn_of(f) in committed and (partitions is None or p in partitions):
@@ -98,8 +102,10 @@ def _src(wh: Warehouse, paths: list[str]) -> str:
 
 def _dead_rows(con, wh: Warehouse, by_table: dict[str, list[str]]) -> int:
     dead = 0
-    for _table, paths in by_table.items():
-        dead += con.execute(f"SELECT count(*) FROM {_src(wh, paths)} t ANTI JOIN live USING (run_id, txn)").fetchone()[0]
+    for table, paths in by_table.items():
+        if table == PAYLOADS:
+            continue  # store rows are never dead: any run, of any partition, may name them
+        dead += con.execute(f"SELECT count(*) FROM {_src(wh, paths)} t ANTI JOIN live USING (run_id, txn)").fetchall()[0][0]
     return dead
 
 
@@ -113,13 +119,20 @@ def _rewrite(con, wh: Warehouse, part: str, by_table: dict[str, list[str]], res:
         writer = PartWriter(info, "compact")
         runs_batches = []
         for table, paths in sorted(by_table.items()):
+            if table == PAYLOADS:
+                _copy_payloads(con, wh, paths, writer, txn.id, res)
+                continue
             t = TABLES[table]
             cols = con.execute(f"SELECT * FROM {_src(wh, paths)} LIMIT 0").description
             present = {c[0] for c in cols}
             sel = ", ".join(_col(c.name) for c in t.columns if c.name in present and c.name != "txn")
+            key = PAYLOAD_KEY in present and table == "events"  # the row's payload is in the store: keep its key
+            sel += f', "{PAYLOAD_KEY}"' if key else ""
             reader = arrow_batches(con, f"SELECT {sel} FROM {_src(wh, paths)} t SEMI JOIN live USING (run_id, txn)")
             for batch in reader:
                 out = stamp(_as_declared(batch, t), t, {"txn": txn.id})
+                if key:
+                    out = out.append_column(PAYLOAD_KEY, batch.column(PAYLOAD_KEY).cast(file_schema("events").field(PAYLOAD_KEY).type))
                 res.rows_kept += out.num_rows
                 if table == "runs":
                     runs_batches.append(out)
@@ -129,9 +142,11 @@ def _rewrite(con, wh: Warehouse, part: str, by_table: dict[str, list[str]], res:
         faults.step("compact.data")
         runs = pa.Table.from_batches(runs_batches, schema=TABLES["runs"].schema) if runs_batches else None
         wh.check_lock("compact")
-        if runs is not None and runs.num_rows:
+        if (runs is not None and runs.num_rows) or writer.written:
             w = PartWriter(info, "compact-runs")
-            w.write_table("runs", runs)  # the commit point
+            w.touch("runs")  # with no live run, an empty runs file still commits the payloads copied
+            if runs is not None:
+                w.write_table("runs", runs)  # the commit point
             res.files_after += len(w.close())
         faults.step("compact.commit")
         recovery.tombstone(wh, txn.id, [p for paths in by_table.values() for p in paths])
@@ -141,6 +156,23 @@ def _rewrite(con, wh: Warehouse, part: str, by_table: dict[str, list[str]], res:
     except BaseException:
         txn.abort()
         raise
+
+
+def _copy_payloads(con, wh: Warehouse, paths: list[str], writer: PartWriter, txn: str, res: CompactResult) -> None:
+    """Every key of the replaced payload files, once: never fewer (runs of any partition, and ingests
+    running now that saw these files committed, may name any of them)."""
+    from pt2logs.views import arrow_batches
+
+    reader = arrow_batches(con, f'SELECT "{PAYLOAD_KEY}", any_value(payload) AS payload, {_sql_str(txn)} AS txn '
+                                f'FROM {_src(wh, paths)} GROUP BY "{PAYLOAD_KEY}"')
+    schema = file_schema(PAYLOADS)
+    for batch in reader:
+        res.rows_kept += batch.num_rows
+        writer.write(PAYLOADS, pa.RecordBatch.from_arrays([batch.column(i).cast(schema.field(i).type) for i in range(3)], schema=schema))
+
+
+def _sql_str(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
 
 
 def _col(name: str) -> str:

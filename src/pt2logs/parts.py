@@ -28,6 +28,27 @@ ROW_GROUP_ROWS = 1_000_000
 ROW_GROUP_BYTES = 16 << 20
 FILE_BYTES = 1 << 30
 
+#: the payload store (see :mod:`pt2logs.payloads`): each distinct ``events`` payload once per
+#: warehouse, keyed by the XXH3-128 of its bytes; an ``events`` file holds the key, the views join
+PAYLOADS = "payloads"
+PAYLOAD_KEY = "payload_key"
+_KEY_TYPE = pa.binary(16)
+
+
+def stored_tables() -> list[str]:
+    """Every folder of Parquet files a transaction may write: the declared tables and the store."""
+    return [*TABLES, PAYLOADS]
+
+
+def file_schema(table: str) -> pa.Schema:
+    """The schema of ``table``'s files: the declared one; ``events`` also holds the payload key."""
+    if table == PAYLOADS:
+        meta = {b"pt2logs.table": PAYLOADS.encode(), b"pt2logs.schema_version": b"1"}
+        return pa.schema([pa.field(PAYLOAD_KEY, _KEY_TYPE), pa.field("payload", pa.string()),
+                          pa.field("txn", pa.string())], metadata=meta)
+    schema = TABLES[table].schema
+    return schema.append(pa.field(PAYLOAD_KEY, _KEY_TYPE)) if table == "events" else schema
+
 
 @dataclass(frozen=True)
 class TxnInfo:
@@ -68,6 +89,8 @@ _STATS_TEXT = {"run_id", "txn", "compile_id", "event_type", "artifact_name", "so
 
 
 def _stats_columns(table: str) -> list[str]:
+    if table == PAYLOADS:
+        return ["txn"]
     return [c.name for c in TABLES[table].columns if c.kind not in ("str", "json", "list<str>") or c.name in _STATS_TEXT]
 
 
@@ -81,11 +104,15 @@ def txn_of(path: str) -> str | None:
 
 
 class PartWriter:
-    """Buffers batches per table and writes them as large row groups into the txn's files."""
+    """Buffers batches per table and writes them as large row groups into the txn's files.
 
-    def __init__(self, info: TxnInfo, tag: str):
+    With ``payloads`` (a :class:`pt2logs.payloads.PayloadStore`), ``events`` payloads go to the store
+    (each distinct one once) and the rows keep their key; without, they stay in their rows."""
+
+    def __init__(self, info: TxnInfo, tag: str, payloads: Any = None):
         self.info = info
         self.tag = tag
+        self.payloads = payloads
         self.wh = Layout(info.location)
         self._buf: dict[str, list[pa.RecordBatch]] = {}
         self._rows: dict[str, int] = {}
@@ -97,6 +124,13 @@ class PartWriter:
     def write(self, table: str, batch: pa.RecordBatch) -> None:
         if batch.num_rows == 0:
             return
+        if table == "events" and PAYLOAD_KEY not in batch.schema.names:
+            if self.payloads is not None:
+                batch, stored = self.payloads.split(batch)
+                if stored is not None:
+                    self.write(PAYLOADS, stored)
+            else:
+                batch = batch.append_column(PAYLOAD_KEY, pa.nulls(batch.num_rows, _KEY_TYPE))
         self._buf.setdefault(table, []).append(batch)
         self._rows[table] = self._rows.get(table, 0) + batch.num_rows
         self._bytes[table] = self._bytes.get(table, 0) + batch.nbytes
@@ -113,7 +147,7 @@ class PartWriter:
         self._bytes.pop(table, None)
         if not batches:
             return
-        schema = TABLES[table].schema
+        schema = file_schema(table)
         data = pa.Table.from_batches(batches, schema=schema)
         w = self._writers.get(table)
         if w is not None and w[4] >= FILE_BYTES:
@@ -147,6 +181,12 @@ class PartWriter:
         if tmp != final:
             os.replace(tmp, final)
         self.written.append(final)
+
+    def touch(self, table: str) -> None:
+        """Make sure ``table`` gets a file, even one without rows (a compaction's ``runs`` file, the
+        commit point of the payloads it copied when no run of its partition is live)."""
+        if table not in self._writers and table not in self._buf:
+            self._open(table, file_schema(table))
 
     def close(self) -> list[str]:
         for table in list(self._buf):

@@ -35,8 +35,7 @@ import orjson
 
 from pt2logs import faults
 from pt2logs.lease import lease_s, mtime_of, server_now
-from pt2logs.parts import Layout, txn_of
-from pt2logs.schema import TABLES
+from pt2logs.parts import Layout, stored_tables, txn_of
 
 TXN_DIR = "_txn"
 GC_DIR = "_gc"
@@ -132,7 +131,7 @@ def recover(lay: Layout, check: Callable[[str], None] | None = None, grace_s: fl
     if not lay.remote:
         _clean_pid_tmp(lay)
     by_txn: dict[str, list[str]] = defaultdict(list)
-    for table in TABLES:  # files first, then markers (see rule 4)
+    for table in stored_tables():  # files first, then markers (see rule 4)
         for p in table_files(lay, table, tmp=True):
             t = txn_of(p.removesuffix(".tmp"))
             if t is not None:
@@ -173,7 +172,7 @@ def recover(lay: Layout, check: Callable[[str], None] | None = None, grace_s: fl
 
 def drop_txn(lay: Layout, txn: str) -> list[str]:
     """Delete an uncommitted transaction's files and marker (its own writer aborting). Caller holds the lock."""
-    paths = [p for t in TABLES for p in table_files(lay, t, tmp=True) if txn_of(p.removesuffix(".tmp")) == txn]
+    paths = [p for t in stored_tables() for p in table_files(lay, t, tmp=True) if txn_of(p.removesuffix(".tmp")) == txn]
     if any(_is_runs(lay, p) and p.endswith(".parquet") for p in paths):
         paths = []  # committed after all: nothing to undo
     removed = [p for p in _data_first(lay, paths) if _rm(lay, p) and not p.endswith(".tmp")]

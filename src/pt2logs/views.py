@@ -22,7 +22,7 @@ from pt2logs.readers import source_ranks
 from pt2logs.recovery import gc_grace_s
 from pt2logs.schema import TABLES, Table
 from pt2logs.vllm_rules import VLLM_MACROS
-from pt2logs.warehouse import PARTITION, Warehouse
+from pt2logs.warehouse import PARTITION, PAYLOAD_KEY, PAYLOADS, Warehouse
 
 _DUCK = {
     "str": "VARCHAR", "json": "VARCHAR", "i32": "INTEGER", "i64": "BIGINT", "f64": "DOUBLE", "bool": "BOOLEAN",
@@ -140,6 +140,7 @@ def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: boo
                  if files_present is not None else "(SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS format WHERE false) f")
     stmts.append(f"CREATE OR REPLACE VIEW _run_source AS SELECT run_id, min({_format_rank_sql('format')}) AS best "
                  f"FROM {files_src} GROUP BY run_id")
+    stmts.append(_payloads_view(wh, skip))
     for name, t in TABLES.items():
         if name == "runs":
             # warehouses written before n_ranks counted a rankless run as one process stored 0
@@ -152,9 +153,13 @@ def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: boo
             stmts.append(f"CREATE OR REPLACE VIEW {target} AS SELECT {_select_list(t, None)} WHERE false")
         else:
             cols, roots = (_relative_list(t), " LEFT JOIN _run_roots u USING (run_id)") if t.run_relative else ("*", "")
+            key, stored = "", ""
+            if name == "events" and PAYLOAD_KEY in present:  # payloads kept once in the store: put them back
+                key, cols = f", {_ident(PAYLOAD_KEY)}", f"t.* EXCLUDE ({_ident(PAYLOAD_KEY)}) REPLACE (coalesce(t.payload, p.payload) AS payload)"
+                stored = f" LEFT JOIN _payloads p ON t.{_ident(PAYLOAD_KEY)} = p.{_ident(PAYLOAD_KEY)}"
             stmts.append(
-                f"CREATE OR REPLACE VIEW {target} AS SELECT {cols} FROM (SELECT {_select_list(t, present)} "
-                f"FROM {source_sql(wh, name, skip)}) t SEMI JOIN _live l USING (run_id, txn){roots}"
+                f"CREATE OR REPLACE VIEW {target} AS SELECT {cols} FROM (SELECT {_select_list(t, present)}{key} "
+                f"FROM {source_sql(wh, name, skip)}) t SEMI JOIN _live l USING (run_id, txn){roots}{stored}"
             )
         if "source" in t.names:
             # a join with a per-run table (not a window), so filters on the partition column reach the scan
@@ -165,6 +170,16 @@ def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: boo
             )
     stmts += MACROS
     return stmts
+
+
+def _payloads_view(wh: Warehouse, skip: set[str]) -> str:
+    """``_payloads``: one row per key of the payload store (pt2logs.payloads). Every file is read, not
+    only committed ones: a key is the hash of its text, so any copy of it is the right text, and an
+    events row only ever names a key that is committed with it or before it."""
+    if not wh.live_files(PAYLOADS, skip):
+        return f"CREATE OR REPLACE VIEW _payloads AS SELECT NULL::BLOB AS {_ident(PAYLOAD_KEY)}, NULL::VARCHAR AS payload WHERE false"
+    return (f"CREATE OR REPLACE VIEW _payloads AS SELECT {_ident(PAYLOAD_KEY)}, any_value(payload) AS payload "
+            f"FROM (SELECT {_ident(PAYLOAD_KEY)}, payload FROM {source_sql(wh, PAYLOADS, skip)}) GROUP BY {_ident(PAYLOAD_KEY)}")
 
 
 #: what the views themselves use (created before them): a user-code path made relative to its

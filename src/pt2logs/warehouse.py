@@ -55,6 +55,8 @@ from pt2logs.lease import (
 from pt2logs.parts import (  # noqa: F401  (re-exported: the writer side of the warehouse)
     FILE_BYTES,
     PARTITION,
+    PAYLOAD_KEY,
+    PAYLOADS,
     ROW_GROUP_BYTES,
     ROW_GROUP_ROWS,
     Layout,

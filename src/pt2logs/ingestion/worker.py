@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pt2logs.ingestion.split import piece_start
+from pt2logs.payloads import PayloadStore
+from pt2logs.payloads import enabled as payloads_enabled
 from pt2logs.readers import FORMATS
 from pt2logs.readers.kit import EXCERPT, FileContext, ReadStats
 from pt2logs.schema import TABLES, Rows, stamp
@@ -123,7 +125,7 @@ def open_sibling(fs: Any, path: str, name: str) -> Iterable[bytes]:
 def run_tasks(info: TxnInfo, tasks: list[FileTask], tag: str) -> list[FileOutcome]:
     """Parse a list of files into one PartWriter (one set of Parquet files per table)."""
     _memory_pool()
-    writer = PartWriter(info, tag)
+    writer = PartWriter(info, tag, payloads=PayloadStore(info) if payloads_enabled() else None)
     try:
         out = [parse_file(info, t, writer) for t in tasks]
     except BaseException:

@@ -1,0 +1,225 @@
+"""The payload store (pt2logs/payloads.py): each distinct payload once per warehouse, keyed by the hash of
+its bytes, put back by the `events` view. Every answer must be the one of a warehouse without the store
+(PT2LOGS_PAYLOAD_STORE=0, payloads in their rows), through damaged logs, tlparse folders, killed writers
+and compactions."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from tests.conftest import SAMPLES, fixture_path, table_rows
+
+import pt2logs
+import pt2logs.tables  # noqa: F401  (registers every table)
+from pt2logs.faults import COMPACT_STEPS, TXN_STEPS
+from pt2logs.payloads import MIN_BYTES
+from pt2logs.schema import TABLES
+
+ROOT = Path(__file__).resolve().parents[1]
+DROP = ("txn", "ingest_date", "ingested_at", "committed_at")
+TLPARSE = shutil.which("tlparse") or str(Path(sys.executable).parent / "tlparse")
+
+
+def snapshot(wh: str) -> dict:
+    """Every events row (payloads through the view), and how many rows each table has."""
+    con = pt2logs.connect(wh)
+    counts = {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in sorted(TABLES)}
+    con.close()
+    return {"events": table_rows(wh, "events", DROP), "counts": counts}
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {**os.environ, **extra}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT), env.get("PYTHONPATH", "")])
+    return env
+
+
+def _cli(*args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pt2logs", *args], env=_env(**env), capture_output=True, text=True, timeout=300)
+
+
+def inline(paths: list[Path], wh: Path, monkeypatch) -> str:
+    """The reference: the same inputs ingested with every payload kept in its row."""
+    with monkeypatch.context() as m:
+        m.setenv("PT2LOGS_PAYLOAD_STORE", "0")
+        for p in paths:
+            pt2logs.ingest([str(p)], str(wh))
+    assert not list(Path(wh).glob("payloads/**/*.parquet"))
+    return str(wh)
+
+
+def raw(wh: str, table: str, columns: list[str]) -> list[dict]:
+    return [r for f in sorted(Path(wh).glob(f"{table}/**/*.parquet")) for r in pq.read_table(f, columns=columns).to_pylist()]
+
+
+def trace(name: str) -> bytes:
+    return next(fixture_path("gpu", name, "trace").glob("*.log")).read_bytes()
+
+
+def run_folder(root: Path, name: str, data: bytes) -> Path:
+    (root / name).mkdir(parents=True)
+    (root / name / "dedicated_log_torch_trace_rank_0_x.log").write_bytes(data)
+    return root / name
+
+
+def same_trace_again(data: bytes, i: int) -> bytes:
+    """The same run as another run (bench/corpus.py's way: the first line's thread id differs)."""
+    first, rest = data.split(b"\n", 1)
+    parts = first.split(b" ")
+    parts[2] = str(1_000_000 + i).encode()
+    return b" ".join(parts) + b"\n" + rest
+
+
+def damaged(data: bytes) -> bytes:
+    """One payload line changed, its envelope's md5 kept: a payload whose md5 does not match."""
+    i = data.index(b"\n\t", len(data) // 3) + 2
+    j = data.index(b"\n", i)
+    return data[:i] + data[i:j].replace(b"a", b"b").replace(b"e", b"a") + data[j:]
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("inputs")
+    data = trace("graph_breaks")
+    assert damaged(data) != data
+    return {"a": run_folder(root, "a", data), "b": run_folder(root, "b", same_trace_again(data, 1)),
+            "bad": run_folder(root, "bad", damaged(same_trace_again(data, 2)))}
+
+
+def test_answers_are_those_of_payloads_in_their_rows(tmp_path, monkeypatch, inputs):
+    """Sample runs, a run twice, a damaged copy (md5 kept, payload changed) and tlparse's output folder
+    of the same trace (payloads re-serialized under the same md5): the store keys each by its bytes."""
+    if not Path(TLPARSE).exists():
+        pytest.skip("tlparse CLI not installed")
+    out = tmp_path / "tl" / "tl_out"
+    subprocess.run([TLPARSE, str(next(inputs["a"].glob("*.log"))), "-o", str(out), "--overwrite", "--no-browser"],
+                   check=True, capture_output=True, timeout=300)
+    paths = [SAMPLES, inputs["a"], inputs["b"], inputs["bad"], out.parent]
+    ref = inline(paths, tmp_path / "ref", monkeypatch)
+    wh = str(tmp_path / "wh")
+    for p in paths:
+        pt2logs.ingest([str(p)], wh)
+    assert snapshot(wh) == snapshot(ref)
+    con = pt2logs.connect(wh)
+    # the cases that would go wrong if the store trusted the envelope's md5: one md5, two texts
+    clash = con.execute("SELECT count(*) FROM (SELECT payload_md5 FROM events WHERE payload_md5 IS NOT NULL "
+                        "GROUP BY 1 HAVING count(DISTINCT payload) > 1)").fetchone()[0]
+    assert clash > 0
+    assert con.execute("SELECT count(*) FROM events WHERE payload_ok = false").fetchone()[0] > 0
+    # the store holds each long payload once; the events files keep them as keys, short ones inline
+    distinct = con.execute(f"SELECT count(DISTINCT payload) FROM events WHERE strlen(payload) >= {MIN_BYTES}").fetchone()[0]
+    keys = [r["payload_key"] for r in raw(wh, "payloads", ["payload_key"])]
+    assert len(keys) == len(set(keys)) == distinct
+    rows = raw(wh, "events", ["payload", "payload_key", "payload_bytes"])
+    assert all(r["payload"] is None for r in rows if r["payload_key"] is not None)
+    assert all(r["payload"] is None or len(r["payload"].encode()) < MIN_BYTES for r in rows)
+    assert set(keys) == {r["payload_key"] for r in rows} - {None}
+
+
+def test_runs_of_one_model_share_their_payloads_across_transactions(tmp_path, monkeypatch, inputs):
+    wh = str(tmp_path / "wh")
+    pt2logs.ingest([str(inputs["a"])], wh)
+    first = raw(wh, "payloads", ["payload_key"])
+    pt2logs.ingest([str(inputs["b"])], wh)  # its own transaction: the first one's payloads are committed
+    assert raw(wh, "payloads", ["payload_key"]) == first and first
+    con = pt2logs.connect(wh)
+    by_run = con.execute("SELECT count(DISTINCT run_id), count(*) FROM events WHERE strlen(payload) >= 64").fetchone()
+    assert by_run[0] == 2 and by_run[1] == 2 * con.execute(
+        "SELECT count(*) FROM events WHERE strlen(payload) >= 64 AND run_id = (SELECT min(run_id) FROM runs)").fetchone()[0]
+    ref = inline([inputs["a"], inputs["b"]], tmp_path / "ref", monkeypatch)
+    assert snapshot(wh) == snapshot(ref)
+
+
+def test_a_writer_that_may_hold_few_keys_stores_payloads_again_and_answers_the_same(tmp_path, monkeypatch, inputs):
+    monkeypatch.setenv("PT2LOGS_PAYLOAD_KEYS", "5")  # 5 committed keys known, 5 of its own
+    monkeypatch.setattr("pt2logs.payloads.OWN_KEYS", 5)
+    wh = str(tmp_path / "wh")
+    pt2logs.ingest([str(inputs["a"])], wh, engine=_one_process())
+    pt2logs.ingest([str(inputs["b"])], wh, engine=_one_process())
+    keys = [r["payload_key"] for r in raw(wh, "payloads", ["payload_key"])]
+    assert len(keys) > len(set(keys))  # stored again: bytes, not answers
+    ref = inline([inputs["a"], inputs["b"]], tmp_path / "ref", monkeypatch)
+    assert snapshot(wh) == snapshot(ref)
+
+
+def _one_process():
+    from pt2logs.ingestion.engines import make_engine
+
+    return make_engine(jobs=1)
+
+
+@pytest.mark.parametrize("step", TXN_STEPS)
+def test_an_ingest_killed_after_any_step_leaves_every_payload(tmp_path, monkeypatch, inputs, step):
+    """Run b shares run a's payloads: killed before its commit it is rolled back, after it is whole."""
+    wh = str(tmp_path / "wh")
+    pt2logs.ingest([str(inputs["a"])], wh)
+    p = _cli("ingest", str(inputs["b"]), str(inputs["bad"]), "-w", wh, "--jobs", "1", "-q", PT2LOGS_DIE_AFTER=step)
+    assert p.returncode == 137, p.stdout + p.stderr
+    pt2logs.ingest([str(inputs["b"]), str(inputs["bad"])], wh)  # recovers, then finishes (or finds it done)
+    ref = inline([inputs["a"], inputs["b"], inputs["bad"]], tmp_path / "ref", monkeypatch)
+    assert snapshot(wh) == snapshot(ref)
+
+
+def test_payloads_of_a_transaction_not_committed_are_never_named_by_another(tmp_path, monkeypatch, inputs):
+    """Ingest 1 has written run a's payloads and waits before its commit; ingest 2 (run b, the same
+    payloads) commits meanwhile; ingest 1 is then killed and rolled back: run b keeps every payload."""
+    wh = str(tmp_path / "wh")
+    flag = tmp_path / "go"
+    first = subprocess.Popen([sys.executable, "-m", "pt2logs", "ingest", str(inputs["a"]), "-w", wh, "--jobs", "1", "-q"],
+                             env=_env(PT2LOGS_PAUSE_AT=f"txn.data:{flag}"))
+    deadline = time.monotonic() + 120
+    while not Path(f"{flag}.reached").exists():
+        assert first.poll() is None and time.monotonic() < deadline, "the first ingest did not reach its pause"
+        time.sleep(0.05)
+    assert raw(wh, "payloads", ["payload_key"])  # its payloads are written, not committed
+    pt2logs.ingest([str(inputs["b"])], wh)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    pt2logs.ingest([str(inputs["b"])], wh)  # recovery deletes ingest 1's files
+    ref = inline([inputs["b"]], tmp_path / "ref", monkeypatch)
+    assert snapshot(wh) == snapshot(ref)
+    assert len(list(Path(wh).glob("payloads/**/*.parquet"))) == 1
+
+
+@pytest.mark.parametrize("step", (None, *COMPACT_STEPS))
+def test_compaction_keeps_payloads_that_runs_of_other_partitions_name(tmp_path, monkeypatch, inputs, step):
+    """Run a ingested on an earlier day, then again today (its new rows name the payloads stored that
+    day): compacting the earlier partition, where no run is live any more, drops its rows but keeps its
+    payloads, committed by a runs file without rows. Killed after any step, the next writers finish."""
+    monkeypatch.setenv("PT2LOGS_GC_GRACE_S", "0")
+    wh = tmp_path / "wh"
+    pt2logs.ingest([str(inputs["a"])], str(wh))
+    for table in [*TABLES, "payloads"]:  # the first transaction moved to an earlier day
+        for f in list(wh.glob(f"{table}/ingest_date=*/*.parquet")):
+            dest = wh / table / "ingest_date=2020-01-01" / f.name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            f.rename(dest)
+    pt2logs.ingest([str(inputs["a"])], str(wh), force=True)
+    assert not [f for f in wh.glob("payloads/*/*.parquet") if "2020" not in str(f)]  # today's rows name the old ones
+    if step is not None:
+        assert _cli("compact", "-w", str(wh), PT2LOGS_DIE_AFTER=step).returncode == 137
+        pt2logs.ingest([str(inputs["a"])], str(wh))  # recovers (the run is unchanged)
+    from pt2logs.compact import compact
+
+    compact(str(wh))
+    assert not list(wh.glob("events/ingest_date=2020-01-01/*.parquet"))  # its rows were all dead
+    kept = list(wh.glob("payloads/ingest_date=2020-01-01/*.parquet"))
+    assert len(kept) == 1 and pq.read_metadata(kept[0]).num_rows > 0
+    assert [pq.read_metadata(f).num_rows for f in wh.glob("runs/ingest_date=2020-01-01/*.parquet")] == [0]
+    ref = inline([inputs["a"]], tmp_path / "ref", monkeypatch)
+    assert snapshot(str(wh)) == snapshot(ref)
+    # and the next compaction and ingest still find them (the empty runs file commits them)
+    compact(str(wh), min_files=1)
+    stored = raw(str(wh), "payloads", ["payload_key"])
+    pt2logs.ingest([str(inputs["b"])], str(wh))
+    assert raw(str(wh), "payloads", ["payload_key"]) == stored  # run b names them, stores nothing
+    ref = inline([inputs["a"], inputs["b"]], tmp_path / "ref2", monkeypatch)
+    assert snapshot(str(wh)) == snapshot(ref)
