@@ -1,6 +1,7 @@
 """The worker: parse one task (a file, or a piece of one) into a PartWriter.
 
-This is the only module engines import: a task in, an outcome out. It knows nothing of transactions,
+This is the only module engines import: a task in, an outcome out (:func:`parse_file` into a writer
+the engine keeps for the transaction; :func:`run_tasks`: a group of tasks into a writer of their own). It knows nothing of transactions,
 plans or commits; it runs in the parent (in-process engine), in a pool worker or on a Ray node.
 """
 
@@ -49,9 +50,9 @@ class FileOutcome:
     seconds: float
 
 
-def _memory_pool() -> None:
+def memory_pool() -> None:
     """Arrow's default allocator here (mimalloc) keeps freed memory around; jemalloc with no decay
-    gives it back at once, which keeps peak RSS flat whatever the input size (see bench/)."""
+    gives it back at once, which keeps peak RSS flat whatever the input size (see bench/). Once per process."""
     import pyarrow as pa
 
     try:
@@ -120,8 +121,8 @@ def open_sibling(fs: Any, path: str, name: str) -> Iterable[bytes]:
 
 
 def run_tasks(info: TxnInfo, tasks: list[FileTask], tag: str) -> list[FileOutcome]:
-    """Parse a list of files into one PartWriter (one set of Parquet files per table)."""
-    _memory_pool()
+    """Parse a list of files into one PartWriter of their own (one set of Parquet files per table): a Ray task."""
+    memory_pool()
     writer = PartWriter(info, tag)
     try:
         out = [parse_file(info, t, writer) for t in tasks]
