@@ -297,6 +297,14 @@ class Rows:
         return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
 
 
+def _constant(value: Any, typ: pa.DataType, n: int) -> pa.Array:
+    """``value`` ``n`` times (one scalar repeated natively: a Python list of n copies cost 0.25 µs a row)."""
+    if value is None or n == 0:
+        return pa.nulls(n, type=typ) if value is None else pa.array([], type=typ)
+    a = pa.repeat(pa.scalar(value, type=typ), n)
+    return a if a.type == typ else a.cast(typ)
+
+
 def stamp(batch: pa.RecordBatch, t: Table, values: dict[str, Any]) -> pa.RecordBatch:
     """Add the stamped columns (and any missing ones as NULL) in declared order."""
     n = batch.num_rows
@@ -304,9 +312,9 @@ def stamp(batch: pa.RecordBatch, t: Table, values: dict[str, Any]) -> pa.RecordB
     have = set(batch.schema.names)
     for c in t.columns:
         if c.name in values and (c.name not in have):
-            arrays.append(pa.array([values[c.name]] * n, type=c.type) if n else pa.array([], type=c.type))
+            arrays.append(_constant(values[c.name], c.type, n))
         elif c.name in values and c.name != "rank" and values[c.name] is not None:
-            arrays.append(pa.array([values[c.name]] * n, type=c.type))
+            arrays.append(_constant(values[c.name], c.type, n))
         elif c.name in have:
             a = batch.column(c.name)
             if c.name in values and values[c.name] is not None and c.name == "rank":
