@@ -99,6 +99,15 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
                 f"{x['runs']} run folders, {_f(x['size_mb'], 0)} MB: `--jobs 1` {_f(x['jobs1_s'])} s ({_f(x['jobs1_mbps'], 0)} MB/s), "
                 f"all cores {_f(x['jobs_all_s'])} s ({_f(x['jobs_all_mbps'], 0)} MB/s): **{_f(x['speedup'])}× speed-up**, peak RSS {_f(x['rss_jobs_all_mb'], 0)} MB."
                 + (f" Ray engine (local, {x.get('ray_rc')}): {_f(x.get('ray_s'))} s, {_f(x.get('ray_speedup'))}× vs `--jobs 1`." if x.get("ray_s") else ""), ""]
+        if "rounds" in x:
+            def walls(k: str) -> str:
+                return " / ".join(f"{w:.2f}" for w, _ in x["rounds"][k]) + " (CPU " + " / ".join(f"{c:.2f}" for _, c in x["rounds"][k]) + ")"
+
+            out += [f"`--jobs 1` and `--jobs {x['cores']}` run interleaved, three rounds (the best of each above); wall s "
+                    "(CPU s: user + system of the ingest and its workers, from `/usr/bin/time`):", "",
+                    "| `--jobs` | wall s (CPU s), round by round | best wall | best CPU |", "|---|---|---|---|",
+                    f"| 1 | {walls('jobs1')} | {_f(x['jobs1_s'])} | {_f(x['jobs1_cpu_s'])} |",
+                    f"| {x['cores']} | {walls('jobs_all')} | {_f(x['jobs_all_s'])} | {_f(x['jobs_all_cpu_s'])} |", ""]
         if "ab" in x:
             out += ["Native vs Python splitter on these runs:", "", *AB_HEAD, ab_rows(f"{x['runs']} runs", x["ab"]), ""]
         if x.get("tlparse_each_s"):
