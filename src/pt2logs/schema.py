@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import cached_property
 from typing import Any
 
 import orjson
@@ -85,8 +86,9 @@ class Table:
     def column(self, name: str) -> Column:
         return self._index[name]
 
-    @property
+    @cached_property
     def schema(self) -> pa.Schema:
+        """The Arrow schema (built once: every stamped batch and Parquet file uses it)."""
         meta = {
             b"pt2logs.table": self.name.encode(),
             b"pt2logs.schema_version": str(self.version).encode(),
@@ -309,14 +311,14 @@ def stamp(batch: pa.RecordBatch, t: Table, values: dict[str, Any]) -> pa.RecordB
     """Add the stamped columns (and any missing ones as NULL) in declared order."""
     n = batch.num_rows
     arrays = []
-    have = set(batch.schema.names)
+    have = dict(zip(batch.schema.names, batch.columns))  # one call for all the columns, not one lookup each
     for c in t.columns:
         if c.name in values and (c.name not in have):
             arrays.append(_constant(values[c.name], c.type, n))
         elif c.name in values and c.name != "rank" and values[c.name] is not None:
             arrays.append(_constant(values[c.name], c.type, n))
         elif c.name in have:
-            a = batch.column(c.name)
+            a = have[c.name]
             if c.name in values and values[c.name] is not None and c.name == "rank":
                 a = pc.fill_null(a, pa.scalar(values[c.name], type=c.type))
             arrays.append(a if a.type == c.type else a.cast(c.type))
