@@ -143,7 +143,7 @@ def bench_many(n_runs: int, results: dict) -> None:
            "jobs1_mbps": mbps(size, j1), "jobs_all_mbps": mbps(size, j2), "speedup": j1.wall_s / j2.wall_s,
            "rss_jobs_all_mb": j2.peak_rss_mb, "ab": ab, "cores": cores,
            "jobs1_cpu_s": min(m.cpu_s for m in rounds["jobs1"]), "jobs_all_cpu_s": min(m.cpu_s for m in rounds["jobs_all"]),
-           "rounds": {k: [[m.wall_s, m.cpu_s] for m in v] for k, v in rounds.items()},
+           "rounds": {k: [[m.wall_s, m.cpu_s, m.others_cpu_s] for m in v] for k, v in rounds.items()},
            "tlparse_each_s": tl1.wall_s, "tlparse_each_mbps": mbps(size, tl1), "tlparse_each_all_s": tln.wall_s,
            "tlparse_each_all_mbps": mbps(size, tln), "tlparse_each": _json_of(tl1.out),
            "x_tlparse_each": tl1.wall_s / j2.wall_s, "x_tlparse_each_1": tl1.wall_s / j1.wall_s,
