@@ -313,9 +313,8 @@ def stamp(batch: pa.RecordBatch, t: Table, values: dict[str, Any]) -> pa.RecordB
     arrays = []
     have = dict(zip(batch.schema.names, batch.columns))  # one call for all the columns, not one lookup each
     for c in t.columns:
-        if c.name in values and (c.name not in have):
-            arrays.append(_constant(values[c.name], c.type, n))
-        elif c.name in values and c.name != "rank" and values[c.name] is not None:
+        # a stamped value: for a column the batch lacks, or over the batch's (the rank only fills its gaps)
+        if c.name in values and (c.name not in have or (c.name != "rank" and values[c.name] is not None)):
             arrays.append(_constant(values[c.name], c.type, n))
         elif c.name in have:
             a = have[c.name]

@@ -1,8 +1,9 @@
 """The worker: parse one task (a file, or a piece of one) into a PartWriter.
 
 This is the only module engines import: a task in, an outcome out (:func:`parse_file` into a writer
-the engine keeps for the transaction; :func:`run_tasks`: a group of tasks into a writer of their own). It knows nothing of transactions,
-plans or commits; it runs in the parent (in-process engine), in a pool worker or on a Ray node.
+the engine keeps for the transaction; :func:`run_tasks`: a group of tasks into a writer of their own).
+It knows nothing of transactions, plans or commits; it runs in the parent (in-process engine), in a
+pool worker or on a Ray node.
 """
 
 from __future__ import annotations
