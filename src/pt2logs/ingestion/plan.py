@@ -31,9 +31,10 @@ if TYPE_CHECKING:
 #: (env PT2LOGS_TXN_BYTES / PT2LOGS_TXN_RUNS: an ingest killed midway loses at most one transaction)
 TXN_BYTES = int(os.environ.get("PT2LOGS_TXN_BYTES", 1 << 30))
 TXN_RUNS = int(os.environ.get("PT2LOGS_TXN_RUNS", 2000))
-#: a pool's chunks: about this many per job (the last ones, the smallest, even out the workers' ends),
-#: at most CHUNK_BYTES and CHUNK_FILES each (a chunk's outcomes are one progress step)
-CHUNKS_PER_JOB = 16
+#: a pool's chunks: each about 1/CHUNK_SHARE of a job's share of what is left (guided scheduling: the
+#: last chunks are single small files, so the workers end together), at most CHUNK_BYTES and
+#: CHUNK_FILES (a chunk's outcomes are one progress step)
+CHUNK_SHARE = 4
 CHUNK_BYTES = 32 << 20
 CHUNK_FILES = 64
 
@@ -118,19 +119,20 @@ def tasks(plans: list[RunPlan], jobs: int) -> list[FileTask]:
 
 def chunks(tasks: list[FileTask], jobs: int) -> list[list[FileTask]]:
     """The tasks as chunks for an engine that keeps a writer per worker: one task per chunk in one
-    process (each file is a progress step); for a pool, largest first, cut into about
-    :data:`CHUNKS_PER_JOB` chunks per job (many small files share a chunk: one message each way)."""
+    process (each file is a progress step); for a pool, largest first, each chunk a shrinking share of
+    what is left (many small files share a chunk early, one message each way; the last are single files)."""
     if jobs <= 1:
         return [[t] for t in tasks]
-    target = max(1, min(CHUNK_BYTES, sum(t.nbytes for t in tasks) // (jobs * CHUNKS_PER_JOB)))
+    left = sum(t.nbytes for t in tasks)
     out: list[list[FileTask]] = []
     cur: list[FileTask] = []
     size = 0
     for t in sorted(tasks, key=lambda t: -t.nbytes):
         cur.append(t)
         size += t.nbytes
-        if size >= target or len(cur) >= CHUNK_FILES:
+        if size >= min(CHUNK_BYTES, left // (jobs * CHUNK_SHARE)) or len(cur) >= CHUNK_FILES:
             out.append(cur)
+            left -= size
             cur, size = [], 0
     if cur:
         out.append(cur)
