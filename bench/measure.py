@@ -17,18 +17,32 @@ class Measure:
     rc: int
     out: str
     cpu_s: float = float("nan")  # user + system CPU seconds of the command and its children
+    #: CPU seconds the rest of the machine used meanwhile (other people's work on a shared machine)
+    others_cpu_s: float = float("nan")
+
+
+def _busy_s() -> float:
+    """CPU seconds every core of the machine has spent busy since boot (/proc/stat; nan elsewhere)."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+    except OSError:
+        return float("nan")
+    return (sum(v[:8]) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")  # all but idle and iowait (guest is in user)
 
 
 def run(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None = None) -> Measure:
     e = {**os.environ, **(env or {})}
     if shutil.which("time") or os.path.exists("/usr/bin/time"):
+        busy = _busy_s()
         t = time.perf_counter()
         p = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True, env=e, cwd=cwd)
         wall = time.perf_counter() - t
+        busy = _busy_s() - busy
         m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
         rss = int(m.group(1)) / 1024 if m else float("nan")
         cpu = sum(float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", p.stderr)) or float("nan")
-        return Measure(wall, rss, p.returncode, p.stdout + p.stderr, cpu)
+        return Measure(wall, rss, p.returncode, p.stdout + p.stderr, cpu, max(0.0, busy - cpu))
     import psutil
 
     t = time.perf_counter()

@@ -29,10 +29,10 @@ BUCKETS = [
 
 def profile(path: str) -> dict:
     import pt2logs.tables  # noqa: F401
-    from pt2logs.ingestion.worker import FileTask, _memory_pool, parse_file
+    from pt2logs.ingestion.worker import FileTask, memory_pool, parse_file
     from pt2logs.warehouse import TxnInfo, Warehouse
 
-    _memory_pool()
+    memory_pool()
     tmp = tempfile.mkdtemp()
     try:
         wh = Warehouse(tmp)

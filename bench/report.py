@@ -98,6 +98,18 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
                 f"{x['runs']} run folders, {_f(x['size_mb'], 0)} MB: `--jobs 1` {_f(x['jobs1_s'])} s ({_f(x['jobs1_mbps'], 0)} MB/s), "
                 f"all cores {_f(x['jobs_all_s'])} s ({_f(x['jobs_all_mbps'], 0)} MB/s): **{_f(x['speedup'])}× speed-up**, peak RSS {_f(x['rss_jobs_all_mb'], 0)} MB."
                 + (f" Ray engine (local, {x.get('ray_rc')}): {_f(x.get('ray_s'))} s, {_f(x.get('ray_speedup'))}× vs `--jobs 1`." if x.get("ray_s") else ""), ""]
+        if "rounds" in x:
+            def walls(k: str) -> str:
+                r = x["rounds"][k]
+                text = " / ".join(f"{m[0]:.2f}" for m in r) + " (CPU " + " / ".join(f"{m[1]:.2f}" for m in r) + ")"
+                return text + (" [others " + " / ".join(f"{m[2]:.1f}" for m in r) + "]" if all(len(m) > 2 for m in r) else "")
+
+            out += [f"`--jobs 1` and `--jobs {x['cores']}` run interleaved, three rounds (the best of each above); wall s "
+                    "(CPU s: user + system of the ingest and its workers, from `/usr/bin/time`) [others: CPU s the rest of "
+                    "the machine used meanwhile, from /proc/stat: where it nears the wall time, one core was not ours]:", "",
+                    "| `--jobs` | wall s (CPU s) [others], round by round | best wall | best CPU |", "|---|---|---|---|",
+                    f"| 1 | {walls('jobs1')} | {_f(x['jobs1_s'])} | {_f(x['jobs1_cpu_s'])} |",
+                    f"| {x['cores']} | {walls('jobs_all')} | {_f(x['jobs_all_s'])} | {_f(x['jobs_all_cpu_s'])} |", ""]
         if "ab" in x:
             out += ["Native vs Python splitter on these runs:", "", *AB_HEAD, ab_rows(f"{x['runs']} runs", x["ab"]), ""]
         if x.get("tlparse_each_s"):

@@ -68,3 +68,16 @@ def test_native_vs_python_rows_show_every_run_and_the_ratio_of_the_best():
                   "speedup": 1.0, "rss_jobs_all_mb": 1.0, "ab": ab}}
     page = markdown(r, "a machine", "--only many", dt.datetime(2026, 1, 2, 3, 5))
     assert "| 3 runs | 2.00 / 1.00 (CPU 1.50 / 0.90) | 3.00 / 4.00 (CPU 2.70 / 3.00) | **3.00×** | **3.00×** |" in page
+
+
+def test_many_runs_rounds_show_every_run_of_both_job_counts():
+    from bench.report import markdown
+
+    rounds = {"jobs1": [[9.0, 8.5], [8.0, 7.9], [8.5, 8.0]], "jobs_all": [[5.0, 9.0, 0.5], [4.5, 8.8, 0.0], [6.0, 9.5, 3.0]]}
+    r = {"many": {"runs": 3, "size_mb": 1.0, "jobs1_s": 8.0, "jobs_all_s": 4.5, "jobs1_mbps": 1.0, "jobs_all_mbps": 1.0,
+                  "speedup": 8.0 / 4.5, "rss_jobs_all_mb": 1.0, "cores": 2, "rounds": rounds,
+                  "jobs1_cpu_s": 7.9, "jobs_all_cpu_s": 8.8}}
+    page = markdown(r, "a machine", "--only many", dt.datetime(2026, 1, 2, 3, 5))
+    assert "| 1 | 9.00 / 8.00 / 8.50 (CPU 8.50 / 7.90 / 8.00) | 8.00 | 7.90 |" in page
+    assert "| 2 | 5.00 / 4.50 / 6.00 (CPU 9.00 / 8.80 / 9.50) [others 0.5 / 0.0 / 3.0] | 4.50 | 8.80 |" in page
+    assert "**1.78× speed-up**" in page

@@ -133,7 +133,8 @@ class PartWriter:
                 batch = batch.append_column(PAYLOAD_KEY, pa.nulls(batch.num_rows, _KEY_TYPE))
         self._buf.setdefault(table, []).append(batch)
         self._rows[table] = self._rows.get(table, 0) + batch.num_rows
-        self._bytes[table] = self._bytes.get(table, 0) + batch.nbytes
+        # the buffers' sizes (a slice counts whole: at most an earlier flush); nbytes walks every value's extent
+        self._bytes[table] = self._bytes.get(table, 0) + batch.get_total_buffer_size()
         if self._rows[table] >= ROW_GROUP_ROWS or self._bytes[table] >= ROW_GROUP_BYTES:
             self._flush(table)
 
@@ -144,7 +145,7 @@ class PartWriter:
     def _flush(self, table: str) -> None:
         batches = self._buf.pop(table, [])
         self._rows.pop(table, None)
-        self._bytes.pop(table, None)
+        nbytes = self._bytes.pop(table, 0)
         if not batches:
             return
         schema = file_schema(table)
@@ -157,7 +158,7 @@ class PartWriter:
             w = self._open(table, schema)
         writer, fh, tmp, final, size = w
         writer.write_table(data, row_group_size=max(data.num_rows, 1))
-        self._writers[table] = (writer, fh, tmp, final, size + data.nbytes)
+        self._writers[table] = (writer, fh, tmp, final, size + nbytes)
 
     def _open(self, table: str, schema: pa.Schema) -> tuple[pq.ParquetWriter, Any, str, str, int]:
         self._seq += 1

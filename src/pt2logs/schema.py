@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import cached_property
 from typing import Any
 
 import orjson
@@ -85,8 +86,9 @@ class Table:
     def column(self, name: str) -> Column:
         return self._index[name]
 
-    @property
+    @cached_property
     def schema(self) -> pa.Schema:
+        """The Arrow schema (built once: every stamped batch and Parquet file uses it)."""
         meta = {
             b"pt2logs.table": self.name.encode(),
             b"pt2logs.schema_version": str(self.version).encode(),
@@ -305,18 +307,25 @@ class Rows:
         return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
 
 
+def _constant(value: Any, typ: pa.DataType, n: int) -> pa.Array:
+    """``value`` ``n`` times (one scalar repeated natively: a Python list of n copies cost 0.25 µs a row)."""
+    if value is None or n == 0:
+        return pa.nulls(n, type=typ) if value is None else pa.array([], type=typ)
+    a = pa.repeat(pa.scalar(value, type=typ), n)
+    return a if a.type == typ else a.cast(typ)
+
+
 def stamp(batch: pa.RecordBatch, t: Table, values: dict[str, Any]) -> pa.RecordBatch:
     """Add the stamped columns (and any missing ones as NULL) in declared order."""
     n = batch.num_rows
     arrays = []
-    have = set(batch.schema.names)
+    have = dict(zip(batch.schema.names, batch.columns))  # one call for all the columns, not one lookup each
     for c in t.columns:
-        if c.name in values and (c.name not in have):
-            arrays.append(pa.array([values[c.name]] * n, type=c.type) if n else pa.array([], type=c.type))
-        elif c.name in values and c.name != "rank" and values[c.name] is not None:
-            arrays.append(pa.array([values[c.name]] * n, type=c.type))
+        # a stamped value: for a column the batch lacks, or over the batch's (the rank only fills its gaps)
+        if c.name in values and (c.name not in have or (c.name != "rank" and values[c.name] is not None)):
+            arrays.append(_constant(values[c.name], c.type, n))
         elif c.name in have:
-            a = batch.column(c.name)
+            a = have[c.name]
             if c.name in values and values[c.name] is not None and c.name == "rank":
                 a = pc.fill_null(a, pa.scalar(values[c.name], type=c.type))
             arrays.append(a if a.type == c.type else a.cast(c.type))

@@ -4,8 +4,9 @@ The flow (see docs/architecture.md)::
 
     discover(paths) ─► runs ─► skip unchanged ─► transactions of a few runs        plan.py
         ─► tasks (files; pieces of big traces)                                   plan.py, split.py
-        ─► an engine runs the tasks: in-process, a process pool, Ray             engines/
-        ─► each task streams its file through its reader into a PartWriter        worker.py
+        ─► chunks of tasks, handed to an engine: in-process, a process pool, Ray  plan.py, engines/
+        ─► each task streams its file through its reader into its worker's        worker.py
+           PartWriter (one per worker and transaction; on Ray one per group)
         ─► the parent writes `files` and `runs` rows: the commit                  commit.py
 
 Engines import only the worker; the planner asks the query side (:mod:`pt2logs.committed`) what is
@@ -48,7 +49,18 @@ def ingest(paths: Iterable[str], warehouse: str = DEFAULT_WAREHOUSE, *, run_id: 
            tags: dict[str, str] | None = None, fmt: str | None = None, engine: Engine | None = None,
            progress: Progress = _no_progress, extra_run_fields: dict[str, Any] | None = None,
            force: bool = False, as_one_run: bool = False) -> IngestResult:
-    """Ingest logs under ``paths`` into ``warehouse``; idempotent and atomic per transaction."""
+    """Ingest logs under ``paths`` into ``warehouse``; idempotent and atomic per transaction. The
+    ``engine`` is closed at the end, also when the ingest fails before it is used (its workers end)."""
+    engine = engine or Engine()
+    try:
+        return _ingest(paths, warehouse, run_id, tags, fmt, engine, progress, extra_run_fields, force, as_one_run)
+    finally:
+        engine.close()
+
+
+def _ingest(paths: Iterable[str], warehouse: str, run_id: str | None, tags: dict[str, str] | None, fmt: str | None,
+            engine: Engine, progress: Progress, extra_run_fields: dict[str, Any] | None, force: bool,
+            as_one_run: bool) -> IngestResult:
     t0 = time.perf_counter()
     paths = list(paths)
     if not paths:
@@ -72,12 +84,8 @@ def ingest(paths: Iterable[str], warehouse: str = DEFAULT_WAREHOUSE, *, run_id: 
     if todo and not native:  # said once per ingest: the result is right, only slower
         res.notes.append(why)
     progress("start", {"runs": len(todo), "bytes": total, "unchanged": res.runs_unchanged, "skipped": len(res.skipped)})
-    engine = engine or Engine()
-    try:
-        for group in plan.transactions(todo):
-            _transaction(wh, group, engine, known_runs, tags or {}, extra_run_fields or {}, progress, res)
-    finally:
-        engine.close()
+    for group in plan.transactions(todo):
+        _transaction(wh, group, engine, known_runs, tags or {}, extra_run_fields or {}, progress, res)
     res.seconds = time.perf_counter() - t0
     try:
         with wh.lock():
@@ -102,7 +110,9 @@ def _transaction(wh: Warehouse, group: list[RunPlan], engine: Engine, known_runs
                 progress("file", {"path": o.task.url, "bytes": o.task.nbytes, "events": o.stats.events,
                                   "errors": o.stats.errors})
 
-        engine.map(txn.info, plan.balance(plan.tasks(group, engine.jobs), engine.jobs), done)
+        tasks = plan.tasks(group, engine.jobs)
+        work = plan.chunks(tasks, engine.jobs) if engine.keeps_writer else plan.balance(tasks, engine.jobs)
+        engine.map(txn.info, work, done)
         commit(txn, group, outcomes, known_runs, tags, extra, res)
         progress("commit", {"txn": txn.id, "runs": len(group)})
     except BaseException:

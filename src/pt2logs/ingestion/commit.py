@@ -215,8 +215,11 @@ def write_views_db(wh: Warehouse) -> str | None:
         os.remove(tmp)
     con = duckdb.connect(tmp)
     try:
+        # one transaction: DuckDB commits (and syncs) a file database after every statement otherwise
+        con.execute("BEGIN")
         for s in view_statements(con, wh):
             con.execute(s)
+        con.execute("COMMIT")
     finally:
         con.close()
     os.replace(tmp, target)

@@ -5,7 +5,9 @@
   (:func:`transactions`): an ingest killed midway loses at most one;
 * each file becomes a :class:`~pt2logs.ingestion.worker.FileTask`; a large uncompressed local trace
   becomes one task per piece (:func:`tasks`, see :mod:`pt2logs.ingestion.split`);
-* tasks are balanced over the engine's jobs by size (:func:`balance`).
+* tasks are cut into chunks that the engine hands out as its workers free up, largest first
+  (:func:`chunks`; a worker keeps one writer per transaction, so a chunk costs no files of its own), or,
+  for an engine whose chunks each write their own files (Ray), balanced over its jobs (:func:`balance`).
 
 What is already committed comes from the query side (:mod:`pt2logs.committed`), never raw SQL here.
 """
@@ -29,6 +31,12 @@ if TYPE_CHECKING:
 #: (env PT2LOGS_TXN_BYTES / PT2LOGS_TXN_RUNS: an ingest killed midway loses at most one transaction)
 TXN_BYTES = int(os.environ.get("PT2LOGS_TXN_BYTES", 1 << 30))
 TXN_RUNS = int(os.environ.get("PT2LOGS_TXN_RUNS", 2000))
+#: a pool's chunks: each about 1/CHUNK_SHARE of a job's share of what is left (guided scheduling: the
+#: last chunks are single small files, so the workers end together), at most CHUNK_BYTES and
+#: CHUNK_FILES (a chunk's outcomes are one progress step)
+CHUNK_SHARE = 4
+CHUNK_BYTES = 32 << 20
+CHUNK_FILES = 64
 
 
 def known(wh: Warehouse, force: bool) -> tuple[KnownFiles, KnownRuns]:
@@ -106,6 +114,28 @@ def tasks(plans: list[RunPlan], jobs: int) -> list[FileTask]:
             _ensure_head(f)
             task = FileTask(plan.run_id, f.url, f.relpath, f.fmt.name, f.rank, f.mtime, f.size)
             out.extend(pieces(task, f.compression, jobs))
+    return out
+
+
+def chunks(tasks: list[FileTask], jobs: int) -> list[list[FileTask]]:
+    """The tasks as chunks for an engine that keeps a writer per worker: one task per chunk in one
+    process (each file is a progress step); for a pool, largest first, each chunk a shrinking share of
+    what is left (many small files share a chunk early, one message each way; the last are single files)."""
+    if jobs <= 1:
+        return [[t] for t in tasks]
+    left = sum(t.nbytes for t in tasks)
+    out: list[list[FileTask]] = []
+    cur: list[FileTask] = []
+    size = 0
+    for t in sorted(tasks, key=lambda t: -t.nbytes):
+        cur.append(t)
+        size += t.nbytes
+        if size >= min(CHUNK_BYTES, left // (jobs * CHUNK_SHARE)) or len(cur) >= CHUNK_FILES:
+            out.append(cur)
+            left -= size
+            cur, size = [], 0
+    if cur:
+        out.append(cur)
     return out
 
 

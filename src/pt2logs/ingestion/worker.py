@@ -1,7 +1,9 @@
 """The worker: parse one task (a file, or a piece of one) into a PartWriter.
 
-This is the only module engines import: a task in, an outcome out. It knows nothing of transactions,
-plans or commits; it runs in the parent (in-process engine), in a pool worker or on a Ray node.
+This is the only module engines import: a task in, an outcome out (:func:`parse_file` into a writer
+the engine keeps for the transaction; :func:`run_tasks`: a group of tasks into a writer of their own).
+It knows nothing of transactions, plans or commits; it runs in the parent (in-process engine), in a
+pool worker or on a Ray node.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ class FileOutcome:
     seconds: float
 
 
-def _memory_pool() -> None:
+def memory_pool() -> None:
     """jemalloc with no decay gives freed memory back at once, which keeps peak RSS flat whatever the
     input size (see bench/). This sets what pyarrow's Python layer allocates with; Arrow's C++ default
     (Parquet, compute) is jemalloc too when pt2logs was imported before pyarrow (pt2logs/_alloc.py)."""
@@ -122,10 +124,15 @@ def open_sibling(fs: Any, path: str, name: str) -> Iterable[bytes]:
     return stream(fs, p, ReadResult())
 
 
+def new_writer(info: TxnInfo, tag: str) -> PartWriter:
+    """The writer every engine's worker parses into: with the payload store unless it is turned off."""
+    return PartWriter(info, tag, payloads=PayloadStore(info) if payloads_enabled() else None)
+
+
 def run_tasks(info: TxnInfo, tasks: list[FileTask], tag: str) -> list[FileOutcome]:
-    """Parse a list of files into one PartWriter (one set of Parquet files per table)."""
-    _memory_pool()
-    writer = PartWriter(info, tag, payloads=PayloadStore(info) if payloads_enabled() else None)
+    """Parse a list of files into one PartWriter of their own (one set of Parquet files per table): a Ray task."""
+    memory_pool()
+    writer = new_writer(info, tag)
     try:
         out = [parse_file(info, t, writer) for t in tasks]
     except BaseException:

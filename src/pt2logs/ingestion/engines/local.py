@@ -1,28 +1,47 @@
-"""A process pool over files (and pieces of big files): each worker parses its tasks into its own Parquet parts."""
+"""A pool of worker processes over files (and pieces of big files), fed chunk by chunk.
+
+Each worker keeps one :class:`~pt2logs.warehouse.PartWriter` for the whole transaction: every chunk it
+parses adds rows to the same Parquet files (one per table per worker), and the parent asks it to close
+them when the transaction's chunks are all parsed. The parent hands out the next chunk to whichever
+worker finished one (largest first, the smallest last), so every worker is busy to the end whatever
+the files' speeds, and each chunk's outcomes reach the progress callback as soon as it is parsed.
+
+    parent ── ("parse", txn, chunk) ──► worker inbox      (two per worker in flight: no idle gap)
+    parent ◄── ("parsed", outcomes) ─── shared results queue
+    parent ── ("close", txn) ─────────► every worker that parsed ─► ("closed", files written)
+
+A worker that fails reports its error (the parent raises it: the transaction is aborted, nothing of it
+is visible); a worker that dies is noticed within a fraction of a second; workers end themselves when
+the parent is gone.
+"""
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import queue
+import traceback
+from collections import deque
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from typing import Any
 
 from pt2logs.ingestion.engines.inprocess import Engine
-from pt2logs.ingestion.worker import FileOutcome, FileTask, run_tasks
-from pt2logs.warehouse import TxnInfo
+from pt2logs.ingestion.worker import FileOutcome, FileTask, memory_pool, new_writer, parse_file
+from pt2logs.warehouse import PartWriter, TxnInfo
 
 #: below this much input a pool costs more than it saves
 MIN_POOL_BYTES = 48 << 20
+#: chunks given to one worker at once (one parsing, the next waiting: the worker never waits for the parent)
+IN_FLIGHT = 2
 
 
-def _ready() -> int:
-    return os.getpid()
+class WorkerFailed(RuntimeError):
+    """A pool worker could not parse its chunk (not bad input: readers record that; a bug, a full disk)."""
 
 
 def _watch_parent(parent: int, interval: float = 0.5) -> None:
-    """Pool initializer: a worker ends itself once its parent is gone (killed with SIGKILL, nothing
-    shuts the pool down: the worker would otherwise wait on its task queue, or keep writing files
-    for a dead transaction, forever)."""
+    """A worker ends itself once its parent is gone (killed with SIGKILL, nothing shuts the pool down:
+    the worker would otherwise wait on its inbox, or keep writing files for a dead transaction, forever)."""
     import threading
     import time
 
@@ -35,52 +54,119 @@ def _watch_parent(parent: int, interval: float = 0.5) -> None:
     threading.Thread(target=watch, name="pt2logs-parent-watch", daemon=True).start()
 
 
+def serve(wid: int, inbox: Any, results: Any, parent: int) -> None:
+    """A worker's loop: parse chunks into this transaction's writer, close it when asked."""
+    _watch_parent(parent)
+    memory_pool()
+    writer: PartWriter | None = None
+    while True:
+        msg = inbox.get()
+        if msg is None:
+            return
+        kind, info, body = msg
+        try:
+            if kind == "parse":
+                if writer is not None and writer.info != info:  # never: the parent closes each txn first
+                    raise RuntimeError(f"worker {wid} asked to parse into {info.txn} with {writer.info.txn} open")
+                if writer is None:
+                    writer = new_writer(info, f"p{parent}-w{wid}")
+                results.put(("parsed", wid, [parse_file(info, t, writer) for t in body]))
+            elif kind == "close":
+                written = writer.close() if writer is not None else []
+                writer = None
+                results.put(("closed", wid, written))
+        except Exception as e:  # noqa: BLE001 - reported to the parent, which aborts the transaction
+            if writer is not None:
+                writer.discard()
+                writer = None
+            results.put(("failed", wid, f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=-6)}"))
+
+
 class ProcessPoolEngine(Engine):
     """Workers are forked at construction, before the parent has started DuckDB or Arrow threads
     (forking then is safe and costs milliseconds; a spawned worker re-imports pyarrow for ~0.5 s).
-    Where fork is not available, workers are spawned."""
+    Where fork is not available, or for a pool started again after :meth:`close`, workers are spawned."""
+
+    keeps_writer = True
 
     def __init__(self, jobs: int, start: str | None = None):
         self.jobs = jobs
-        self._seq = 0
         method = start or ("fork" if "fork" in mp.get_all_start_methods() and os.name == "posix" else "spawn")
-        self._pool: ProcessPoolExecutor | None = self._new_pool(method)
+        self._procs: list[Any] = []
+        self._inboxes: list[Any] = []
+        self._results: Any = None
         if method == "fork":
-            # start every worker now (ProcessPoolExecutor forks lazily, at a later submit)
-            for f in [self._pool.submit(_ready) for _ in range(jobs)]:
-                f.result()
+            self._start(method)
 
-    def _new_pool(self, method: str) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(self.jobs, mp_context=mp.get_context(method),
-                                   initializer=_watch_parent, initargs=(os.getpid(),))
+    def _start(self, method: str) -> None:
+        ctx = mp.get_context(method)
+        self._results = ctx.Queue()
+        self._inboxes = [ctx.SimpleQueue() for _ in range(self.jobs)]
+        self._procs = [ctx.Process(target=serve, args=(i, q, self._results, os.getpid()), daemon=True,
+                                   name=f"pt2logs-worker-{i}") for i, q in enumerate(self._inboxes)]
+        for p in self._procs:
+            p.start()
 
-    def _get_pool(self) -> ProcessPoolExecutor:
-        if self._pool is None:
-            self._pool = self._new_pool("spawn")
-        return self._pool
-
-    def map(self, info: TxnInfo, groups: list[list[FileTask]],
-            on_done: Callable[[list[FileOutcome]], None]) -> None:
-        total = sum(t.size for g in groups for t in g)
-        if len(groups) <= 1 or total < MIN_POOL_BYTES:
-            super().map(info, groups, on_done)
+    def map(self, info: TxnInfo, chunks: list[list[FileTask]], on_done: Callable[[list[FileOutcome]], None]) -> None:
+        total = sum(t.nbytes for c in chunks for t in c)
+        if len(chunks) <= 1 or total < MIN_POOL_BYTES:
+            super().map(info, chunks, on_done)
             return
-        pool = self._get_pool()
-        futures: set[Future] = set()
-        for g in groups:
-            self._seq += 1
-            futures.add(pool.submit(run_tasks, info, g, f"p{os.getpid()}-w{self._seq}"))
+        if not self._procs:
+            self._start("spawn")
+        todo = deque(chunks)
+        busy = [0] * self.jobs
+        used: set[int] = set()
         try:
-            while futures:
-                finished, futures = wait(futures, return_when=FIRST_COMPLETED)
-                for f in finished:
-                    on_done(f.result())
+            for w in range(self.jobs):
+                self._feed(w, info, todo, busy, used)
+            while any(busy):
+                _, w, outcomes = self._next("parsed")
+                busy[w] -= 1
+                self._feed(w, info, todo, busy, used)
+                on_done(outcomes)
+            for w in used:
+                self._inboxes[w].put(("close", info, None))
+            for _ in used:
+                self._next("closed")
         except BaseException:
-            for f in futures:
-                f.cancel()
+            self._stop(kill=True)  # no worker goes on writing for a transaction the caller now aborts
             raise
 
+    def _feed(self, w: int, info: TxnInfo, todo: deque, busy: list[int], used: set[int]) -> None:
+        while todo and busy[w] < IN_FLIGHT:
+            self._inboxes[w].put(("parse", info, todo.popleft()))
+            busy[w] += 1
+            used.add(w)
+
+    def _next(self, expect: str) -> tuple[str, int, Any]:
+        """The next message from a worker; raises if one failed or died."""
+        while True:
+            try:
+                kind, w, body = self._results.get(timeout=0.25)
+            except queue.Empty:
+                dead = [(p.name, p.exitcode) for p in self._procs if p.exitcode is not None]
+                if dead:
+                    raise WorkerFailed(f"pool worker(s) ended unexpectedly (name, exit code): {dead}") from None
+                continue
+            if kind == "failed":
+                raise WorkerFailed(f"pool worker {w} failed: {body}")
+            if kind != expect:  # never: the protocol above asks one thing at a time
+                raise WorkerFailed(f"pool worker {w} answered {kind!r}, expected {expect!r}")
+            return kind, w, body
+
+    def _stop(self, kill: bool) -> None:
+        for p, q in zip(self._procs, self._inboxes):
+            if kill:
+                p.kill()
+            else:
+                q.put(None)
+        for p in self._procs:
+            p.join(timeout=None if not kill else 5)
+        if self._results is not None:
+            self._results.close()
+        self._procs, self._inboxes, self._results = [], [], None
+
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        if self._procs:
+            self._stop(kill=False)

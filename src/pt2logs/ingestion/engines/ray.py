@@ -24,6 +24,9 @@ from pt2logs.warehouse import TxnInfo
 
 
 class RayEngine(Engine):
+    #: a Ray task is stateless: each group of tasks writes files of its own (the planner makes few, balanced)
+    keeps_writer = False
+
     def __init__(self, address: str | None = None, jobs: int | None = None):
         try:
             import ray

@@ -1,0 +1,130 @@
+"""Many small runs through the process pool: the same rows as one process, one Parquet file per table
+per worker, progress per chunk, and a worker that fails or dies costs its transaction, nothing more."""
+
+from __future__ import annotations
+
+import gzip
+import os
+from pathlib import Path
+
+import pytest
+from tests.conftest import SAMPLES
+
+import pt2logs
+from pt2logs.discover import discover
+from pt2logs.ingestion import plan
+from pt2logs.ingestion.engines import local
+from pt2logs.ingestion.engines.inprocess import Engine
+from pt2logs.schema import TABLES
+
+DROP = ("txn", "ingest_date", "ingested_at", "committed_at")
+
+
+@pytest.fixture(scope="module")
+def many_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """18 single-file runs (copies of three real traces, each made its own run by its first line's
+    thread id, as bench/corpus.py does) and one two-rank run (two files of one run)."""
+    root = tmp_path_factory.mktemp("many")
+    srcs = [gzip.decompress(p.read_bytes()) for p in sorted(SAMPLES.glob("*/trace/*.log.gz"))]
+    srcs = sorted(srcs, key=len)[:3]
+    for i in range(18):
+        first, rest = srcs[i % 3].split(b"\n", 1)
+        parts = first.split(b" ")
+        parts[2] = str(2_000_000 + i).encode()
+        d = root / f"job{i:03d}"
+        d.mkdir()
+        (d / "dedicated_log_torch_trace_x.log").write_bytes(b" ".join(parts) + b"\n" + rest)
+    ddp = root / "ddp"
+    ddp.mkdir()
+    for p in sorted((SAMPLES / "ddp_2rank" / "trace").glob("*.log.gz")):
+        (ddp / p.name.removesuffix(".gz")).write_bytes(gzip.decompress(p.read_bytes()))
+    return root
+
+
+@pytest.fixture(scope="module")
+def serial(many_runs: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
+    wh = str(tmp_path_factory.mktemp("serial") / "wh")
+    res = pt2logs.ingest([str(many_runs)], wh, engine=Engine())
+    assert res.runs_new == 19 and res.files == 20
+    return wh
+
+
+def _pool(monkeypatch: pytest.MonkeyPatch) -> local.ProcessPoolEngine:
+    monkeypatch.setattr(local, "MIN_POOL_BYTES", 0)  # these runs are small: use the pool anyway
+    return local.ProcessPoolEngine(2)
+
+
+def _all_rows(wh: str) -> dict[str, list[tuple]]:
+    """Every table's live rows, sorted, without the columns that differ between equivalent ingests
+    (tests.conftest.table_rows, with one connection for all the tables)."""
+    from pt2logs.views import arrow_table
+
+    con = pt2logs.connect(wh)
+    out = {}
+    for t in TABLES:
+        cols = [c for c in arrow_table(con, f'SELECT * FROM "{t}" LIMIT 0').schema.names if c not in DROP]
+        out[t] = sorted(con.execute(f'SELECT {", ".join(chr(34) + c + chr(34) for c in cols)} FROM "{t}"').fetchall(), key=repr)
+    con.close()
+    return out
+
+
+def _parquet(wh: str, table: str) -> list[str]:
+    return sorted(p.name for p in Path(wh, table).rglob("*.parquet"))
+
+
+def test_pool_rows_equal_one_process(many_runs, serial, tmp_path, monkeypatch):
+    wh = str(tmp_path / "pool")
+    steps: list[int] = []
+    res = pt2logs.ingest([str(many_runs)], wh, engine=_pool(monkeypatch),
+                         progress=lambda ev, info: steps.append(1) if ev == "file" else None)
+    assert (res.runs_new, res.files, len(steps)) == (19, 20, 20)
+    got, want = _all_rows(wh), _all_rows(serial)
+    for t in TABLES:
+        assert got[t] == want[t], t
+    assert sum(map(len, got.values())) > 10_000  # real rows were compared (events, phases, metrics...)
+    # both workers parsed, each into one writer for the whole transaction: one file per table per worker
+    events = _parquet(wh, "events")
+    assert len(events) == 2 and {n.split("-")[-2] for n in events} == {"w0", "w1"}, events
+
+
+def test_one_process_writes_one_file_per_table(serial):
+    assert len(_parquet(serial, "events")) == 1
+
+
+def test_chunks_are_largest_first_and_cover_every_task(many_runs):
+    tasks = plan.tasks(discover([str(many_runs)]).runs, 2)
+    chunks = plan.chunks(tasks, 2)
+    flat = [t for c in chunks for t in c]
+    assert sorted(t.url for t in flat) == sorted(t.url for t in tasks)
+    sizes = [t.nbytes for t in flat]
+    assert sizes == sorted(sizes, reverse=True)
+    assert len(chunks) > 4  # several per worker: the pool test above hands them out one by one
+    assert plan.chunks(tasks, 1) == [[t] for t in tasks]  # one process: each file its own progress step
+
+
+def _boom(info, task, writer):
+    raise OSError(28, "No space left on device")
+
+
+def _die(info, task, writer):
+    os._exit(3)
+
+
+@pytest.mark.parametrize("fault", [_boom, _die], ids=["fails", "dies"])
+def test_a_worker_that_fails_costs_its_transaction_only(many_runs, tmp_path, monkeypatch, fault):
+    real = local.parse_file
+
+    def parse(info, task, writer):
+        return (fault if "job007" in task.url else real)(info, task, writer)
+
+    monkeypatch.setattr(local, "parse_file", parse)  # before the pool forks: its workers have it
+    wh = str(tmp_path / "wh")
+    eng = _pool(monkeypatch)
+    with pytest.raises(local.WorkerFailed, match="No space left" if fault is _boom else "ended unexpectedly"):
+        pt2logs.ingest([str(many_runs)], wh, engine=eng)
+    assert not eng._procs  # the workers were stopped: none writes on for the aborted transaction
+    leftovers = [p for p in Path(wh).rglob("*") if p.is_file() and p.suffix in (".parquet", ".tmp")]
+    assert leftovers == []
+    monkeypatch.setattr(local, "parse_file", real)
+    res = pt2logs.ingest([str(many_runs)], wh, engine=_pool(monkeypatch))  # the next ingest does it all
+    assert res.runs_new == 19
