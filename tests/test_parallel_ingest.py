@@ -128,3 +128,20 @@ def test_a_worker_that_fails_costs_its_transaction_only(many_runs, tmp_path, mon
     monkeypatch.setattr(local, "parse_file", real)
     res = pt2logs.ingest([str(many_runs)], wh, engine=_pool(monkeypatch))  # the next ingest does it all
     assert res.runs_new == 19
+
+
+def test_two_chunks_go_to_two_workers(many_runs, tmp_path, monkeypatch):
+    """Two tasks (two runs, or the two pieces of one big trace) are parsed at once, one per worker: the
+    first worker must not take both because it may hold two chunks in flight."""
+    import shutil
+
+    root = tmp_path / "two"
+    for d in sorted(p for p in many_runs.iterdir() if p.is_dir() and len(list(p.iterdir())) == 1)[:2]:
+        shutil.copytree(d, root / d.name)
+    wh = str(tmp_path / "wh")
+    engine = _pool(monkeypatch)
+    assert len(plan.chunks(plan.tasks(discover([str(root)]).runs, 2), 2)) == 2
+    res = pt2logs.ingest([str(root)], wh, engine=engine)
+    assert res.runs_new == 2
+    events = _parquet(wh, "events")
+    assert {n.split("-")[-2] for n in events} == {"w0", "w1"}, events

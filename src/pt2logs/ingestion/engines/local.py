@@ -118,8 +118,9 @@ class ProcessPoolEngine(Engine):
         busy = [0] * self.jobs
         used: set[int] = set()
         try:
-            for w in range(self.jobs):
-                self._feed(w, info, todo, busy, used)
+            for _ in range(IN_FLIGHT):  # round-robin first: two chunks must go to two workers, not one
+                for w in range(self.jobs):
+                    self._feed(w, info, todo, busy, used, busy[w] + 1)
             while any(busy):
                 _, w, outcomes = self._next("parsed")
                 busy[w] -= 1
@@ -133,8 +134,8 @@ class ProcessPoolEngine(Engine):
             self._stop(kill=True)  # no worker goes on writing for a transaction the caller now aborts
             raise
 
-    def _feed(self, w: int, info: TxnInfo, todo: deque, busy: list[int], used: set[int]) -> None:
-        while todo and busy[w] < IN_FLIGHT:
+    def _feed(self, w: int, info: TxnInfo, todo: deque, busy: list[int], used: set[int], upto: int = IN_FLIGHT) -> None:
+        while todo and busy[w] < min(upto, IN_FLIGHT):
             self._inboxes[w].put(("parse", info, todo.popleft()))
             busy[w] += 1
             used.add(w)
