@@ -24,8 +24,9 @@ def ab_rows(label: str, ab: dict) -> str:
     return f"| {label} | {runs('native')} | {runs('python')} | **{pw / nw:.2f}×** | **{pc / nc:.2f}×** |"
 
 
-AB_HEAD = ["The native splitter (`pt2logs._native._records`: record boundaries, glog prefix, envelope, payload TAB "
-           "stripping and md5 in one C pass) against the pure-Python one (`PT2LOGS_NATIVE=0`), `pt2logs ingest --jobs 1`, "
+AB_HEAD = ["The native passes (`pt2logs._native._records`: the splitter — record boundaries, glog prefix, envelope, payload "
+           "TAB stripping and md5 in one C pass — then the events rows written as Arrow buffers, Python seeing only the "
+           "records with a handler) against the pure-Python splitter and record loop (`PT2LOGS_NATIVE=0`), `pt2logs ingest --jobs 1`, "
            "run interleaved A/B/A/B on a machine shared with other work (2 cores, other processes running): wall times are "
            "noisy, CPU seconds (user + system, from `/usr/bin/time`) less so. Ratios compare the best run of each.", "",
            "| input | native wall s (CPU s) | Python wall s (CPU s) | wall speed-up | CPU speed-up |", "|---|---|---|---|---|"]
@@ -55,7 +56,7 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
                        f"| **{_f(x['x_floor'], 2)}×** | {_f(x['rss_pt2logs_1_mb'], 0)} / {_f(x['rss_pt2logs_all_mb'], 0)} / {_f(x['rss_tlparse_mb'], 0)} |")
         out.append("")
         if any("ab" in x for x in r["ingest"]):
-            out += ["### Native vs Python splitter", "", *AB_HEAD]
+            out += ["### Native vs Python record path", "", *AB_HEAD]
             out += [ab_rows(f"{_f(x['size_mb'], 0)} MB log", x["ab"]) for x in r["ingest"] if "ab" in x]
             out.append("")
         with_bound = [x for x in r["ingest"] if "bound_cpu_s" in x]
@@ -111,7 +112,7 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
                     f"| 1 | {walls('jobs1')} | {_f(x['jobs1_s'])} | {_f(x['jobs1_cpu_s'])} |",
                     f"| {x['cores']} | {walls('jobs_all')} | {_f(x['jobs_all_s'])} | {_f(x['jobs_all_cpu_s'])} |", ""]
         if "ab" in x:
-            out += ["Native vs Python splitter on these runs:", "", *AB_HEAD, ab_rows(f"{x['runs']} runs", x["ab"]), ""]
+            out += ["Native vs Python record path on these runs:", "", *AB_HEAD, ab_rows(f"{x['runs']} runs", x["ab"]), ""]
         if x.get("tlparse_each_s"):
             out += ["tlparse as its users run it on the same jobs: one `tlparse LOG -o DIR --overwrite --no-browser` per log "
                     f"(`python -m bench.tlparse_each`): one after the other {_f(x['tlparse_each_s'])} s ({_f(x['tlparse_each_mbps'], 1)} MB/s), "
