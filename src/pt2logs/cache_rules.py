@@ -35,23 +35,35 @@ CACHE_LOOKUPS = r"""CREATE OR REPLACE MACRO cache_lookups() AS TABLE
   LEFT JOIN frames f ON f.run_id = c.run_id AND f.rank IS NOT DISTINCT FROM c.rank AND f.compile_id = c.compile_id"""
 
 CACHE_PAIRS = """CREATE OR REPLACE MACRO cache_pairs(run, since, until, tag, base) AS TABLE
-  WITH look AS (SELECT * FROM cache_lookups()),
+  WITH look AS (
+    -- one text for "the same lookup": rank, cache, lookup number and the function (or the compile id)
+    SELECT *, concat_ws(chr(31), coalesce(CAST(rank AS VARCHAR), '-'), cache, CAST(lookup AS VARCHAR),
+             CASE WHEN co_name IS NULL THEN 'c' || coalesce(compile_id, '-')
+                  ELSE concat_ws(chr(31), 'f', co_name, coalesce(fn_file, '-'), coalesce(CAST(fn_line AS VARCHAR), '-'),
+                                 coalesce(nth_compile, '-')) END) AS same
+    FROM cache_lookups()),
   base_run AS (SELECT run_id FROM selected_runs(base, NULL, NULL, NULL) WHERE base IS NOT NULL),
   missed AS (
     SELECT * FROM look
-    WHERE run_id IN (SELECT run_id FROM selected_runs(run, since, until, tag)) AND outcome IS DISTINCT FROM 'hit')
-  SELECT m.*, b.run AS base_run, b.run_id AS base_id, b.file AS base_file, b.line_no AS base_line,
-         b.outcome AS base_outcome, b.key AS base_key, b.n_components AS base_components
-  FROM missed m
-  LEFT JOIN look b
-    ON b.run_id <> m.run_id AND b.rank IS NOT DISTINCT FROM m.rank AND b.cache = m.cache AND b.lookup = m.lookup
-   AND CASE WHEN m.co_name IS NULL THEN b.compile_id IS NOT DISTINCT FROM m.compile_id
-            ELSE b.co_name = m.co_name AND b.fn_file IS NOT DISTINCT FROM m.fn_file
-                 AND b.fn_line IS NOT DISTINCT FROM m.fn_line AND b.nth_compile = m.nth_compile END
-   AND CASE WHEN base IS NOT NULL THEN b.run_id IN (SELECT run_id FROM base_run)
-            ELSE b.tags = m.tags AND b.started_at < m.started_at END
-  QUALIFY row_number() OVER (PARTITION BY m.run_id, m.file, m.line_no
-                             ORDER BY b.started_at DESC NULLS LAST, b.line_no) = 1"""
+    WHERE run_id IN (SELECT run_id FROM selected_runs(run, since, until, tag)) AND outcome IS DISTINCT FROM 'hit'),
+  -- with a base run: its same lookup (the first, by line)
+  given AS (
+    SELECT m.*, b.run AS base_run, b.run_id AS base_id, b.file AS base_file, b.line_no AS base_line,
+           b.outcome AS base_outcome, b.key AS base_key, b.n_components AS base_components
+    FROM missed m LEFT JOIN (SELECT * FROM look WHERE run_id IN (SELECT run_id FROM base_run)) b
+      ON b.run_id <> m.run_id AND b.same = m.same
+    WHERE base IS NOT NULL
+    QUALIFY row_number() OVER (PARTITION BY m.run_id, m.file, m.line_no ORDER BY b.line_no) = 1),
+  -- without: the same lookup of the newest run started before it with the same tags (an as-of join:
+  -- one probe per lookup, not every earlier run's)
+  newest AS (
+    SELECT m.*, b.run AS base_run, b.run_id AS base_id, b.file AS base_file, b.line_no AS base_line,
+           b.outcome AS base_outcome, b.key AS base_key, b.n_components AS base_components
+    FROM (SELECT * FROM missed WHERE base IS NULL) m
+    ASOF LEFT JOIN (SELECT * FROM look WHERE base IS NULL
+                    QUALIFY row_number() OVER (PARTITION BY run_id, same ORDER BY line_no) = 1) b
+      ON b.same = m.same AND b.tags = m.tags AND b.started_at < m.started_at)
+  SELECT * FROM given UNION ALL SELECT * FROM newest"""
 
 CACHE_COMPONENT_DIFFS = """CREATE OR REPLACE MACRO cache_component_diffs(run, since, until, tag, base) AS TABLE
   WITH paired AS (SELECT * FROM cache_pairs(run, since, until, tag, base) WHERE base_id IS NOT NULL AND key IS DISTINCT FROM base_key),
