@@ -5,7 +5,6 @@ and compactions."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import subprocess
@@ -16,6 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from tests.conftest import SAMPLES, fixture_path, table_rows
+from tests.test_crash_safety import _cli, _env
 
 import pt2logs
 import pt2logs.tables  # noqa: F401  (registers every table)
@@ -23,7 +23,6 @@ from pt2logs.faults import COMPACT_STEPS, TXN_STEPS
 from pt2logs.payloads import MIN_BYTES
 from pt2logs.schema import TABLES
 
-ROOT = Path(__file__).resolve().parents[1]
 DROP = ("txn", "ingest_date", "ingested_at", "committed_at")
 TLPARSE = shutil.which("tlparse") or str(Path(sys.executable).parent / "tlparse")
 
@@ -36,14 +35,6 @@ def snapshot(wh: str) -> dict:
     return {"events": table_rows(wh, "events", DROP), "counts": counts}
 
 
-def _env(**extra: str) -> dict[str, str]:
-    env = {**os.environ, **extra}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT), env.get("PYTHONPATH", "")])
-    return env
-
-
-def _cli(*args: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pt2logs", *args], env=_env(**env), capture_output=True, text=True, timeout=300)
 
 
 def inline(paths: list[Path], wh: Path, monkeypatch) -> str:

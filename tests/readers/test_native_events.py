@@ -159,20 +159,9 @@ def test_mutated_real_traces_same_tables():
     """Seeded, time-bounded differential fuzz over whole tables: real traces (tlparse's test logs, the H100
     traces, the samples) damaged by the mutation fuzzer — odd numbers in envelopes, 30-digit thread ids,
     flipped bytes, CRLF, cut files (PT2LOGS_NATIVE_FUZZ_SECONDS bounds it)."""
-    import random
-    import time
+    from tests.readers.test_native_records import mutation_fuzz
 
-    from tests.readers.test_native_records import trace_files
-    from tests.test_fuzz import mutate
+    def same(data: bytes, chunk: int) -> None:
+        assert tables(data, True, chunk) == tables(data, False, chunk)
 
-    seconds = float(os.environ.get("PT2LOGS_NATIVE_FUZZ_SECONDS", 8))
-    rng = random.Random(int(os.environ.get("PT2LOGS_FUZZ_SEED", 7)))
-    seeds = [p.read_bytes()[:12_000] for p in trace_files()]
-    deadline = time.monotonic() + seconds
-    rounds = 0
-    while time.monotonic() < deadline:
-        data = mutate(rng.choice(seeds), rng)
-        chunk = rng.choice((1 << 16, rng.randint(1, 2048)))
-        assert tables(data, True, chunk) == tables(data, False, chunk), rounds
-        rounds += 1
-    assert rounds > 10
+    mutation_fuzz(same, 7, 12_000, 2048)

@@ -151,18 +151,23 @@ def test_arbitrary_bytes_same(data, chunk):
     assert_same(data, chunk)
 
 
-def test_mutation_fuzz_against_the_oracle():
-    """Seeded, time-bounded differential fuzz: damaged real traces, random chunk sizes (PT2LOGS_NATIVE_FUZZ_SECONDS)."""
+def mutation_fuzz(check, seed: int, head: int, max_chunk: int) -> None:
+    """Seeded, time-bounded differential fuzz (PT2LOGS_NATIVE_FUZZ_SECONDS, PT2LOGS_FUZZ_SEED): the heads of
+    the real traces damaged by the mutation fuzzer, each given to ``check(data, chunk)``."""
     seconds = float(os.environ.get("PT2LOGS_NATIVE_FUZZ_SECONDS", 8))
-    rng = random.Random(int(os.environ.get("PT2LOGS_FUZZ_SEED", 20)))
-    seeds = [p.read_bytes()[:30_000] for p in trace_files()]
+    rng = random.Random(int(os.environ.get("PT2LOGS_FUZZ_SEED", seed)))
+    seeds = [p.read_bytes()[:head] for p in trace_files()]
     deadline = time.monotonic() + seconds
     rounds = 0
     while time.monotonic() < deadline:
-        data = mutate(rng.choice(seeds), rng)
-        assert_same(data, rng.choice((1 << 20, rng.randint(1, 4096))))
+        check(mutate(rng.choice(seeds), rng), rng.choice((1 << 20, rng.randint(1, max_chunk))))
         rounds += 1
     assert rounds > 10
+
+
+def test_mutation_fuzz_against_the_oracle():
+    """Damaged real traces, random chunk sizes: the same records and errors."""
+    mutation_fuzz(assert_same, 20, 30_000, 4096)
 
 
 def test_ingest_says_once_when_the_python_splitter_is_used(tmp_path, monkeypatch):
