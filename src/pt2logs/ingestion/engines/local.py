@@ -118,13 +118,13 @@ class ProcessPoolEngine(Engine):
         busy = [0] * self.jobs
         used: set[int] = set()
         try:
-            for _ in range(IN_FLIGHT):  # round-robin first: two chunks must go to two workers, not one
+            for _ in range(IN_FLIGHT):  # round-robin: two chunks go to two workers, not both to the first
                 for w in range(self.jobs):
-                    self._feed(w, info, todo, busy, used, busy[w] + 1)
+                    self._give(w, info, todo, busy, used)
             while any(busy):
                 _, w, outcomes = self._next("parsed")
                 busy[w] -= 1
-                self._feed(w, info, todo, busy, used)
+                self._give(w, info, todo, busy, used)  # the one it finished replaced: IN_FLIGHT again
                 on_done(outcomes)
             for w in used:
                 self._inboxes[w].put(("close", info, None))
@@ -134,8 +134,9 @@ class ProcessPoolEngine(Engine):
             self._stop(kill=True)  # no worker goes on writing for a transaction the caller now aborts
             raise
 
-    def _feed(self, w: int, info: TxnInfo, todo: deque, busy: list[int], used: set[int], upto: int = IN_FLIGHT) -> None:
-        while todo and busy[w] < min(upto, IN_FLIGHT):
+    def _give(self, w: int, info: TxnInfo, todo: deque, busy: list[int], used: set[int]) -> None:
+        """The next chunk, if any, to worker ``w``."""
+        if todo:
             self._inboxes[w].put(("parse", info, todo.popleft()))
             busy[w] += 1
             used.add(w)
