@@ -62,15 +62,8 @@ def _errors(items: list, on_error: ErrorSink) -> Iterator[Record]:
 
 def iter_records_native(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int = 1) -> Iterator[Record]:
     """:func:`~pt2logs.readers.records.iter_records` with the per-buffer loop in C (same contract)."""
-    assert _ext is not None
-    sc = _ext.Scanner(Record, records.MAX_PAYLOAD, EXCERPT)
-    lines = WholeLines(chunks, on_error, first_line)
-    for buf, last_nl in lines:
-        items, lines.line_at, has_errors = sc.feed(buf, last_nl + 1, bool(lines.crlf), lines.line_at)
-        yield from (_errors(items, on_error) if has_errors else items)  # records only: no Python loop
-    yield from _errors(sc.finish(), on_error)
-    if not lines.ended_with_newline:
-        on_error("truncated", lines.line_at - 1, "the file does not end with a newline: it was cut mid-line (the last record may be incomplete)", b"")
+    for group in iter_record_groups(chunks, on_error, first_line):
+        yield from group
 
 
 def iter_record_groups(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int = 1) -> Iterator[list[Record]]:

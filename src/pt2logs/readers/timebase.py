@@ -116,7 +116,3 @@ class TimeBase:
             day = None if start is None else start - self.offset_us
             self._days[key] = day
         return None if day is None else day + tod_us
-
-    def convert(self, keys: list[int], tods: list[int]) -> list[int | None]:
-        to_utc = self.to_utc
-        return [to_utc(k, t) for k, t in zip(keys, tods)]

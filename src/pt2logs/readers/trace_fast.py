@@ -70,7 +70,6 @@ def read_records_native(st: TraceState, chunks: Iterable[bytes], first_line: int
                 stats.ranks.update(ranks)
                 stats.events += rows
                 _count_kinds(stats, columns["event_type"])
-                st._text = None
                 for j, h, kind, cid, rank, key in handled:
                     rec = st.rec = recs[j]
                     st.key, st.rank, st._text = key, rank, None
@@ -102,7 +101,7 @@ def _arrays(cols: tuple, n: int, file: str) -> tuple[dict[str, pa.Array], np.nda
             bufs.append(pa.py_buffer(offsets))
         bufs.append(pa.py_buffer(data))
         out[name] = pa.Array.from_buffers(typ, n, bufs)
-    out["file"] = pa.array([file] * n, type=pa.string())
+    out["file"] = pa.repeat(pa.scalar(file, pa.string()), n)
     keys = out.pop("key").to_numpy()
     tods = out.pop("tod").to_numpy()
     return out, keys, tods

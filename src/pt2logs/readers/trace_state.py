@@ -252,10 +252,11 @@ class TraceState:
     def _ts_array(self, keys: np.ndarray, tods: np.ndarray) -> pa.Array:
         """Row keys + times of day → UTC timestamps through the time base (None for an impossible date)."""
         ukeys, inv = np.unique(keys, return_inverse=True)
-        days = [self.tb.to_utc(int(k), 0) for k in ukeys]
-        ts = np.array([0 if d is None or not TS_MIN <= d < TS_LIMIT else d for d in days], dtype=np.int64)[inv] + tods
         # an impossible date, or one outside years 1-9999 (a damaged log's), is no date: NULL
-        valid = np.array([d is not None and TS_MIN <= d < TS_LIMIT for d in days])[inv] & (ts >= TS_MIN) & (ts < TS_LIMIT)
+        days = [self.tb.to_utc(int(k), 0) for k in ukeys]
+        day_ok = np.array([d is not None and TS_MIN <= d < TS_LIMIT for d in days], dtype=bool)
+        ts = np.array([d if ok else 0 for d, ok in zip(days, day_ok)], dtype=np.int64)[inv] + tods
+        valid = day_ok[inv] & (ts >= TS_MIN) & (ts < TS_LIMIT)
         if not valid.all():
             arr = pa.array(ts, type=pa.int64(), mask=~valid)
             ts = ts[valid]
