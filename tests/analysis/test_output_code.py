@@ -157,3 +157,24 @@ def test_never_raises(text: str) -> None:
     oc = parse_output_code(text)
     assert all(k.kind in KINDS for k in oc.kernels)
     assert all(n > 0 for n in oc.extern_calls.values())
+
+
+#: the kernel-source pattern as first written (lazy, backtracking): _SOURCE must cut exactly what it cuts
+_LAZY_SOURCE = re.compile(r"'''.*?'''|\"\"\".*?\"\"\"", re.S)
+
+
+@settings(deadline=None, max_examples=500)
+@given(st.text(alphabet="'\"ab\n", max_size=40))
+def test_source_strings_cut_as_the_lazy_pattern_cuts(text: str) -> None:
+    from pt2logs.analysis.output_code import _SOURCE
+
+    assert _SOURCE.sub("''", text) == _LAZY_SOURCE.sub("''", text)
+
+
+@settings(deadline=None, max_examples=300)
+@given(st.text(alphabet="extern_kernels.mm()'\"\n x", max_size=120))
+def test_extern_calls_as_the_lazy_pattern_counts(text: str) -> None:
+    want: dict[str, int] = {}
+    for m in re.finditer(r"\bextern_kernels\.(?P<op>\w+)\(", _LAZY_SOURCE.sub("''", text)):
+        want[m.group("op")] = want.get(m.group("op"), 0) + 1
+    assert parse_output_code(text).extern_calls == want

@@ -61,7 +61,8 @@ _MAX_OP_WORDS = max(op.strip("_").count("_") + 2 for op in MULTI_WORD_OPS)
 _AOT_ID = re.compile(r"^# AOT ID: \['?\d*_?(?P<graph>forward|backward|inference)'?\]", re.M)
 _KERNEL = re.compile(r"^(?P<name>\w+) = async_compile\.(?P<backend>\w+)\(", re.M)
 _EXTERN = re.compile(r"\bextern_kernels\.(?P<op>\w+)\(")
-_SOURCE = re.compile(r"'''.*?'''|\"\"\".*?\"\"\"", re.S)
+#: a triple-quoted string (kernel source): the lazy '''.*?'''|""".*?""" (re.S) unrolled, which is linear
+_SOURCE = re.compile(r"'''[^']*(?:'(?!'')[^']*)*'''|\"\"\"[^\"]*(?:\"(?!\"\")[^\"]*)*\"\"\"")
 _FUSED = re.compile(r"(?:^|_)fused_(?P<ops>\w+)$")
 _INDEX = re.compile(r"_\d+$")
 _TRITON_KIND = {
@@ -100,7 +101,9 @@ def parse_output_code(text: str) -> OutputCode:
     aot = _AOT_ID.search(text)
     kernels = [_kernel(m.group("name"), m.group("backend")) for m in _KERNEL.finditer(text)]
     extern: dict[str, int] = {}
-    for m in _EXTERN.finditer(_SOURCE.sub("''", text)):
+    # without "extern_kernels." nothing can match (cutting strings out only removes text, and the "''"
+    # left in their place cannot be part of a match)
+    for m in _EXTERN.finditer(_SOURCE.sub("''", text)) if "extern_kernels." in text else ():
         extern[m.group("op")] = extern.get(m.group("op"), 0) + 1
     return OutputCode(
         kernels=kernels, extern_calls=extern, graph=aot.group("graph") if aot else None
