@@ -23,8 +23,8 @@ def compile_native(out_dir: Path) -> Path:
     from setuptools import Distribution, Extension
     from setuptools.command.build_ext import build_ext
 
-    ext = Extension("pt2logs._native._records", [str(NATIVE / "records.c"), str(NATIVE / "events.c")],
-                    depends=[str(NATIVE / "md5.h"), str(NATIVE / "envelope.h")],
+    ext = Extension("pt2logs._native._records", [str(NATIVE / n) for n in ("records.c", "events.c", "phases.c")],
+                    depends=[str(NATIVE / n) for n in ("md5.h", "envelope.h", "gbuf.h", "canon.h")],
                     extra_compile_args=os.environ.get("PT2LOGS_CFLAGS", "-O3").split())
     with tempfile.TemporaryDirectory() as tmp:
         dist = Distribution({"name": "pt2logs-native", "ext_modules": [ext]})

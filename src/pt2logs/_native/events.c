@@ -23,25 +23,7 @@
 #include <stdint.h>
 #include <string.h>
 
-/* ---- growable buffers ---------------------------------------------------------------------- */
-typedef struct { char *p; size_t len, cap; } gbuf;
-
-static int gb_reserve(gbuf *g, size_t n) {
-    if (g->len + n <= g->cap) return 0;
-    size_t cap = g->cap ? g->cap : 1024;
-    while (cap < g->len + n) cap *= 2;
-    char *q = PyMem_Realloc(g->p, cap);
-    if (!q) { PyErr_NoMemory(); return -1; }
-    g->p = q;
-    g->cap = cap;
-    return 0;
-}
-static int gb_put(gbuf *g, const void *src, size_t n) {
-    if (gb_reserve(g, n) < 0) return -1;
-    memcpy(g->p + g->len, src, n);
-    g->len += n;
-    return 0;
-}
+#include "gbuf.h"
 
 /* one Arrow column: validity bitmap (bit per row), offsets (int32, strings only), data */
 typedef struct { gbuf valid, offs, data; int is_str, width, has_null; } col;

@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from pt2logs.readers import records_native
 from pt2logs.readers.kit import Batch, FileContext
+from pt2logs.readers.trace_events import phases
 from pt2logs.readers.trace_loop import finish, record_loop
 from pt2logs.readers.trace_state import (
     ARTIFACT_HANDLERS,
@@ -56,6 +57,7 @@ def read_records_native(st: TraceState, chunks: Iterable[bytes], first_line: int
     file_rank = st.ctx.rank
     loads = orjson.loads
     envelope_free = ENVELOPE_FREE
+    chromium, chromium_native = phases.chromium_event, phases.native_handler(records_native._ext.chromium)  # type: ignore[union-attr]
     batch_rows, batch_bytes = st.ctx.batch_rows, st.ctx.batch_bytes
     for recs in records_native.iter_record_groups(chunks, st.error, first_line):
         i, n = 0, len(recs)
@@ -73,7 +75,9 @@ def read_records_native(st: TraceState, chunks: Iterable[bytes], first_line: int
                 for j, h, kind, cid, rank, key in handled:
                     rec = st.rec = recs[j]
                     st.key, st.rank, st._text = key, rank, None
-                    if h in envelope_free:
+                    if h is chromium:
+                        chromium_native(st, None, None, cid)
+                    elif h in envelope_free:
                         h(st, None, None, cid)
                     else:
                         env = loads(rec.envelope)

@@ -19,9 +19,6 @@ import orjson
 from pt2logs.readers.trace_events.metrics import FRAME_SPAN_US
 from pt2logs.readers.trace_state import TraceState, handles
 
-#: hooks called with (state, payload dict, compile_id) for every instant event
-INSTANT_HOOKS: list = []
-
 #: compile_phases fields, in the order rows are built (TupleRows: one tuple per row)
 FIELDS = ("source", "file", "rank", "line_no", "compile_id", "phase", "parent_phase", "depth", "stage", "top_level",
           "start_us", "duration_us", "ts", "is_instant", "category", "args")
@@ -100,13 +97,12 @@ def chromium_event(st: TraceState, env: dict | None, meta: Any, cid: str | None)
             "trace", st.ctx.file, st.rank, st.rec.line_no, c, name, spans[-1][0] if spans else None, len(spans), stage,
             top and ph == "X", int(ts), int(dur) if isinstance(dur, (int, float)) else None, int(ts), ph != "X",
             d.get("cat"), orjson.dumps(args, default=str) if args else None))
-        if ph != "X":
-            for hook in INSTANT_HOOKS:
-                hook(st, d, c)
 
 
 def _emit(st: TraceState, span: list, end_us: int | None, end_args: Any = None) -> None:
     name, cid, start, depth, parent, args, line_no, cat, rank, stage, top = span
+    if type(args) is bytes:  # kept canonical by the native handler (_native/phases.c)
+        args = _loads(args)
     merged = args
     if isinstance(end_args, dict) and end_args:
         merged = {**args, **end_args} if isinstance(args, dict) else end_args
@@ -118,6 +114,25 @@ def _emit(st: TraceState, span: list, end_us: int | None, end_args: Any = None) 
         "trace", st.ctx.file, rank, line_no, cid, name, parent, depth, stage, top, start,
         None if end_us is None else end_us - start, start, False, cat,
         orjson.dumps(merged, default=str) if merged else None))
+
+
+def native_handler(chromium: Any) -> Any:
+    """:func:`chromium_event` for the native record loop: the payload is done by ``chromium``
+    (``_native/phases.c``: the same spans and rows, args kept as canonical JSON bytes) when it is in
+    that file's JSON subset and the time base is set; otherwise by :func:`chromium_event`."""
+
+    def handler(st: TraceState, env: dict | None, meta: Any, cid: str | None) -> None:
+        if st.tb.year is not None:
+            rec = st.rec
+            r = chromium(rec.payload, cid, st.spans, st.tuples("compile_phases", FIELDS).rows, st.ctx.file, st.rank,
+                         rec.line_no, ROOTS, WRAPPERS)
+            if r:
+                if type(r) is tuple:  # an entire_frame_compile span closed
+                    st.scratch(r[0])[FRAME_SPAN_US] = r[1]
+                return
+        chromium_event(st, env, meta, cid)
+
+    return handler
 
 
 def finish(st: TraceState) -> None:

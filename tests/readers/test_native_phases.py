@@ -1,0 +1,166 @@
+"""The native chromium-event handler (_native/phases.c) against the Python handler, its oracle.
+
+Every table must be identical, row for row, whichever handler reads a trace. The payloads generated here
+walk the edges of the JSON subset the native handler writes canonically itself (what
+``orjson.dumps(orjson.loads(text))`` writes), and mix what it takes with what it leaves to Python, so open
+spans pass from one handler to the other.
+"""
+
+from __future__ import annotations
+
+import json
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.readers.test_native_events import line, md5, tables
+
+from pt2logs.readers import records_native
+from pt2logs.readers.trace_events.phases import ROOTS, WRAPPERS
+
+pytestmark = pytest.mark.skipif(records_native._ext is None, reason="native extension not built")
+
+#: the first chromium event sets the file's time base (the Python handler does that one)
+FIRST = '{"name": "start", "ts": 1733498295925105, "ph": "i", "args": {}}'
+
+
+def chrom(payload: str, t: int, frame: int = 0) -> str:
+    env = {"chromium_event": {}, "frame_id": frame, "frame_compile_id": 0, "attempt": 0, "has_payload": md5(payload)}
+    return line(json.dumps(env), payload, t)
+
+
+def trace(payloads: list[str]) -> bytes:
+    return "".join(chrom(p, i) for i, p in enumerate([FIRST, *payloads])).encode()
+
+
+def canonical(args_text: str | bytes) -> tuple[int, bytes | None]:
+    """(what the native handler returned, the row's args) for an instant event with these args."""
+    rows: list = []
+    raw = args_text if isinstance(args_text, bytes) else args_text.encode()
+    payload = b'{"name": "x", "ts": 5, "ph": "i", "args": ' + raw + b"}"
+    r = records_native._ext.chromium(payload, None, [], rows, "f", 0, 1, ROOTS, WRAPPERS)
+    return r, (rows[-1][15] if rows else None)
+
+
+TAKEN = [
+    '{"a": "\\u00e9\\ud83d\\ude00 \\u0001 \\u001f \\u0022 \\u005c \\/ \\n\\t\\b\\f\\r\\""}',  # escapes orjson rewrites
+    '{"a": "é ☃"}',  # raw UTF-8
+    '{"big": 18446744073709551615, "neg": -9223372036854775808, "f": 0.1, "g": 1E5, "h": -0.0, "i": 123456789012345.6}',
+    '{"d": {"e": [1, [2, {"f": null}], true, false]}}',
+    '  {  "a" :  1 ,"b":[ ] }  ',
+    '[1, 2]', '"text"', "0", "0.0", "{}", "[]", '""', "null", "false",
+]
+LEFT = [
+    '{"a": 1e-05}',  # repr has an exponent: orjson writes 0.00001
+    '{"a": 1e400}',  # orjson: infinity is an error
+    '{"a": 18446744073709551616}',  # over 2**64 - 1: orjson reads a float
+    '{"a": -9223372036854775809}',
+    '{"a": -0}',  # orjson reads 0
+    '{"a": "\\ud800"}', '{"a": "\\udc00"}', '{"a": "\\ud800\\u0041"}',  # lone surrogates: orjson refuses them
+    '{"a": "\\x"}', '{"a": "\\u12"}',
+    '{"a": 1, "a": 2}',  # duplicate keys
+    '{"a": {"b": 1, "b": 1}}',
+    '{"a": 01}', '{"a": [1,]}', '{"a": .5}', '{"a": 1.}', '{"a": "\x01"}',
+    b'{"a": "\xff"}', b'{"a": "\xed\xa0\x80"}', b'{"a": "\xc0\x80"}',  # not UTF-8; an encoded surrogate; overlong
+    "[" * 40 + "]" * 40,  # deeper than the subset
+]
+
+
+def test_the_canonical_form_is_orjsons():
+    for text in TAKEN:
+        r, out = canonical(text)
+        assert r == 1, text
+        value = orjson.loads(text)
+        assert out == (orjson.dumps(value) if value else None), text
+
+
+def test_it_leaves_what_it_cannot_write_exactly():
+    for text in LEFT:
+        assert canonical(text) == (0, None), text
+
+
+_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)
+_floats = st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.sampled_from([0.1, 1e16, 1e-5, 1e15, -0.0, 5e-324]))
+_json = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-2**65, 2**65), _floats, _text),
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(_text, kids, max_size=3), max_leaves=10)
+_names = st.sampled_from(["dynamo", "entire_frame_compile", "entire_backward_compile", "inductor_compile", "x", "é", 'a"b'])
+
+
+@st.composite
+def payloads(draw) -> str:
+    d: dict = {}
+    for key in draw(st.permutations(["name", "ts", "ph", "args", "cat", "dur", "tid"])):
+        if key == "name" and draw(st.integers(0, 20)):
+            d["name"] = draw(_names)
+        elif key == "ts" and draw(st.integers(0, 20)):
+            d["ts"] = draw(st.one_of(st.integers(1733498295925105, 1733498295999999), st.integers(-2**64, 2**64), _floats,
+                                     st.booleans(), _text))
+        elif key == "ph" and draw(st.integers(0, 20)):
+            d["ph"] = draw(st.one_of(st.sampled_from(["B", "E", "i", "I", "X", "M"]), _json))
+        elif key == "args" and draw(st.booleans()):
+            args = draw(st.one_of(st.dictionaries(_text, _json, max_size=4), _json))
+            if isinstance(args, dict) and draw(st.booleans()):
+                args["compile_id"] = draw(st.one_of(st.sampled_from(["0/0", "1/0", "None", 'a"b']), _json))
+            d["args"] = args
+        elif key == "cat" and draw(st.booleans()):
+            d["cat"] = draw(st.one_of(st.sampled_from(["dynamo_timed", "é"]), _json))
+        elif key in ("dur", "tid") and draw(st.booleans()):
+            d[key] = draw(st.one_of(st.integers(-10, 10**6), _floats, st.booleans(), _text))
+    text = json.dumps(d, ensure_ascii=draw(st.booleans()), indent=draw(st.sampled_from([None, 0, 1])))
+    if draw(st.integers(0, 9)) == 0:
+        text = text.replace("/", "\\/")
+    if draw(st.integers(0, 9)) == 0 and text.startswith("{") and len(text) > 2:
+        text = '{"ph": "B", ' + text[1:]  # a duplicate key, maybe
+    return text
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(payloads(), min_size=1, max_size=14))
+def test_generated_events_same_tables(items):
+    data = trace(items)
+    assert tables(data, True) == tables(data, False)
+
+
+def test_spans_pass_between_the_handlers():
+    """A span opened by one handler and closed by the other, both ways, nested and overlapping."""
+    begin = '{{"name": "{n}", "ts": {t}, "ph": "B", "args": {{"compile_id": "0/0", "k": {a}}}}}'
+    end = '{{"name": "{n}", "ts": {t}, "ph": "E", "args": {{"k": {a}, "extra": "x"}}}}'
+    python_only = "1e-05"  # an arg the native handler leaves to Python
+    items = [
+        begin.format(n="entire_frame_compile", t=1733498295925200, a=1),
+        begin.format(n="inductor_compile", t=1733498295925300, a=python_only),
+        begin.format(n="x", t=1733498295925310, a=2),
+        end.format(n="inductor_compile", t=1733498295925400, a=3),  # native closes a span Python opened
+        end.format(n="x", t=1733498295925410, a=python_only),  # Python closes a span native opened
+        end.format(n="entire_frame_compile", t=1733498295925500, a=4),
+        end.format(n="never_opened", t=1733498295925600, a=5),
+        begin.format(n="left_open", t=1733498295925700, a=6),
+    ]
+    native, _ = tables(trace(items), True)
+    assert native == tables(trace(items), False)[0]
+    spans = {r["phase"]: r for r in native["compile_phases"]}
+    assert json.loads(spans["inductor_compile"]["args"]) == {"compile_id": "0/0", "k": 3, "extra": "x"}
+    assert spans["left_open"]["duration_us"] is None
+
+
+def test_the_native_handler_takes_the_real_traces(monkeypatch):
+    """On the real traces nearly every chromium event is done natively (else the tests above prove little)."""
+    from tests.readers.test_native_records import trace_files
+
+    ext, calls = records_native._ext, {"taken": 0, "left": 0}
+
+    class Counting:
+        def __getattr__(self, name):
+            return getattr(ext, name)
+
+        def chromium(self, *args):
+            r = ext.chromium(*args)
+            calls["taken" if r else "left"] += 1
+            return r
+
+    monkeypatch.setattr(records_native, "_ext", Counting())
+    for path in trace_files():
+        tables(path.read_bytes(), True)
+    assert calls["taken"] > 1000 and calls["left"] < calls["taken"] / 50, calls
