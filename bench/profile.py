@@ -22,6 +22,7 @@ BUCKETS = [
     ("chromium spans → compile_phases", ("phases.py",)),
     ("other event handlers (metrics, recompiles, kernels, caches)", ("compile_facts.py", "metrics.py", "basics.py", "caches.py", "vllm.py", "analysis/")),
     ("Python lists → Arrow arrays", ("schema.py", "_text_array", "_events_batch", "_ts_array")),
+    ("payload store (XXH3-128 keys, each distinct payload once)", ("payloads.py",)),
     ("Parquet encode + zstd + write", ("ParquetWriter", "parquet/core.py", "warehouse.py")),
     ("read + hash (xxh3 / sha1) of the input", ("sources.py", "HASH.update", "xxh3", "BufferedReader.read")),
 ]
@@ -41,15 +42,16 @@ def profile(path: str) -> dict:
         import os
 
         task = FileTask("bench", os.path.abspath(path), "x.log", "torch_trace", None, None, os.path.getsize(path))
-        from pt2logs.warehouse import PartWriter
+        from pt2logs.ingestion.worker import new_writer
 
+        # the writer ingest's workers use (with the payload store), each pass a fresh one
         t = time.perf_counter()
-        w = PartWriter(info, "plain")
+        w = new_writer(info, "plain")
         parse_file(info, task, w)
         w.close()
         plain = time.perf_counter() - t
         prof = cProfile.Profile()
-        w = PartWriter(info, "prof")
+        w = new_writer(info, "prof")
         prof.enable()
         parse_file(info, task, w)
         w.close()

@@ -38,7 +38,8 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
     out = ["# Benchmark results", "",
            f"Written {when:%Y-%m-%d %H:%M} UTC on {machine}, last with `python -m bench {args}`.",
            "Each section comes from one run of its part of the harness (its time is under its title); every comparison "
-           "in it ran side by side on the same files, with the inputs in the page cache.", ""]
+           "in it ran side by side on the same files, with the inputs in the page cache. pt2logs runs from bytecode "
+           "(compiled once at the start, as `pip install .` leaves it).", ""]
     measured = r.get("measured_at", {})
 
     def title(text: str, section: str) -> list[str]:
