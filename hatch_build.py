@@ -24,7 +24,7 @@ def compile_native(out_dir: Path) -> Path:
     from setuptools.command.build_ext import build_ext
 
     ext = Extension("pt2logs._native._records", [str(NATIVE / n) for n in ("records.c", "events.c", "phases.c")],
-                    depends=[str(NATIVE / n) for n in ("md5.h", "envelope.h", "gbuf.h", "canon.h")],
+                    depends=[str(NATIVE / n) for n in ("md5.h", "md5x8.h", "envelope.h", "gbuf.h", "canon.h")],
                     extra_compile_args=os.environ.get("PT2LOGS_CFLAGS", "-O3").split())
     with tempfile.TemporaryDirectory() as tmp:
         dist = Distribution({"name": "pt2logs-native", "ext_modules": [ext]})

@@ -69,6 +69,30 @@ def test_md5_matches_hashlib():
         assert _ext.md5_hex(data) == hashlib.md5(data).hexdigest(), n
 
 
+_MANY = """
+import hashlib, random, sys
+from pt2logs._native import _records
+rng = random.Random(int(sys.argv[1]))
+edges = [0, 1, 55, 56, 57, 63, 64, 65, 119, 120, 121, 127, 128, 129, 4096]
+for _ in range(200):  # batches of every size, lengths mixed: lanes end and refill at every point
+    batch = [rng.randbytes(rng.choice(edges) if rng.random() < 0.5 else rng.randint(0, 5000)) for _ in range(rng.randint(0, 40))]
+    assert _records.md5_hex_many(batch) == [hashlib.md5(b).hexdigest() for b in batch]
+print("same")
+"""
+
+
+@pytest.mark.parametrize("scalar", ["", "1"])
+def test_batch_md5_is_md5(scalar):
+    """The splitter's batch md5 (md5x8.h: eight messages at once with AVX2, or one by one without) against
+    hashlib, in a process of its own (the choice is made once per process)."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PT2LOGS_MD5_SCALAR": scalar} if scalar else {k: v for k, v in os.environ.items() if k != "PT2LOGS_MD5_SCALAR"}
+    out = subprocess.run([sys.executable, "-c", _MANY, "7"], env=env, capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "same", out.stderr
+
+
 def test_every_trace_fixture_same_records_at_every_chunk_size():
     files = trace_files()
     assert len(files) >= 20

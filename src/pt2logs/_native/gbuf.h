@@ -18,6 +18,7 @@ static inline int gb_reserve(gbuf *g, size_t n) {
     return 0;
 }
 static inline int gb_put(gbuf *g, const void *src, size_t n) {
+    if (n == 0) return 0; /* memcpy with a NULL buffer is undefined even for no bytes */
     if (gb_reserve(g, n) < 0) return -1;
     memcpy(g->p + g->len, src, n);
     g->len += n;

@@ -18,7 +18,7 @@
 #include <Python.h>
 #include <structmember.h>
 #include <stdint.h>
-#include "md5.h"
+#include "md5x8.h"
 
 typedef struct {
     PyObject_HEAD
@@ -32,6 +32,12 @@ typedef struct {
     char *raw;           /* the open record's payload lines, as in the file */
     Py_ssize_t raw_len, raw_cap;
     PyObject *levels[5], *last_path;
+    /* records whose payload md5 is still to come: md5x8.h does a whole buffer's at once (their place in
+     * items holds None until then) */
+    PyObject **pend;
+    Py_ssize_t *pend_at, n_pend, cap_pend;
+    md5_job *jobs;
+    char *hexes;
 } Scanner;
 
 static int raw_append(Scanner *sc, const char *p, Py_ssize_t n) {
@@ -60,7 +66,42 @@ static void clear_fields(Scanner *sc) {
     for (int i = 0; i < 7; i++) Py_CLEAR(sc->fields[i]);
 }
 
-/* records.py _record(): drop the first TAB and the last newline, CRLF -> LF, "\n\t" -> "\n"; plus md5 */
+/* the record_type instance of an 11-tuple (the tuple's reference is taken) */
+static PyObject *make_record(Scanner *sc, PyObject *t) {
+    PyObject *args = PyTuple_Pack(1, t);
+    Py_DECREF(t);
+    if (!args) return NULL;
+    PyObject *rec = PyTuple_Type.tp_new((PyTypeObject *)sc->record_type, args, NULL);
+    Py_DECREF(args);
+    return rec;
+}
+
+static int pend_add(Scanner *sc, PyObject *t, Py_ssize_t at) {
+    if (sc->n_pend == sc->cap_pend) {
+        Py_ssize_t cap = sc->cap_pend ? sc->cap_pend * 2 : 256;
+        PyObject **p = PyMem_Realloc(sc->pend, (size_t)cap * sizeof *p);
+        if (p) sc->pend = p;
+        Py_ssize_t *a = p ? PyMem_Realloc(sc->pend_at, (size_t)cap * sizeof *a) : NULL;
+        if (a) sc->pend_at = a;
+        md5_job *j = a ? PyMem_Realloc(sc->jobs, (size_t)cap * sizeof *j) : NULL;
+        if (j) sc->jobs = j;
+        char *h = j ? PyMem_Realloc(sc->hexes, (size_t)cap * 32) : NULL;
+        if (!h) { PyErr_NoMemory(); return -1; }
+        sc->hexes = h;
+        sc->cap_pend = cap;
+    }
+    sc->pend[sc->n_pend] = t;
+    sc->pend_at[sc->n_pend++] = at;
+    return 0;
+}
+
+static void pend_clear(Scanner *sc) {
+    for (Py_ssize_t i = 0; i < sc->n_pend; i++) Py_CLEAR(sc->pend[i]);
+    sc->n_pend = 0;
+}
+
+/* records.py _record(): drop the first TAB and the last newline, CRLF -> LF, "\n\t" -> "\n"; its md5 is
+ * computed with the buffer's others (flush_pending) */
 static int emit_record(Scanner *sc, PyObject *items) {
     PyObject *payload = Py_None, *hex = Py_None;
     Py_INCREF(Py_None);
@@ -94,14 +135,6 @@ static int emit_record(Scanner *sc, PyObject *items) {
         }
         Py_ssize_t n = o - o0;
         if (n != b - a && _PyBytes_Resize(&payload, n) < 0) { Py_DECREF(hex); return -1; }
-        md5_ctx m;
-        char h[32];
-        md5_init(&m);
-        md5_update(&m, (const unsigned char *)PyBytes_AS_STRING(payload), (size_t)n);
-        md5_hex(&m, h);
-        Py_DECREF(hex);
-        hex = PyUnicode_FromStringAndSize(h, 32);
-        if (!hex) { Py_DECREF(payload); return -1; }
     }
     PyObject *t = PyTuple_New(11);
     if (!t) { Py_DECREF(payload); Py_DECREF(hex); return -1; }
@@ -113,14 +146,39 @@ static int emit_record(Scanner *sc, PyObject *items) {
     PyTuple_SET_ITEM(t, 9, payload);
     PyTuple_SET_ITEM(t, 10, hex);
     if (!PyTuple_GET_ITEM(t, 0) || !PyTuple_GET_ITEM(t, 1)) { Py_DECREF(t); return -1; }
-    PyObject *args = PyTuple_Pack(1, t);
-    Py_DECREF(t);
-    if (!args) return -1;
-    PyObject *rec = PyTuple_Type.tp_new((PyTypeObject *)sc->record_type, args, NULL);
-    Py_DECREF(args);
+    if (PyTuple_GET_ITEM(t, 9) != Py_None) { /* its md5 later, with the buffer's others */
+        if (pend_add(sc, t, PyList_GET_SIZE(items)) < 0) { Py_DECREF(t); return -1; }
+        return PyList_Append(items, Py_None);
+    }
+    PyObject *rec = make_record(sc, t);
     if (!rec) return -1;
     int rc = PyList_Append(items, rec);
     Py_DECREF(rec);
+    return rc;
+}
+
+/* the pending records' md5s, all at once, each record then put in its place in items */
+static int flush_pending(Scanner *sc, PyObject *items) {
+    Py_ssize_t k = sc->n_pend;
+    if (!k) return 0;
+    for (Py_ssize_t i = 0; i < k; i++) {
+        PyObject *pl = PyTuple_GET_ITEM(sc->pend[i], 9);
+        sc->jobs[i].p = (const unsigned char *)PyBytes_AS_STRING(pl);
+        sc->jobs[i].n = (size_t)PyBytes_GET_SIZE(pl);
+        sc->jobs[i].hex = sc->hexes + 32 * i;
+    }
+    md5_many(sc->jobs, (size_t)k);
+    int rc = 0;
+    for (Py_ssize_t i = 0; i < k; i++) {
+        PyObject *t = sc->pend[i];
+        sc->pend[i] = NULL;
+        PyObject *hex = rc ? NULL : PyUnicode_FromStringAndSize(sc->hexes + 32 * i, 32);
+        if (!hex) { Py_DECREF(t); rc = -1; continue; }
+        Py_SETREF(((PyTupleObject *)t)->ob_item[10], hex); /* t is ours alone: not shared yet */
+        PyObject *rec = make_record(sc, t);
+        if (!rec || PyList_SetItem(items, sc->pend_at[i], rec) < 0) rc = -1;
+    }
+    sc->n_pend = 0;
     return rc;
 }
 
@@ -313,12 +371,14 @@ static PyObject *Scanner_feed(Scanner *sc, PyObject *args) {
         sc->line_at += nonq + 1;
     }
     PyBuffer_Release(&view);
+    if (flush_pending(sc, items) < 0) { pend_clear(sc); Py_DECREF(items); return NULL; }
     /* whether items holds any error tuple: without one, the wrapper hands the list on as it is */
     int had_errors = 0;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items) && !had_errors; i++) had_errors = PyTuple_CheckExact(PyList_GET_ITEM(items, i));
     return Py_BuildValue("(NLO)", items, sc->line_at, had_errors ? Py_True : Py_False);
 fail:
     PyBuffer_Release(&view);
+    pend_clear(sc);
     Py_XDECREF(items);
     return NULL;
 }
@@ -326,7 +386,7 @@ fail:
 static PyObject *Scanner_finish(Scanner *sc, PyObject *unused) {
     PyObject *items = PyList_New(0);
     if (!items) return NULL;
-    if (close_open(sc, items) < 0) { Py_DECREF(items); return NULL; }
+    if (close_open(sc, items) < 0 || flush_pending(sc, items) < 0) { pend_clear(sc); Py_DECREF(items); return NULL; }
     return items;
 }
 
@@ -348,6 +408,11 @@ static void Scanner_dealloc(Scanner *sc) {
     clear_fields(sc);
     for (int i = 0; i < 5; i++) Py_XDECREF(sc->levels[i]);
     Py_XDECREF(sc->last_path);
+    pend_clear(sc);
+    PyMem_Free(sc->pend);
+    PyMem_Free(sc->pend_at);
+    PyMem_Free(sc->jobs);
+    PyMem_Free(sc->hexes);
     PyMem_Free(sc->raw);
     Py_TYPE(sc)->tp_free((PyObject *)sc);
 }
@@ -379,11 +444,37 @@ static PyObject *py_md5(PyObject *self, PyObject *arg) {
     return PyUnicode_FromStringAndSize(h, 32);
 }
 
+/* md5_hex_many(list of bytes) -> list of str: the splitter's batch md5 (md5x8.h), for the tests */
+static PyObject *py_md5_many(PyObject *self, PyObject *arg) {
+    if (!PyList_Check(arg)) { PyErr_SetString(PyExc_TypeError, "md5_hex_many(list of bytes)"); return NULL; }
+    Py_ssize_t k = PyList_GET_SIZE(arg);
+    md5_job *jobs = PyMem_Calloc((size_t)k + 1, sizeof *jobs);
+    char *hx = PyMem_Malloc((size_t)k * 32 + 1);
+    PyObject *out = jobs && hx ? PyList_New(k) : NULL;
+    for (Py_ssize_t i = 0; out && i < k; i++) {
+        PyObject *b = PyList_GET_ITEM(arg, i);
+        if (!PyBytes_Check(b)) { PyErr_SetString(PyExc_TypeError, "md5_hex_many(list of bytes)"); Py_CLEAR(out); break; }
+        jobs[i] = (md5_job){(const unsigned char *)PyBytes_AS_STRING(b), (size_t)PyBytes_GET_SIZE(b), hx + 32 * i};
+    }
+    if (out) {
+        md5_many(jobs, (size_t)k);
+        for (Py_ssize_t i = 0; i < k; i++) {
+            PyObject *h = PyUnicode_FromStringAndSize(hx + 32 * i, 32);
+            if (!h) { Py_CLEAR(out); break; }
+            PyList_SET_ITEM(out, i, h);
+        }
+    } else if (!PyErr_Occurred()) PyErr_NoMemory();
+    PyMem_Free(jobs);
+    PyMem_Free(hx);
+    return out;
+}
+
 PyObject *pt2_event_columns(PyObject *self, PyObject *args); /* events.c */
 PyObject *pt2_chromium(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* phases.c */
 
 static PyMethodDef module_methods[] = {
     {"md5_hex", py_md5, METH_O, "md5_hex(bytes) -> str (RFC 1321)"},
+    {"md5_hex_many", py_md5_many, METH_O, "md5_hex_many(list of bytes) -> list of str (md5x8.h)"},
     {"event_columns", pt2_event_columns, METH_VARARGS,
      "event_columns(recs, start, handlers, art_handlers, file_rank, last_rank, bump, last_mmdd, max_rows, max_bytes) -> "
      "(stop, n, columns, handled, last_rank, bump, last_mmdd, payload_bytes, ranks); see events.c"},
