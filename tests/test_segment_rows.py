@@ -1,0 +1,79 @@
+"""SegmentRows (rows arriving in pieces) makes the batch :class:`~pt2logs.schema.Rows` makes from the same
+rows added one at a time: same values, same order, the same values reported as not fitting their column."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pt2logs.tables  # noqa: F401  (registers the tables)
+from pt2logs.analysis.cache_keys import component_kind
+from pt2logs.schema import Rows
+from pt2logs.segment_rows import SegmentRows
+
+_INT = st.one_of(st.integers(-5, 5), st.just(2**40), st.just("7"), st.just("x"), st.none(), st.just(1.5))
+_STR = st.one_of(st.text(max_size=4), st.none(), st.integers(0, 3), st.just(["a"]))
+
+
+@st.composite
+def pieces(draw) -> list[tuple[dict, int, dict]]:
+    out = []
+    for _ in range(draw(st.integers(0, 5))):
+        n = draw(st.integers(0, 4))
+        shared = {"file": draw(_STR), "line_no": draw(_INT), "rank": draw(_INT), "cache": draw(_STR), "key": draw(_STR),
+                  "time_saved_ms": draw(st.one_of(st.none(), st.floats(allow_nan=False), st.just("no")))}
+        cols: dict = {}
+        if draw(st.booleans()):
+            cols["n_components"] = draw(st.lists(_INT, min_size=n, max_size=n))
+        if draw(st.booleans()):
+            texts = draw(st.lists(st.text(max_size=4), min_size=n, max_size=n))
+            cols["outcome"] = pa.array(texts, type=pa.string()) if draw(st.booleans()) else texts
+        out.append((shared, n, cols))
+    return out
+
+
+def _rows_batch(ps: list) -> tuple:
+    bad: list = []
+    r = Rows("cache_events")
+    for shared, n, cols in ps:
+        for i in range(n):
+            row = dict(shared)
+            row.update({k: (v[i].as_py() if isinstance(v, pa.Array) else v[i]) for k, v in cols.items()})
+            r.add(row)
+    return r.take(lambda *a: bad.append(a)), bad
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces())
+def test_same_batch_and_reports_as_rows(ps):
+    bad: list = []
+    s = SegmentRows("cache_events")
+    for shared, n, cols in ps:
+        s.add_piece(shared, n, cols)
+    assert len(s) == sum(p[1] for p in ps)
+    if not len(s):
+        return
+    got = s.take(lambda *a: bad.append(a))
+    want, want_bad = _rows_batch(ps)
+    assert got.equals(want) and got.schema == want.schema
+    assert bad == want_bad  # in the same order
+    assert len(s) == 0 and not s.pieces  # it starts empty
+
+
+def test_derived_column_once_per_distinct_value():
+    calls: list = []
+
+    def kind(name):
+        calls.append(name)
+        return component_kind(name)
+
+    s = SegmentRows("cache_key_components", {"kind": ("component", kind)})
+    names = ["gm", "example_inputs[0]", "gm", "inductor_config[x]"]
+    s.add_piece({"line_no": 1, "key": "k"}, 4, {"component": pa.array(names), "hash": names, "value": names})
+    s.add_piece({"line_no": 2, "key": "j"}, 2, {"component": ["gm", "zzz"], "hash": ["h", "h"], "value": ["v", "w"]})
+    s.add({"line_no": 3, "component": "torch_version", "hash": "h", "value": "2.13"})
+    b = s.take().to_pydict()
+    assert b["kind"] == ["graph", "inputs", "graph", "config", "graph", "other", "torch_version"]
+    assert b["line_no"] == [1, 1, 1, 1, 2, 2, 3] and b["key"] == ["k"] * 4 + ["j"] * 2 + [None]
+    assert sorted(calls) == sorted({*names, "zzz", "torch_version"})
