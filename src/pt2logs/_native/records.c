@@ -380,12 +380,14 @@ static PyObject *py_md5(PyObject *self, PyObject *arg) {
 }
 
 PyObject *pt2_event_columns(PyObject *self, PyObject *args); /* events.c */
+PyObject *pt2_split_components(PyObject *self, PyObject *items); /* components.c */
 
 static PyMethodDef module_methods[] = {
     {"md5_hex", py_md5, METH_O, "md5_hex(bytes) -> str (RFC 1321)"},
     {"event_columns", pt2_event_columns, METH_VARARGS,
      "event_columns(recs, start, handlers, art_handlers, file_rank, last_rank, bump, last_mmdd, max_rows, max_bytes) -> "
      "(stop, n, columns, handled, last_rank, bump, last_mmdd, payload_bytes, ranks); see events.c"},
+    {"split_components", pt2_split_components, METH_O, "split_components(items) -> None | (n, 3 x (offsets, data), backward); see components.c"},
     {NULL}};
 static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_records", NULL, -1, module_methods};
 
