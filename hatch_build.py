@@ -2,8 +2,8 @@
 
 hatchling stays the build backend (the queries/ and dashboards/ force-includes keep working as they
 are); this hook only compiles one extension (records.c, events.c, components.c) with setuptools'
-compiler driver, which knows the platform's flags. If that fails (no C compiler), the wheel is built without it and pt2logs splits traces in pure
-Python (``pt2logs ingest`` says so). ``python hatch_build.py`` builds it in place (for PYTHONPATH=src).
+compiler driver, which knows the platform's flags. If that fails (no C compiler), the wheel is built
+without it and pt2logs splits traces in pure Python (``pt2logs ingest`` says so). ``python hatch_build.py`` builds it in place (for PYTHONPATH=src).
 """
 
 from __future__ import annotations
