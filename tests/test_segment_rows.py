@@ -77,3 +77,38 @@ def test_derived_column_once_per_distinct_value():
     assert b["kind"] == ["graph", "inputs", "graph", "config", "graph", "other", "torch_version"]
     assert b["line_no"] == [1, 1, 1, 1, 2, 2, 3] and b["key"] == ["k"] * 4 + ["j"] * 2 + [None]
     assert sorted(calls) == sorted({*names, "zzz", "torch_version"})
+
+
+def _state():
+    from pt2logs.readers.kit import FileContext
+    from pt2logs.readers.records import Record
+    from pt2logs.readers.trace_state import TraceState
+
+    st = TraceState(FileContext(file="t.log", path="/x/t.log", mtime=1.7e9))
+    st.rec = Record(5, 1, b"I", 1206, 3_600_000_123, 1, b"x.py", 1, b"{}", None)
+    st.key = 20241206
+    return st
+
+
+def test_add_many_fills_and_times_rows_as_add_does():
+    """TraceState.add_many's rows get the file, line, rank and UTC time add() gives a row."""
+    one, many = _state(), _state()
+    for i in (1, 2):
+        one.add("cache_events", {"source": "trace", "cache": "fx_graph", "n_components": i})
+    many.add_many("cache_events", {"source": "trace", "cache": "fx_graph"}, {"n_components": [1, 2]})
+    a = dict(one.flush(final=True))["cache_events"].to_pylist()
+    b = dict(many.flush(final=True))["cache_events"].to_pylist()
+    assert a == b and a[0]["ts"] is not None and a[0]["line_no"] == 5 and a[0]["file"] == "t.log"
+    many.add("cache_events", {"n_components": 3})  # a row after pieces: a piece of one
+    assert dict(many.flush(final=True))["cache_events"].column("n_components").to_pylist() == [3]
+
+
+def test_pieces_after_single_rows_is_an_error_not_a_mixup():
+    st = _state()
+    st.add("cache_key_components", {"component": "gm"})
+    try:
+        st.add_many("cache_key_components", {}, {"component": ["a"]})
+    except TypeError as e:
+        assert "one by one" in str(e)
+    else:
+        raise AssertionError("no error")

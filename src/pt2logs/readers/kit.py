@@ -189,7 +189,9 @@ class RowSink:
         r = self.rows.get(name)
         if r is None:
             r = self.rows[name] = SegmentRows(name, derived)
-        return r  # type: ignore[return-value]
+        elif not isinstance(r, SegmentRows):
+            raise TypeError(f"{name}: rows were added one by one before; a table takes pieces from its first row on")
+        return r
 
     def add(self, table: str, row: dict[str, Any]) -> None:
         row.setdefault("file", self.ctx.file)
