@@ -70,7 +70,7 @@ static int split_line(const char *s, size_t n, const char **h, size_t *hn, const
                       const char **v, size_t *vn) {
     if (n == 0 || s[0] != '[') return NOT_A_LINE;
     size_t k = 1;
-    while (k < n && hash_char((unsigned char)s[k])) k++;
+    while (k < n && k <= 65 && hash_char((unsigned char)s[k])) k++; /* 65 chars: too long already */
     k -= 1; /* hash chars at s[1 : 1 + k] */
     if (k < 16 || k > 64 || 1 + k + 2 > n || s[1 + k] != ']' || s[2 + k] != ' ') return NOT_A_LINE;
     size_t a = 3 + k;
