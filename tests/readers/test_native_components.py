@@ -7,6 +7,9 @@ walk the rules' edges; the C function's rules tested directly; ``PT2LOGS_NATIVE=
 from __future__ import annotations
 
 import json
+import os
+import random
+import time
 
 import pyarrow as pa
 import pytest
@@ -230,6 +233,46 @@ def test_real_component_lists_are_taken_natively():
                     else:
                         taken += 1
     assert taken > 100 and fallback <= taken // 20, (taken, fallback)
+
+
+_POOL = [":", "]", "] ", "[", " ", "\t", "\n", "\x1c", "\xa0", "\u3000", "é", "€", "😀", "A", "0", "\ud800", ""]
+
+
+def _mutate(items: list, rng: random.Random) -> list:
+    out = list(items)
+    for _ in range(rng.randint(1, 4)):
+        i = rng.randrange(len(out))
+        it = out[i]
+        op = rng.randrange(5)
+        if op == 0 and isinstance(it, str) and it:  # a character replaced, inserted or removed
+            k = rng.randrange(len(it) + 1)
+            out[i] = it[:k] + rng.choice(_POOL) + it[k + rng.randrange(2):]
+        elif op == 1 and isinstance(it, str):  # cut, or lengthened around 1,024 code points
+            out[i] = it[: rng.randrange(len(it) + 1)] if rng.random() < 0.5 else it + rng.choice(_POOL[-8:]) * rng.randint(1000, 1030)
+        elif op == 2:  # a continuation line or a non-text item
+            out.insert(i, rng.choice(["more", "", 7, None, {"a": 1}]))
+        elif op == 3:
+            del out[i]
+        else:
+            out[i], out[-1] = out[-1], out[i]
+        if not out:
+            break
+    return out
+
+
+def test_mutated_real_lists_same_as_the_oracle():
+    """Seeded, time-bounded (PT2LOGS_NATIVE_FUZZ_SECONDS): real lists with characters, lengths and items
+    changed where the rules' edges are."""
+    lists = [json.loads(ln[1:])["components"] for p in trace_files() for ln in p.read_text(errors="replace").splitlines()
+             if ln.startswith("\t{") and '"components": [' in ln]
+    lists = [x[:40] for x in lists if isinstance(x, list) and x]
+    rng = random.Random(int(os.environ.get("PT2LOGS_FUZZ_SEED", 11)))
+    deadline = time.monotonic() + float(os.environ.get("PT2LOGS_NATIVE_FUZZ_SECONDS", 8)) / 2
+    rounds = 0
+    while time.monotonic() < deadline:
+        same(_mutate(rng.choice(lists), rng))
+        rounds += 1
+    assert rounds > 100
 
 
 def test_segment_pieces_arrive_as_arrow_arrays(monkeypatch):
