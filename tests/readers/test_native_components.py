@@ -144,6 +144,9 @@ def test_python_only_when_native_is_off(monkeypatch):
     assert records_native.split_components(items) is not None and records_native.split_components("x") is None
     monkeypatch.setenv("PT2LOGS_NATIVE", "0")
     assert records_native.split_components(items) is None
+    monkeypatch.setenv("PT2LOGS_NATIVE", "1")
+    monkeypatch.setattr(records_native, "_ext", None)  # not built
+    assert records_native.split_components(items) is None
 
 
 # -- generated lists ----------------------------------------------------------------------------------
@@ -293,3 +296,12 @@ def test_segment_pieces_arrive_as_arrow_arrays(monkeypatch):
     list(read_trace([_trace([[f"[{H}] gm: g"]])], FileContext(file="t.log", path="/x/t.log")))
     assert len(seen) == 1 and set(seen[0]) == {"component", "hash", "value"}
     assert all(issubclass(t, pa.Array) for t in seen[0].values())
+
+
+def test_native_off_never_calls_the_c_pass(monkeypatch):
+    def boom(items):
+        raise AssertionError("the C pass ran with PT2LOGS_NATIVE=0")
+
+    monkeypatch.setattr(records_native._ext, "split_components", boom)
+    t, _ = tables(_trace([[f"[{H}] gm: g", f"[{H}] a: 1"]]), False)
+    assert [r["component"] for r in t["cache_key_components"]] == ["gm", "a"]
