@@ -471,6 +471,7 @@ static PyObject *py_md5_many(PyObject *self, PyObject *arg) {
 
 PyObject *pt2_event_columns(PyObject *self, PyObject *args); /* events.c */
 PyObject *pt2_chromium(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* phases.c */
+PyObject *pt2_split_components(PyObject *self, PyObject *items); /* components.c */
 
 static PyMethodDef module_methods[] = {
     {"md5_hex", py_md5, METH_O, "md5_hex(bytes) -> str (RFC 1321)"},
@@ -480,6 +481,7 @@ static PyMethodDef module_methods[] = {
      "(stop, n, columns, handled, last_rank, bump, last_mmdd, payload_bytes, ranks); see events.c"},
     {"chromium", (PyCFunction)(void (*)(void))pt2_chromium, METH_FASTCALL,
      "chromium(payload, cid, spans, rows, file, rank, line_no, roots, wrappers) -> 0 | 1 | (cid, dur_us); see phases.c"},
+    {"split_components", pt2_split_components, METH_O, "split_components(items) -> None | (n, 3 x (offsets, data), backward); see components.c"},
     {NULL}};
 static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_records", NULL, -1, module_methods};
 

@@ -50,6 +50,8 @@ def split_line(item: str) -> tuple[str, str, str] | None:
     if item[:1] != "[":
         return None
     close = item.find("] ", 17)
+    if close < 0:  # no "] " after a 16-char hash: no match (item[1:-1] must not pass as a hash)
+        return None
     h = item[1:close]
     if not 16 <= len(h) <= 64 or not (h.isascii() and h.isalnum() and (h.islower() or h.isdigit())):
         return None

@@ -31,6 +31,7 @@ import pyarrow as pa
 
 from pt2logs.readers import identity_cols
 from pt2logs.schema import Rows, TupleRows
+from pt2logs.segment_rows import Derived, SegmentRows
 
 #: what a reader yields: (table name, record batch)
 Batch = tuple[str, pa.RecordBatch]
@@ -164,7 +165,7 @@ class RowSink:
     def __init__(self, ctx: FileContext, batch_rows: int | None = None):
         self.ctx = ctx
         self.stats = ctx.stats
-        self.rows: dict[str, Rows | TupleRows] = {}
+        self.rows: dict[str, Rows | TupleRows | SegmentRows] = {}
         self.errors = Rows("ingest_errors")
         self.batch_rows = batch_rows or ctx.batch_rows
         self.n = 0  # rows added since the last flush
@@ -182,6 +183,15 @@ class RowSink:
         if r is None:
             r = self.rows[name] = TupleRows(name, fields)
         return r  # type: ignore[return-value]
+
+    def segments(self, name: str, derived: Derived | None = None) -> SegmentRows:
+        """A piece accumulator (see :class:`~pt2logs.segment_rows.SegmentRows`; ``derived``: when it is made)."""
+        r = self.rows.get(name)
+        if r is None:
+            r = self.rows[name] = SegmentRows(name, derived)
+        elif not isinstance(r, SegmentRows):
+            raise TypeError(f"{name}: rows were added one by one before; a table takes pieces from its first row on")
+        return r
 
     def add(self, table: str, row: dict[str, Any]) -> None:
         row.setdefault("file", self.ctx.file)

@@ -37,6 +37,15 @@ def native_status() -> tuple[bool, str]:
     return True, ""
 
 
+def split_components(items: object) -> tuple | None:
+    """A cache artifact's ``components`` list as Arrow string buffers, by the C pass (``_native/components.c``):
+    ``(n, name_offsets, names, hash_offsets, hashes, value_offsets, values, backward)``; None when the
+    native code is off or missing, or the list needs :func:`~pt2logs.analysis.cache_keys.parse_components`."""
+    if type(items) is not list or not native_status()[0]:
+        return None
+    return _ext.split_components(items)  # type: ignore[union-attr]
+
+
 def split_records(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int = 1) -> Iterator[Record]:
     """The records of a trace: natively when it can, in Python otherwise (same records, same errors)."""
     if native_status()[0]:

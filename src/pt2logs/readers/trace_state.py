@@ -23,6 +23,7 @@ from pt2logs.readers.kit import EXCERPT, Batch, FileContext, RowSink
 from pt2logs.readers.records import Record
 from pt2logs.readers.timebase import TimeBase
 from pt2logs.schema import TABLES, TS_LIMIT, TS_MIN, Rows, TupleRows, to_array
+from pt2logs.segment_rows import Derived, SegmentRows
 
 CONTEXT_KEYS = frozenset(
     {"rank", "compiled_autograd_id", "frame_id", "frame_compile_id", "attempt", "stack", "subgraph_name", "has_payload"}
@@ -114,17 +115,20 @@ class TraceState:
         """Add a derived row; file, line, rank and (local) time are filled in."""
         self.table(name).add(self._fill(name, row))
 
-    def add_many(self, name: str, shared: dict[str, Any], columns: dict[str, list[Any]]) -> None:
-        """Rows that differ only in ``columns`` (lists of one length), added column by column: the
+    def add_many(self, name: str, shared: dict[str, Any], columns: dict[str, Any], n: int | None = None,
+                 derived: Derived | None = None) -> None:
+        """``n`` rows that differ only in ``columns`` (Python lists or Arrow arrays of ``n`` values each): the
         rest of each row is ``shared``, filled once as :meth:`add` fills a row (a cache key's hundreds of
-        components, say, without a dict per row)."""
-        n = len(next(iter(columns.values()), ()))
+        components, say, without a dict per row); ``derived``: columns computed from another one's values
+        (see :class:`~pt2logs.segment_rows.SegmentRows`; its first call for a table sets them)."""
+        if n is None:
+            n = len(next(iter(columns.values()), ()))
         if not n:
             return
         self._fill(name, shared)
-        for col, lst in self.table(name).cols.items():
-            values = columns.get(col)
-            lst.extend(values if values is not None else [shared.get(col)] * n)
+        if name not in self.rows and "ts" in TABLES[name].names:
+            self.ts_rows.add(name)
+        self.out.segments(name, derived).add_piece(shared, n, columns)
 
     def text(self) -> str:
         """The current record's payload as text (decoded once)."""
@@ -189,6 +193,11 @@ class TraceState:
         for name in sorted(self.ts_rows):
             rows = self.rows[name]
             if isinstance(rows, TupleRows):
+                continue
+            if isinstance(rows, SegmentRows):
+                for shared, _, _ in rows.pieces:
+                    v = shared.get("ts")
+                    shared["ts"] = tb.to_utc(*v) if isinstance(v, tuple) else v
                 continue
             col = rows.cols["ts"]
             rows.cols["ts"] = [tb.to_utc(*v) if isinstance(v, tuple) else v for v in col]

@@ -23,8 +23,10 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+import pyarrow as pa
 
-from pt2logs.analysis.cache_keys import is_backward, parse_components
+from pt2logs.analysis.cache_keys import component_kind, is_backward, parse_components
+from pt2logs.readers import records_native
 from pt2logs.readers.trace_events.compile_facts import emit_code
 from pt2logs.readers.trace_state import TraceState, handles
 
@@ -38,7 +40,7 @@ def _record(st: TraceState, cid: str | None, cache: str, outcome: str | None, d:
     reason = d.get("cache_bypass_reason") or d.get("reason") or d.get("_reason")
     if reason is None and outcome != "hit":
         reason = d.get("cache_status_detailed")
-    comps = parse_components(d.get("components"))
+    n, columns, backward = _components(d.get("components"))
     key = d.get("key")
     key = None if key is None else str(key)
     detail = {k: v for k, v in d.items() if k != "components"}
@@ -46,10 +48,28 @@ def _record(st: TraceState, cid: str | None, cache: str, outcome: str | None, d:
         "source": "trace", "compile_id": cid, "cache": cache, "outcome": outcome, "key": key,
         "reason": None if reason is None else str(reason), "time_saved_ms": saved,
         "detail": orjson.dumps(detail, default=str).decode(),
-        "n_components": len(comps), "is_backward": is_backward(comps)})
+        "n_components": n, "is_backward": backward})
     st.add_many("cache_key_components", {"source": "trace", "compile_id": cid, "cache": cache, "key": key},
-                {"component": [c.name for c in comps], "kind": [c.kind for c in comps],
-                 "hash": [c.hash for c in comps], "value": [c.value for c in comps]})
+                columns, n, _KIND)
+
+
+#: a component's kind, from its name (once per distinct name and batch)
+_KIND = {"kind": ("component", component_kind)}
+
+
+def _components(items: Any) -> tuple[int, dict[str, Any], bool | None]:
+    """The components' count, columns (``component``, ``hash``, ``value``) and ``is_backward``: made
+    natively when :func:`~pt2logs.readers.records_native.split_components` can, else by
+    :func:`~pt2logs.analysis.cache_keys.parse_components` (same values)."""
+    got = records_native.split_components(items)
+    if got is None:
+        comps = parse_components(items)
+        return len(comps), {"component": [c.name for c in comps], "hash": [c.hash for c in comps],
+                            "value": [c.value for c in comps]}, is_backward(comps)
+    n, *bufs, backward = got
+    cols = {name: pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(bufs[2 * i]), pa.py_buffer(bufs[2 * i + 1])])
+            for i, name in enumerate(("component", "hash", "value"))}
+    return n, cols, None if backward is None else backward.strip() == "True"
 
 
 def _cache_artifact(cache: str, outcome: str | None) -> Any:

@@ -1,0 +1,107 @@
+"""Rows of a table that arrive in pieces: many rows at once that share most of their values.
+
+A cache key's hundreds of components, say: every row of a lookup has the same file, line, compile id,
+cache and key, and its own name, hash and value, which the native pass (``_native/components.c``)
+hands over as Arrow arrays. :class:`SegmentRows` keeps each piece as it came (its shared values once,
+its row count, its own columns) and makes the batch at :meth:`SegmentRows.take`: a shared column is
+one small array of the pieces' values, repeated; the pieces' own columns are concatenated; a derived
+column is computed once per distinct value of the column it comes from. Same batch, row for row, as
+:class:`~pt2logs.schema.Rows` would make from the same rows added one dict at a time (values that fit
+no column reported through ``on_bad`` once per row, as there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from pt2logs.schema import TABLES, OnBad, Table, to_array
+
+#: column → (the column it is computed from, the function of one value)
+Derived = dict[str, tuple[str, Callable[[Any], Any]]]
+
+
+class SegmentRows:
+    """Pieces of rows of one table: ``(shared, n, columns)``, ``columns`` holding ``n`` values each
+    (an Arrow array, or a list); any other column of the table takes ``shared``'s value (None if absent)."""
+
+    __slots__ = ("table", "derived", "pieces", "n")
+
+    def __init__(self, t: Table | str, derived: Derived | None = None):
+        self.table = TABLES[t] if isinstance(t, str) else t
+        self.derived = dict(derived or {})
+        self.pieces: list[tuple[dict[str, Any], int, dict[str, Any]]] = []
+        self.n = 0
+
+    def __len__(self) -> int:
+        return self.n
+
+    def add_piece(self, shared: dict[str, Any], n: int, columns: dict[str, Any]) -> None:
+        if n:
+            self.pieces.append((shared, n, columns))
+            self.n += n
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.add_piece(row, 1, {})
+
+    def take(self, on_bad: OnBad | None = None) -> pa.RecordBatch:
+        pieces, self.pieces, self.n = self.pieces, [], 0
+        t = self.table
+        names = t.reader_columns
+        counts = np.fromiter((p[1] for p in pieces), dtype=np.int64, count=len(pieces))
+        rows_of: pa.Array | None = None  # row -> its piece
+        arrays: dict[str, pa.Array] = {}
+        for name in names:
+            if name in self.derived:
+                continue
+            col = t.column(name)
+            if not any(name in p[2] for p in pieces):  # shared by every piece: one value each, repeated
+                vals = [p[0].get(name) for p in pieces]
+                bad: list[int] | None = [] if on_bad is not None else None
+                arr = to_array(vals, col, bad)
+                for i in bad or ():
+                    for _ in range(pieces[i][1]):
+                        on_bad(t.name, name, vals[i], pieces[i][0].get("line_no"))  # type: ignore[misc]
+                if rows_of is None:
+                    rows_of = pa.array(np.repeat(np.arange(len(pieces), dtype=np.int64), counts))
+                arrays[name] = arr.take(rows_of)
+            else:
+                arrays[name] = self._own(name, pieces, on_bad)
+        for name, (source, fn) in self.derived.items():
+            enc = arrays[source].dictionary_encode()
+            values = pa.array([fn(v) for v in enc.dictionary.to_pylist()], type=t.column(name).type)
+            arrays[name] = values.take(enc.indices)
+        fields = [pa.field(n, t.column(n).type) for n in names]
+        return pa.RecordBatch.from_arrays([arrays[n] for n in names], schema=pa.schema(fields))
+
+    def _own(self, name: str, pieces: list, on_bad: OnBad | None) -> pa.Array:
+        """A column the pieces give row by row (or as their shared value): arrays as they are, the lists
+        between them made into one array each."""
+        col = self.table.column(name)
+        parts: list[pa.Array] = []
+        vals: list[Any] = []
+        lines: list[Any] = []
+
+        def lists_done() -> None:
+            if not vals:
+                return
+            bad: list[int] | None = [] if on_bad is not None else None
+            parts.append(to_array(vals, col, bad))
+            for i in bad or ():
+                on_bad(self.table.name, name, vals[i], lines[i])  # type: ignore[misc]
+            vals.clear()
+            lines.clear()
+
+        for shared, n, columns in pieces:
+            v = columns.get(name) if name in columns else [shared.get(name)] * n
+            if isinstance(v, list):
+                vals.extend(v)
+                lines.extend([shared.get("line_no")] * n)
+            else:
+                lists_done()
+                parts.append(v if v.type == col.type else v.cast(col.type))
+        lists_done()
+        return parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
