@@ -21,32 +21,18 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "gbuf.h"
+
 #define VALUE_CHARS 1024
 
-typedef struct { char *p; size_t len, cap; } sbuf;
-
-static int sb_put(sbuf *g, const void *src, size_t n) {
-    if (g->len + n > g->cap) {
-        size_t cap = g->cap ? g->cap : 4096;
-        while (cap < g->len + n) cap *= 2;
-        char *q = PyMem_Realloc(g->p, cap);
-        if (!q) { PyErr_NoMemory(); return -1; }
-        g->p = q;
-        g->cap = cap;
-    }
-    if (n) memcpy(g->p + g->len, src, n);
-    g->len += n;
-    return 0;
-}
-
 /* one string column: offsets (int32) and data; 1 = over int32 (the caller gives up), -1 = error */
-typedef struct { sbuf offs, data; } strcol;
+typedef struct { gbuf offs, data; } strcol;
 
 static int col_put(strcol *c, const char *s, size_t n, const char *tail, size_t tail_n) {
     if (c->data.len + n + tail_n > INT32_MAX) return 1;
-    if (sb_put(&c->data, s, n) < 0 || sb_put(&c->data, tail, tail_n) < 0) return -1;
+    if (gb_put(&c->data, s, n) < 0 || gb_put(&c->data, tail, tail_n) < 0) return -1;
     int32_t o = (int32_t)c->data.len;
-    return sb_put(&c->offs, &o, 4);
+    return gb_put(&c->offs, &o, 4);
 }
 
 /* Python's str.isspace() for ASCII: \t \n \v \f \r, \x1c-\x1f and space */
@@ -100,7 +86,7 @@ PyObject *pt2_split_components(PyObject *self, PyObject *items) {
     PyObject *result = NULL, *backward = NULL;
     Py_ssize_t rows = 0;
     int32_t zero = 0;
-    for (int i = 0; i < 3; i++) if (sb_put(&cols[i].offs, &zero, 4) < 0) goto done;
+    for (int i = 0; i < 3; i++) if (gb_put(&cols[i].offs, &zero, 4) < 0) goto done;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items); i++) {
         PyObject *item = PyList_GET_ITEM(items, i);
         if (!PyUnicode_CheckExact(item)) continue;

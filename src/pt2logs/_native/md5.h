@@ -27,34 +27,41 @@ static const uint32_t MD5_K[64] = {
 #define MD5_I(x, y, z) ((y) ^ ((x) | ~(z)))
 #define MD5_STEP(f, a, b, c, d, x, k, s) ((a) += f((b), (c), (d)) + (x) + (k), (a) = MD5_ROTL((a), (s)) + (b))
 
+/* RFC 1321's 64 steps over state a, b, c, d and message words m[16], with a STEP(f, a, b, c, d, x, k, s) and
+ * the four round functions given: the one-message code below and the eight-lane code of md5x8.h share it */
+#define MD5_ROUNDS(STEP, F, G, H, I, a, b, c, d, m)                                                \
+    do {                                                                                           \
+        for (int i = 0; i < 16; i += 4) {                                                          \
+            STEP(F, a, b, c, d, m[i], MD5_K[i], 7);                                                \
+            STEP(F, d, a, b, c, m[i + 1], MD5_K[i + 1], 12);                                       \
+            STEP(F, c, d, a, b, m[i + 2], MD5_K[i + 2], 17);                                       \
+            STEP(F, b, c, d, a, m[i + 3], MD5_K[i + 3], 22);                                       \
+        }                                                                                          \
+        for (int i = 16; i < 32; i += 4) {                                                         \
+            STEP(G, a, b, c, d, m[(5 * i + 1) & 15], MD5_K[i], 5);                                 \
+            STEP(G, d, a, b, c, m[(5 * i + 6) & 15], MD5_K[i + 1], 9);                             \
+            STEP(G, c, d, a, b, m[(5 * i + 11) & 15], MD5_K[i + 2], 14);                           \
+            STEP(G, b, c, d, a, m[(5 * i + 16) & 15], MD5_K[i + 3], 20);                           \
+        }                                                                                          \
+        for (int i = 32; i < 48; i += 4) {                                                         \
+            STEP(H, a, b, c, d, m[(3 * i + 5) & 15], MD5_K[i], 4);                                 \
+            STEP(H, d, a, b, c, m[(3 * i + 8) & 15], MD5_K[i + 1], 11);                            \
+            STEP(H, c, d, a, b, m[(3 * i + 11) & 15], MD5_K[i + 2], 16);                           \
+            STEP(H, b, c, d, a, m[(3 * i + 14) & 15], MD5_K[i + 3], 23);                           \
+        }                                                                                          \
+        for (int i = 48; i < 64; i += 4) {                                                         \
+            STEP(I, a, b, c, d, m[(7 * i) & 15], MD5_K[i], 6);                                     \
+            STEP(I, d, a, b, c, m[(7 * i + 7) & 15], MD5_K[i + 1], 10);                            \
+            STEP(I, c, d, a, b, m[(7 * i + 14) & 15], MD5_K[i + 2], 15);                           \
+            STEP(I, b, c, d, a, m[(7 * i + 21) & 15], MD5_K[i + 3], 21);                           \
+        }                                                                                          \
+    } while (0)
+
 static void md5_block(md5_ctx *c, const unsigned char *p) {
     uint32_t m[16], a = c->a, b = c->b, cc = c->c, d = c->d;
     for (int i = 0; i < 16; i++)
         m[i] = (uint32_t)p[4 * i] | ((uint32_t)p[4 * i + 1] << 8) | ((uint32_t)p[4 * i + 2] << 16) | ((uint32_t)p[4 * i + 3] << 24);
-    for (int i = 0; i < 16; i += 4) {
-        MD5_STEP(MD5_F, a, b, cc, d, m[i], MD5_K[i], 7);
-        MD5_STEP(MD5_F, d, a, b, cc, m[i + 1], MD5_K[i + 1], 12);
-        MD5_STEP(MD5_F, cc, d, a, b, m[i + 2], MD5_K[i + 2], 17);
-        MD5_STEP(MD5_F, b, cc, d, a, m[i + 3], MD5_K[i + 3], 22);
-    }
-    for (int i = 16; i < 32; i += 4) {
-        MD5_STEP(MD5_G, a, b, cc, d, m[(5 * i + 1) & 15], MD5_K[i], 5);
-        MD5_STEP(MD5_G, d, a, b, cc, m[(5 * i + 6) & 15], MD5_K[i + 1], 9);
-        MD5_STEP(MD5_G, cc, d, a, b, m[(5 * i + 11) & 15], MD5_K[i + 2], 14);
-        MD5_STEP(MD5_G, b, cc, d, a, m[(5 * i + 16) & 15], MD5_K[i + 3], 20);
-    }
-    for (int i = 32; i < 48; i += 4) {
-        MD5_STEP(MD5_H, a, b, cc, d, m[(3 * i + 5) & 15], MD5_K[i], 4);
-        MD5_STEP(MD5_H, d, a, b, cc, m[(3 * i + 8) & 15], MD5_K[i + 1], 11);
-        MD5_STEP(MD5_H, cc, d, a, b, m[(3 * i + 11) & 15], MD5_K[i + 2], 16);
-        MD5_STEP(MD5_H, b, cc, d, a, m[(3 * i + 14) & 15], MD5_K[i + 3], 23);
-    }
-    for (int i = 48; i < 64; i += 4) {
-        MD5_STEP(MD5_I, a, b, cc, d, m[(7 * i) & 15], MD5_K[i], 6);
-        MD5_STEP(MD5_I, d, a, b, cc, m[(7 * i + 7) & 15], MD5_K[i + 1], 10);
-        MD5_STEP(MD5_I, cc, d, a, b, m[(7 * i + 14) & 15], MD5_K[i + 2], 15);
-        MD5_STEP(MD5_I, b, cc, d, a, m[(7 * i + 21) & 15], MD5_K[i + 3], 21);
-    }
+    MD5_ROUNDS(MD5_STEP, MD5_F, MD5_G, MD5_H, MD5_I, a, b, cc, d, m);
     c->a += a; c->b += b; c->c += cc; c->d += d;
 }
 

@@ -125,30 +125,7 @@ __attribute__((target("avx2"))) static void md5_many_avx2(md5_job *jobs_in, size
         __m256i m[16];
         md5x8_words(bp, m);
         __m256i a = A, b = B, c = C, d = D;
-        for (int i = 0; i < 16; i += 4) {
-            V8_STEP(V8_F, a, b, c, d, m[i], MD5_K[i], 7);
-            V8_STEP(V8_F, d, a, b, c, m[i + 1], MD5_K[i + 1], 12);
-            V8_STEP(V8_F, c, d, a, b, m[i + 2], MD5_K[i + 2], 17);
-            V8_STEP(V8_F, b, c, d, a, m[i + 3], MD5_K[i + 3], 22);
-        }
-        for (int i = 16; i < 32; i += 4) {
-            V8_STEP(V8_G, a, b, c, d, m[(5 * i + 1) & 15], MD5_K[i], 5);
-            V8_STEP(V8_G, d, a, b, c, m[(5 * i + 6) & 15], MD5_K[i + 1], 9);
-            V8_STEP(V8_G, c, d, a, b, m[(5 * i + 11) & 15], MD5_K[i + 2], 14);
-            V8_STEP(V8_G, b, c, d, a, m[(5 * i + 16) & 15], MD5_K[i + 3], 20);
-        }
-        for (int i = 32; i < 48; i += 4) {
-            V8_STEP(V8_H, a, b, c, d, m[(3 * i + 5) & 15], MD5_K[i], 4);
-            V8_STEP(V8_H, d, a, b, c, m[(3 * i + 8) & 15], MD5_K[i + 1], 11);
-            V8_STEP(V8_H, c, d, a, b, m[(3 * i + 11) & 15], MD5_K[i + 2], 16);
-            V8_STEP(V8_H, b, c, d, a, m[(3 * i + 14) & 15], MD5_K[i + 3], 23);
-        }
-        for (int i = 48; i < 64; i += 4) {
-            V8_STEP(V8_I, a, b, c, d, m[(7 * i) & 15], MD5_K[i], 6);
-            V8_STEP(V8_I, d, a, b, c, m[(7 * i + 7) & 15], MD5_K[i + 1], 10);
-            V8_STEP(V8_I, c, d, a, b, m[(7 * i + 14) & 15], MD5_K[i + 2], 15);
-            V8_STEP(V8_I, b, c, d, a, m[(7 * i + 21) & 15], MD5_K[i + 3], 21);
-        }
+        MD5_ROUNDS(V8_STEP, V8_F, V8_G, V8_H, V8_I, a, b, c, d, m);
         A = _mm256_add_epi32(A, a); B = _mm256_add_epi32(B, b); C = _mm256_add_epi32(C, c); D = _mm256_add_epi32(D, d);
         int ended = 0;
         for (int l = 0; l < 8; l++) {
