@@ -143,6 +143,16 @@ def test_cold_and_warm_runs(torch_runs):
     assert rows["config"]["state"] == "cold" and rows["config"]["cold_run"] == "cold"
 
 
+def test_cold_runs_are_paired_as_before_the_rewrite(torch_runs):
+    """cache_cold_warm's cold run (candidates from the functions runs share) is the one the former
+    quadratic join found (tests/query_oracles)."""
+    from tests.query_oracles import cold_warm_sql, named_sql, rows
+
+    con = pt2logs.connect(torch_runs)
+    for params in ({}, {"run_id": "warm"}, {"tag": "job=relu"}, {"tag": "job=other"}):
+        assert rows(con, named_sql("cache_cold_warm"), params) == rows(con, cold_warm_sql(), params), params
+
+
 def test_a_config_change_is_the_component_that_differs(torch_runs):
     con = pt2logs.connect(torch_runs)
     rows = run_named(con, "cache_misses", {}).to_pylist()
