@@ -15,17 +15,22 @@ from pt2logs.queries import bind, get_query, run_sql
 HERE = Path(__file__).parent
 
 
-def cold_warm_sql() -> str:
-    """cache_cold_warm as it was: every run joined with every earlier cold run (list_intersect)."""
-    return (HERE / "cache_cold_warm.sql").read_text()
-
-
 def add_advice_oracle(con: duckdb.DuckDBPyConnection) -> None:
     """``advice_items_oracle(run, since, until, tag)``: the macro as it was, completed as items_macro does."""
     sql = (HERE / "advice_items.sql").read_text().replace("{DEFAULT_LIMIT}", str(DEFAULT_LIMIT))
     for k, v in match_sql(load_rules()).items():
         sql = sql.replace("{" + k + "}", v)
     con.execute(sql.replace("MACRO advice_items(", "MACRO advice_items_oracle(", 1))
+
+
+def add_cache_oracle(con: duckdb.DuckDBPyConnection) -> None:
+    """``cache_component_diffs_oracle(...)``: the macro as it was (it makes the pairs itself)."""
+    con.execute((HERE / "cache_component_diffs.sql").read_text())
+
+
+def oracle_sql(name: str) -> str:
+    """A named query as it was (tests/query_oracles/NAME.sql)."""
+    return (HERE / f"{name}.sql").read_text()
 
 
 def rows(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any]) -> list[dict]:
