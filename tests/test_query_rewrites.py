@@ -11,7 +11,14 @@ import shutil
 from collections import Counter
 
 import pytest
-from tests.query_oracles import add_advice_oracle, add_cache_oracle, canonical, named_sql, oracle_sql, rows
+from tests.query_oracles import (
+    add_advice_oracle,
+    add_cache_oracle,
+    canonical,
+    named_sql,
+    oracle_sql,
+    rows,
+)
 
 import pt2logs
 from pt2logs.queries import run_named
