@@ -141,32 +141,29 @@ items AS (
          flatten(list([v1, v2] ORDER BY ts, compile_id)) AS vals_seen,
          max(TRY_CAST(regexp_extract(compile_id, '/(\d+)$', 1) AS INTEGER)) FILTER (WHERE limit_hit) AS limit_compiles,
          string_agg(DISTINCT compile_id, ', ' ORDER BY compile_id) FILTER (WHERE limit_hit) AS limit_cids,
-         list_distinct(list({'rank': rank, 'frame_no': frame_no})) AS frame_keys,
-         list_distinct(list({'rank': rank, 'compile_id': compile_id})) AS compile_keys,
          min(ts) AS first_ts
   FROM keyed GROUP BY rule_id, run_id, item_key, subject) i
   JOIN ru USING (rule_id)
   WHERE i.n >= ru.min_events),
+item_frames AS (SELECT DISTINCT rule_id, run_id, item_key, subject, rank, frame_no FROM keyed),
 ifr AS (  -- the frames of each item, with their compiles and config
   SELECT i.rule_id, i.run_id, i.item_key, i.subject, sum(fr.frame_s) AS frame_s, max(c.cfg_limit) AS cfg_limit,
          bool_or(c.auto_off) AS auto_off, bool_or(c.auto_on) AS auto_on, bool_or(c.dyn_true) AS dyn_true,
          max(fr.compiles) AS compiles
-  FROM (SELECT rule_id, run_id, item_key, subject, unnest(frame_keys) AS k FROM items) i
-  JOIN fr ON fr.run_id = i.run_id AND fr.rank IS NOT DISTINCT FROM i.k.rank AND fr.frame_no = i.k.frame_no
+  FROM item_frames i JOIN fr ON fr.run_id = i.run_id AND fr.rank IS NOT DISTINCT FROM i.rank AND fr.frame_no = i.frame_no
   LEFT JOIN cfg c ON c.run_id = fr.run_id AND c.rank IS NOT DISTINCT FROM fr.rank AND c.frame_no = fr.frame_no
   GROUP BY ALL),
 ics AS (  -- the compile time of each item's compiles
   SELECT i.rule_id, i.run_id, i.item_key, i.subject, sum(c.s) AS matched_s
-  FROM (SELECT rule_id, run_id, item_key, subject, unnest(compile_keys) AS k FROM items) i
-  JOIN cmc c ON c.run_id = i.run_id AND c.rank IS NOT DISTINCT FROM i.k.rank AND c.compile_id = i.k.compile_id
+  FROM (SELECT DISTINCT rule_id, run_id, item_key, subject, rank, compile_id FROM keyed) i
+  JOIN cmc c ON c.run_id = i.run_id AND c.rank IS NOT DISTINCT FROM i.rank AND c.compile_id = i.compile_id
   GROUP BY ALL),
 frc AS (  -- recompiles per frame (every cause): what a recompile-limit hit wasted
   SELECT run_id, rank, frame_no, count(*) AS recompiles FROM facts
   WHERE facts = 'recompiles' AND run_id IN (SELECT run_id FROM hit_runs) GROUP BY ALL),
 ifrc AS (
   SELECT i.rule_id, i.run_id, i.item_key, i.subject, sum(c.recompiles)::BIGINT AS frame_recompiles
-  FROM (SELECT rule_id, run_id, item_key, subject, unnest(frame_keys) AS k FROM items) i
-  JOIN frc c ON c.run_id = i.run_id AND c.rank IS NOT DISTINCT FROM i.k.rank AND c.frame_no = i.k.frame_no
+  FROM item_frames i JOIN frc c ON c.run_id = i.run_id AND c.rank IS NOT DISTINCT FROM i.rank AND c.frame_no = i.frame_no
   GROUP BY ALL),
 hit_frames AS (SELECT DISTINCT run_id, rank, frame_no FROM m WHERE limit_hit),
 near AS (  -- the other frames of a run, by compiles: how close they are to the limit
