@@ -98,6 +98,7 @@ def time_queries(wh: Path) -> list[tuple[str, float, int]]:
         t = time.perf_counter()
         table = run_named(con, name, {})
         out.append((name, time.perf_counter() - t, table.num_rows))
+        del table  # freed here, not inside the next query's time (a big result took seconds to free)
     return out
 
 

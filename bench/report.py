@@ -143,7 +143,8 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
         x = r["fleet"]
         out += [*title(f"## Fleet queries over {x['runs']:,} runs", "fleet"),
                 "Synthesized from the sample runs (8 weeks of start times, tags model/cluster). Every named query with default "
-                "parameters (fleet-wide), then the dashboard.", "", "| query | ms | rows |", "|---|---|---|"]
+                "parameters (fleet-wide; the queries about one run, trace_events and bug_report_artifacts, the newest run), "
+                "then the dashboard.", "", "| query | ms | rows |", "|---|---|---|"]
         for name, s, n in x["queries"]:
             out.append(f"| {name} | {s * 1000:,.0f} | {n} |")
         out += ["", f"Dashboard build: {_f(x['dashboard_s'])} s" + ("" if x.get("dashboard_rc") == 0 else f" (exit {x.get('dashboard_rc')})"), ""]

@@ -5,8 +5,7 @@
 -- `base_value` are torch's text (at most 1,024 characters each). The pairing rules:
 -- src/pt2logs/cache_rules.py.
 SELECT p.run, p.rank, p.compile_id, p.co_name AS function, p.cache, p.lookup, p.base_run,
-       d.kind, d.component, d.base_value, d.value, p.file, p.line_no
-FROM cache_component_diffs($run_id, $since, $until, $tag, $base) d
-JOIN cache_pairs($run_id, $since, $until, $tag, $base) p ON p.run_id = d.run_id AND p.file = d.file AND p.line_no = d.line_no
-ORDER BY p.started_at, p.run, p.rank, p.line_no, d.kind, d.component
+       p.d.kind, p.d.component, p.d.base_value, p.d.value, p.file, p.line_no
+FROM (SELECT *, unnest(diffs) AS d FROM cache_pair_diffs($run_id, $since, $until, $tag, $base)) p
+ORDER BY p.started_at, p.run, p.rank, p.line_no, p.d.kind, p.d.component
 LIMIT coalesce(TRY_CAST($limit AS INTEGER), 200);

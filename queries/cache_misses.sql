@@ -6,12 +6,13 @@
 -- cache_key_diff` lists each with both values). A key without components (AOTAutograd in recent torch
 -- logs them only with its logger at DEBUG) can only say that the key differs. The rules:
 -- src/pt2logs/cache_rules.py.
-WITH paired AS (SELECT * FROM cache_pairs($run_id, $since, $until, $tag, $base)),
-diffs AS (
-  SELECT run_id, file, line_no, string_agg(DISTINCT kind, ', ' ORDER BY kind) AS differs,
-         array_to_string(list(component ORDER BY component)[1:6], ', ')
-           || CASE WHEN count(*) > 6 THEN ' (+' || (count(*) - 6) || ')' ELSE '' END AS components
-  FROM cache_component_diffs($run_id, $since, $until, $tag, $base) GROUP BY ALL),
+WITH paired AS MATERIALIZED (SELECT * FROM cache_pair_diffs($run_id, $since, $until, $tag, $base)),
+diffs AS (  -- a pair's differing components in words (the pairs with some)
+  SELECT run_id, file, line_no,
+         nullif(array_to_string(list_sort(list_distinct(list_transform(diffs, lambda x: x.kind))), ', '), '') AS differs,
+         array_to_string(list_sort(list_transform(diffs, lambda x: x.component), 'ASC', 'NULLS LAST')[1:6], ', ')
+           || CASE WHEN len(diffs) > 6 THEN ' (+' || (len(diffs) - 6) || ')' ELSE '' END AS components
+  FROM paired WHERE len(diffs) > 0),
 per_compile AS (  -- what differs in a compile's keys that have components (for a cache that logged none)
   SELECT p.run_id, p.rank, p.compile_id, string_agg(DISTINCT d.differs, ', ') AS differs
   FROM paired p JOIN diffs d ON d.run_id = p.run_id AND d.file = p.file AND d.line_no = p.line_no

@@ -1,14 +1,15 @@
 -- title: Trace events (Perfetto / Chrome trace)
 -- question: What happened when, per run and rank, as a timeline: every compile of every frame and every compile phase as a span, every graph break, recompile, cache lookup and instant marker as a point with its reason? What `pt2logs export perfetto` draws; times in µs since the run's first event.
--- params: run_id (optional: id, id prefix, name or name prefix), since (optional), until (optional), tag (optional: key=value)
+-- params: run_id (optional: id, id prefix, name or name prefix; default: the newest run, when since, until and tag are not given either), since (optional), until (optional), tag (optional: key=value)
 -- ph: X = a span (ts, dur), i = an instant. kind: compile (compilation_metrics: one per compile attempt),
 -- phase (compile_phases spans), graph_break, recompile (its failed guard in reason), cache (a lookup:
 -- hit, miss or bypass), marker (compile_phases instants), unfinished (a span begun and never ended,
 -- or a compile without a duration: placed at its start). lane: the frame a compile belongs to (the
 -- frame part of its compile id, with its compiled-autograd prefix), NULL outside a compile. An event
 -- with no time of its own is placed at its compile's start, else at the rank's first event
--- (time_known = false).
-WITH sel AS (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)),
+-- (time_known = false). With no selection at all the newest run only: one run is a timeline, every event of a
+-- fleet is not (give --since, --until or --tag for several runs).
+WITH sel AS (SELECT run_id FROM selected_runs_or_newest($run_id, $since, $until, $tag)),
 compiles AS (
   SELECT run_id, rank, compile_id, line_no, kind AS metric, co_name, co_file, co_filename, co_firstlineno,
          fail_type, recompile_reason, graph_op_count, guard_count, cache_size,

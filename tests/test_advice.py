@@ -190,6 +190,30 @@ def test_cache_bypass(fixtures_wh, sample_wh):
         assert not of(items(sample_wh, run), "cache_bypass"), run
 
 
+def _same_items_as_the_oracle(wh: str) -> int:
+    """advice_items() gives the items its former formulation gives (tests/query_oracles), run by run."""
+    from tests.query_oracles import add_advice_oracle, canonical
+
+    con = pt2logs.connect(wh)
+    add_advice_oracle(con)
+    runs = [None] + [r for (r,) in con.execute("SELECT run_id FROM runs").fetchall()]
+    for run in runs:
+        new = con.execute("SELECT * FROM advice_items($r, NULL, NULL, NULL)", {"r": run}).fetchall()
+        old = con.execute("SELECT * FROM advice_items_oracle($r, NULL, NULL, NULL)", {"r": run}).fetchall()
+        assert canonical([dict(enumerate(x)) for x in new]) == canonical([dict(enumerate(x)) for x in old]), run
+    return {i for (i,) in con.execute("SELECT DISTINCT id FROM advice_items(NULL, NULL, NULL, NULL)").fetchall()}
+
+
+def test_the_rewritten_matching_finds_the_items_it_found(fixtures_wh):
+    # every rule but skipped_function fires in these logs (the samples have that one: test_query_rewrites.py)
+    assert _same_items_as_the_oracle(fixtures_wh) == {r.id for r in load_rules()} - {"skipped_function"}
+
+
+@pytest.mark.slow  # a real torch.compile workload (once per session, ~15 s)
+def test_the_rewritten_matching_finds_the_items_it_found_in_a_real_run(own_wh):
+    assert _same_items_as_the_oracle(own_wh)
+
+
 @pytest.mark.slow  # a real torch.compile workload (once per session, ~15 s)
 def test_every_fact_has_at_most_one_item(own_wh):
     con = pt2logs.connect(own_wh)

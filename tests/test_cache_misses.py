@@ -143,6 +143,37 @@ def test_cold_and_warm_runs(torch_runs):
     assert rows["config"]["state"] == "cold" and rows["config"]["cold_run"] == "cold"
 
 
+def test_cold_runs_are_paired_as_before_the_rewrite(torch_runs):
+    """cache_cold_warm's cold run (candidates from the functions runs share) is the one the former
+    quadratic join found (tests/query_oracles)."""
+    from tests.query_oracles import named_sql, oracle_sql, rows
+
+    con = pt2logs.connect(torch_runs)
+    for params in ({}, {"run_id": "warm"}, {"tag": "job=relu"}, {"tag": "job=other"}):
+        assert rows(con, named_sql("cache_cold_warm"), params) == rows(con, oracle_sql("cache_cold_warm"), params), params
+
+
+def _misses_as_before(wh: str, selections: list[dict]) -> list[dict]:
+    """cache_misses and cache_key_diff (pairs made once, with their differences) give the rows their
+    former formulation gives (tests/query_oracles: the pairs made twice)."""
+    from tests.query_oracles import add_cache_oracle, named_sql, oracle_sql, rows
+
+    con = pt2logs.connect(wh)
+    add_cache_oracle(con)
+    for params in selections:
+        for name in ("cache_misses", "cache_key_diff"):
+            p = {**params, "limit": 100000} if name == "cache_key_diff" else params
+            assert rows(con, named_sql(name), p) == rows(con, oracle_sql(name), p), (name, params)
+    return rows(con, named_sql("cache_key_diff"), {"limit": 100000})
+
+
+def test_missed_lookups_are_explained_as_before_the_rewrite(torch_runs, tlparse_wh):
+    diffs = _misses_as_before(torch_runs, [{}, {"run_id": "config"}, {"run_id": "cold", "base": "warm"},
+                                           {"run_id": "config", "base": "cold"}, {"tag": "job=relu"}])
+    assert diffs  # the config run's keys differ in a component
+    _misses_as_before(tlparse_wh, [{}])
+
+
 def test_a_config_change_is_the_component_that_differs(torch_runs):
     con = pt2logs.connect(torch_runs)
     rows = run_named(con, "cache_misses", {}).to_pylist()

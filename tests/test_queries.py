@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import SAMPLES
-from tests.rawscan import KERNEL, artifact_name, event_key, raw_records
+from tests.rawscan import KERNEL, artifact_name, event_key, raw_records, read_text
 
 import pt2logs
 from pt2logs.queries import QueryError, bind, get_query, load_queries, parse_query_file, run_named
@@ -19,10 +19,14 @@ METRICS = "compilation_metrics"
 def scan_samples() -> dict:
     """Independent numbers from the sample traces."""
     e: dict = {"metrics": [], "recompiles": 0, "graph_breaks": 0, "kernels": 0, "cache": Counter(), "runs": 0,
-               "size_mismatches": 0, "cache_by_run": Counter()}
+               "size_mismatches": 0, "cache_by_run": Counter(), "by_run": Counter(), "newest": None}
+    started: dict[str, str] = {}  # each run's first line's time: the newest run started last
     for scen in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
         e["runs"] += 1
         for f in sorted((scen / "trace").glob("*.log*")):
+            # the glog time of the first line (month, day, time: the samples were made one after another)
+            at = __import__("re").match(r"[VIWEC](\d{4} [\d:.]+)", read_text(f)).group(1)
+            started[scen.name] = min(started.get(scen.name, at), at)
             for env, payload in raw_records(f):
                 k, art = event_key(env), artifact_name(env)
                 if k == METRICS:
@@ -30,17 +34,20 @@ def scan_samples() -> dict:
                     e["metrics"].append({"scenario": scen.name, "rank": env.get("rank"), **m})
                 elif art == "recompile_reasons":
                     e["recompiles"] += 1
+                    e["by_run"][(scen.name, "recompiles")] += 1
                     # the first (newest) failed guard: one text line, or the first of a JSON list
                     first = json.loads(payload)[0] if payload.lstrip().startswith("[") else payload.split("\n", 1)[0]
                     e["size_mismatches"] += " size mismatch at index " in first
                 elif art == "dynamo_graph_break_reason":
                     e["graph_breaks"] += 1
+                    e["by_run"][(scen.name, "graph_breaks")] += 1
                 elif k == "inductor_output_code":
                     e["kernels"] += len(KERNEL.findall(payload))
                 elif art and ("_cache_hit" in art or "_cache_miss" in art or "_cache_bypass" in art):
                     cache = "fx_graph" if art.startswith("fx_graph") else "aotautograd"
                     e["cache"][(cache, art.rsplit("_", 1)[1])] += 1
                     e["cache_by_run"][(scen.name, art.rsplit("_", 1)[1])] += 1
+    e["newest"] = max(sorted(started), key=lambda n: started[n])
     return e
 
 
@@ -166,13 +173,16 @@ def check_ingest_errors_summary(rows, e):
 def check_trace_events(rows, e):
     import json as _json
 
+    # no selection: the newest run only (tests/test_query_rewrites.py: every run when selected)
+    (run,) = {r["run"] for r in rows}
+    assert run == e["newest"]
     kinds = Counter(r["kind"] for r in rows)
-    assert kinds["recompile"] == e["recompiles"]
-    assert sum(_json.loads(r["args"])["occurrences"] for r in rows if r["kind"] == "graph_break") == e["graph_breaks"]
-    assert kinds["cache"] == sum(e["cache"].values())
+    assert kinds["recompile"] == e["by_run"][(run, "recompiles")]
+    assert sum(_json.loads(r["args"])["occurrences"] for r in rows if r["kind"] == "graph_break") == e["by_run"][(run, "graph_breaks")]
+    assert kinds["cache"] == e["cache_by_run"][(run, "hit")] + e["cache_by_run"][(run, "miss")] + e["cache_by_run"][(run, "bypass")]
     compiles = [r for r in rows if r["kind"] in ("compile", "unfinished")
                 and _json.loads(r["args"]).get("record") == "compilation_metrics"]
-    assert len(compiles) == len(e["metrics"])  # (backward compiles are bwd_compilation_metrics records)
+    assert len(compiles) == sum(1 for m in e["metrics"] if m["scenario"] == run) > 0  # (backward: bwd_compilation_metrics)
     assert all(r["ts_us"] >= 0 and (r["ph"] == "X") == (r["dur_us"] is not None) for r in rows)
     assert all(r["ts_us"] == 0 for r in rows if r == min((x for x in rows if x["run_id"] == r["run_id"]), key=lambda x: x["ts_us"]))
 
@@ -360,7 +370,8 @@ def check_bug_report_compiles(rows, e):
     assert bad["exc_type"] == "BackendCompilerFailed" and "synthetic backend failure" in bad["exc_message"] and bad["stack"]
 
 
-def check_bug_report_artifacts(rows, e):
+def check_bug_report_artifacts(rows, e, runs=None):
+    """``runs``: the runs selected (no selection: the newest run only)."""
     n = Counter()
     for scen in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
         for f in sorted((scen / "trace").glob("*.log*")):
@@ -368,9 +379,19 @@ def check_bug_report_artifacts(rows, e):
                 what = artifact_name(env) or event_key(env)
                 if what in ("dynamo_error", "dynamo_output_graph", "inductor_output_code", "aot_forward_graph") and payload:
                     n[(scen.name, what)] += 1
+    runs = runs or {e["newest"]}
+    assert {r["run"] for r in rows} == set(runs)
     got = Counter((r["run"], r["what"]) for r in rows)
-    assert {k: got[k] for k in n} == dict(n) and n[("compile_failure", "dynamo_error")] == 1
+    want = {k: v for k, v in n.items() if k[0] in runs}
+    assert want and {k: got[k] for k in want} == want
     assert all(r["payload"] and r["payload_bytes"] >= len(r["payload"]) for r in rows if r["what"] in ("dynamo_output_graph", "inductor_output_code"))
+
+
+def test_bug_report_artifacts_of_every_selected_run(sample_wh, expected):
+    con = pt2logs.connect(sample_wh)
+    rows = run_named(con, "bug_report_artifacts", {"since": "2000-01-01"}).to_pylist()
+    check_bug_report_artifacts(rows, expected, runs={p.name for p in SAMPLES.iterdir() if p.is_dir()})
+    assert sum(1 for r in rows if r["run"] == "compile_failure" and r["what"] == "dynamo_error") == 1
 
 
 def check_dash_run_outcomes(rows, e):

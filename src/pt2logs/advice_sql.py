@@ -9,13 +9,17 @@ Steps (see :mod:`pt2logs.advice` for the table):
    match (break type + reason + explanation, exception message), the user line and code line.
 2. each fact goes to the first rule (``rule_order``) whose conditions hold: one ``CASE`` generated
    from the table by :func:`pt2logs.advice.match_sql`, so that every regular expression is a constant
-   (compiled once, not per row); the rules' ``subject`` / ``detail`` expressions likewise.
+   (compiled once, not per row); the rules' ``subject`` / ``detail`` expressions likewise. Facts repeat
+   (the same break in every run of a program): the patterns run once per distinct kind of fact (what
+   the rules look at: facts, cause, guard kind, limit hit, exception type, outcome, break id, text),
+   and each fact is joined to its kind's rule.
 3. items: a rule's facts grouped per run and frame (breaks: per site; cache lookups: per reason) and subject; items with fewer
    than ``min_events`` facts are dropped; the evidence template is filled in.
 
 Per frame: its compiles and their compile time (``compilation_metrics``), the dynamo config in force
 (``dynamo_config``: ``automatic_dynamic_shapes``, ``assume_static_by_default``, ``recompile_limit`` /
-``cache_size_limit``). The recompile limit in force is the config's, else the one the warning names
+``cache_size_limit``; each distinct config text parsed once, found again by its hash, and parsed compile by
+compile only where two texts share a hash). The recompile limit in force is the config's, else the one the warning names
 (``torch._dynamo hit config.recompile_limit (N)``, torch/_dynamo/convert_frame.py, in ``log_lines``),
 else the one gb0039's explanation names (``currently set to N``), else torch's default.
 """
@@ -68,31 +72,51 @@ facts AS (
   FROM (SELECT * FROM rc UNION ALL BY NAME SELECT * FROM gb UNION ALL BY NAME SELECT * FROM fl UNION ALL BY NAME SELECT * FROM ce) f
   LEFT JOIN fr ON fr.run_id = f.run_id AND fr.rank IS NOT DISTINCT FROM f.rank
        AND fr.frame_no = regexp_extract(f.compile_id, '(\d+)/\d+$', 1)),
-m AS (  -- each fact to the first rule that matches it (advice.toml's order), with its subject and detail
+kinds AS (  -- the first rule (advice.toml's order) each distinct kind of fact matches: facts repeat (the same
+            -- break in every run of a program), so the patterns are tried once per kind
+  SELECT f.*, {RULE_CASE} AS rule_id
+  FROM (SELECT DISTINCT facts, cause, guard_kind, limit_hit, exc_type, outcome, gb_id, text FROM facts) f),
+ruled AS (  -- and the rule's subject and detail patterns applied to its text
+  SELECT m.* EXCLUDE (text), {SUBJECT_CASE} AS subject_found, {DETAIL_CASE} AS detail_found, m.text FROM kinds m),
+m AS (  -- each fact to its rule (its text stays behind: matched once above)
   SELECT * FROM (
-    SELECT f.*, {RULE_CASE} AS rule_id,
+    SELECT f.* EXCLUDE (text), r.rule_id, r.subject_found, r.detail_found,
            coalesce(f.co_name, '?') || coalesce(' (' || f.ffile || coalesce(':' || f.fline, '') || ')', '') AS frame
-    FROM facts f) f
-  JOIN ru USING (rule_id)),
+    FROM facts f JOIN ruled r ON r.facts = f.facts AND r.text = f.text AND r.cause IS NOT DISTINCT FROM f.cause
+         AND r.guard_kind IS NOT DISTINCT FROM f.guard_kind AND r.limit_hit IS NOT DISTINCT FROM f.limit_hit
+         AND r.exc_type IS NOT DISTINCT FROM f.exc_type AND r.outcome IS NOT DISTINCT FROM f.outcome
+         AND r.gb_id IS NOT DISTINCT FROM f.gb_id) f
+  JOIN (SELECT rule_id, subject_default FROM ru) USING (rule_id)),  -- the rule's texts join its items, below
 ms AS (
-  SELECT m.* EXCLUDE (subject0),
-         coalesce({SUBJECT_CASE}, m.subject0, m.subject_default) AS subject,
-         coalesce({DETAIL_CASE}, m.detail0) AS detail
+  SELECT m.* EXCLUDE (subject0, subject_found, detail_found),
+         coalesce(m.subject_found, m.subject0, m.subject_default) AS subject, coalesce(m.detail_found, m.detail0) AS detail
   FROM m),
 hit_runs AS (SELECT DISTINCT run_id FROM m WHERE limit_hit),
 cfg_frames AS (  -- the frames whose config an item shows: those of matched recompiles, every frame of a run with a limit hit
   SELECT DISTINCT run_id, rank, frame_no FROM m WHERE facts = 'recompiles'
   UNION SELECT run_id, rank, frame_no FROM fr WHERE run_id IN (SELECT run_id FROM hit_runs)),
-cfg AS (  -- the dynamo config they were compiled under (one JSON parse per compile, several paths at once)
-  SELECT run_id, rank, frame_no, max(coalesce(TRY_CAST(v[3] AS INTEGER), TRY_CAST(v[4] AS INTEGER))) AS cfg_limit,
+cm_cfg AS MATERIALIZED (  -- the compiles with a config: its hash (hashed as it is read, the text goes no further)
+  SELECT run_id, rank, regexp_extract(compile_id, '(\d+)/\d+$', 1) AS frame_no, hash(dynamo_config) AS h
+  FROM compilation_metrics
+  WHERE kind = 'compilation_metrics' AND dynamo_config IS NOT NULL AND since_partition(ingest_date, p_since)
+    AND run_id IN (SELECT run_id FROM sel)),
+cfg_text AS (  -- each distinct config parsed once (compiles repeat theirs); several paths at once
+  SELECT hash(t) AS h, count(*) OVER (PARTITION BY hash(t)) = 1 AS sole, TRY(json_extract_string(t, ['$.automatic_dynamic_shapes', '$.assume_static_by_default', '$.recompile_limit',
+                          '$.cache_size_limit'])) AS v
+  FROM (SELECT DISTINCT dynamo_config AS t FROM compilation_metrics
+        WHERE kind = 'compilation_metrics' AND dynamo_config IS NOT NULL AND since_partition(ingest_date, p_since)
+          AND run_id IN (SELECT run_id FROM sel))),
+cfg AS (  -- the dynamo config they were compiled under
+  SELECT c.run_id, c.rank, c.frame_no, max(coalesce(TRY_CAST(v[3] AS INTEGER), TRY_CAST(v[4] AS INTEGER))) AS cfg_limit,
          bool_or(v[1] = 'false') AS auto_off, bool_or(v[1] = 'true') AS auto_on, bool_or(v[2] = 'false') AS dyn_true
-  FROM (SELECT c.run_id, c.rank, c.frame_no, TRY(json_extract_string(c.dynamo_config, ['$.automatic_dynamic_shapes',
-               '$.assume_static_by_default', '$.recompile_limit', '$.cache_size_limit'])) AS v
-        FROM (SELECT run_id, rank, regexp_extract(compile_id, '(\d+)/\d+$', 1) AS frame_no, dynamo_config
-              FROM compilation_metrics
-              WHERE kind = 'compilation_metrics' AND dynamo_config IS NOT NULL AND since_partition(ingest_date, p_since)
-                AND run_id IN (SELECT run_id FROM cfg_frames)) c
-        SEMI JOIN cfg_frames f ON f.run_id = c.run_id AND f.rank IS NOT DISTINCT FROM c.rank AND f.frame_no = c.frame_no)
+  FROM (SELECT c.run_id, c.rank, c.frame_no, t.v FROM cm_cfg c JOIN cfg_text t ON t.h = c.h AND t.sole
+        UNION ALL  -- two configs of one hash: those compiles' configs parsed one by one
+        SELECT run_id, rank, regexp_extract(compile_id, '(\d+)/\d+$', 1), TRY(json_extract_string(dynamo_config, ['$.automatic_dynamic_shapes', '$.assume_static_by_default', '$.recompile_limit',
+                                         '$.cache_size_limit']))
+        FROM compilation_metrics
+        WHERE kind = 'compilation_metrics' AND dynamo_config IS NOT NULL AND since_partition(ingest_date, p_since)
+          AND run_id IN (SELECT run_id FROM cfg_frames) AND hash(dynamo_config) IN (SELECT h FROM cfg_text WHERE NOT sole)) c
+  SEMI JOIN cfg_frames f ON f.run_id = c.run_id AND f.rank IS NOT DISTINCT FROM c.rank AND f.frame_no = c.frame_no
   GROUP BY ALL),
 lim_c AS (
   SELECT run_id, compile_id, max(n) AS text_limit FROM (
@@ -108,40 +132,38 @@ lim AS (SELECT run_id, max(text_limit) AS text_limit FROM lim_c GROUP BY run_id)
 keyed AS (SELECT *, CASE facts WHEN 'graph_breaks' THEN coalesce(location, frame) WHEN 'cache_events' THEN coalesce(detail, '')
                         ELSE frame END AS item_key FROM ms),
 items AS (
-  SELECT rule_id, any_value(rule_order) AS rule_order, run_id, item_key, subject,
-         any_value(finding) AS finding, any_value(evidence_tpl) AS tpl, any_value(advice) AS advice,
-         any_value(cost) AS cost, any_value(min_events) AS min_events, any_value(facts) AS facts,
+  SELECT i.rule_id, ru.rule_order, i.* EXCLUDE (rule_id), ru.finding, ru.evidence_tpl AS tpl, ru.advice, ru.cost
+  FROM (
+  SELECT rule_id, run_id, item_key, subject, any_value(facts) AS facts,
          sum(n)::BIGINT AS n, list_sort(list_distinct(list(frame))) AS frames, min(location) AS location, min(code) AS code,
          min(detail) AS detail, list_distinct(list(rank) FILTER (WHERE rank IS NOT NULL)) AS ranks,
          string_agg(DISTINCT compile_id, ', ' ORDER BY compile_id) AS compile_ids,
          flatten(list([v1, v2] ORDER BY ts, compile_id)) AS vals_seen,
          max(TRY_CAST(regexp_extract(compile_id, '/(\d+)$', 1) AS INTEGER)) FILTER (WHERE limit_hit) AS limit_compiles,
          string_agg(DISTINCT compile_id, ', ' ORDER BY compile_id) FILTER (WHERE limit_hit) AS limit_cids,
-         list_distinct(list({'rank': rank, 'frame_no': frame_no})) AS frame_keys,
-         list_distinct(list({'rank': rank, 'compile_id': compile_id})) AS compile_keys,
          min(ts) AS first_ts
-  FROM keyed GROUP BY rule_id, run_id, item_key, subject
-  HAVING sum(n) >= any_value(min_events)),
+  FROM keyed GROUP BY rule_id, run_id, item_key, subject) i
+  JOIN ru USING (rule_id)
+  WHERE i.n >= ru.min_events),
+item_frames AS (SELECT DISTINCT rule_id, run_id, item_key, subject, rank, frame_no FROM keyed),
 ifr AS (  -- the frames of each item, with their compiles and config
   SELECT i.rule_id, i.run_id, i.item_key, i.subject, sum(fr.frame_s) AS frame_s, max(c.cfg_limit) AS cfg_limit,
          bool_or(c.auto_off) AS auto_off, bool_or(c.auto_on) AS auto_on, bool_or(c.dyn_true) AS dyn_true,
          max(fr.compiles) AS compiles
-  FROM (SELECT rule_id, run_id, item_key, subject, unnest(frame_keys) AS k FROM items) i
-  JOIN fr ON fr.run_id = i.run_id AND fr.rank IS NOT DISTINCT FROM i.k.rank AND fr.frame_no = i.k.frame_no
+  FROM item_frames i JOIN fr ON fr.run_id = i.run_id AND fr.rank IS NOT DISTINCT FROM i.rank AND fr.frame_no = i.frame_no
   LEFT JOIN cfg c ON c.run_id = fr.run_id AND c.rank IS NOT DISTINCT FROM fr.rank AND c.frame_no = fr.frame_no
   GROUP BY ALL),
 ics AS (  -- the compile time of each item's compiles
   SELECT i.rule_id, i.run_id, i.item_key, i.subject, sum(c.s) AS matched_s
-  FROM (SELECT rule_id, run_id, item_key, subject, unnest(compile_keys) AS k FROM items) i
-  JOIN cmc c ON c.run_id = i.run_id AND c.rank IS NOT DISTINCT FROM i.k.rank AND c.compile_id = i.k.compile_id
+  FROM (SELECT DISTINCT rule_id, run_id, item_key, subject, rank, compile_id FROM keyed) i
+  JOIN cmc c ON c.run_id = i.run_id AND c.rank IS NOT DISTINCT FROM i.rank AND c.compile_id = i.compile_id
   GROUP BY ALL),
 frc AS (  -- recompiles per frame (every cause): what a recompile-limit hit wasted
   SELECT run_id, rank, frame_no, count(*) AS recompiles FROM facts
   WHERE facts = 'recompiles' AND run_id IN (SELECT run_id FROM hit_runs) GROUP BY ALL),
 ifrc AS (
   SELECT i.rule_id, i.run_id, i.item_key, i.subject, sum(c.recompiles)::BIGINT AS frame_recompiles
-  FROM (SELECT rule_id, run_id, item_key, subject, unnest(frame_keys) AS k FROM items) i
-  JOIN frc c ON c.run_id = i.run_id AND c.rank IS NOT DISTINCT FROM i.k.rank AND c.frame_no = i.k.frame_no
+  FROM item_frames i JOIN frc c ON c.run_id = i.run_id AND c.rank IS NOT DISTINCT FROM i.rank AND c.frame_no = i.frame_no
   GROUP BY ALL),
 hit_frames AS (SELECT DISTINCT run_id, rank, frame_no FROM m WHERE limit_hit),
 near AS (  -- the other frames of a run, by compiles: how close they are to the limit

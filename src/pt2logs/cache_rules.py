@@ -13,8 +13,10 @@ lookup.
 * ``cache_lookups()`` — every lookup with its run's name, start and tags and its frame.
 * ``cache_pairs(run, since, until, tag, base)`` — the selected runs' lookups that did not hit, each
   with its base lookup (``base_*`` columns NULL when there is none: a cold start).
-* ``cache_component_diffs(run, since, until, tag, base)`` — for those pairs, one row per key
-  component whose hash differs (or that only one side has), with both values.
+* ``cache_pair_diffs(run, since, until, tag, base)`` — those pairs, each with ``diffs``: the key
+  components whose hash differs (or that only one side has), with both values (a list; NULL when
+  none differs). One macro, so a query that needs the pairs and their differences pairs them once.
+* ``cache_component_diffs(run, since, until, tag, base)`` — the same differences, one row per component.
 
 Why at query time: the base is another run, ingested before or after this one.
 """
@@ -65,19 +67,30 @@ CACHE_PAIRS = """CREATE OR REPLACE MACRO cache_pairs(run, since, until, tag, bas
       ON b.same = m.same AND b.tags = m.tags AND b.started_at < m.started_at)
   SELECT * FROM given UNION ALL SELECT * FROM newest"""
 
-CACHE_COMPONENT_DIFFS = """CREATE OR REPLACE MACRO cache_component_diffs(run, since, until, tag, base) AS TABLE
-  WITH paired AS (SELECT * FROM cache_pairs(run, since, until, tag, base) WHERE base_id IS NOT NULL AND key IS DISTINCT FROM base_key),
+CACHE_PAIR_DIFFS = """CREATE OR REPLACE MACRO cache_pair_diffs(run, since, until, tag, base) AS TABLE
+  WITH pairs AS MATERIALIZED (SELECT * FROM cache_pairs(run, since, until, tag, base)),
+  paired AS (SELECT * FROM pairs WHERE base_id IS NOT NULL AND key IS DISTINCT FROM base_key),
   mine AS (
     SELECT p.run_id, p.file, p.line_no, k.component, k.kind, k.hash, k.value
     FROM paired p JOIN cache_key_components k ON k.run_id = p.run_id AND k.file = p.file AND k.line_no = p.line_no),
   theirs AS (
     SELECT p.run_id, p.file, p.line_no, k.component, k.kind, k.hash, k.value
-    FROM paired p JOIN cache_key_components k ON k.run_id = p.base_id AND k.file = p.base_file AND k.line_no = p.base_line)
-  SELECT coalesce(m.run_id, t.run_id) AS run_id, coalesce(m.file, t.file) AS file, coalesce(m.line_no, t.line_no) AS line_no,
-         coalesce(m.component, t.component) AS component, coalesce(m.kind, t.kind) AS kind,
-         m.hash, t.hash AS base_hash, m.value, t.value AS base_value
-  FROM mine m FULL JOIN theirs t
-    ON t.run_id = m.run_id AND t.file = m.file AND t.line_no = m.line_no AND t.component = m.component
-  WHERE m.hash IS DISTINCT FROM t.hash"""
+    FROM paired p JOIN cache_key_components k ON k.run_id = p.base_id AND k.file = p.base_file AND k.line_no = p.base_line),
+  diffs AS (
+    SELECT coalesce(m.run_id, t.run_id) AS run_id, coalesce(m.file, t.file) AS file, coalesce(m.line_no, t.line_no) AS line_no,
+           coalesce(m.component, t.component) AS component, coalesce(m.kind, t.kind) AS kind,
+           m.hash, t.hash AS base_hash, m.value, t.value AS base_value
+    FROM mine m FULL JOIN theirs t
+      ON t.run_id = m.run_id AND t.file = m.file AND t.line_no = m.line_no AND t.component = m.component
+    WHERE m.hash IS DISTINCT FROM t.hash)
+  SELECT p.*, d.diffs
+  FROM pairs p LEFT JOIN (
+    SELECT run_id, file, line_no, list({'component': component, 'kind': kind, 'hash': hash, 'base_hash': base_hash,
+                                        'value': value, 'base_value': base_value}) AS diffs
+    FROM diffs GROUP BY ALL) d ON d.run_id = p.run_id AND d.file = p.file AND d.line_no = p.line_no"""
 
-CACHE_MACROS = [CACHE_LOOKUPS, CACHE_PAIRS, CACHE_COMPONENT_DIFFS]
+CACHE_COMPONENT_DIFFS = """CREATE OR REPLACE MACRO cache_component_diffs(run, since, until, tag, base) AS TABLE
+  SELECT run_id, file, line_no, d.component, d.kind, d.hash, d.base_hash, d.value, d.base_value
+  FROM (SELECT run_id, file, line_no, unnest(diffs) AS d FROM cache_pair_diffs(run, since, until, tag, base))"""
+
+CACHE_MACROS = [CACHE_LOOKUPS, CACHE_PAIRS, CACHE_PAIR_DIFFS, CACHE_COMPONENT_DIFFS]

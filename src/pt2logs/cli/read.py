@@ -54,6 +54,8 @@ def query(query: str, warehouse: str, params: tuple[tuple[str, str], ...], since
 
     Every table is a view, so ad-hoc SQL just works. Named queries take
     parameters with -p; --since/--until/--tag/--run fill the standard ones.
+    Without them a query covers every run; the ones about one run
+    (trace_events, bug_report_artifacts) then give the newest run.
 
     \b
     Examples:
