@@ -27,8 +27,9 @@ def ab_rows(label: str, ab: dict) -> str:
 BIG_LOG_NOTE = ('The big logs are the real traces (sample_traces/ and the H100 fixtures, 24 MB) one after the other, each copy with its own frame ids: most payloads repeat, and the payload store writes each distinct one once per warehouse. A real long job repeats only the graphs it really recompiles, so the Parquet part of this ingest is cheaper here than it would be there.')
 
 AB_HEAD = ["The native passes (`pt2logs._native._records`: the splitter — record boundaries, glog prefix, envelope, payload "
-           "TAB stripping and md5 in one C pass — then the events rows written as Arrow buffers, Python seeing only the "
-           "records with a handler) against the pure-Python splitter and record loop (`PT2LOGS_NATIVE=0`), `pt2logs ingest --jobs 1`, "
+           "TAB stripping in one C pass, the payload md5s eight at a time — then the events rows written as Arrow buffers, "
+           "the chromium events' spans and the cache keys' components made in C, Python seeing only the "
+           "records with other handlers) against the pure-Python splitter and record loop (`PT2LOGS_NATIVE=0`), `pt2logs ingest --jobs 1`, "
            "run interleaved A/B/A/B on a machine shared with other work (2 cores, other processes running): wall times are "
            "noisy, CPU seconds (user + system, from `/usr/bin/time`) less so. Ratios compare the best run of each.", "",
            "| input | native wall s (CPU s) | Python wall s (CPU s) | wall speed-up | CPU speed-up |", "|---|---|---|---|---|"]
@@ -89,12 +90,15 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
         for name, sec in sorted(x["buckets"], key=lambda kv: -kv[1]):
             out.append(f"| {name} | {_f(sec)} | {100 * sec / x['wall_s']:.0f} % |")
         out += ["", "cProfile charges every Python call a fixed overhead, so the Python buckets read high; "
-                "`bench/bound.py` (above) measures the native part directly. The record loop now leaves the events rows "
-                "to C (`_native/events.c`): what is left is the handlers that derive tables — compile phases from "
-                "every chromium event, the cache keys' components (405k rows on this log), output-code kernels — and "
-                "the Python lists → Arrow → Parquet of those tables. Next design step: the chromium-event spans and "
-                "the cache-key components made natively too (the two largest handlers), then fixed costs per "
-                "process (imports, the DuckDB views file).", ""]
+                "`bench/bound.py` (above) measures the native part directly. C now makes the events rows "
+                "(`_native/events.c`), the chromium events' spans (`phases.c`, the most frequent record) and the cache "
+                "keys' components (`components.c`, 405k rows on this log), and the splitter computes the payload md5s "
+                "eight at a time (`md5x8.h`). What is left is spread thin: the other handlers (metrics, compile facts, "
+                "output-code kernels), the per-record dispatch of the loop, and the Python lists → Arrow → Parquet of "
+                "the derived tables (`compile_phases` alone carries ~96 MB of chromium args per 213 MB of this log). "
+                "Next design step: the derived tables' rows written as Arrow buffers in C as the events rows are "
+                "(`compile_phases` first), and the prefix scan a split file's later pieces start with (0.5 s before "
+                "the second half of the 1 GB log) done natively.", ""]
     if "many" in r:
         x = r["many"]
         out += [*title("## Ingest: many runs (`--jobs`)", "many"),
