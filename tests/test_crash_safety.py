@@ -314,3 +314,35 @@ def test_a_connection_older_than_the_deletion_of_its_files_takes_a_new_snapshot(
     time.sleep(2.1)
     assert compact(wh, min_files=1).files_deleted > 0  # the first compaction's replaced files are gone
     assert run_named(con, "run_overview").to_pylist() == before
+
+
+def test_a_query_that_outlives_the_grace_period_runs_again_on_a_new_snapshot(tmp_path, monkeypatch):
+    """A connection reads the committed runs once (its snapshot). Once the grace period has passed, a
+    compaction may delete the snapshot's files, and a query that lists the files after that sees none of
+    its runs' rows, without an error. Such a query (it ended after the grace period, and commits landed
+    since the snapshot) is run again on a new snapshot. Here the compactions delete at once and the clock
+    says the query took longer than the grace period."""
+    from pt2logs import views
+    from pt2logs.compact import compact
+
+    wh = str(tmp_path / "wh")
+    pt2logs.ingest([str(SAMPLES)], wh)
+    want = counts(wh)["recompiles"]
+    assert want > 0
+    now, queued = [1000.0], []  # the clock stands still at the snapshot and during the compactions
+
+    class Clock:
+        @staticmethod
+        def monotonic() -> float:
+            return queued.pop(0) if queued else now[0]
+
+    monkeypatch.setenv("PT2LOGS_GC_GRACE_S", "60")
+    monkeypatch.setattr(views, "time", Clock)
+    con = pt2logs.connect(wh)
+    for _ in range(2):  # the snapshot's files replaced, then deleted (no grace)
+        compact(wh, min_files=1, grace_s=0)
+    queued.append(1010.0)  # the check before the query: the snapshot is fresh enough
+    now[0] = 1100.0  # ... and when the query ends, it has taken longer than the grace period
+    got = views.arrow_table(con, "SELECT count(*) AS n FROM recompiles").column("n")[0].as_py()
+    assert got == want
+    con.close()

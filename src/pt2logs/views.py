@@ -274,16 +274,24 @@ def attach_filesystem(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
         con.register_filesystem(wh.fs)
 
 
-#: connections made by :func:`create_views`: their warehouse and when their snapshot was taken.
-#: Files a compaction replaced are deleted once the grace period has passed (pt2logs.recovery), so
-#: a snapshot older than half of it is taken anew before the connection's next query.
-_SNAPSHOTS: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[Warehouse, float]] = weakref.WeakKeyDictionary()
+#: connections made by :func:`create_views`: their warehouse, when their snapshot was taken and the
+#: runs files (the commits) there were then. Files a compaction replaced are deleted once the grace
+#: period has passed (pt2logs.recovery), so a snapshot older than half of it is taken anew before the
+#: connection's next query; and a query that ends after the whole grace period, when commits have
+#: landed since the snapshot, may have listed the files after the snapshot's were deleted (no error:
+#: its runs then have no rows), so it is run again on a new snapshot.
+_SNAPSHOTS: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[Warehouse, float, frozenset[str]]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _commits(wh: Warehouse) -> frozenset[str]:
+    return frozenset(f.rsplit("/", 1)[-1] for f in wh.table_files("runs"))
 
 
 def create_views(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
     """Every table as a view over a snapshot of the committed runs (see :func:`view_statements`)."""
     attach_filesystem(con, wh)
-    _SNAPSHOTS[con] = (wh, time.monotonic())
+    _SNAPSHOTS[con] = (wh, time.monotonic(), _commits(wh))
     if wh.remote:
         wh.fs.invalidate_cache()  # fsspec caches listings; other processes may have written since
     for attempt in range(VANISHED_RETRIES + 1):
@@ -320,7 +328,13 @@ def arrow_table(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any]
 
                 return pa.table({})
             fn = getattr(rel, "to_arrow_table", None) or rel.arrow
-            return fn()
+            out = fn()
+            snap = _SNAPSHOTS.get(con)
+            if (attempt == VANISHED_RETRIES or snap is None or time.monotonic() - snap[1] <= gc_grace_s()
+                    or _commits(snap[0]) == snap[2]):
+                return out
+            create_views(con, snap[0])  # its files may have been deleted before the query listed them
+            continue
         except duckdb.Error as e:
             if attempt == VANISHED_RETRIES or not _vanished(e):
                 raise
