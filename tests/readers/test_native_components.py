@@ -175,8 +175,8 @@ def _trace(lookups: list[list]) -> bytes:
     for i, items in enumerate(lookups):
         name = ("fx_graph_cache_miss", "fx_graph_cache_hit", "aotautograd_cache_miss", "fx_graph_cache_hash")[i % 4]
         payload = json.dumps({"key": f"k{i}", "components": items, "cache_state": "miss"}, ensure_ascii=i % 2 == 0)
-        env = ('{"artifact": {"name": "%s", "encoding": "json"}, "frame_id": %d, "frame_compile_id": 0, "attempt": 0, '
-               '"has_payload": "%s"}' % (name, i, md5(payload)))
+        env = json.dumps({"artifact": {"name": name, "encoding": "json"}, "frame_id": i, "frame_compile_id": 0, "attempt": 0,
+                          "has_payload": md5(payload)})
         out.append(line(env, payload, i))
     return "".join(out).encode()
 
