@@ -83,6 +83,15 @@ static void md5_update(md5_ctx *c, const unsigned char *p, size_t n) {
     if (n) { memcpy(c->buf, p, n); c->used = n; }
 }
 
+static void md5_hex_words(const uint32_t w[4], char *out) {
+    static const char hx[] = "0123456789abcdef";
+    for (int i = 0; i < 16; i++) {
+        unsigned char v = (unsigned char)(w[i / 4] >> (8 * (i % 4)));
+        out[2 * i] = hx[v >> 4];
+        out[2 * i + 1] = hx[v & 15];
+    }
+}
+
 /* the digest as 32 lowercase hex characters (no NUL) */
 static void md5_hex(md5_ctx *c, char out[32]) {
     uint64_t bits = c->len * 8;
@@ -93,11 +102,6 @@ static void md5_hex(md5_ctx *c, char out[32]) {
     md5_update(c, pad, padn);
     md5_update(c, lenb, 8);
     uint32_t w[4] = {c->a, c->b, c->c, c->d};
-    static const char hx[] = "0123456789abcdef";
-    for (int i = 0; i < 16; i++) {
-        unsigned char v = (unsigned char)(w[i / 4] >> (8 * (i % 4)));
-        out[2 * i] = hx[v >> 4];
-        out[2 * i + 1] = hx[v & 15];
-    }
+    md5_hex_words(w, out);
 }
 #endif

@@ -17,15 +17,6 @@
 
 typedef struct { const unsigned char *p; size_t n; char *hex; } md5_job;
 
-static void md5_hex_words(const uint32_t w[4], char *out) {
-    static const char hx[] = "0123456789abcdef";
-    for (int i = 0; i < 16; i++) {
-        unsigned char v = (unsigned char)(w[i / 4] >> (8 * (i % 4)));
-        out[2 * i] = hx[v >> 4];
-        out[2 * i + 1] = hx[v & 15];
-    }
-}
-
 static void md5_many_scalar(md5_job *jobs, size_t k) {
     for (size_t i = 0; i < k; i++) {
         md5_ctx m;
