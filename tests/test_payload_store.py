@@ -214,3 +214,24 @@ def test_compaction_keeps_payloads_that_runs_of_other_partitions_name(tmp_path, 
     assert raw(str(wh), "payloads", ["payload_key"]) == stored  # run b names them, stores nothing
     ref = inline([inputs["a"], inputs["b"]], tmp_path / "ref2", monkeypatch)
     assert snapshot(str(wh)) == snapshot(ref)
+
+
+def test_a_split_batch_keeps_only_the_short_payloads_bytes(tmp_path):
+    """The events rows the writer buffers hold the short payloads' bytes and no stored one's: the
+    writer sizes its row groups by the buffers' bytes, so a copy of every payload would cut them small."""
+    import pyarrow as pa
+
+    from pt2logs.parts import PAYLOAD_KEY, TxnInfo
+    from pt2logs.payloads import PayloadStore
+
+    texts = ["x" * 5000, "short", None, "y" * 70, "", "z" * (MIN_BYTES - 1)] * 50
+    batch = pa.record_batch([pa.array(texts, type=pa.string()), pa.array(range(len(texts)), type=pa.int64())],
+                            names=["payload", "line_no"])
+    out, stored = PayloadStore(TxnInfo(str(tmp_path), "t1", "2026-01-01")).split(batch)
+    kept = out.column(out.schema.get_field_index("payload"))
+    short = [t if t is not None and len(t) < MIN_BYTES else None for t in texts]
+    assert kept.to_pylist() == short
+    assert kept.get_total_buffer_size() < sum(len(t) for t in short if t) + 16 * len(texts)
+    assert [k is not None for k in out.column(out.schema.get_field_index(PAYLOAD_KEY)).to_pylist()] == \
+        [t is not None and len(t) >= MIN_BYTES for t in texts]
+    assert sorted(stored.column(1).to_pylist()) == ["x" * 5000, "y" * 70]

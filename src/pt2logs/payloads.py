@@ -131,7 +131,8 @@ class PayloadStore:
         n = batch.num_rows
         pay = batch.column(batch.schema.get_field_index("payload"))
         big = pc.fill_null(pc.greater_equal(pc.binary_length(pay), MIN_BYTES), False)
-        rows = np.flatnonzero(big.to_numpy(zero_copy_only=False))
+        big_np = big.to_numpy(zero_copy_only=False)
+        rows = np.flatnonzero(big_np)
         if not len(rows):
             return batch.append_column(PAYLOAD_KEY, pa.nulls(n, _KEY)), None
         keys = keys_of(pay, rows)
@@ -147,8 +148,10 @@ class PayloadStore:
         full: list[bytes | None] = [None] * n
         for r, k in zip(rows.tolist(), keys):
             full[r] = k
-        out = batch.set_column(batch.schema.get_field_index("payload"), "payload",
-                               pc.if_else(big, pa.scalar(None, pa.string()), pay))
+        # the rows left with their text, taken (if_else would copy every payload byte, and the batch's
+        # buffer size, which sizes the writer's row groups, would count them all)
+        kept = pc.take(pay, pa.array(np.arange(n, dtype=np.int32), mask=big_np))
+        out = batch.set_column(batch.schema.get_field_index("payload"), "payload", kept)
         out = out.append_column(PAYLOAD_KEY, pa.array(full, type=_KEY))
         if not new:
             return out, None
