@@ -96,10 +96,16 @@ class Table:
         }
         return pa.schema([pa.field(c.name, c.type) for c in self.columns], metadata=meta)
 
-    @property
-    def reader_columns(self) -> list[str]:
+    @cached_property
+    def reader_columns(self) -> tuple[str, ...]:
         """Columns a reader fills (everything except what ingest stamps on)."""
-        return [c.name for c in self.columns if c.name not in self.stamped]
+        return tuple(c.name for c in self.columns if c.name not in self.stamped)
+
+    @cached_property
+    def reader_schema(self) -> pa.Schema:
+        """The Arrow schema of a reader's batches (:attr:`reader_columns`), built once: a file's batch of each
+        table is made with it."""
+        return pa.schema([pa.field(n, self._index[n].type) for n in self.reader_columns])
 
 
 TABLES: dict[str, Table] = {}
@@ -222,6 +228,8 @@ def to_array(values: list[Any], col: Column, bad: list[int] | None = None) -> pa
     be stored in the column (a number out of range, a list where a number belongs) becomes NULL and,
     when ``bad`` is given, its index is added there so the caller can report it."""
     t = col.type
+    if values.count(None) == len(values):  # a column no row has (most of a wide table's, in a small file)
+        return pa.nulls(len(values), type=t)
     if col.kind == "ts":
         # timestamps are carried as integer microseconds since the epoch (UTC)
         try:
@@ -303,8 +311,9 @@ class Rows:
         """Return the accumulated rows as a batch and start empty (values that fit no column: ``on_bad``)."""
         arrays = _columns(self.table, self._names, self.cols, len(self), on_bad)
         self.cols = {n: [] for n in self._names}
-        fields = [pa.field(n, self.table.column(n).type) for n in self._names]
-        return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+        if self._names is self.table.reader_columns:
+            return pa.RecordBatch.from_arrays(arrays, schema=self.table.reader_schema)
+        return pa.RecordBatch.from_arrays(arrays, schema=pa.schema([pa.field(n, self.table.column(n).type) for n in self._names]))
 
 
 def _constant(value: Any, typ: pa.DataType, n: int) -> pa.Array:
@@ -320,15 +329,16 @@ def stamp(batch: pa.RecordBatch, t: Table, values: dict[str, Any]) -> pa.RecordB
     n = batch.num_rows
     arrays = []
     have = dict(zip(batch.schema.names, batch.columns))  # one call for all the columns, not one lookup each
+    typed = batch.schema.equals(t.reader_schema)  # a reader's batch: every column already of its type
     for c in t.columns:
         # a stamped value: for a column the batch lacks, or over the batch's (the rank only fills its gaps)
         if c.name in values and (c.name not in have or (c.name != "rank" and values[c.name] is not None)):
             arrays.append(_constant(values[c.name], c.type, n))
         elif c.name in have:
             a = have[c.name]
-            if c.name in values and values[c.name] is not None and c.name == "rank":
-                a = pc.fill_null(a, pa.scalar(values[c.name], type=c.type))
-            arrays.append(a if a.type == c.type else a.cast(c.type))
+            if c.name == "rank" and values.get("rank") is not None and a.null_count:
+                a = pc.fill_null(a, pa.scalar(values["rank"], type=c.type))
+            arrays.append(a if typed or a.type == c.type else a.cast(c.type))
         else:
             arrays.append(pa.nulls(n, type=c.type))
     return pa.RecordBatch.from_arrays(arrays, schema=t.schema)
@@ -357,4 +367,4 @@ class TupleRows:
         self.rows = []
         names = self.table.reader_columns
         arrays = _columns(self.table, names, cols, n, on_bad)
-        return pa.RecordBatch.from_arrays(arrays, schema=pa.schema([pa.field(n_, self.table.column(n_).type) for n_ in names]))
+        return pa.RecordBatch.from_arrays(arrays, schema=self.table.reader_schema)

@@ -74,8 +74,7 @@ class SegmentRows:
             enc = arrays[source].dictionary_encode()
             values = pa.array([fn(v) for v in enc.dictionary.to_pylist()], type=t.column(name).type)
             arrays[name] = values.take(enc.indices)
-        fields = [pa.field(n, t.column(n).type) for n in names]
-        return pa.RecordBatch.from_arrays([arrays[n] for n in names], schema=pa.schema(fields))
+        return pa.RecordBatch.from_arrays([arrays[n] for n in names], schema=t.reader_schema)
 
     def _own(self, name: str, pieces: list, on_bad: OnBad | None) -> pa.Array:
         """A column the pieces give row by row (or as their shared value): arrays as they are, the lists

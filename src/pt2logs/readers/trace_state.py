@@ -255,8 +255,7 @@ class TraceState:
             arrays.append(arr)
         segs.clear()
         self._seg_rows = 0
-        fields = [pa.field(n, t.column(n).type) for n in t.reader_columns]
-        return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+        return pa.RecordBatch.from_arrays(arrays, schema=t.reader_schema)
 
     def _ts_array(self, keys: np.ndarray, tods: np.ndarray) -> pa.Array:
         """Row keys + times of day → UTC timestamps through the time base (None for an impossible date)."""
