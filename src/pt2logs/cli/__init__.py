@@ -3,6 +3,7 @@
 This package is the only code that writes to the terminal; the core never imports it.
 
     __init__.py    the ``main`` group (the console script) and the command order
+    _env.py        process settings made before numpy loads (imported first)
     options.py     shared options: warehouse, run filters, tags, output format
     ingest.py      ingest, run
     read.py        queries, query, summary, advise, diff, ranks
@@ -23,7 +24,15 @@ import os
 
 import click
 
-from pt2logs.cli import admin, bugreport, dashboard, export, ingest, read
+from pt2logs.cli import (
+    _env,  # noqa: F401  (first: settings numpy reads as it loads)
+    admin,
+    bugreport,
+    dashboard,
+    export,
+    ingest,
+    read,
+)
 from pt2logs.redact import redact
 from pt2logs.version import __version__
 

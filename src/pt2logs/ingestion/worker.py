@@ -8,10 +8,12 @@ pool worker or on a Ray node.
 
 from __future__ import annotations
 
+import gc
 import posixpath
 import time
 import traceback
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,8 +69,30 @@ def memory_pool() -> None:
     pa.set_memory_pool(pool)
 
 
+#: the cyclic collector's first threshold while a file is parsed (Python's default: 700 allocations)
+GC_GEN0 = 100_000
+
+
+@contextmanager
+def few_collections() -> Iterator[None]:
+    """A parse allocates millions of short-lived objects (rows, records) that form no cycles; at the
+    default threshold the cyclic collector walked them thousands of times a file (~2 % of an ingest's
+    CPU in ``perf``). Reference counting frees them either way; the collector still runs, less often."""
+    old = gc.get_threshold()
+    gc.set_threshold(max(old[0], GC_GEN0), *old[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+
+
 def parse_file(info: TxnInfo, task: FileTask, writer: PartWriter) -> FileOutcome:
     """Stream one file through its reader into ``writer``. Never raises on bad input."""
+    with few_collections():
+        return _parse_file(info, task, writer)
+
+
+def _parse_file(info: TxnInfo, task: FileTask, writer: PartWriter) -> FileOutcome:
     t0 = time.perf_counter()
     fs, path = filesystem(task.url)
     fmt = FORMATS[task.fmt]
