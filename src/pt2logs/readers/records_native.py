@@ -3,8 +3,9 @@
 :func:`iter_records_native` takes and yields exactly what :func:`~pt2logs.readers.records.iter_records`
 does (the pure-Python splitter, which stays as the fallback and as the oracle the tests compare
 against): the chunk assembly is the same code (:class:`~pt2logs.readers.records.WholeLines`); what changes is the per-buffer loop, done in C
-in one pass over the bytes (record boundaries, glog prefix, envelope slice, payload TAB stripping and
-the payload's md5, which rides along as the record's ``md5`` field so nothing hashes it again).
+in one pass over the bytes (record boundaries, glog prefix, envelope slice, payload TAB stripping), then
+the buffer's payload md5s together (eight at a time), each riding along as its record's ``md5`` field so
+nothing hashes it again.
 
 :func:`split_records` is what readers call: the native splitter when the extension is built and
 ``PT2LOGS_NATIVE`` is not ``0``, else the Python one. :func:`native_status` says which, and why.
@@ -19,6 +20,10 @@ from pt2logs.readers import records
 from pt2logs.readers.kit import EXCERPT
 from pt2logs.readers.records import ErrorSink, Record, WholeLines, iter_records
 
+#: what the readers call in the extension; a build older than the sources (an in-place build not redone
+#: after a pull) lacks some, and is then not used at all rather than failing halfway through a read
+REQUIRED = ("Scanner", "event_columns", "chromium", "split_components")
+
 try:
     from pt2logs._native import _records as _ext
 except ImportError as e:  # no compiler when the package was built: the Python splitter does the work
@@ -26,6 +31,11 @@ except ImportError as e:  # no compiler when the package was built: the Python s
     _WHY = f"the native splitter is not built ({e}); TORCH_TRACE files are split in pure Python (slower)"
 else:
     _WHY = ""
+    _missing = [name for name in REQUIRED if not hasattr(_ext, name)]
+    if _missing:
+        _ext = None
+        _WHY = (f"the native splitter was built from older sources (it lacks {', '.join(_missing)}; rebuild it: "
+                "`python hatch_build.py`, or reinstall pt2logs); TORCH_TRACE files are split in pure Python (slower)")
 
 
 def native_status() -> tuple[bool, str]:
