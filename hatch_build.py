@@ -1,7 +1,7 @@
 """Build hook: compile the native TORCH_TRACE splitter (src/pt2logs/_native/records.c) into the wheel.
 
 hatchling stays the build backend (the queries/ and dashboards/ force-includes keep working as they
-are); this hook only compiles one extension (records.c, events.c, components.c) with setuptools'
+are); this hook only compiles one extension (records.c, events.c, phases.c, components.c) with setuptools'
 compiler driver, which knows the platform's flags. If that fails (no C compiler), the wheel is built
 without it and pt2logs splits traces in pure Python (``pt2logs ingest`` says so). ``python hatch_build.py`` builds it in place (for PYTHONPATH=src).
 """

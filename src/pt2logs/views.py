@@ -253,7 +253,7 @@ MACROS = [
     *VLLM_MACROS,
     # advice_rules() / advice_items(run, since, until, tag): advice.toml matched against the facts (pt2logs.advice)
     *advice_macros(),
-    # cache_lookups(), cache_pairs(...), cache_component_diffs(...): why a cache missed (pt2logs.cache_rules)
+    # cache_lookups(), cache_pairs(...), cache_pair_diffs(...), cache_component_diffs(...): why a cache missed (pt2logs.cache_rules)
     *CACHE_MACROS,
 ]
 

@@ -5,8 +5,9 @@
  * The Python wrapper (readers/records_native.py) still assembles chunks into buffers of whole lines
  * (CRLF detection, over-long lines, the missing final newline); this file does, per buffer: find the
  * record boundaries (line starts that are not payload lines), check each header's glog prefix, slice
- * the envelope, join + strip the payload lines' TABs into one buffer and compute its md5, all in one
- * pass over the bytes. No Python object is made per payload line, only one per record.
+ * the envelope, join + strip the payload lines' TABs into one buffer, all in one pass over the bytes; then
+ * the buffer's payload md5s together (md5x8.h: eight at a time, see flush_pending). No Python object is
+ * made per payload line, only one per record.
  *
  * Scanner(record_type, max_payload, excerpt)
  *   .feed(buf, n, crlf, line_at) -> (items, line_at, has_errors)   buf[:n] is whole lines (buf[n-1] == '\n')
