@@ -6,6 +6,7 @@ import datetime as dt
 import json
 
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.conftest import fixture_path
@@ -100,6 +101,29 @@ def test_compilation_metrics_every_field_and_extra():
     assert row["graph_op_count"] is None
     assert row["ts"] == dt.datetime.fromtimestamp(1.7e9, tz=dt.timezone.utc)
     assert stats.errors == 0
+
+
+@pytest.mark.parametrize("field,value", [
+    ("co_firstlineno", 2**31 - 1), ("co_firstlineno", 2**31), ("co_firstlineno", -2**31), ("co_firstlineno", -2**31 - 1),
+    ("guard_count", 2**63 - 1), ("guard_count", 2**63), ("guard_count", True), ("guard_count", 7.0), ("guard_count", 7.5),
+    ("guard_count", "12"), ("entire_frame_compile_time_s", 2), ("entire_frame_compile_time_s", True),
+    ("entire_frame_compile_time_s", "x"), ("has_guarded_code", 1), ("has_guarded_code", "true"), ("has_guarded_code", False),
+    ("co_name", 5), ("co_name", {"a": 1}), ("dynamo_config", {"b": [1]}), ("dynamo_config", "{}"), ("restart_reasons", "one"),
+])
+def test_compilation_metrics_values_are_coerced_as_the_column_kind_says(field, value):
+    """Each field's value as :func:`pt2logs.schema._coerce` makes it for its column (a value already of the
+    column's type as it is); one that fits no column is NULL there and kept in ``extra``."""
+    from pt2logs.schema import TABLES, _coerce
+
+    kind = TABLES["compilation_metrics"].column(field).kind
+    tables, _ = read(record({"compilation_metrics": {"compile_id": "0/0", field: value}, "frame_id": 0, "frame_compile_id": 0}))
+    row = tables["compilation_metrics"][0]
+    want = _coerce(kind, value)
+    if kind == "json" and want is not None:
+        assert json.loads(row[field]) == json.loads(want)
+    else:
+        assert row[field] == want and type(row[field]) is type(want)
+    assert (field in json.loads(row["extra"] or "{}")) == (want is None)
 
 
 def test_rank_from_envelope_else_file_hint():

@@ -33,6 +33,12 @@ LEGACY = {"entire_frame_compile_time_s": "dynamo_cumulative_compile_time_us",
 FRAME_SPAN_US = "frame_compile_span_us"
 
 _COLS = {c.name: c.kind for c in TABLES["compilation_metrics"].columns if c.name not in CM_OWN}
+#: fields whose names are stamped columns: kept in ``extra``
+_STAMPED = frozenset(("run_id", "rank", "txn"))
+#: the Python type a value of a column kind already has when it needs no conversion (a str with lone
+#: surrogates, which orjson never makes, would still be caught where the column becomes Arrow)
+_AS_IS = {"str": str, "json": str, "f64": float, "bool": bool}
+_INT_LIMIT = {"i32": 2**31, "i64": 2**63}
 
 
 @handles(*KINDS)
@@ -43,10 +49,16 @@ def compilation_metrics(st: TraceState, env: dict, meta: Any, cid: str | None) -
     kind = next(k for k in env if k in KINDS)
     row: dict[str, Any] = {"kind": kind}
     extra: dict[str, Any] = {}
+    cols, as_is, ints = _COLS, _AS_IS, _INT_LIMIT
     for k, v in meta.items():
-        ck = _COLS.get(k)
-        if ck is None or k in ("run_id", "rank", "txn"):
+        ck = cols.get(k)
+        if ck is None or k in _STAMPED:
             extra[k] = v
+            continue
+        # ~100 fields a record: most already of their column's type (what _coerce would return unchanged)
+        t = type(v)
+        if v is None or t is as_is.get(ck) or (t is int and ck in ints and -ints[ck] <= v < ints[ck]):
+            row[k] = v
             continue
         c = _coerce(ck, v)
         if c is None and v is not None:
