@@ -102,6 +102,11 @@ class Table:
         return tuple(c.name for c in self.columns if c.name not in self.stamped)
 
     @cached_property
+    def stamped_at(self) -> tuple[tuple[int, Column], ...]:
+        """The stamped columns with their positions, in order (what :func:`stamp` inserts into a reader's batch)."""
+        return tuple((i, c) for i, c in enumerate(self.columns) if c.name in self.stamped)
+
+    @cached_property
     def reader_schema(self) -> pa.Schema:
         """The Arrow schema of a reader's batches (:attr:`reader_columns`), built once: a file's batch of each
         table is made with it."""
@@ -316,6 +321,10 @@ class Rows:
         return pa.RecordBatch.from_arrays(arrays, schema=pa.schema([pa.field(n, self.table.column(n).type) for n in self._names]))
 
 
+#: the values ingest stamps on every batch: run id and transaction (columns readers never fill), rank (fills gaps)
+_STAMP_KEYS = frozenset(("run_id", "txn", "rank"))
+
+
 def _constant(value: Any, typ: pa.DataType, n: int) -> pa.Array:
     """``value`` ``n`` times (one scalar repeated natively: a Python list of n copies cost 0.25 µs a row)."""
     if value is None or n == 0:
@@ -327,9 +336,19 @@ def _constant(value: Any, typ: pa.DataType, n: int) -> pa.Array:
 def stamp(batch: pa.RecordBatch, t: Table, values: dict[str, Any]) -> pa.RecordBatch:
     """Add the stamped columns (and any missing ones as NULL) in declared order."""
     n = batch.num_rows
+    if batch.schema.equals(t.reader_schema) and values.keys() <= _STAMP_KEYS:
+        # a reader's batch (every column already of its type, in order): the stamped columns go in between
+        arrays = batch.columns
+        for i, c in t.stamped_at:
+            arrays.insert(i, _constant(values.get(c.name), c.type, n))
+        rank = values.get("rank")
+        if rank is not None and "rank" in t.reader_columns:
+            i = t.names.index("rank")
+            if arrays[i].null_count:
+                arrays[i] = pc.fill_null(arrays[i], pa.scalar(rank, type=arrays[i].type))
+        return pa.RecordBatch.from_arrays(arrays, schema=t.schema)
     arrays = []
     have = dict(zip(batch.schema.names, batch.columns))  # one call for all the columns, not one lookup each
-    typed = batch.schema.equals(t.reader_schema)  # a reader's batch: every column already of its type
     for c in t.columns:
         # a stamped value: for a column the batch lacks, or over the batch's (the rank only fills its gaps)
         if c.name in values and (c.name not in have or (c.name != "rank" and values[c.name] is not None)):
@@ -338,7 +357,7 @@ def stamp(batch: pa.RecordBatch, t: Table, values: dict[str, Any]) -> pa.RecordB
             a = have[c.name]
             if c.name == "rank" and values.get("rank") is not None and a.null_count:
                 a = pc.fill_null(a, pa.scalar(values["rank"], type=c.type))
-            arrays.append(a if typed or a.type == c.type else a.cast(c.type))
+            arrays.append(a if a.type == c.type else a.cast(c.type))
         else:
             arrays.append(pa.nulls(n, type=c.type))
     return pa.RecordBatch.from_arrays(arrays, schema=t.schema)
