@@ -178,3 +178,13 @@ def test_extern_calls_as_the_lazy_pattern_counts(text: str) -> None:
     for m in re.finditer(r"\bextern_kernels\.(?P<op>\w+)\(", _LAZY_SOURCE.sub("''", text)):
         want[m.group("op")] = want.get(m.group("op"), 0) + 1
     assert parse_output_code(text).extern_calls == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a = async_compile.triton(", "x_1 = async_compile.cpp_pybinding(", " = async_compile.t(",
+                                 "é = async_compile.x(", "a b = async_compile.c(", "k = async_compile.(", "\n", "\r\n", "a",
+                                 " ", "'''", "= async_compile.y(", "q = async_compile.z( = async_compile.w("]), max_size=25).map("".join))
+def test_kernel_lines_are_the_patterns_matches(text: str) -> None:
+    from pt2logs.analysis.output_code import _KERNEL, kernel_lines
+
+    assert [m.span() for m in kernel_lines(text)] == [m.span() for m in _KERNEL.finditer(text)]
