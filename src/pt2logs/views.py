@@ -207,14 +207,15 @@ MACROS = [
            AND (since IS NULL OR started_at >= since)
            AND (until IS NULL OR started_at < until)
            AND tag_match(tags, tag)""",
-    # the same selection, but with no filter at all the newest run only (as `runs` orders them: newest
-    # start, then name), not the fleet: for queries about one run (trace events, a bug report's graphs)
+    # the same selection, but with no filter at all the newest run only (newest start, then name, then
+    # id), not the fleet: for queries about one run (trace events, a bug report's graphs) and for every
+    # command about one run given none (pt2logs.report.resolve_run)
     """CREATE OR REPLACE MACRO selected_runs_or_newest(run, since, until, tag) AS TABLE
          SELECT run_id FROM selected_runs(run, since, until, tag)
          WHERE run IS NOT NULL OR since IS NOT NULL OR until IS NOT NULL OR tag IS NOT NULL
          UNION ALL
          (SELECT run_id FROM runs WHERE run IS NULL AND since IS NULL AND until IS NULL AND tag IS NULL
-          ORDER BY started_at DESC NULLS LAST, name LIMIT 1)""",
+          ORDER BY started_at DESC NULLS LAST, name, run_id LIMIT 1)""",
     # graph-break sites (the identity of docs/tables.md#graph_breaks): break id + user frame + library
     # frame; rows ingested before the identity columns (break_key NULL) fall back to their raw location
     """CREATE OR REPLACE MACRO graph_break_sites() AS TABLE
