@@ -6,16 +6,16 @@
 -- cache_key_diff` lists each with both values). A key without components (AOTAutograd in recent torch
 -- logs them only with its logger at DEBUG) can only say that the key differs. The rules:
 -- src/pt2logs/cache_rules.py.
-WITH paired AS MATERIALIZED (SELECT * FROM cache_pair_diffs($run_id, $since, $until, $tag, $base)),
-diffs AS (  -- a pair's differing components in words (the pairs with some)
-  SELECT run_id, file, line_no,
-         nullif(array_to_string(list_sort(list_distinct(list_transform(diffs, lambda x: x.kind))), ', '), '') AS differs,
-         array_to_string(list_sort(list_transform(diffs, lambda x: x.component), 'ASC', 'NULLS LAST')[1:6], ', ')
-           || CASE WHEN len(diffs) > 6 THEN ' (+' || (len(diffs) - 6) || ')' ELSE '' END AS components
-  FROM paired WHERE len(diffs) > 0),
+WITH paired AS MATERIALIZED (  -- each pair, with its differing components in words (NULL for a pair with none)
+  SELECT *,
+         CASE WHEN len(diffs) > 0 THEN nullif(array_to_string(list_sort(list_distinct(list_transform(diffs, lambda x: x.kind))), ', '), '')
+              END AS differs,
+         CASE WHEN len(diffs) > 0 THEN array_to_string(list_sort(list_transform(diffs, lambda x: x.component), 'ASC', 'NULLS LAST')[1:6], ', ')
+           || CASE WHEN len(diffs) > 6 THEN ' (+' || (len(diffs) - 6) || ')' ELSE '' END END AS components
+  FROM cache_pair_diffs($run_id, $since, $until, $tag, $base)),
 per_compile AS (  -- what differs in a compile's keys that have components (for a cache that logged none)
-  SELECT p.run_id, p.rank, p.compile_id, string_agg(DISTINCT d.differs, ', ') AS differs
-  FROM paired p JOIN diffs d ON d.run_id = p.run_id AND d.file = p.file AND d.line_no = p.line_no
+  SELECT run_id, rank, compile_id, string_agg(DISTINCT differs, ', ' ORDER BY differs) AS differs  -- in a defined order
+  FROM paired WHERE len(diffs) > 0
   GROUP BY ALL)
 SELECT p.run, p.rank, p.compile_id, p.co_name AS function, p.cache, p.lookup, p.outcome, p.base_run, p.base_outcome,
        CASE WHEN p.outcome = 'bypass' THEN 'bypass: ' || coalesce(p.reason, 'no reason logged')
@@ -25,9 +25,9 @@ SELECT p.run, p.rank, p.compile_id, p.co_name AS function, p.cache, p.lookup, p.
                  || '): the entry was not in the cache (cache folder not kept, another machine, or evicted)'
             WHEN p.n_components = 0 OR p.base_components = 0 THEN 'key differs; torch logged no components for this cache'
                  || coalesce(' (this compile''s other keys differ in ' || pc.differs || ')', '')
-            ELSE 'key differs in ' || coalesce(d.differs || ': ' || d.components, '?') END AS why,
-       d.differs, d.components,
+            ELSE 'key differs in ' || coalesce(p.differs || ': ' || p.components, '?') END AS why,
+       p.differs, p.components,
        p.key, p.base_key, p.file, p.line_no
-FROM paired p LEFT JOIN diffs d ON d.run_id = p.run_id AND d.file = p.file AND d.line_no = p.line_no
+FROM paired p
 LEFT JOIN per_compile pc ON pc.run_id = p.run_id AND pc.rank IS NOT DISTINCT FROM p.rank AND pc.compile_id IS NOT DISTINCT FROM p.compile_id
 ORDER BY p.started_at, p.run, p.rank, p.line_no;

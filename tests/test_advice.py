@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -304,6 +305,23 @@ def test_older_torch_messages_go_to_their_rule(facts, gb_id, text, rule, subject
         rules = {r.id: r for r in load_rules()}
         (s,) = con.execute(f"SELECT coalesce({sql['SUBJECT_CASE']}, ?) FROM m", [rules[rule].subject_default]).fetchone()
         assert s == subject
+
+
+def test_the_kind_of_a_fact_is_every_column_a_rule_can_read():
+    """advice_items() matches each distinct kind of fact once (MATCH_COLUMNS) and joins the facts to their
+    kind by those columns: a rule condition on another column would be matched on a kind that mixes facts."""
+    from pt2logs.advice import MATCH_COLUMNS, Rule, items_macro, match_sql, predicate
+
+    every = Rule(id="x", finding="x", facts="recompiles", evidence="x", advice="x", causes=("c",), guard_kinds=("g",),
+                 limit_hit=True, gb_ids=("gb1",), text="t", not_text="n", exc_types=("E",), outcomes=("miss",))
+    assert set(Rule.__dataclass_fields__) - {"id", "finding", "evidence", "advice", "cost", "min_events", "subject",
+                                             "detail", "subject_default"} == {
+        "facts", "causes", "guard_kinds", "limit_hit", "gb_ids", "text", "not_text", "exc_types", "outcomes"}
+    assert set(re.findall(r"\bf\.(\w+)", predicate(every))) == set(MATCH_COLUMNS)
+    sql = match_sql((every,))
+    assert [c.strip() for c in sql["KIND_COLUMNS"].split(",")] == list(MATCH_COLUMNS)
+    assert set(re.findall(r"\bf\.(\w+)", sql["KIND_JOIN"])) == set(re.findall(r"\br\.(\w+)", sql["KIND_JOIN"])) == set(MATCH_COLUMNS)
+    assert "{KIND_" not in items_macro()
 
 
 def test_markdown_pastes_as_is(fixtures_wh):

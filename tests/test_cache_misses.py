@@ -164,6 +164,8 @@ def _misses_as_before(wh: str, selections: list[dict]) -> list[dict]:
         for name in ("cache_misses", "cache_key_diff"):
             p = {**params, "limit": 100000} if name == "cache_key_diff" else params
             assert rows(con, named_sql(name), p) == rows(con, oracle_sql(name), p), (name, params)
+        misses = rows(con, named_sql("cache_misses"), params)  # one row per lookup: no pair is joined twice
+        assert len({(r["run"], r["file"], r["line_no"]) for r in misses}) == len(misses), params
     return rows(con, named_sql("cache_key_diff"), {"limit": 100000})
 
 
@@ -172,6 +174,44 @@ def test_missed_lookups_are_explained_as_before_the_rewrite(torch_runs, tlparse_
                                            {"run_id": "config", "base": "cold"}, {"tag": "job=relu"}])
     assert diffs  # the config run's keys differ in a component
     _misses_as_before(tlparse_wh, [{}])
+
+
+#: a pair's differences in each shape the words must handle (by the pair's line): none (NULL), an empty
+#: list, one component without a kind, more than six (some without a kind or a name), as logged
+_SHAPES = """CASE (($off + line_no) % 5)
+  WHEN 0 THEN NULL WHEN 1 THEN [] WHEN 2 THEN [{'component': 'x', 'kind': NULL, 'hash': 'h', 'base_hash': NULL, 'value': 'v', 'base_value': NULL}]
+  WHEN 3 THEN list_concat(coalesce(diffs, []), list_transform(range(7), lambda i: {'component': CASE WHEN i = 3 THEN NULL ELSE 'c' || i END,
+    'kind': CASE WHEN i = 2 THEN NULL ELSE 'k' || (i % 3) END, 'hash': 'h' || i, 'base_hash': NULL, 'value': 'v', 'base_value': NULL}))
+  ELSE diffs END"""
+
+
+def test_the_words_for_every_shape_of_differences_are_as_before(torch_runs):
+    """cache_misses puts each pair's differences in words in the pair's own row (no join back onto the
+    pairs), as the former words made per pair and joined back did (tests/query_oracles/cache_misses_pair_join.sql),
+    for the real pairs with their differences made into every shape, mixed within a compile."""
+    from tests.query_oracles import named_sql, oracle_sql, rows
+
+    from pt2logs.cache_rules import CACHE_PAIR_DIFFS
+
+    con = pt2logs.connect(torch_runs)
+    con.execute(CACHE_PAIR_DIFFS.replace("MACRO cache_pair_diffs(", "MACRO cache_pair_diffs_real(", 1))
+    seen = []
+    for off in range(5):
+        con.execute(f"""CREATE OR REPLACE MACRO cache_pair_diffs(run, since, until, tag, base) AS TABLE
+                        SELECT * REPLACE ({_SHAPES.replace("$off", str(off))} AS diffs)
+                        FROM cache_pair_diffs_real(run, since, until, tag, base)""")
+        for params in ({}, {"run_id": "config", "base": "cold"}):
+            new = rows(con, named_sql("cache_misses"), params)
+            # (the former query left the order of a compile's several differing kinds undefined)
+            old = oracle_sql("cache_misses_pair_join").replace("string_agg(DISTINCT d.differs, ', ')",
+                                                                "string_agg(DISTINCT d.differs, ', ' ORDER BY d.differs)")
+            assert new == rows(con, old, params), (off, params)
+            seen += new
+    assert any(" (+" in (r["components"] or "") for r in seen)  # more than six
+    assert any(r["differs"] is None and r["components"] == "x" for r in seen)  # no kind
+    assert any(r["why"].startswith("key differs in config, k0, k1, k2: c0, c1") for r in seen)
+    assert any("other keys differ in config, config, k0, k1, k2)" in r["why"] for r in seen)  # in order
+    assert any(r["differs"] is None for r in seen)
 
 
 def test_a_config_change_is_the_component_that_differs(torch_runs):

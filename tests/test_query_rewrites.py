@@ -101,8 +101,8 @@ def test_cache_misses_explained_as_before(where: str, sample_wh: str, fleet_wh: 
 
 
 def _newest(con) -> tuple[str, str]:
-    runs = sorted(con.sql("SELECT run_id, name, started_at FROM runs").fetchall(), key=lambda r: r[1])
-    run_id, name, _ = max(runs, key=lambda r: r[2])  # the newest; of several, the first by name
+    runs = sorted(con.sql("SELECT run_id, name, started_at FROM runs").fetchall(), key=lambda r: (r[1], r[0]))
+    run_id, name, _ = max(runs, key=lambda r: r[2])  # the newest; of several, the first by name, then by id
     return run_id, name
 
 
@@ -128,3 +128,33 @@ def test_a_selection_gives_the_rows_it_gave(name: str, sample_wh: str, fleet_wh:
         ids = [{"run_id": r} for (r,) in con.sql("SELECT run_id FROM runs ORDER BY run_id LIMIT 6").fetchall()]
         for params in (_selections(con)[1:] if wh == sample_wh else [{"tag": "model=gpt", "until": "30d"}]) + ids:
             assert rows(con, sql, params) == rows(con, before, params), params
+
+
+@pytest.mark.parametrize("where", ["samples", "fleet"])
+def test_commands_given_no_run_take_the_run_the_queries_take(where: str, sample_wh: str, fleet_wh: str) -> None:
+    """"The newest run" is one rule (selected_runs_or_newest): summary, advise, a bug report given no run
+    (report.resolve_run) take the run trace_events and bug_report_artifacts answer for."""
+    from pt2logs.report import resolve_run
+
+    con = pt2logs.connect(sample_wh if where == "samples" else fleet_wh)
+    run_id, name = _newest(con)
+    got = resolve_run(con, None)
+    assert (got.run_id, got.name) == (run_id, name)
+    assert {r["run"] for r in run_named(con, "trace_events", {}).to_pylist()} == {name}
+
+
+def test_of_runs_started_at_one_moment_the_newest_is_the_first_by_name_then_by_id() -> None:
+    import duckdb
+
+    from pt2logs.views import MACROS
+
+    wanted = ("MACRO tag_value(", "MACRO tag_match(", "MACRO selected_runs(", "MACRO selected_runs_or_newest(")
+    rows = [("c3", "x", "2026-01-02"), ("b2", "x", "2026-01-02"), ("a1", "y", "2026-01-02"), ("a0", "a", "2026-01-01")]
+    for order in (rows, rows[::-1]):  # whatever order the rows come in
+        con = duckdb.connect()
+        con.execute("CREATE TABLE runs (run_id VARCHAR, name VARCHAR, started_at TIMESTAMPTZ, tags VARCHAR)")
+        con.executemany("INSERT INTO runs VALUES (?, ?, ?, '{}')", order)
+        for m in MACROS:
+            if any(w in m for w in wanted):
+                con.execute(m)
+        assert con.execute("SELECT * FROM selected_runs_or_newest(NULL, NULL, NULL, NULL)").fetchall() == [("b2",)]

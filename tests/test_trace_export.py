@@ -100,6 +100,25 @@ def test_one_run_by_name_and_errors(sample_wh: str, tmp_path: Path) -> None:
     assert r.exit_code != 0 and "no run matches" in r.output
 
 
+def test_no_selection_exports_the_newest_run(sample_wh: str, tmp_path: Path) -> None:
+    """With no run and no filter the query picks the newest run (the rule resolve_run shares); the file
+    says which. An empty warehouse says it is empty, to a file or to stdout."""
+    from pt2logs.report import resolve_run
+    from pt2logs.warehouse import Warehouse
+
+    newest = resolve_run(pt2logs.connect(sample_wh), None)
+    out = tmp_path / "n.json"
+    r = CliRunner().invoke(main, ["export", "perfetto", "-w", sample_wh, "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    doc = check_trace(out.read_bytes())
+    assert set(_run_of_pid(doc).values()) == {newest.run_id} and doc["otherData"]["selection"] == {"run_id": newest.run_id}
+    Warehouse(str(tmp_path / "empty")).init()  # a warehouse no run was ingested into
+    for o in (str(tmp_path / "e.json"), "-"):
+        r = CliRunner().invoke(main, ["export", "perfetto", "-w", str(tmp_path / "empty"), "-o", o])
+        assert r.exit_code != 0 and "no runs yet" in r.output and "traceEvents" not in r.output, r.output
+    assert not (tmp_path / "e.json").exists()
+
+
 def test_help_teaches() -> None:
     r = CliRunner().invoke(main, ["export", "perfetto", "--help"])
     assert r.exit_code == 0 and "ui.perfetto.dev" in r.output and "pt2logs export perfetto ddp_2rank" in r.output

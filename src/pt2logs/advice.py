@@ -34,6 +34,9 @@ else:  # pragma: no cover
 PATH = Path(__file__).with_name("advice.toml")
 FACTS = ("recompiles", "graph_breaks", "failures", "cache_events")
 COSTS = ("matched", "frame")
+#: the columns of a fact the rules' conditions read (:func:`predicate`): facts alike in these are one kind
+#: of fact to the rules, matched once (advice_items(): the distinct kinds, each fact joined to its kind's rule)
+MATCH_COLUMNS = ("facts", "cause", "guard_kind", "limit_hit", "exc_type", "outcome", "gb_id", "text")
 PLACEHOLDERS = ("subject", "values", "n", "frame", "location", "code", "detail", "compile_ids", "limit",
                 "compiles", "closest", "dynamic")
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -201,7 +204,8 @@ def predicate(r: Rule, f: str = "f") -> str:
 def match_sql(rules: tuple[Rule, ...]) -> dict[str, str]:
     """The SQL expressions advice_items() is completed with: ``RULE_CASE`` (the id of the first rule a
     fact matches, NULL for none), ``SUBJECT_CASE`` / ``DETAIL_CASE`` (a rule's ``subject`` / ``detail``
-    expression applied to the fact's text), ``CACHE_FILTER`` (the cache lookups any rule can match).
+    expression applied to the fact's text), ``CACHE_FILTER`` (the cache lookups any rule can match),
+    ``KIND_COLUMNS`` / ``KIND_JOIN`` (a kind of fact: its :data:`MATCH_COLUMNS`; a fact joined to its kind).
     Constant patterns: DuckDB compiles each once."""
     def extract(key: str) -> str:
         whens = [f"WHEN {_s(r.id)} THEN nullif(regexp_extract(m.text, {_s(getattr(r, key))}, 1), '')"
@@ -215,7 +219,9 @@ def match_sql(rules: tuple[Rule, ...]) -> dict[str, str]:
     cache_filter = ("false" if not cache else "true" if any(not r.outcomes for r in cache)
                     else _in("outcome", tuple(outcomes)))
     return {"RULE_CASE": rule_case if rules else "NULL::VARCHAR", "SUBJECT_CASE": extract("subject"),
-            "DETAIL_CASE": extract("detail"), "CACHE_FILTER": cache_filter}
+            "DETAIL_CASE": extract("detail"), "CACHE_FILTER": cache_filter,
+            "KIND_COLUMNS": ", ".join(MATCH_COLUMNS),
+            "KIND_JOIN": " AND ".join(f"r.{c} IS NOT DISTINCT FROM f.{c}" for c in MATCH_COLUMNS)}
 
 
 def items_macro(rules: tuple[Rule, ...] | None = None) -> str:

@@ -15,7 +15,7 @@ import duckdb
 import pyarrow as pa
 
 from pt2logs.outcomes import RunOutcome, run_outcome
-from pt2logs.queries import QueryError, run_named
+from pt2logs.queries import QueryError, run_named, run_sql
 
 
 @dataclass
@@ -26,18 +26,36 @@ class Run:
     ranks: int = 1  # runs.n_ranks: figures combined over a run add up this many ranks
 
 
+NO_RUNS = "the warehouse has no runs yet: run `pt2logs ingest PATH` first"
+
+
+def require_runs(con: duckdb.DuckDBPyConnection) -> None:
+    """QueryError (:data:`NO_RUNS`) when the warehouse has no run: what a command that lets a query pick
+    the newest run says instead of finding nothing."""
+    if not run_sql(con, "SELECT run_id FROM runs LIMIT 1").num_rows:
+        raise QueryError(NO_RUNS)
+
+
 def resolve_run(con: duckdb.DuckDBPyConnection, ref: str | None) -> Run:
-    """A run from an id, an id prefix or a name; the newest run when ``ref`` is None."""
+    """A run from an id, an id prefix or a name; the newest run when ``ref`` is None: the run the queries
+    about one run answer for without a selection (the ``selected_runs_or_newest`` macro, pt2logs.views)."""
+    if ref is None:
+        newest = run_sql(con, "SELECT run_id FROM selected_runs_or_newest(NULL, NULL, NULL, NULL)").column("run_id").to_pylist()
+        if not newest:
+            raise QueryError(NO_RUNS)
+        rows = run_named(con, "runs", {"run_id": newest[0]}).to_pylist()
+        return _run(next(r for r in rows if r["run_id"] == newest[0]))
     rows = run_named(con, "runs", {"run_id": ref}).to_pylist()
     if not rows:
-        if ref is None:
-            raise QueryError("the warehouse has no runs yet: run `pt2logs ingest PATH` first")
         raise QueryError(f"no run matches {ref!r}; list runs with `pt2logs query runs`")
-    exact = [r for r in rows if ref is not None and (r["run_id"] == ref or r["name"] == ref)]
-    if ref is not None and len(rows) > 1 and len(exact) != 1:
+    exact = [r for r in rows if r["run_id"] == ref or r["name"] == ref]
+    if len(rows) > 1 and len(exact) != 1:
         names = ", ".join(f"{r['name']} ({r['run_id']})" for r in rows[:6])
         raise QueryError(f"{ref!r} matches {len(rows)} runs: {names}{' ...' if len(rows) > 6 else ''}; give a longer id")
-    r = exact[0] if exact else rows[0]
+    return _run(exact[0] if exact else rows[0])
+
+
+def _run(r: dict[str, Any]) -> Run:
     return Run(r["run_id"], r["name"], r["torch_version"], max(1, r["n_ranks"] or 1))
 
 

@@ -167,11 +167,14 @@ def chrome_trace(con: duckdb.DuckDBPyConnection, params: dict[str, Any], stats: 
     """The Chrome trace JSON document of the selected runs, as pieces of UTF-8 text to write in order
     (an object with ``traceEvents``; ``otherData`` says what made it). Memory stays bounded by one
     batch of ``batch_rows`` query rows and each rank's open spans."""
+    stats = stats if stats is not None else ExportStats()
     yield b'{"traceEvents":[\n'
     first = True
     for ev in trace_events(con, params, stats, batch_rows):
         yield (b"" if first else b",\n") + orjson.dumps(ev)
         first = False
-    other = {"producer": f"pt2logs {__version__}", "selection": {k: v for k, v in params.items() if v is not None},
-             "time_unit": "µs since each run's first event"}
+    selection = {k: v for k, v in params.items() if v is not None}
+    if not selection and len(stats.runs) == 1:  # none: the query gave the newest run; say which
+        selection = {"run_id": next(iter(stats.runs))}
+    other = {"producer": f"pt2logs {__version__}", "selection": selection, "time_unit": "µs since each run's first event"}
     yield b'\n],"displayTimeUnit":"ms","otherData":' + orjson.dumps(other) + b"}\n"

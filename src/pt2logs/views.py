@@ -54,11 +54,12 @@ def source_sql(wh: Warehouse, table: str, skip: set[str] | frozenset[str] = froz
 
 
 def _present_columns(con: duckdb.DuckDBPyConnection, wh: Warehouse, table: str,
-                     garbage: set[str] | None = None) -> set[str] | None:
+                     garbage: set[str] | None = None, files: list[str] | None = None) -> set[str] | None:
     """Columns the table's files hold: those of its newest file (file names sort by transaction time,
     and every pt2logs version writes all the columns it knows), plus the partition column.
-    None when the table has no files yet (or only replaced ones)."""
-    files = wh.live_files(table, garbage)
+    None when the table has no files yet (or only replaced ones). ``files``: its live files, when
+    the caller listed them already."""
+    files = wh.live_files(table, garbage) if files is None else files
     if not files:
         return None
     import pyarrow.parquet as pq
@@ -121,15 +122,24 @@ def _relative_list(t: Table) -> str:
 def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: bool = False) -> list[str]:
     """The CREATE VIEW statements for every table of the warehouse.
 
-    With ``snapshot``, the ``runs`` files are read once, here, into a temporary table: every query
-    of the connection then sees the same committed transactions (a commit that lands later is not
-    seen, and a query never pairs one commit's runs with another's rows). Without it (the views file
-    for other tools), each query lists the runs files anew."""
+    With ``snapshot``, the ``runs`` files are read once, when the statements are run, into a temporary
+    table: every query of the connection then sees the same committed transactions (a commit that lands
+    later is not seen, and a query never pairs one commit's runs with another's rows). Without it (the
+    views file for other tools), each query lists the runs files anew."""
+    return _statements(con, wh, snapshot)[0]
+
+
+def _statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: bool) -> tuple[list[str], frozenset[str]]:
+    """:func:`view_statements`, and the names of the ``runs`` files (the commits, replaced ones too)
+    listed to make them: listed before the statements read them, so a commit that lands after the
+    listing is one the snapshot may hold but the names lack (a query is then run again, never skipped)."""
     stmts = list(PATH_MACROS)
     # taken once, before the runs are read: the replaced files this connection's queries never open.
     # (Taken after, a compaction committing in between would hide the files of the runs read.)
     skip = wh.garbage_names()
-    runs_present = _present_columns(con, wh, "runs", skip)
+    runs_files = wh.table_files("runs")
+    commits = _commits(wh, runs_files)
+    runs_present = _present_columns(con, wh, "runs", skip, [f for f in runs_files if f.rsplit("/", 1)[-1] not in skip])
     runs_src = source_sql(wh, "runs", skip) if runs_present is not None else "(SELECT 1 WHERE false)"
     kind = "TEMP TABLE" if snapshot else "VIEW"
     stmts.append(f"CREATE OR REPLACE {kind} _runs_all AS SELECT {_select_list(TABLES['runs'], runs_present)} FROM {runs_src}")
@@ -169,7 +179,7 @@ def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: boo
                 f"WHERE {rk} IS NULL OR s.best IS NULL OR {rk} = s.best"
             )
     stmts += MACROS
-    return stmts
+    return stmts, commits
 
 
 def _payloads_view(wh: Warehouse, skip: set[str]) -> str:
@@ -207,14 +217,15 @@ MACROS = [
            AND (since IS NULL OR started_at >= since)
            AND (until IS NULL OR started_at < until)
            AND tag_match(tags, tag)""",
-    # the same selection, but with no filter at all the newest run only (as `runs` orders them: newest
-    # start, then name), not the fleet: for queries about one run (trace events, a bug report's graphs)
+    # the same selection, but with no filter at all the newest run only (newest start, then name, then
+    # id), not the fleet: for queries about one run (trace events, a bug report's graphs) and for every
+    # command about one run given none (pt2logs.report.resolve_run)
     """CREATE OR REPLACE MACRO selected_runs_or_newest(run, since, until, tag) AS TABLE
          SELECT run_id FROM selected_runs(run, since, until, tag)
          WHERE run IS NOT NULL OR since IS NOT NULL OR until IS NOT NULL OR tag IS NOT NULL
          UNION ALL
          (SELECT run_id FROM runs WHERE run IS NULL AND since IS NULL AND until IS NULL AND tag IS NULL
-          ORDER BY started_at DESC NULLS LAST, name LIMIT 1)""",
+          ORDER BY started_at DESC NULLS LAST, name, run_id LIMIT 1)""",
     # graph-break sites (the identity of docs/tables.md#graph_breaks): break id + user frame + library
     # frame; rows ingested before the identity columns (break_key NULL) fall back to their raw location
     """CREATE OR REPLACE MACRO graph_break_sites() AS TABLE
@@ -275,7 +286,7 @@ def attach_filesystem(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
 
 
 #: connections made by :func:`create_views`: their warehouse, when their snapshot was taken and the
-#: runs files (the commits) there were then. Files a compaction replaced are deleted once the grace
+#: runs files (the commits) there were then (the listing the views were made from). Files a compaction replaced are deleted once the grace
 #: period has passed (pt2logs.recovery), so a snapshot older than half of it is taken anew before the
 #: connection's next query; and a query that ends after the whole grace period, when commits have
 #: landed since the snapshot, may have listed the files after the snapshot's were deleted (no error:
@@ -284,20 +295,23 @@ _SNAPSHOTS: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[Warehouse
     weakref.WeakKeyDictionary()
 
 
-def _commits(wh: Warehouse) -> frozenset[str]:
-    return frozenset(f.rsplit("/", 1)[-1] for f in wh.table_files("runs"))
+def _commits(wh: Warehouse, files: list[str] | None = None) -> frozenset[str]:
+    """The names of the ``runs`` files (``files``: as listed already)."""
+    return frozenset(f.rsplit("/", 1)[-1] for f in (wh.table_files("runs") if files is None else files))
 
 
 def create_views(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
     """Every table as a view over a snapshot of the committed runs (see :func:`view_statements`)."""
     attach_filesystem(con, wh)
-    _SNAPSHOTS[con] = (wh, time.monotonic(), _commits(wh))
+    taken = time.monotonic()  # before the listing: the snapshot is never younger than this says
     if wh.remote:
         wh.fs.invalidate_cache()  # fsspec caches listings; other processes may have written since
     for attempt in range(VANISHED_RETRIES + 1):
         try:
-            for s in view_statements(con, wh, snapshot=True):
+            stmts, commits = _statements(con, wh, snapshot=True)
+            for s in stmts:
                 con.execute(s)  # binding a view lists and opens its files: it can lose the same race
+            _SNAPSHOTS[con] = (wh, taken, commits)
             return
         except duckdb.Error as e:
             if attempt == VANISHED_RETRIES or not _vanished(e):

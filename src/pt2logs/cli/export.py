@@ -45,15 +45,15 @@ def perfetto(run: str | None, warehouse: str, since: str | None, until: str | No
     Then open https://ui.perfetto.dev and drag the file in (or chrome://tracing → Load).
     """
     from pt2logs.queries import QueryError
-    from pt2logs.report import resolve_run
+    from pt2logs.report import require_runs, resolve_run
     from pt2logs.trace_export import ExportStats, chrome_trace
 
     con = connect_warehouse(warehouse)
     try:
-        if run is None and since is None and until is None and tag is None:
-            run = resolve_run(con, None).run_id
-        elif run is not None:
-            run = resolve_run(con, run).run_id
+        if run is not None:
+            run = resolve_run(con, run).run_id  # one run, or an error naming the runs a prefix matches
+        elif since is None and until is None and tag is None:
+            require_runs(con)  # the query picks the newest run; an empty warehouse says so
         params = {"run_id": run, "since": since, "until": until, "tag": tag}
         stats = ExportStats()
         if output == "-":
