@@ -11,13 +11,15 @@ from __future__ import annotations
 import json
 
 import orjson
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.readers.test_native_events import line, md5, tables
 
 from pt2logs.readers import records_native
-from pt2logs.readers.trace_events.phases import ROOTS, WRAPPERS
+from pt2logs.readers.trace_events.phases import NATIVE_FIELDS, ROOTS, WRAPPERS
+from pt2logs.schema import TS_LIMIT, TS_MIN
 
 pytestmark = pytest.mark.skipif(records_native._ext is None, reason="native extension not built")
 
@@ -25,22 +27,30 @@ pytestmark = pytest.mark.skipif(records_native._ext is None, reason="native exte
 FIRST = '{"name": "start", "ts": 1733498295925105, "ph": "i", "args": {}}'
 
 
-def chrom(payload: str, t: int, frame: int = 0) -> str:
+def chrom(payload: str, t: int, frame: int = 0, rank: int | None = None) -> str:
     env = {"chromium_event": {}, "frame_id": frame, "frame_compile_id": 0, "attempt": 0, "has_payload": md5(payload)}
+    if rank is not None:  # one of more than 9 digits: the native events pass leaves the record to the Python loop
+        env["rank"] = rank
     return line(json.dumps(env), payload, t)
 
 
-def trace(payloads: list[str]) -> bytes:
-    return "".join(chrom(p, i) for i, p in enumerate([FIRST, *payloads])).encode()
+def trace(payloads: list[str | tuple[str, int | None]]) -> bytes:
+    items = [p if isinstance(p, tuple) else (p, None) for p in [FIRST, *payloads]]
+    return "".join(chrom(p, i, rank=r) for i, (p, r) in enumerate(items)).encode()
 
 
 def canonical(args_text: str | bytes) -> tuple[int, bytes | None]:
     """(what the native handler returned, the row's args) for an instant event with these args."""
-    rows: list = []
+    cols = records_native._ext.PhaseCols()
     raw = args_text if isinstance(args_text, bytes) else args_text.encode()
     payload = b'{"name": "x", "ts": 5, "ph": "i", "args": ' + raw + b"}"
-    r = records_native._ext.chromium(payload, None, [], rows, "f", 0, 1, ROOTS, WRAPPERS)
-    return r, (rows[-1][15] if rows else None)
+    r = records_native._ext.chromium(cols, payload, None, [], [], 0, 1, ROOTS, WRAPPERS)
+    n, _, bufs = cols.take()
+    if not n:
+        return r, None
+    valid, offsets, data = bufs[NATIVE_FIELDS.index("args")]
+    return r, pa.Array.from_buffers(pa.binary(), n, [valid and pa.py_buffer(valid), pa.py_buffer(offsets),
+                                                    pa.py_buffer(data)])[0].as_py()
 
 
 TAKEN = [
@@ -88,6 +98,11 @@ _json = st.recursive(
 _names = st.sampled_from(["dynamo", "entire_frame_compile", "entire_backward_compile", "inductor_compile", "x", "é", 'a"b'])
 
 
+#: starts on both sides of the ts column's range (years 1-9999): a row starting outside it is reported (bad_value)
+_ts_edges = st.one_of(st.sampled_from([TS_MIN - 1, TS_MIN, TS_LIMIT - 1, TS_LIMIT, 10**18 - 1, -(10**18) + 1]),
+                      st.integers(TS_LIMIT - 5, TS_LIMIT + 10**6), st.integers(TS_MIN - 10**6, TS_MIN + 5))
+
+
 @st.composite
 def payloads(draw) -> str:
     d: dict = {}
@@ -96,7 +111,7 @@ def payloads(draw) -> str:
             d["name"] = draw(_names)
         elif key == "ts" and draw(st.integers(0, 20)):
             d["ts"] = draw(st.one_of(st.integers(1733498295925105, 1733498295999999), st.integers(-2**64, 2**64), _floats,
-                                     st.booleans(), _text))
+                                     st.booleans(), _text, _ts_edges))
         elif key == "ph" and draw(st.integers(0, 20)):
             d["ph"] = draw(st.one_of(st.sampled_from(["B", "E", "i", "I", "X", "M"]), _json))
         elif key == "args" and draw(st.booleans()):
@@ -116,11 +131,61 @@ def payloads(draw) -> str:
     return text
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.lists(payloads(), min_size=1, max_size=14))
-def test_generated_events_same_tables(items):
+#: the envelope's rank: none, one that fits, one for the Python loop (10 digits) that does not fit the column
+_ranks = st.sampled_from([None, None, None, 3, 2**31 - 1, 12345678901])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(payloads(), _ranks), min_size=1, max_size=14), st.sampled_from([1 << 16, 300, 7]))
+def test_generated_events_same_tables(items, chunk):
     data = trace(items)
-    assert tables(data, True) == tables(data, False)
+    assert tables(data, True, chunk) == tables(data, False, chunk)
+
+
+def test_values_that_do_not_fit_are_left_to_python():
+    """A row whose start is outside the ts column's years is the Python handler's (which reports the
+    value); the spans around it stay the native handler's."""
+    ev = '{{"name": "{n}", "ts": {t}, "ph": "{ph}", "args": {{"k": {a}}}}}'
+    items = [
+        ev.format(n="far", t=TS_LIMIT, ph="B", a=1),  # opened natively, beyond year 9999
+        ev.format(n="x", t=TS_LIMIT - 1, ph="i", a=2),
+        ev.format(n="x", t=TS_LIMIT, ph="i", a=3),  # an instant beyond year 9999
+        ev.format(n="far", t=TS_LIMIT + 5, ph="E", a=4),
+        (ev.format(n="python", t=1733498295925300, ph="B", a=5), 12345678901),  # the Python loop opens it
+        ev.format(n="python", t=1733498295925400, ph="E", a=6),
+        ev.format(n="x", t=TS_MIN - 1, ph="X", a=7),
+        ev.format(n="x", t=TS_MIN, ph="X", a=8),
+    ]
+    native, _ = tables(trace(items), True)
+    assert native == tables(trace(items), False)[0]
+    bad = [r["message"] for r in native["ingest_errors"] if r["kind"] == "bad_value"]
+    assert sum("compile_phases.ts" in m for m in bad) == 3, bad
+    assert sum("compile_phases.start_us" in m for m in bad) == 0, bad
+    assert [r["phase"] for r in native["compile_phases"]][1:] == ["x", "x", "far", "python", "x", "x"]
+    assert [r["ts"] is None for r in native["compile_phases"]][1:] == [False, True, True, False, True, False]
+
+
+class Text(str):
+    pass
+
+
+def test_a_rank_or_text_that_does_not_fit_leaves_the_row():
+    """Values only Python code can put in an open span (or pass): the native handler writes no row for them."""
+    ext = records_native._ext
+    end = b'{"name": "s", "ts": 1733498295925400, "ph": "E"}'
+    span = ["s", "0/0", 1733498295925300, 0, None, None, 3, None, 0, "other", True]
+    for field, value in ((8, 2**40), (8, "0"), (1, "\ud800"), (9, 5), (0, Text("s")), (7, {"a": 1}), (10, 1), (2, 10**19), (6, 2**70)):
+        bad = list(span)
+        bad[field] = value
+        cols, spans = ext.PhaseCols(), [bad]
+        assert ext.chromium(cols, end, None, spans, [], 0, 9, ROOTS, WRAPPERS) == 0, (field, value)
+        assert spans == [bad] and len(cols) == 0
+    cols, spans = ext.PhaseCols(), [list(span)]
+    assert ext.chromium(cols, end, None, spans, [(), ()], 0, 9, ROOTS, WRAPPERS) == 1 and spans == [] and len(cols) == 1
+    assert cols.take()[:2] == (1, (2).to_bytes(8, "little"))  # after the two tuple rows
+    instant = b'{"name": "i", "ts": 1733498295925400, "ph": "i"}'
+    assert ext.chromium(cols, instant, None, [], [], 2**31, 9, ROOTS, WRAPPERS) == 0 and len(cols) == 0
+    assert ext.chromium(cols, instant, None, [], [], -(2**31), 9, ROOTS, WRAPPERS) == 1 and len(cols) == 1
 
 
 def test_spans_pass_between_the_handlers():

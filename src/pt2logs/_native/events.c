@@ -23,36 +23,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "gbuf.h"
-
-/* one Arrow column: validity bitmap (bit per row), offsets (int32, strings only), data */
-typedef struct { gbuf valid, offs, data; int is_str, width, has_null; } col;
-
-static int col_valid(col *c, Py_ssize_t row, int v) {
-    if ((size_t)(row / 8) >= c->valid.len) {
-        unsigned char z = 0;
-        if (gb_put(&c->valid, &z, 1) < 0) return -1;
-    }
-    if (v) c->valid.p[row / 8] |= (char)(1 << (row % 8));
-    else c->has_null = 1;
-    return 0;
-}
-static int col_str(col *c, Py_ssize_t row, const char *s, Py_ssize_t n) { /* s NULL: null */
-    if (col_valid(c, row, s != NULL) < 0) return -1;
-    if (s && gb_put(&c->data, s, (size_t)n) < 0) return -1;
-    if ((size_t)c->data.len > INT32_MAX) { PyErr_SetString(PyExc_OverflowError, "column over 2 GiB"); return -1; }
-    int32_t o = (int32_t)c->data.len;
-    return gb_put(&c->offs, &o, 4);
-}
-static int col_int(col *c, Py_ssize_t row, long long v, int present) {
-    if (col_valid(c, row, present) < 0) return -1;
-    if (c->width == 8) { int64_t x = present ? v : 0; return gb_put(&c->data, &x, 8); }
-    if (c->width == 4) { int32_t x = present ? (int32_t)v : 0; return gb_put(&c->data, &x, 4); }
-    /* bool: bit-packed */
-    if ((size_t)(row / 8) >= c->data.len) { unsigned char z = 0; if (gb_put(&c->data, &z, 1) < 0) return -1; }
-    if (present && v) c->data.p[row / 8] |= (char)(1 << (row % 8));
-    return 0;
-}
+#include "arrowcol.h"
 
 enum { C_LINE, C_NLINES, C_KEY, C_TOD, C_LEVEL, C_THREAD, C_PATH, C_LINENO, C_KIND, C_NAME, C_CID, C_FID, C_FCID,
        C_ATT, C_CA, C_ENV, C_PAYLOAD, C_PBYTES, C_MD5, C_OK, C_RANK, NCOLS };
@@ -97,8 +68,7 @@ PyObject *pt2_event_columns(PyObject *self, PyObject *args) {
     PyObject *handled = NULL, *ranks = NULL, *result = NULL, *last_cid = NULL, *last_kind = NULL;
     col cols[NCOLS];
     memset(cols, 0, sizeof cols);
-    for (int i = 0; i < NCOLS; i++) { cols[i].width = WIDTH[i]; cols[i].is_str = WIDTH[i] == 0; }
-    for (int i = 0; i < NCOLS; i++) if (cols[i].is_str) { int32_t z = 0; if (gb_put(&cols[i].offs, &z, 4) < 0) goto fail; }
+    for (int i = 0; i < NCOLS; i++) if (col_init(&cols[i], WIDTH[i]) < 0) goto fail;
     handled = PyList_New(0);
     ranks = PySet_New(NULL);
     char last_cid_buf[96];
@@ -209,12 +179,7 @@ PyObject *pt2_event_columns(PyObject *self, PyObject *args) {
         PyObject *ct = PyTuple_New(NCOLS);
         if (!ct) goto fail;
         for (int k = 0; k < NCOLS; k++) {
-            col *c = &cols[k];
-            PyObject *v = c->has_null ? PyBytes_FromStringAndSize(c->valid.p, (Py_ssize_t)c->valid.len) : (Py_INCREF(Py_None), Py_None);
-            PyObject *o = c->is_str ? PyBytes_FromStringAndSize(c->offs.p, (Py_ssize_t)c->offs.len) : (Py_INCREF(Py_None), Py_None);
-            PyObject *d = PyBytes_FromStringAndSize(c->data.p, (Py_ssize_t)c->data.len);
-            PyObject *t = (v && o && d) ? PyTuple_Pack(3, v, o, d) : NULL;
-            Py_XDECREF(v); Py_XDECREF(o); Py_XDECREF(d);
+            PyObject *t = col_buffers(&cols[k]);
             if (!t) { Py_DECREF(ct); goto fail; }
             PyTuple_SET_ITEM(ct, k, t);
         }
@@ -227,6 +192,6 @@ fail:
     Py_XDECREF(ranks);
     Py_XDECREF(last_cid);
     Py_XDECREF(last_kind);
-    for (int k = 0; k < NCOLS; k++) { PyMem_Free(cols[k].valid.p); PyMem_Free(cols[k].offs.p); PyMem_Free(cols[k].data.p); }
+    for (int k = 0; k < NCOLS; k++) col_free(&cols[k]);
     return result;
 }

@@ -57,7 +57,8 @@ def read_records_native(st: TraceState, chunks: Iterable[bytes], first_line: int
     file_rank = st.ctx.rank
     loads = orjson.loads
     envelope_free = ENVELOPE_FREE
-    chromium, chromium_native = phases.chromium_event, phases.native_handler(records_native._ext.chromium)  # type: ignore[union-attr]
+    ext = records_native._ext
+    chromium, chromium_native = phases.chromium_event, phases.native_handler(ext.chromium, ext.PhaseCols)  # type: ignore[union-attr]
     batch_rows, batch_bytes = st.ctx.batch_rows, st.ctx.batch_bytes
     for recs in records_native.iter_record_groups(chunks, st.error, first_line):
         i, n = 0, len(recs)
