@@ -127,17 +127,16 @@ class NativeTupleRows(TupleRows):
         return len(self.rows) + len(self.native)
 
     def take(self, on_bad: OnBad | None = None) -> pa.RecordBatch:
-        if not len(self.native):
-            return super().take(on_bad)
         n, before, bufs = self.native.take()
-        rows, self.rows = self.rows, []
+        rows = self.rows[:]
+        self.rows.clear()  # in place: the native pass holds this list (its length places the native rows)
         t = self.table
         native = {name: pa.Array.from_buffers(t.column(name).type, n, [None if v is None else pa.py_buffer(v),
                                                                    *(() if o is None else (pa.py_buffer(o),)), pa.py_buffer(d)])
                   for name, (v, o, d) in zip(self.native_fields, bufs)}
         # runs in the order rows were added: (False, tuple rows [a, b)) or (True, native rows [a, b))
         at = np.frombuffer(before, dtype=np.int64)
-        cuts = [0, *(np.flatnonzero(np.diff(at)) + 1).tolist(), n]
+        cuts = [0, *(np.flatnonzero(np.diff(at)) + 1).tolist(), n] if n else [0]
         runs: list[tuple[bool, int, int]] = []
         prev = 0
         for a, b in zip(cuts, cuts[1:]):

@@ -142,6 +142,34 @@ def test_generated_events_same_tables(items, chunk):
     assert tables(data, True, chunk) == tables(data, False, chunk)
 
 
+#: records between the chromium events: other handlers (the metrics one reads a closed frame span's duration),
+#: and records the native events pass leaves to the Python loop (a float id; a payload whose md5 differs)
+OTHERS = [
+    ('{"compilation_metrics": {"co_name": "f"}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0}', None),
+    ('{"str": ["torch/x.py", 3]}', None),
+    ('{"dynamo_start": {"stack": []}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0}', None),
+    ('{"dynamo_start": {}, "frame_id": 1.0}', None),
+    ('{"chromium_event": {}, "frame_id": 0, "frame_compile_id": 0, "has_payload": "' + "0" * 32 + '"}',
+     '{"name": "entire_frame_compile", "ts": 1733498295925900, "ph": "E"}'),
+]
+_frame = st.builds('{{"name": "entire_frame_compile", "ts": {}, "ph": "{}", "args": {{"compile_id": "0/0"}}}}'.format,
+                   st.integers(1733498295925105, 1733498295999999), st.sampled_from("BE"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(payloads(), _frame, st.sampled_from(OTHERS)), min_size=1, max_size=24),
+       st.sampled_from([1 << 16, 300]), st.booleans())
+def test_generated_events_among_other_records_same_tables(items, chunk, first):
+    """Chromium events done inside the native events pass among records Python handles after it (in the
+    same pass) or before it (the records the pass leaves): same spans, rows, order, frame durations; with
+    or without a first event that sets the time base."""
+    lines = [chrom(FIRST, 0)] if first else []
+    for t, item in enumerate(items, 1):
+        lines.append(line(item[0], item[1], t) if isinstance(item, tuple) else chrom(item, t))
+    data = "".join(lines).encode()
+    assert tables(data, True, chunk) == tables(data, False, chunk)
+
+
 def test_values_that_do_not_fit_are_left_to_python():
     """A row whose start is outside the ts column's years is the Python handler's (which reports the
     value); the spans around it stay the native handler's."""
@@ -211,21 +239,34 @@ def test_spans_pass_between_the_handlers():
 
 
 def test_the_native_handler_takes_the_real_traces(monkeypatch):
-    """On the real traces nearly every chromium event is done natively (else the tests above prove little)."""
+    """On the real traces nearly every chromium event is done natively, inside the events pass (else the
+    tests above prove little)."""
     from tests.readers.test_native_records import trace_files
 
-    ext, calls = records_native._ext, {"taken": 0, "left": 0}
+    from pt2logs.readers.trace_events.phases import chromium_event
+
+    ext, calls = records_native._ext, {"in_pass": 0, "to_python": 0, "python_taken": 0, "left": 0}
 
     class Counting:
         def __getattr__(self, name):
             return getattr(ext, name)
 
+        def event_columns(self, *args):
+            out = ext.event_columns(*args)
+            python = sum(h is chromium_event for _, h, *_ in out[3])
+            kinds = pa.Array.from_buffers(pa.string(), out[1], [None, *map(pa.py_buffer, out[2][8][1:])])
+            calls["in_pass"] += kinds.to_pylist().count("chromium_event") - python
+            calls["to_python"] += python
+            return out
+
         def chromium(self, *args):
             r = ext.chromium(*args)
-            calls["taken" if r else "left"] += 1
+            calls["python_taken" if r else "left"] += 1
             return r
 
     monkeypatch.setattr(records_native, "_ext", Counting())
     for path in trace_files():
         tables(path.read_bytes(), True)
-    assert calls["taken"] > 1000 and calls["left"] < calls["taken"] / 50, calls
+    # to Python: before the time base is set, and after an event left to it in the same pass (batches of 7 here)
+    assert calls["in_pass"] > 1000 and calls["to_python"] < calls["in_pass"] / 20, calls
+    assert calls["left"] < calls["in_pass"] / 100, calls

@@ -9,14 +9,24 @@
  * its payload md5 matches `has_payload` (or it has neither), and its prefix numbers fit their
  * columns. Anything else (damage, an odd envelope) is "hard": the caller runs the Python loop on it.
  *
- * event_columns(recs, start, handlers, art_handlers, file_rank, last_rank, bump, last_mmdd, max_rows, max_bytes)
- *   -> (stop, n, columns, handled, last_rank, bump, last_mmdd, payload_bytes, ranks)
+ * event_columns(recs, start, handlers, art_handlers, file_rank, last_rank, bump, last_mmdd, max_rows, max_bytes
+ *               [, chromium]) -> (stop, n, columns, handled, last_rank, bump, last_mmdd, payload_bytes, ranks)
  * recs[start:stop] became n = stop - start rows. It stops at a hard record (recs[stop]), after max_rows
  * rows, or after the record that brings the payload bytes to max_bytes: where the Python loop would
  * consider a flush, so batches (and the errors a flush reports) fall where they fall there.
  * columns: one (validity, offsets, data) triple of bytes per COLS entry (validity None: no nulls;
  * offsets None: a fixed-width column). handled: (index, handler, kind, cid, rank, key) for each
  * record whose kind (or artifact name) has a handler, in order. ranks: the envelope ranks seen.
+ *
+ * chromium: None, or (handler, cols, spans, rows, roots, wrappers, ready). Not ready (the file's time base is
+ * not set yet): the pass stops after the first record whose handler is `handler` (phases.chromium_event: its
+ * Python handler sets the time base). Ready: such a record is done here by phases.c (phases_take, writing
+ * into the PhaseCols `cols` beside the tuple `rows`, as phases.native_handler would) and is not in
+ * `handled`, unless phases.c leaves it: then it is in `handled`, and so is every chromium record after it
+ * in this call (its Python handler must run first). This is what the Python loop would do, in its order:
+ * the handlers that run later in Python never touch the spans nor compile_phases, and the one thing a
+ * chromium event gives them (the duration of a closed entire_frame_compile span, for the metrics handler)
+ * comes in `handled` in its place, as (index, None, duration, cid, rank, key).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -24,6 +34,7 @@
 #include <string.h>
 
 #include "arrowcol.h"
+#include "phase_cols.h"
 
 enum { C_LINE, C_NLINES, C_KEY, C_TOD, C_LEVEL, C_THREAD, C_PATH, C_LINENO, C_KIND, C_NAME, C_CID, C_FID, C_FCID,
        C_ATT, C_CA, C_ENV, C_PAYLOAD, C_PBYTES, C_MD5, C_OK, C_RANK, NCOLS };
@@ -52,12 +63,22 @@ static Py_ssize_t cid_text(char *out, const env_t *e) {
 }
 
 PyObject *pt2_event_columns(PyObject *self, PyObject *args) {
-    PyObject *recs, *handlers, *art_handlers, *file_rank_o, *last_rank_o;
+    PyObject *recs, *handlers, *art_handlers, *file_rank_o, *last_rank_o, *chrom = Py_None;
     Py_ssize_t start, max_rows;
     long long bump, last_mmdd, max_bytes;
-    if (!PyArg_ParseTuple(args, "O!nO!O!OOLLnL", &PyList_Type, &recs, &start, &PyDict_Type, &handlers, &PyDict_Type,
-                          &art_handlers, &file_rank_o, &last_rank_o, &bump, &last_mmdd, &max_rows, &max_bytes))
+    if (!PyArg_ParseTuple(args, "O!nO!O!OOLLnL|O", &PyList_Type, &recs, &start, &PyDict_Type, &handlers, &PyDict_Type,
+                          &art_handlers, &file_rank_o, &last_rank_o, &bump, &last_mmdd, &max_rows, &max_bytes, &chrom))
         return NULL;
+    /* chromium: (handler, cols, spans, rows, roots, wrappers, ready) or None (see the top of this file) */
+    PyObject *ch_h = NULL, *ch_cols = NULL, *ch_spans = NULL, *ch_rows = NULL, *ch_roots = NULL, *ch_wrappers = NULL;
+    int ch_ready = 0, stop_after = 0;
+    if (chrom != Py_None) {
+        if (!PyTuple_Check(chrom) || !PyArg_ParseTuple(chrom, "OO!O!O!O!Op", &ch_h, &PhaseColsType, &ch_cols, &PyList_Type,
+                                                         &ch_spans, &PyList_Type, &ch_rows, &PyDict_Type, &ch_roots,
+                                                         &ch_wrappers, &ch_ready))
+            return NULL;
+        if (!PyAnySet_Check(ch_wrappers)) { PyErr_SetString(PyExc_TypeError, "event_columns: wrappers must be a set"); return NULL; }
+    }
     long long file_rank = 0, last_rank = 0;
     int has_file_rank = file_rank_o != Py_None, has_last_rank = last_rank_o != Py_None;
     if ((has_file_rank && !as_ll(file_rank_o, &file_rank)) || (has_last_rank && !as_ll(last_rank_o, &last_rank)) ||
@@ -168,12 +189,26 @@ PyObject *pt2_event_columns(PyObject *self, PyObject *args) {
             }
             PyObject *ro = has_rank ? PyLong_FromLongLong(rank) : (Py_INCREF(Py_None), Py_None);
             if (!ro) goto fail;
-            PyObject *it = Py_BuildValue("(nOOONL)", i, h, kind, cid, ro, key);
+            PyObject *it, *frame = NULL;
+            if (ch_h && h == ch_h && !ch_ready) stop_after = 1; /* the Python handler sets the time base first */
+            else if (ch_h && h == ch_h) { /* a chromium event: done here when the native handler takes it */
+                int t = phases_take(ch_cols, payload, cid, ch_spans, ch_rows, ro, PyTuple_GET_ITEM(r, 0), ch_roots,
+                                    ch_wrappers, &frame);
+                if (t < 0) { Py_DECREF(ro); goto fail; }
+                if (t && !frame) { Py_DECREF(ro); continue; }
+                if (!t) ch_h = NULL; /* the Python handler does this one, and so every chromium event after it here */
+            }
+            if (frame) { /* (i, None, duration, cid, ...): the duration goes to the compile's scratch, in order */
+                it = Py_BuildValue("(nOOONL)", i, Py_None, PyTuple_GET_ITEM(frame, 1), PyTuple_GET_ITEM(frame, 0), ro, key);
+                Py_DECREF(frame);
+            } else
+                it = Py_BuildValue("(nOOONL)", i, h, kind, cid, ro, key);
             if (!it) goto fail;
             int rc = PyList_Append(handled, it);
             Py_DECREF(it);
             if (rc < 0) goto fail;
         }
+        if (stop_after) { i++; row++; break; }
     }
     {
         PyObject *ct = PyTuple_New(NCOLS);

@@ -19,4 +19,9 @@ int phase_cols_fits(PyObject *pc, const phase_row *r);
 /* append the row, after `before` rows kept elsewhere (the Python handlers' tuples); -1: a Python error */
 int phase_cols_add(PyObject *pc, const phase_row *r, Py_ssize_t before);
 
+/* phases.c: one chromium_event payload done natively (see there); 1 taken, 0 left to Python, -1 a Python error;
+ * *frame: (cid, dur_us) when it closed an entire_frame_compile span (a new reference), else NULL */
+int phases_take(PyObject *pc, PyObject *payload, PyObject *cid, PyObject *spans, PyObject *rows, PyObject *rank,
+                PyObject *line_no, PyObject *roots, PyObject *wrappers, PyObject **frame);
+
 #endif

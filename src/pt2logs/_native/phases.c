@@ -235,26 +235,23 @@ static int merge_args(PyObject *begin, const gbuf *o, const payload_t *pl, gbuf 
     return rc;
 }
 
-PyObject *pt2_chromium(PyObject *self, PyObject *const *a, Py_ssize_t na) {
-    if (na != 9 || !PhaseCols_Check(a[0]) || !PyList_CheckExact(a[3]) || !PyList_CheckExact(a[4]) || !PyDict_Check(a[7]) ||
-        !PyAnySet_Check(a[8])) {
-        PyErr_SetString(PyExc_TypeError, "chromium(cols, payload, cid, spans, rows, rank, line_no, roots, wrappers)");
-        return NULL;
-    }
-    if (init_strings() < 0) return NULL;
-    PyObject *pc = a[0], *payload = a[1], *cid = a[2], *spans = a[3], *rank = a[5], *line_no = a[6];
-    Py_ssize_t before = PyList_GET_SIZE(a[4]);
-    if (!PyBytes_Check(payload) || !spans_ok(spans)) return PyLong_FromLong(0);
+int phases_take(PyObject *pc, PyObject *payload, PyObject *cid, PyObject *spans, PyObject *rows, PyObject *rank,
+                PyObject *line_no, PyObject *roots, PyObject *wrappers, PyObject **frame) {
+    *frame = NULL;
+    if (init_strings() < 0) return -1;
+    Py_ssize_t before = PyList_GET_SIZE(rows);
+    if (!PyBytes_Check(payload) || !spans_ok(spans)) return 0;
     gbuf o = {0}, m = {0};
     payload_t pl;
     phase_row r;
     memset(&r, 0, sizeof r);
-    PyObject *result = NULL, *name = NULL, *c = NULL, *cat = NULL, *stage = NULL, *args = NULL, *span = NULL;
+    int result = -1;
+    PyObject *name = NULL, *c = NULL, *cat = NULL, *stage = NULL, *args = NULL, *span = NULL;
     int rc = read_payload((const unsigned char *)PyBytes_AS_STRING(payload), PyBytes_GET_SIZE(payload), &o, &pl);
     if (rc < 0) goto done;
     if (rc == 0) goto not_taken;
     char ph = pl.has_ph && pl.ph_n == 1 ? pl.ph[0] : 0;
-    if (ph != 'B' && ph != 'E' && ph != 'i' && ph != 'I' && ph != 'X') { result = PyLong_FromLong(1); goto done; } /* no row */
+    if (ph != 'B' && ph != 'E' && ph != 'i' && ph != 'I' && ph != 'X') { result = 1; goto done; } /* no row */
     name = PyUnicode_FromStringAndSize(pl.name, pl.name_n);
     if (!name) goto done;
     if (pl.cid) { if (!(c = PyUnicode_FromStringAndSize(pl.cid, pl.cid_n))) goto done; }
@@ -291,16 +288,17 @@ PyObject *pt2_chromium(PyObject *self, PyObject *const *a, Py_ssize_t na) {
         r.dur = pl.ts - r.start; /* both well inside int64 */
         r.has_dur = 1;
         if (!phase_cols_fits(pc, &r)) goto not_taken;
-        int frame = r.phase_n == 20 && !memcmp(r.phase, "entire_frame_compile", 20);
+        int is_frame = r.phase_n == 20 && !memcmp(r.phase, "entire_frame_compile", 20);
         span = sp;
         Py_INCREF(span); /* its fields stay alive while the row is written and the span removed */
         if (phase_cols_add(pc, &r, before) < 0) goto done;
-        result = frame ? Py_BuildValue("(OL)", f[1], r.dur) : PyLong_FromLong(1);
-        if (result && PySequence_DelItem(spans, match) < 0) Py_CLEAR(result);
+        if (is_frame && !(*frame = Py_BuildValue("(OL)", f[1], r.dur))) goto done;
+        if (PySequence_DelItem(spans, match) < 0) { Py_CLEAR(*frame); goto done; }
+        result = 1;
         goto done;
     }
     int top;
-    if (stage_of(name, c, spans, a[7], a[8], &stage, &top) < 0) goto done;
+    if (stage_of(name, c, spans, roots, wrappers, &stage, &top) < 0) goto done;
     if (pl.has_cat) { if (!(cat = PyUnicode_FromStringAndSize(pl.cat, pl.cat_n))) goto done; }
     else { cat = Py_None; Py_INCREF(cat); }
     PyObject *parent = ns ? PyList_GET_ITEM(PyList_GET_ITEM(spans, ns - 1), 0) : Py_None;
@@ -309,7 +307,7 @@ PyObject *pt2_chromium(PyObject *self, PyObject *const *a, Py_ssize_t na) {
         if (!args) goto done;
         span = Py_BuildValue("[OOLnOOOOOOO]", name, c, pl.ts, ns, parent, args, line_no, cat, rank, stage, top ? Py_True : Py_False);
         if (!span || PyList_Append(spans, span) < 0) goto done;
-        result = PyLong_FromLong(1);
+        result = 1;
         goto done;
     }
     /* an instant (i, I) or a complete event (X): its row */
@@ -327,14 +325,26 @@ PyObject *pt2_chromium(PyObject *self, PyObject *const *a, Py_ssize_t na) {
         !text_of(parent, 1, &r.parent, &r.parent_n) || !text_of(stage, 0, &r.stage, &r.stage_n) || !phase_cols_fits(pc, &r))
         goto not_taken;
     if (phase_cols_add(pc, &r, before) < 0) goto done;
-    result = PyLong_FromLong(1);
+    result = 1;
     goto done;
 not_taken:
-    result = PyLong_FromLong(0);
+    result = 0;
 done:
     PyMem_Free(o.p);
     PyMem_Free(m.p);
     PyMem_Free(pl.args_m.m);
     Py_XDECREF(name); Py_XDECREF(c); Py_XDECREF(cat); Py_XDECREF(stage); Py_XDECREF(args); Py_XDECREF(span);
     return result;
+}
+
+PyObject *pt2_chromium(PyObject *self, PyObject *const *a, Py_ssize_t na) {
+    if (na != 9 || !PhaseCols_Check(a[0]) || !PyList_CheckExact(a[3]) || !PyList_CheckExact(a[4]) || !PyDict_Check(a[7]) ||
+        !PyAnySet_Check(a[8])) {
+        PyErr_SetString(PyExc_TypeError, "chromium(cols, payload, cid, spans, rows, rank, line_no, roots, wrappers)");
+        return NULL;
+    }
+    PyObject *frame;
+    int r = phases_take(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], &frame);
+    if (r < 0) return NULL;
+    return frame ? frame : PyLong_FromLong(r);
 }

@@ -130,11 +130,16 @@ def native_handler(chromium: Any, phase_cols: Any) -> Any:
     subset, its values fit their columns and the time base is set; otherwise by :func:`chromium_event`."""
 
     def handler(st: TraceState, env: dict | None, meta: Any, cid: str | None) -> None:
+        rec = st.rec
+        if st.tb.year is None:  # the time base first, as chromium_event sets it (so the span opened is native)
+            try:
+                d = _loads(rec.payload)
+            except (orjson.JSONDecodeError, TypeError):
+                d = None
+            if type(d) is dict and isinstance(d.get("ts"), (int, float)) and isinstance(d.get("name"), str):
+                st.tb.observe(st.key, rec.tod_us, d["ts"])
         if st.tb.year is not None:
-            acc = st.out.rows.get("compile_phases")
-            if type(acc) is not NativeTupleRows:  # once per file: the table takes native rows from here on
-                acc = st.out.rows["compile_phases"] = _native_rows(st, acc, phase_cols())
-            rec = st.rec
+            acc = native_rows(st, phase_cols)
             r = chromium(acc.native, rec.payload, cid, st.spans, acc.rows, st.rank, rec.line_no, ROOTS, WRAPPERS)
             if r:
                 if type(r) is tuple:  # an entire_frame_compile span closed
@@ -145,10 +150,21 @@ def native_handler(chromium: Any, phase_cols: Any) -> Any:
     return handler
 
 
-def _native_rows(st: TraceState, tuples: TupleRows | None, cols: Any) -> NativeTupleRows:
-    acc = NativeTupleRows("compile_phases", FIELDS, cols, NATIVE_FIELDS, {"source": "trace", "file": st.ctx.file})
-    if tuples is not None:
-        acc.rows = tuples.rows  # the rows the Python handler made before
+def native_args(st: TraceState, phase_cols: Any, handler: Any, ready: bool) -> tuple:
+    """What the native events pass needs to do the chromium events itself (see ``_native/events.c``)."""
+    acc = native_rows(st, phase_cols)
+    return handler, acc.native, st.spans, acc.rows, ROOTS, WRAPPERS, ready
+
+
+def native_rows(st: TraceState, phase_cols: Any) -> NativeTupleRows:
+    """The file's compile_phases rows, from now on taking native rows too (a ``phase_cols()`` beside the tuples)."""
+    acc = st.out.rows.get("compile_phases")
+    if type(acc) is not NativeTupleRows:  # once per file
+        tuples = acc
+        acc = st.out.rows["compile_phases"] = NativeTupleRows(
+            "compile_phases", FIELDS, phase_cols(), NATIVE_FIELDS, {"source": "trace", "file": st.ctx.file})
+        if isinstance(tuples, TupleRows):
+            acc.rows = tuples.rows  # the rows the Python handler made before
     return acc
 
 
