@@ -210,7 +210,8 @@ def test_a_rank_or_text_that_does_not_fit_leaves_the_row():
         assert spans == [bad] and len(cols) == 0
     cols, spans = ext.PhaseCols(), [list(span)]
     assert ext.chromium(cols, end, None, spans, [(), ()], 0, 9, ROOTS, WRAPPERS) == 1 and spans == [] and len(cols) == 1
-    assert cols.take()[:2] == (1, (2).to_bytes(8, "little"))  # after the two tuple rows
+    n, before, _ = cols.take()
+    assert (n, bytes(memoryview(before))) == (1, (2).to_bytes(8, "little"))  # after the two tuple rows
     instant = b'{"name": "i", "ts": 1733498295925400, "ph": "i"}'
     assert ext.chromium(cols, instant, None, [], [], 2**31, 9, ROOTS, WRAPPERS) == 0 and len(cols) == 0
     assert ext.chromium(cols, instant, None, [], [], -(2**31), 9, ROOTS, WRAPPERS) == 1 and len(cols) == 1
@@ -270,3 +271,25 @@ def test_the_native_handler_takes_the_real_traces(monkeypatch):
     # to Python: before the time base is set, and after an event left to it in the same pass (batches of 7 here)
     assert calls["in_pass"] > 1000 and calls["to_python"] < calls["in_pass"] / 20, calls
     assert calls["left"] < calls["in_pass"] / 100, calls
+
+
+def test_taken_columns_outlive_their_builder():
+    """take() hands the columns' memory over (no copy): arrays on it stay valid while the builder goes on
+    and after it is gone."""
+    ext = records_native._ext
+    cols = ext.PhaseCols()
+    payload = b'{"name": "i", "ts": 1733498295925400, "ph": "i", "args": {"a": "' + b"x" * 5000 + b'"}}'
+    for line_no in range(3):
+        assert ext.chromium(cols, payload, None, [], [], 0, line_no, ROOTS, WRAPPERS) == 1
+    n, _, bufs = cols.take()
+    assert len(cols) == 0 and ext.chromium(cols, payload, None, [], [], 0, 7, ROOTS, WRAPPERS) == 1
+    del cols
+
+    def array(field: str, typ: pa.DataType) -> list:
+        valid, offsets, data = bufs[NATIVE_FIELDS.index(field)]
+        return pa.Array.from_buffers(typ, n, [valid and pa.py_buffer(valid),
+                                              *([pa.py_buffer(offsets)] if offsets is not None else []),
+                                              pa.py_buffer(data)]).to_pylist()
+
+    assert array("args", pa.string()) == [orjson.dumps({"a": "x" * 5000}).decode()] * 3
+    assert array("line_no", pa.int64()) == [0, 1, 2]

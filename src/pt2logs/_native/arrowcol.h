@@ -44,11 +44,16 @@ static inline int col_int(col *c, Py_ssize_t row, long long v, int present) {
     if (present && v) c->data.p[row / 8] |= (char)(1 << (row % 8));
     return 0;
 }
-/* (validity or None when no null, offsets or None when fixed-width, data) as bytes */
-static inline PyObject *col_buffers(const col *c) {
-    PyObject *v = c->has_null ? PyBytes_FromStringAndSize(c->valid.p, (Py_ssize_t)c->valid.len) : (Py_INCREF(Py_None), Py_None);
-    PyObject *o = c->is_str ? PyBytes_FromStringAndSize(c->offs.p, (Py_ssize_t)c->offs.len) : (Py_INCREF(Py_None), Py_None);
-    PyObject *d = PyBytes_FromStringAndSize(c->data.p, (Py_ssize_t)c->data.len);
+/* buffers.c: the gbuf's memory handed over to a read-only buffer object (the gbuf is left empty) */
+extern PyTypeObject BufType;
+PyObject *gb_release(gbuf *g);
+
+/* (validity or None when no null, offsets or None when fixed-width, data) as buffer objects (the column's
+ * memory handed over: it is left empty, for col_free or col_init) */
+static inline PyObject *col_buffers(col *c) {
+    PyObject *v = c->has_null ? gb_release(&c->valid) : (Py_INCREF(Py_None), Py_None);
+    PyObject *o = c->is_str ? gb_release(&c->offs) : (Py_INCREF(Py_None), Py_None);
+    PyObject *d = gb_release(&c->data);
     PyObject *t = (v && o && d) ? PyTuple_Pack(3, v, o, d) : NULL;
     Py_XDECREF(v); Py_XDECREF(o); Py_XDECREF(d);
     return t;

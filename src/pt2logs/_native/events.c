@@ -14,7 +14,7 @@
  * recs[start:stop] became n = stop - start rows. It stops at a hard record (recs[stop]), after max_rows
  * rows, or after the record that brings the payload bytes to max_bytes: where the Python loop would
  * consider a flush, so batches (and the errors a flush reports) fall where they fall there.
- * columns: one (validity, offsets, data) triple of bytes per COLS entry (validity None: no nulls;
+ * columns: one (validity, offsets, data) triple of buffers (buffers.c: no copy) per COLS entry (validity None: no nulls;
  * offsets None: a fixed-width column). handled: (index, handler, kind, cid, rank, key) for each
  * record whose kind (or artifact name) has a handler, in order. ranks: the envelope ranks seen.
  *
@@ -97,6 +97,18 @@ PyObject *pt2_event_columns(PyObject *self, PyObject *args) {
     long long payload_bytes = 0;
     if (!handled || !ranks) goto fail;
     Py_ssize_t n = PyList_GET_SIZE(recs), i = start, row = 0;
+    { /* room for the payloads and envelopes of the records this pass may take: the two large columns are
+       * written once, not copied again as they grow */
+        size_t pay = 0, env = 0;
+        for (Py_ssize_t k = start; k < n && k - start < max_rows && (long long)pay < max_bytes; k++) {
+            PyObject *r = PyList_GET_ITEM(recs, k);
+            if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) < 11) break;
+            PyObject *p = PyTuple_GET_ITEM(r, 9), *e = PyTuple_GET_ITEM(r, 8);
+            if (PyBytes_Check(p)) pay += (size_t)PyBytes_GET_SIZE(p);
+            if (PyBytes_Check(e)) env += (size_t)PyBytes_GET_SIZE(e);
+        }
+        if (gb_reserve(&cols[C_PAYLOAD].data, pay) < 0 || gb_reserve(&cols[C_ENV].data, env) < 0) goto fail;
+    }
     for (; i < n && row < max_rows && payload_bytes < max_bytes; i++, row++) {
         PyObject *r = PyList_GET_ITEM(recs, i);
         if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) < 11) break;

@@ -5,8 +5,8 @@
  * the batch keeps the order in which rows were made, each native row records how many tuple rows came
  * before it (`before`: the list's length when it was added).
  *
- * PhaseCols() ; len(pc) ; pc.take() -> (n, before, columns) and starts empty: `before` is n int64 (bytes),
- * columns one (validity | None, offsets | None, data) triple of bytes per PC_FIELDS entry (validity None: no
+ * PhaseCols() ; len(pc) ; pc.take() -> (n, before, columns) and starts empty: `before` is n int64 (a buffer),
+ * columns one (validity | None, offsets | None, data) triple of buffers (buffers.c: no copy) per column (validity None: no
  * nulls; offsets None: fixed width): rank, line_no, compile_id, phase, parent_phase, depth, stage, top_level,
  * start_us, duration_us, ts (int64 microseconds), is_instant, category, args.
  */
@@ -89,18 +89,16 @@ int phase_cols_add(PyObject *o, const phase_row *r, Py_ssize_t before) {
 }
 
 static PyObject *PhaseCols_take(PhaseCols *pc, PyObject *unused) {
-    PyObject *cols = PyTuple_New(P_NCOLS);
-    if (!cols) return NULL;
-    for (int k = 0; k < P_NCOLS; k++) {
+    PyObject *cols = PyTuple_New(P_NCOLS), *before = NULL, *out = NULL;
+    Py_ssize_t n = pc->n;
+    for (int k = 0; cols && k < P_NCOLS; k++) { /* the columns' memory handed over (buffers.c) */
         PyObject *t = col_buffers(&pc->cols[k]);
-        if (!t) { Py_DECREF(cols); return NULL; }
-        PyTuple_SET_ITEM(cols, k, t);
+        if (!t) Py_CLEAR(cols);
+        else PyTuple_SET_ITEM(cols, k, t);
     }
-    PyObject *before = PyBytes_FromStringAndSize(pc->before.p, (Py_ssize_t)pc->before.len);
-    if (!before) { Py_DECREF(cols); return NULL; }
-    PyObject *out = Py_BuildValue("(nNN)", pc->n, before, cols);
-    if (!out) return NULL;
-    if (pc_reset(pc) < 0) { Py_DECREF(out); return NULL; }
+    if (cols && (before = gb_release(&pc->before))) out = Py_BuildValue("(nNN)", n, before, cols);
+    else Py_XDECREF(cols);
+    if (pc_reset(pc) < 0) Py_CLEAR(out); /* starts empty, even after an error */
     return out;
 }
 

@@ -473,6 +473,7 @@ PyObject *pt2_event_columns(PyObject *self, PyObject *args); /* events.c */
 PyObject *pt2_chromium(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* phases.c */
 PyObject *pt2_split_components(PyObject *self, PyObject *items); /* components.c */
 extern PyTypeObject PhaseColsType; /* phase_cols.c */
+extern PyTypeObject BufType; /* buffers.c */
 
 static PyMethodDef module_methods[] = {
     {"md5_hex", py_md5, METH_O, "md5_hex(bytes) -> str (RFC 1321)"},
@@ -487,7 +488,7 @@ static PyMethodDef module_methods[] = {
 static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_records", NULL, -1, module_methods};
 
 PyMODINIT_FUNC PyInit__records(void) {
-    if (PyType_Ready(&ScannerType) < 0 || PyType_Ready(&PhaseColsType) < 0) return NULL;
+    if (PyType_Ready(&ScannerType) < 0 || PyType_Ready(&PhaseColsType) < 0 || PyType_Ready(&BufType) < 0) return NULL;
     PyObject *m = PyModule_Create(&moddef);
     if (!m) return NULL;
     Py_INCREF(&ScannerType);
