@@ -61,16 +61,18 @@ def read_records_native(st: TraceState, chunks: Iterable[bytes], first_line: int
     ext = records_native._ext
     chromium, chromium_native = phases.chromium_event, phases.native_handler(ext.chromium, ext.PhaseCols)  # type: ignore[union-attr]
     batch_rows, batch_bytes = st.ctx.batch_rows, st.ctx.batch_bytes
-    # the chromium events are done inside event_columns once the time base is set; before, it stops once
-    # after the first one (its handler sets the time base, from its epoch time); see _native/events.c
+    # the chromium events are done inside event_columns once the time base is set; before, it stops after
+    # the first one (its handler sets the time base, from its epoch time), a few times; see _native/events.c
     ready = first = native_chromium = None
+    tries = 0
     for recs in records_native.iter_record_groups(chunks, st.error, first_line):
         i, n = 0, len(recs)
         while i < n:
             if tb.year is not None:
                 native_chromium = ready = ready or phases.native_args(st, ext.PhaseCols, chromium, True)
-            elif first is None:
-                native_chromium = first = phases.native_args(st, ext.PhaseCols, chromium, False)
+            elif tries < 8:
+                tries += 1
+                native_chromium = first = first or phases.native_args(st, ext.PhaseCols, chromium, False)
             else:
                 native_chromium = None
             # stop where the Python loop would look at flushing (same batches, same error order)
