@@ -144,7 +144,7 @@ class NativeTupleRows(TupleRows):
                 runs.append((False, prev, int(at[a])))
                 prev = int(at[a])
             runs.append((True, a, b))
-        if prev < len(rows):
+        if prev < len(rows) or not runs:  # (no rows at all: an empty batch)
             runs.append((False, prev, len(rows)))
         index = {f: i for i, f in enumerate(self.fields)}
         line = index.get("line_no")
