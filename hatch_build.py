@@ -1,7 +1,7 @@
 """Build hook: compile the native TORCH_TRACE splitter (src/pt2logs/_native/records.c) into the wheel.
 
 hatchling stays the build backend (the queries/ and dashboards/ force-includes keep working as they
-are); this hook only compiles one extension (records.c, events.c, phases.c, components.c) with setuptools'
+are); this hook only compiles one extension (records.c, events.c, phases.c, phase_cols.c, components.c, buffers.c) with setuptools'
 compiler driver, which knows the platform's flags. If that fails (no C compiler), the wheel is built
 without it and pt2logs splits traces in pure Python (``pt2logs ingest`` says so). ``python hatch_build.py`` builds it in place (for PYTHONPATH=src).
 """
@@ -23,8 +23,8 @@ def compile_native(out_dir: Path) -> Path:
     from setuptools import Distribution, Extension
     from setuptools.command.build_ext import build_ext
 
-    ext = Extension("pt2logs._native._records", [str(NATIVE / n) for n in ("records.c", "events.c", "phases.c", "components.c")],
-                    depends=[str(NATIVE / n) for n in ("md5.h", "md5x8.h", "envelope.h", "gbuf.h", "canon.h")],
+    ext = Extension("pt2logs._native._records", [str(NATIVE / n) for n in ("records.c", "events.c", "phases.c", "phase_cols.c", "components.c", "buffers.c")],
+                    depends=[str(NATIVE / n) for n in ("md5.h", "md5x8.h", "envelope.h", "gbuf.h", "canon.h", "arrowcol.h", "phase_cols.h")],
                     extra_compile_args=os.environ.get("PT2LOGS_CFLAGS", "-O3").split())
     with tempfile.TemporaryDirectory() as tmp:
         dist = Distribution({"name": "pt2logs-native", "ext_modules": [ext]})

@@ -109,3 +109,66 @@ def test_pieces_after_single_rows_is_an_error_not_a_mixup():
     st.add("cache_key_components", {"component": "gm"})
     with pytest.raises(TypeError, match="one by one"):
         st.add_many("cache_key_components", {}, {"component": ["a"]})
+
+
+class _Native:
+    """What NativeTupleRows reads from _native/phase_cols.c's PhaseCols: rows as Arrow buffers, and for each
+    how many tuple rows came before it (made here from Python values, as the C builder makes them)."""
+
+    def __init__(self, fields: tuple):
+        self.fields, self.rows, self.before = fields, [], []
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def add(self, row: dict, before: int) -> None:
+        self.rows.append(row)
+        self.before.append(before)
+
+    def take(self) -> tuple:
+        from pt2logs.schema import TABLES
+
+        t = TABLES["compile_phases"]
+        cols = []
+        for f in self.fields:
+            bufs = pa.array([r[f] for r in self.rows], type=t.column(f).type).buffers()
+            cols.append(tuple(None if b is None else bytes(b) for b in ([bufs[0], None, bufs[1]] if len(bufs) == 2 else bufs)))
+        out = (len(self.rows), pa.array(self.before, type=pa.int64()).buffers()[1], tuple(cols))
+        self.rows, self.before = [], []
+        return out
+
+
+_V = st.one_of(st.none(), st.integers(-3, 3), st.just(2**63), st.just(10**18), st.text(max_size=2), st.just({"a": 1}))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.lists(_V, min_size=16, max_size=16)), max_size=12))
+def test_native_tuple_rows_keep_the_order_and_reports_of_tuple_rows(items):
+    """Rows made natively (Arrow buffers) among tuple rows: the batch and the values reported are those of
+    a TupleRows given every row as a tuple, in the order they were added."""
+    from pt2logs.readers.trace_events.phases import FIELDS, NATIVE_FIELDS
+    from pt2logs.schema import TupleRows
+    from pt2logs.segment_rows import NativeTupleRows
+
+    fits = {"rank": 2, "line_no": 7, "compile_id": "0/0", "phase": "p", "parent_phase": None, "depth": 1, "stage": "s",
+            "top_level": True, "start_us": 5, "duration_us": None, "ts": 1733498295925105, "is_instant": False,
+            "category": "c", "args": '{"a":1}'}
+    native = _Native(NATIVE_FIELDS)
+    mixed = NativeTupleRows("compile_phases", FIELDS, native, NATIVE_FIELDS, {"source": "trace", "file": "f"})
+    plain = TupleRows("compile_phases", FIELDS)
+    for k, (is_native, values) in enumerate(items):
+        if is_native:  # a row whose values fit (what phases.c writes)
+            row = {**fits, "line_no": k}
+            native.add(row, len(mixed.rows))
+            plain.rows.append(tuple({"source": "trace", "file": "f", **row}[f] for f in FIELDS))
+        else:  # any values, some of which fit no column
+            row = (*values[:3], k, *values[4:])  # line_no (the 4th field) identifies the row
+            mixed.rows.append(row)
+            plain.rows.append(row)
+    assert len(mixed) == len(items)
+    got_bad: list = []
+    want_bad: list = []
+    got, want = mixed.take(lambda *a: got_bad.append(a)), plain.take(lambda *a: want_bad.append(a))
+    assert got.equals(want), (got.to_pylist(), want.to_pylist())
+    assert got_bad == want_bad
+    assert len(mixed) == 0

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from pt2logs.schema import TABLES, OnBad, Table, to_array
+from pt2logs.schema import TABLES, OnBad, Table, TupleRows, safe_text, to_array
 
 #: column → (the column it is computed from, the function of one value)
 Derived = dict[str, tuple[str, Callable[[Any], Any]]]
@@ -104,3 +104,65 @@ class SegmentRows:
                 parts.append(v if v.type == col.type else v.cast(col.type))
         lists_done()
         return parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
+
+
+class NativeTupleRows(TupleRows):
+    """:class:`~pt2logs.schema.TupleRows` (the Python handlers' rows, one tuple each) beside rows written
+    natively as Arrow column buffers: ``native`` (``_native/phase_cols.c``'s PhaseCols: the columns
+    ``native_fields``, and for each of its rows how many tuple rows were added before it); the ``shared``
+    columns (the same for every native row: source, file) are not in them. :meth:`take` makes the batch of
+    both in the order their rows were added, the tuples' values converted (and reported through
+    ``on_bad``) exactly as TupleRows does; the native ones fit their columns by construction."""
+
+    __slots__ = ("native", "native_fields", "shared")
+
+    def __init__(self, t: Table | str, fields: tuple[str, ...], native: Any, native_fields: tuple[str, ...],
+                 shared: dict[str, Any]):
+        super().__init__(t, fields)
+        self.native, self.native_fields = native, native_fields
+        self.shared = {k: safe_text(v) if isinstance(v, str) else v for k, v in shared.items()}
+
+    def __len__(self) -> int:
+        return len(self.rows) + len(self.native)
+
+    def take(self, on_bad: OnBad | None = None) -> pa.RecordBatch:
+        n, before, bufs = self.native.take()
+        rows = self.rows[:]
+        self.rows.clear()  # in place: the native pass holds this list (its length places the native rows)
+        t = self.table
+        native = {name: pa.Array.from_buffers(t.column(name).type, n, [None if v is None else pa.py_buffer(v),
+                                                                   *(() if o is None else (pa.py_buffer(o),)), pa.py_buffer(d)])
+                  for name, (v, o, d) in zip(self.native_fields, bufs)}
+        # runs in the order rows were added: (False, tuple rows [a, b)) or (True, native rows [a, b))
+        at = np.frombuffer(before, dtype=np.int64)
+        cuts = [0, *(np.flatnonzero(np.diff(at)) + 1).tolist(), n] if n else [0]
+        runs: list[tuple[bool, int, int]] = []
+        prev = 0
+        for a, b in zip(cuts, cuts[1:]):
+            if at[a] > prev:
+                runs.append((False, prev, int(at[a])))
+                prev = int(at[a])
+            runs.append((True, a, b))
+        if prev < len(rows) or not runs:  # (no rows at all: an empty batch)
+            runs.append((False, prev, len(rows)))
+        index = {f: i for i, f in enumerate(self.fields)}
+        line = index.get("line_no")
+        arrays = []
+        for name in t.reader_columns:
+            col, i = t.column(name), index.get(name)
+            parts = []
+            for is_native, a, b in runs:
+                if is_native:
+                    arr = native.get(name)
+                    if arr is None:
+                        v = self.shared.get(name)
+                        arr = pa.nulls(b - a, col.type) if v is None else pa.repeat(pa.scalar(v, col.type), b - a)
+                    parts.append(arr.slice(a, b - a) if name in native else arr)
+                    continue
+                vals = [r[i] for r in rows[a:b]] if i is not None else [None] * (b - a)
+                bad: list[int] | None = [] if on_bad is not None else None
+                parts.append(to_array(vals, col, bad))
+                for k in bad or ():
+                    on_bad(t.name, name, vals[k], rows[a + k][line] if line is not None else None)  # type: ignore[misc]
+            arrays.append(parts[0] if len(parts) == 1 else pa.concat_arrays(parts))
+        return pa.RecordBatch.from_arrays(arrays, schema=pa.schema([pa.field(c, t.column(c).type) for c in t.reader_columns]))

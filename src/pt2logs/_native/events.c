@@ -9,50 +9,32 @@
  * its payload md5 matches `has_payload` (or it has neither), and its prefix numbers fit their
  * columns. Anything else (damage, an odd envelope) is "hard": the caller runs the Python loop on it.
  *
- * event_columns(recs, start, handlers, art_handlers, file_rank, last_rank, bump, last_mmdd, max_rows, max_bytes)
- *   -> (stop, n, columns, handled, last_rank, bump, last_mmdd, payload_bytes, ranks)
+ * event_columns(recs, start, handlers, art_handlers, file_rank, last_rank, bump, last_mmdd, max_rows, max_bytes
+ *               [, chromium]) -> (stop, n, columns, handled, last_rank, bump, last_mmdd, payload_bytes, ranks)
  * recs[start:stop] became n = stop - start rows. It stops at a hard record (recs[stop]), after max_rows
  * rows, or after the record that brings the payload bytes to max_bytes: where the Python loop would
  * consider a flush, so batches (and the errors a flush reports) fall where they fall there.
- * columns: one (validity, offsets, data) triple of bytes per COLS entry (validity None: no nulls;
+ * columns: one (validity, offsets, data) triple of buffers (buffers.c: no copy) per COLS entry (validity None: no nulls;
  * offsets None: a fixed-width column). handled: (index, handler, kind, cid, rank, key) for each
  * record whose kind (or artifact name) has a handler, in order. ranks: the envelope ranks seen.
+ *
+ * chromium: None, or (handler, cols, spans, rows, roots, wrappers, ready). Not ready (the file's time base is
+ * not set yet): the pass stops after the first record whose handler is `handler` (phases.chromium_event: its
+ * Python handler sets the time base). Ready: such a record is done here by phases.c (phases_take, writing
+ * into the PhaseCols `cols` beside the tuple `rows`, as phases.native_handler would) and is not in
+ * `handled`, unless phases.c leaves it: then it is in `handled`, and so is every chromium record after it
+ * in this call (its Python handler must run first). This is what the Python loop would do, in its order:
+ * the handlers that run later in Python never touch the spans nor compile_phases, and the one thing a
+ * chromium event gives them (the duration of a closed entire_frame_compile span, for the metrics handler)
+ * comes in `handled` in its place, as (index, None, duration, cid, rank, key).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "gbuf.h"
-
-/* one Arrow column: validity bitmap (bit per row), offsets (int32, strings only), data */
-typedef struct { gbuf valid, offs, data; int is_str, width, has_null; } col;
-
-static int col_valid(col *c, Py_ssize_t row, int v) {
-    if ((size_t)(row / 8) >= c->valid.len) {
-        unsigned char z = 0;
-        if (gb_put(&c->valid, &z, 1) < 0) return -1;
-    }
-    if (v) c->valid.p[row / 8] |= (char)(1 << (row % 8));
-    else c->has_null = 1;
-    return 0;
-}
-static int col_str(col *c, Py_ssize_t row, const char *s, Py_ssize_t n) { /* s NULL: null */
-    if (col_valid(c, row, s != NULL) < 0) return -1;
-    if (s && gb_put(&c->data, s, (size_t)n) < 0) return -1;
-    if ((size_t)c->data.len > INT32_MAX) { PyErr_SetString(PyExc_OverflowError, "column over 2 GiB"); return -1; }
-    int32_t o = (int32_t)c->data.len;
-    return gb_put(&c->offs, &o, 4);
-}
-static int col_int(col *c, Py_ssize_t row, long long v, int present) {
-    if (col_valid(c, row, present) < 0) return -1;
-    if (c->width == 8) { int64_t x = present ? v : 0; return gb_put(&c->data, &x, 8); }
-    if (c->width == 4) { int32_t x = present ? (int32_t)v : 0; return gb_put(&c->data, &x, 4); }
-    /* bool: bit-packed */
-    if ((size_t)(row / 8) >= c->data.len) { unsigned char z = 0; if (gb_put(&c->data, &z, 1) < 0) return -1; }
-    if (present && v) c->data.p[row / 8] |= (char)(1 << (row % 8));
-    return 0;
-}
+#include "arrowcol.h"
+#include "phase_cols.h"
 
 enum { C_LINE, C_NLINES, C_KEY, C_TOD, C_LEVEL, C_THREAD, C_PATH, C_LINENO, C_KIND, C_NAME, C_CID, C_FID, C_FCID,
        C_ATT, C_CA, C_ENV, C_PAYLOAD, C_PBYTES, C_MD5, C_OK, C_RANK, NCOLS };
@@ -81,12 +63,22 @@ static Py_ssize_t cid_text(char *out, const env_t *e) {
 }
 
 PyObject *pt2_event_columns(PyObject *self, PyObject *args) {
-    PyObject *recs, *handlers, *art_handlers, *file_rank_o, *last_rank_o;
+    PyObject *recs, *handlers, *art_handlers, *file_rank_o, *last_rank_o, *chrom = Py_None;
     Py_ssize_t start, max_rows;
     long long bump, last_mmdd, max_bytes;
-    if (!PyArg_ParseTuple(args, "O!nO!O!OOLLnL", &PyList_Type, &recs, &start, &PyDict_Type, &handlers, &PyDict_Type,
-                          &art_handlers, &file_rank_o, &last_rank_o, &bump, &last_mmdd, &max_rows, &max_bytes))
+    if (!PyArg_ParseTuple(args, "O!nO!O!OOLLnL|O", &PyList_Type, &recs, &start, &PyDict_Type, &handlers, &PyDict_Type,
+                          &art_handlers, &file_rank_o, &last_rank_o, &bump, &last_mmdd, &max_rows, &max_bytes, &chrom))
         return NULL;
+    /* chromium: (handler, cols, spans, rows, roots, wrappers, ready) or None (see the top of this file) */
+    PyObject *ch_h = NULL, *ch_cols = NULL, *ch_spans = NULL, *ch_rows = NULL, *ch_roots = NULL, *ch_wrappers = NULL;
+    int ch_ready = 0, stop_after = 0;
+    if (chrom != Py_None) {
+        if (!PyTuple_Check(chrom) || !PyArg_ParseTuple(chrom, "OO!O!O!O!Op", &ch_h, &PhaseColsType, &ch_cols, &PyList_Type,
+                                                         &ch_spans, &PyList_Type, &ch_rows, &PyDict_Type, &ch_roots,
+                                                         &ch_wrappers, &ch_ready))
+            return NULL;
+        if (!PyAnySet_Check(ch_wrappers)) { PyErr_SetString(PyExc_TypeError, "event_columns: wrappers must be a set"); return NULL; }
+    }
     long long file_rank = 0, last_rank = 0;
     int has_file_rank = file_rank_o != Py_None, has_last_rank = last_rank_o != Py_None;
     if ((has_file_rank && !as_ll(file_rank_o, &file_rank)) || (has_last_rank && !as_ll(last_rank_o, &last_rank)) ||
@@ -97,8 +89,7 @@ PyObject *pt2_event_columns(PyObject *self, PyObject *args) {
     PyObject *handled = NULL, *ranks = NULL, *result = NULL, *last_cid = NULL, *last_kind = NULL;
     col cols[NCOLS];
     memset(cols, 0, sizeof cols);
-    for (int i = 0; i < NCOLS; i++) { cols[i].width = WIDTH[i]; cols[i].is_str = WIDTH[i] == 0; }
-    for (int i = 0; i < NCOLS; i++) if (cols[i].is_str) { int32_t z = 0; if (gb_put(&cols[i].offs, &z, 4) < 0) goto fail; }
+    for (int i = 0; i < NCOLS; i++) if (col_init(&cols[i], WIDTH[i]) < 0) goto fail;
     handled = PyList_New(0);
     ranks = PySet_New(NULL);
     char last_cid_buf[96];
@@ -106,6 +97,18 @@ PyObject *pt2_event_columns(PyObject *self, PyObject *args) {
     long long payload_bytes = 0;
     if (!handled || !ranks) goto fail;
     Py_ssize_t n = PyList_GET_SIZE(recs), i = start, row = 0;
+    { /* room for the payloads and envelopes of the records this pass may take: the two large columns are
+       * written once, not copied again as they grow */
+        size_t pay = 0, env = 0;
+        for (Py_ssize_t k = start; k < n && k - start < max_rows && (long long)pay < max_bytes; k++) {
+            PyObject *r = PyList_GET_ITEM(recs, k);
+            if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) < 11) break;
+            PyObject *p = PyTuple_GET_ITEM(r, 9), *e = PyTuple_GET_ITEM(r, 8);
+            if (PyBytes_Check(p)) pay += (size_t)PyBytes_GET_SIZE(p);
+            if (PyBytes_Check(e)) env += (size_t)PyBytes_GET_SIZE(e);
+        }
+        if (gb_reserve(&cols[C_PAYLOAD].data, pay) < 0 || gb_reserve(&cols[C_ENV].data, env) < 0) goto fail;
+    }
     for (; i < n && row < max_rows && payload_bytes < max_bytes; i++, row++) {
         PyObject *r = PyList_GET_ITEM(recs, i);
         if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) < 11) break;
@@ -198,23 +201,32 @@ PyObject *pt2_event_columns(PyObject *self, PyObject *args) {
             }
             PyObject *ro = has_rank ? PyLong_FromLongLong(rank) : (Py_INCREF(Py_None), Py_None);
             if (!ro) goto fail;
-            PyObject *it = Py_BuildValue("(nOOONL)", i, h, kind, cid, ro, key);
+            PyObject *it, *frame = NULL;
+            if (ch_h && h == ch_h && !ch_ready) stop_after = 1; /* the Python handler sets the time base first */
+            else if (ch_h && h == ch_h) { /* a chromium event: done here when the native handler takes it */
+                int t = phases_take(ch_cols, payload, cid, ch_spans, ch_rows, ro, PyTuple_GET_ITEM(r, 0), ch_roots,
+                                    ch_wrappers, &frame);
+                if (t < 0) { Py_DECREF(ro); goto fail; }
+                if (t && !frame) { Py_DECREF(ro); continue; }
+                if (!t) ch_h = NULL; /* the Python handler does this one, and so every chromium event after it here */
+            }
+            if (frame) { /* (i, None, duration, cid, ...): the duration goes to the compile's scratch, in order */
+                it = Py_BuildValue("(nOOONL)", i, Py_None, PyTuple_GET_ITEM(frame, 1), PyTuple_GET_ITEM(frame, 0), ro, key);
+                Py_DECREF(frame);
+            } else
+                it = Py_BuildValue("(nOOONL)", i, h, kind, cid, ro, key);
             if (!it) goto fail;
             int rc = PyList_Append(handled, it);
             Py_DECREF(it);
             if (rc < 0) goto fail;
         }
+        if (stop_after) { i++; row++; break; }
     }
     {
         PyObject *ct = PyTuple_New(NCOLS);
         if (!ct) goto fail;
         for (int k = 0; k < NCOLS; k++) {
-            col *c = &cols[k];
-            PyObject *v = c->has_null ? PyBytes_FromStringAndSize(c->valid.p, (Py_ssize_t)c->valid.len) : (Py_INCREF(Py_None), Py_None);
-            PyObject *o = c->is_str ? PyBytes_FromStringAndSize(c->offs.p, (Py_ssize_t)c->offs.len) : (Py_INCREF(Py_None), Py_None);
-            PyObject *d = PyBytes_FromStringAndSize(c->data.p, (Py_ssize_t)c->data.len);
-            PyObject *t = (v && o && d) ? PyTuple_Pack(3, v, o, d) : NULL;
-            Py_XDECREF(v); Py_XDECREF(o); Py_XDECREF(d);
+            PyObject *t = col_buffers(&cols[k]);
             if (!t) { Py_DECREF(ct); goto fail; }
             PyTuple_SET_ITEM(ct, k, t);
         }
@@ -227,6 +239,6 @@ fail:
     Py_XDECREF(ranks);
     Py_XDECREF(last_cid);
     Py_XDECREF(last_kind);
-    for (int k = 0; k < NCOLS; k++) { PyMem_Free(cols[k].valid.p); PyMem_Free(cols[k].offs.p); PyMem_Free(cols[k].data.p); }
+    for (int k = 0; k < NCOLS; k++) col_free(&cols[k]);
     return result;
 }

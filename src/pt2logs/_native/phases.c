@@ -8,9 +8,15 @@
  * strings without escapes (cat may be null or absent) and its ts is a number that fits. Span args are kept
  * in the open span as their canonical bytes (phases._emit reads them back with orjson).
  *
- * chromium(payload, cid, spans, rows, file, rank, line_no, roots, wrappers)
+ * Rows are written straight into Arrow column buffers (a PhaseCols, phase_cols.c), never as Python objects;
+ * so a row is written here only when every value of it fits its column as the Python row's would (a rank
+ * in int32, a start inside the `ts` column's years 1-9999, text that is UTF-8, a category that is text or
+ * null): a value the Python path would report as not fitting (schema.to_array's on_bad) is left to it.
+ *
+ * chromium(cols, payload, cid, spans, rows, rank, line_no, roots, wrappers)
  *   -> 0: not taken (nothing changed); 1: done; (cid, dur_us): done, and an entire_frame_compile span closed
- *   (the caller keeps its duration for the metrics handler, as _emit does).
+ *   (the caller keeps its duration for the metrics handler, as _emit does). `rows` is the list of the Python
+ *   handlers' tuple rows: a row written here comes after len(rows) of them.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -18,6 +24,7 @@
 #include <string.h>
 
 #include "canon.h"
+#include "phase_cols.h"
 
 /* Python truthiness of a canonical JSON value */
 static int truthy(const char *s, size_t n) {
@@ -160,9 +167,32 @@ static int spans_ok(PyObject *spans) { /* every open span is a list of 11 (what 
     return 1;
 }
 
-static PyObject *bytes_or_none(const char *s, size_t n, int keep) {
-    if (!keep) Py_RETURN_NONE;
-    return PyBytes_FromStringAndSize(s, (Py_ssize_t)n);
+/* the `ts` column's range (schema.TS_MIN, TS_LIMIT): years 1-9999 in epoch microseconds */
+#define TS_MIN (-62135596800LL * 1000000LL)
+#define TS_LIMIT (253402300800LL * 1000000LL)
+
+/* an exact int in [lo, hi) (what a Python row's value must be for its column to take it as it is) */
+static int int_in(PyObject *o, long long lo, long long hi, long long *v) {
+    if (!PyLong_CheckExact(o)) return 0;
+    int of = 0;
+    *v = PyLong_AsLongLongAndOverflow(o, &of);
+    if (of || (*v == -1 && PyErr_Occurred())) { PyErr_Clear(); return 0; }
+    return *v >= lo && *v < hi;
+}
+
+/* the UTF-8 of an exact str (NULL for None when nullable); 0 when it is neither or has no UTF-8 (a surrogate) */
+static int text_of(PyObject *o, int nullable, const char **s, Py_ssize_t *n) {
+    if (o == Py_None && nullable) { *s = NULL; *n = 0; return 1; }
+    if (!PyUnicode_CheckExact(o)) return 0;
+    *s = PyUnicode_AsUTF8AndSize(o, n);
+    if (!*s) { PyErr_Clear(); return 0; }
+    return 1;
+}
+
+/* the row's rank: None or an int32 (1), else 0 */
+static int rank_of(PyObject *o, phase_row *r) {
+    r->has_rank = o != Py_None;
+    return !r->has_rank || int_in(o, -((long long)1 << 31), (long long)1 << 31, &r->rank);
 }
 
 /* the merged args of a closing span ({**begin, **end} when both are objects), canonical, into m */
@@ -205,22 +235,23 @@ static int merge_args(PyObject *begin, const gbuf *o, const payload_t *pl, gbuf 
     return rc;
 }
 
-PyObject *pt2_chromium(PyObject *self, PyObject *const *a, Py_ssize_t na) {
-    if (na != 9 || !PyList_CheckExact(a[2]) || !PyList_CheckExact(a[3]) || !PyDict_Check(a[7]) || !PyAnySet_Check(a[8])) {
-        PyErr_SetString(PyExc_TypeError, "chromium(payload, cid, spans, rows, file, rank, line_no, roots, wrappers)");
-        return NULL;
-    }
-    if (init_strings() < 0) return NULL;
-    PyObject *payload = a[0], *cid = a[1], *spans = a[2], *rows = a[3], *file = a[4], *rank = a[5], *line_no = a[6];
-    if (!PyBytes_Check(payload) || !spans_ok(spans)) return PyLong_FromLong(0);
-    gbuf o = {0};
+int phases_take(PyObject *pc, PyObject *payload, PyObject *cid, PyObject *spans, PyObject *rows, PyObject *rank,
+                PyObject *line_no, PyObject *roots, PyObject *wrappers, PyObject **frame) {
+    *frame = NULL;
+    if (init_strings() < 0) return -1;
+    Py_ssize_t before = PyList_GET_SIZE(rows);
+    if (!PyBytes_Check(payload) || !spans_ok(spans)) return 0;
+    gbuf o = {0}, m = {0};
     payload_t pl;
-    PyObject *result = NULL, *name = NULL, *c = NULL, *cat = NULL, *stage = NULL, *args = NULL, *row = NULL;
+    phase_row r;
+    memset(&r, 0, sizeof r);
+    int result = -1;
+    PyObject *name = NULL, *c = NULL, *cat = NULL, *stage = NULL, *args = NULL, *span = NULL;
     int rc = read_payload((const unsigned char *)PyBytes_AS_STRING(payload), PyBytes_GET_SIZE(payload), &o, &pl);
     if (rc < 0) goto done;
-    if (rc == 0) { result = PyLong_FromLong(0); goto done; }
+    if (rc == 0) goto not_taken;
     char ph = pl.has_ph && pl.ph_n == 1 ? pl.ph[0] : 0;
-    if (ph != 'B' && ph != 'E' && ph != 'i' && ph != 'I' && ph != 'X') { result = PyLong_FromLong(1); goto done; } /* no row */
+    if (ph != 'B' && ph != 'E' && ph != 'i' && ph != 'I' && ph != 'X') { result = 1; goto done; } /* no row */
     name = PyUnicode_FromStringAndSize(pl.name, pl.name_n);
     if (!name) goto done;
     if (pl.cid) { if (!(c = PyUnicode_FromStringAndSize(pl.cid, pl.cid_n))) goto done; }
@@ -238,65 +269,82 @@ PyObject *pt2_chromium(PyObject *self, PyObject *const *a, Py_ssize_t na) {
             if (eq) { match = i; break; }
             if (match < 0) match = i;
         }
-        if (match < 0) { result = PyLong_FromLong(0); goto done; } /* unmatched: the handler reports it */
-        PyObject *sp = PyList_GET_ITEM(spans, match);
-        PyObject *bargs = PyList_GET_ITEM(sp, 5), *start_o = PyList_GET_ITEM(sp, 2);
-        if ((bargs != Py_None && !PyBytes_CheckExact(bargs)) || !PyLong_CheckExact(start_o)) { result = PyLong_FromLong(0); goto done; }
-        int of = 0;
-        long long start = PyLong_AsLongLongAndOverflow(start_o, &of);
-        if (of || (start == -1 && PyErr_Occurred()) || start < -((long long)1 << 62) || start > ((long long)1 << 62)) {
-            PyErr_Clear(); result = PyLong_FromLong(0); goto done;
-        }
-        gbuf m = {0};
+        if (match < 0) goto not_taken; /* unmatched: the handler reports it */
+        PyObject *sp = PyList_GET_ITEM(spans, match), **f = ((PyListObject *)sp)->ob_item;
+        PyObject *bargs = f[5];
+        /* the span's fields as _emit's row has them: each must fit its column as it is */
+        if ((bargs != Py_None && !PyBytes_CheckExact(bargs)) || !int_in(f[2], TS_MIN, TS_LIMIT, &r.start) ||
+            !text_of(f[0], 0, &r.phase, &r.phase_n) || !text_of(f[1], 1, &r.cid, &r.cid_n) ||
+            !int_in(f[3], -((long long)1 << 31), (long long)1 << 31, &r.depth) ||
+            !text_of(f[4], 1, &r.parent, &r.parent_n) || !int_in(f[6], LLONG_MIN, LLONG_MAX, &r.line_no) ||
+            !text_of(f[7], 1, &r.cat, &r.cat_n) || !rank_of(f[8], &r) || !text_of(f[9], 0, &r.stage, &r.stage_n) ||
+            (f[10] != Py_True && f[10] != Py_False))
+            goto not_taken;
         int mr = merge_args(bargs, &o, &pl, &m);
-        if (mr == -2) { PyMem_Free(m.p); result = PyLong_FromLong(0); goto done; }
-        if (mr < 0) { PyMem_Free(m.p); goto done; }
-        args = bytes_or_none(m.p, m.len, m.len > 0 && truthy(m.p, m.len));
-        PyMem_Free(m.p);
-        if (!args) goto done;
-        long long dur = pl.ts - start;
-        row = Py_BuildValue("(OOOOOOOOOOOLOOOO)", S_TRACE, file, PyList_GET_ITEM(sp, 8), PyList_GET_ITEM(sp, 6),
-                            PyList_GET_ITEM(sp, 1), PyList_GET_ITEM(sp, 0), PyList_GET_ITEM(sp, 4), PyList_GET_ITEM(sp, 3),
-                            PyList_GET_ITEM(sp, 9), PyList_GET_ITEM(sp, 10), start_o, dur, start_o, Py_False,
-                            PyList_GET_ITEM(sp, 7), args);
-        if (!row) goto done;
-        int frame = PyUnicode_Check(PyList_GET_ITEM(sp, 0)) &&
-                    PyUnicode_CompareWithASCIIString(PyList_GET_ITEM(sp, 0), "entire_frame_compile") == 0;
-        PyObject *span_cid = PyList_GET_ITEM(sp, 1);
-        Py_INCREF(span_cid);
-        result = frame ? Py_BuildValue("(OL)", span_cid, dur) : PyLong_FromLong(1);
-        Py_DECREF(span_cid);
-        if (!result || PyList_Append(rows, row) < 0 || PySequence_DelItem(spans, match) < 0) Py_CLEAR(result);
+        if (mr == -2) goto not_taken;
+        if (mr < 0) goto done;
+        if (m.len > 0 && truthy(m.p, m.len)) { r.args = m.p; r.args_n = (Py_ssize_t)m.len; }
+        r.top = f[10] == Py_True;
+        r.dur = pl.ts - r.start; /* both well inside int64 */
+        r.has_dur = 1;
+        if (!phase_cols_fits(pc, &r)) goto not_taken;
+        int is_frame = r.phase_n == 20 && !memcmp(r.phase, "entire_frame_compile", 20);
+        span = sp;
+        Py_INCREF(span); /* its fields stay alive while the row is written and the span removed */
+        if (phase_cols_add(pc, &r, before) < 0) goto done;
+        if (is_frame && !(*frame = Py_BuildValue("(OL)", f[1], r.dur))) goto done;
+        if (PySequence_DelItem(spans, match) < 0) { Py_CLEAR(*frame); goto done; }
+        result = 1;
         goto done;
     }
     int top;
-    if (stage_of(name, c, spans, a[7], a[8], &stage, &top) < 0) goto done;
+    if (stage_of(name, c, spans, roots, wrappers, &stage, &top) < 0) goto done;
     if (pl.has_cat) { if (!(cat = PyUnicode_FromStringAndSize(pl.cat, pl.cat_n))) goto done; }
     else { cat = Py_None; Py_INCREF(cat); }
     PyObject *parent = ns ? PyList_GET_ITEM(PyList_GET_ITEM(spans, ns - 1), 0) : Py_None;
     if (ph == 'B') {
         args = pl.has_args ? PyBytes_FromStringAndSize(o.p + pl.args_off, (Py_ssize_t)pl.args_len) : (Py_INCREF(Py_None), Py_None);
         if (!args) goto done;
-        row = Py_BuildValue("[OOLnOOOOOOO]", name, c, pl.ts, ns, parent, args, line_no, cat, rank, stage, top ? Py_True : Py_False);
-        if (!row || PyList_Append(spans, row) < 0) goto done;
-        result = PyLong_FromLong(1);
+        span = Py_BuildValue("[OOLnOOOOOOO]", name, c, pl.ts, ns, parent, args, line_no, cat, rank, stage, top ? Py_True : Py_False);
+        if (!span || PyList_Append(spans, span) < 0) goto done;
+        result = 1;
         goto done;
     }
-    /* an instant (i, I) or a complete event (X) */
-    args = bytes_or_none(o.p + pl.args_off, pl.args_len, pl.has_args && truthy(o.p + pl.args_off, pl.args_len));
-    if (!args) goto done;
-    PyObject *dur = NULL;
-    if (ph != 'X') dur = PyLong_FromLong(0);
-    else if (pl.dur_kind) dur = PyLong_FromLongLong(pl.dur);
-    else { dur = Py_None; Py_INCREF(dur); }
-    if (!dur) goto done;
-    row = Py_BuildValue("(OOOOOOOnOOLNLOOO)", S_TRACE, file, rank, line_no, c, name, parent, ns, stage,
-                        top && ph == 'X' ? Py_True : Py_False, pl.ts, dur, pl.ts, ph != 'X' ? Py_True : Py_False, cat, args);
-    if (!row || PyList_Append(rows, row) < 0) goto done;
-    result = PyLong_FromLong(1);
+    /* an instant (i, I) or a complete event (X): its row */
+    r.start = pl.ts;
+    r.phase = pl.name; r.phase_n = pl.name_n;
+    r.depth = ns;
+    r.cat = pl.has_cat ? pl.cat : NULL; r.cat_n = pl.cat_n;
+    if (pl.has_args && truthy(o.p + pl.args_off, pl.args_len)) { r.args = o.p + pl.args_off; r.args_n = (Py_ssize_t)pl.args_len; }
+    r.top = top && ph == 'X';
+    r.instant = ph != 'X';
+    r.has_dur = ph != 'X' || pl.dur_kind;
+    r.dur = ph != 'X' ? 0 : pl.dur;
+    if (r.start < TS_MIN || r.start >= TS_LIMIT || ns >= ((Py_ssize_t)1 << 31) || !rank_of(rank, &r) ||
+        !int_in(line_no, LLONG_MIN, LLONG_MAX, &r.line_no) || !text_of(c, 1, &r.cid, &r.cid_n) ||
+        !text_of(parent, 1, &r.parent, &r.parent_n) || !text_of(stage, 0, &r.stage, &r.stage_n) || !phase_cols_fits(pc, &r))
+        goto not_taken;
+    if (phase_cols_add(pc, &r, before) < 0) goto done;
+    result = 1;
+    goto done;
+not_taken:
+    result = 0;
 done:
     PyMem_Free(o.p);
+    PyMem_Free(m.p);
     PyMem_Free(pl.args_m.m);
-    Py_XDECREF(name); Py_XDECREF(c); Py_XDECREF(cat); Py_XDECREF(stage); Py_XDECREF(args); Py_XDECREF(row);
+    Py_XDECREF(name); Py_XDECREF(c); Py_XDECREF(cat); Py_XDECREF(stage); Py_XDECREF(args); Py_XDECREF(span);
     return result;
+}
+
+PyObject *pt2_chromium(PyObject *self, PyObject *const *a, Py_ssize_t na) {
+    if (na != 9 || !PhaseCols_Check(a[0]) || !PyList_CheckExact(a[3]) || !PyList_CheckExact(a[4]) || !PyDict_Check(a[7]) ||
+        !PyAnySet_Check(a[8])) {
+        PyErr_SetString(PyExc_TypeError, "chromium(cols, payload, cid, spans, rows, rank, line_no, roots, wrappers)");
+        return NULL;
+    }
+    PyObject *frame;
+    int r = phases_take(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], &frame);
+    if (r < 0) return NULL;
+    return frame ? frame : PyLong_FromLong(r);
 }

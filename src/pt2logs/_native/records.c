@@ -473,6 +473,8 @@ static PyObject *py_md5_many(PyObject *self, PyObject *arg) {
 PyObject *pt2_event_columns(PyObject *self, PyObject *args); /* events.c */
 PyObject *pt2_chromium(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* phases.c */
 PyObject *pt2_split_components(PyObject *self, PyObject *items); /* components.c */
+extern PyTypeObject PhaseColsType; /* phase_cols.c */
+extern PyTypeObject BufType; /* buffers.c */
 
 static PyMethodDef module_methods[] = {
     {"md5_hex", py_md5, METH_O, "md5_hex(bytes) -> str (RFC 1321)"},
@@ -481,16 +483,18 @@ static PyMethodDef module_methods[] = {
      "event_columns(recs, start, handlers, art_handlers, file_rank, last_rank, bump, last_mmdd, max_rows, max_bytes) -> "
      "(stop, n, columns, handled, last_rank, bump, last_mmdd, payload_bytes, ranks); see events.c"},
     {"chromium", (PyCFunction)(void (*)(void))pt2_chromium, METH_FASTCALL,
-     "chromium(payload, cid, spans, rows, file, rank, line_no, roots, wrappers) -> 0 | 1 | (cid, dur_us); see phases.c"},
+     "chromium(cols, payload, cid, spans, rows, rank, line_no, roots, wrappers) -> 0 | 1 | (cid, dur_us); see phases.c"},
     {"split_components", pt2_split_components, METH_O, "split_components(items) -> None | (n, 3 x (offsets, data), backward); see components.c"},
     {NULL}};
 static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_records", NULL, -1, module_methods};
 
 PyMODINIT_FUNC PyInit__records(void) {
-    if (PyType_Ready(&ScannerType) < 0) return NULL;
+    if (PyType_Ready(&ScannerType) < 0 || PyType_Ready(&PhaseColsType) < 0 || PyType_Ready(&BufType) < 0) return NULL;
     PyObject *m = PyModule_Create(&moddef);
     if (!m) return NULL;
     Py_INCREF(&ScannerType);
     if (PyModule_AddObject(m, "Scanner", (PyObject *)&ScannerType) < 0) { Py_DECREF(&ScannerType); Py_DECREF(m); return NULL; }
+    Py_INCREF(&PhaseColsType);
+    if (PyModule_AddObject(m, "PhaseCols", (PyObject *)&PhaseColsType) < 0) { Py_DECREF(&PhaseColsType); Py_DECREF(m); return NULL; }
     return m;
 }

@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 from pt2logs.readers import records_native
 from pt2logs.readers.kit import Batch, FileContext
 from pt2logs.readers.trace_events import phases
+from pt2logs.readers.trace_events.metrics import FRAME_SPAN_US
 from pt2logs.readers.trace_loop import finish, record_loop
 from pt2logs.readers.trace_state import (
     ARTIFACT_HANDLERS,
@@ -57,15 +58,27 @@ def read_records_native(st: TraceState, chunks: Iterable[bytes], first_line: int
     file_rank = st.ctx.rank
     loads = orjson.loads
     envelope_free = ENVELOPE_FREE
-    chromium, chromium_native = phases.chromium_event, phases.native_handler(records_native._ext.chromium)  # type: ignore[union-attr]
+    ext = records_native._ext
+    chromium, chromium_native = phases.chromium_event, phases.native_handler(ext.chromium, ext.PhaseCols)  # type: ignore[union-attr]
     batch_rows, batch_bytes = st.ctx.batch_rows, st.ctx.batch_bytes
+    # the chromium events are done inside event_columns once the time base is set; before, it stops after
+    # the first one (its handler sets the time base, from its epoch time), a few times; see _native/events.c
+    ready = first = native_chromium = None
+    tries = 0
     for recs in records_native.iter_record_groups(chunks, st.error, first_line):
         i, n = 0, len(recs)
         while i < n:
+            if tb.year is not None:
+                native_chromium = ready = ready or phases.native_args(st, ext.PhaseCols, chromium, True)
+            elif tries < 8:
+                tries += 1
+                native_chromium = first = first or phases.native_args(st, ext.PhaseCols, chromium, False)
+            else:
+                native_chromium = None
             # stop where the Python loop would look at flushing (same batches, same error order)
             stop, rows, cols, handled, last_rank, tb.bump, tb._last_mmdd, pbytes, ranks = event_columns(
                 recs, i, HANDLERS, ARTIFACT_HANDLERS, file_rank, st.rank, tb.bump, tb._last_mmdd,
-                max(batch_rows - st.pending(), 1), max(batch_bytes - st._ev_bytes, 1))
+                max(batch_rows - st.pending(), 1), max(batch_bytes - st._ev_bytes, 1), native_chromium)
             if rows:
                 columns, keys, tods = _arrays(cols, rows, file)
                 st.add_segment(columns, keys, tods, pbytes)
@@ -73,6 +86,9 @@ def read_records_native(st: TraceState, chunks: Iterable[bytes], first_line: int
                 stats.events += rows
                 _count_kinds(stats, columns["event_type"])
                 for j, h, kind, cid, rank, key in handled:
+                    if h is None:  # an entire_frame_compile span closed natively: its duration (in kind's place)
+                        st.scratch(cid)[FRAME_SPAN_US] = kind
+                        continue
                     rec = st.rec = recs[j]
                     st.key, st.rank, st._text = key, rank, None
                     if h is chromium:

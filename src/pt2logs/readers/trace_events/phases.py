@@ -18,6 +18,8 @@ import orjson
 
 from pt2logs.readers.trace_events.metrics import FRAME_SPAN_US
 from pt2logs.readers.trace_state import TraceState, handles
+from pt2logs.schema import TupleRows
+from pt2logs.segment_rows import NativeTupleRows
 
 #: compile_phases fields, in the order rows are built (TupleRows: one tuple per row)
 FIELDS = ("source", "file", "rank", "line_no", "compile_id", "phase", "parent_phase", "depth", "stage", "top_level",
@@ -116,16 +118,29 @@ def _emit(st: TraceState, span: list, end_us: int | None, end_args: Any = None) 
         orjson.dumps(merged, default=str) if merged else None))
 
 
-def native_handler(chromium: Any) -> Any:
+#: the compile_phases columns the native handler writes (``_native/phase_cols.c``); source and file are shared
+NATIVE_FIELDS = ("rank", "line_no", "compile_id", "phase", "parent_phase", "depth", "stage", "top_level", "start_us",
+                 "duration_us", "ts", "is_instant", "category", "args")
+
+
+def native_handler(chromium: Any, phase_cols: Any) -> Any:
     """:func:`chromium_event` for the native record loop: the payload is done by ``chromium``
-    (``_native/phases.c``: the same spans and rows, args kept as canonical JSON bytes) when it is in
-    that file's JSON subset and the time base is set; otherwise by :func:`chromium_event`."""
+    (``_native/phases.c``: the same spans, and the same rows written as Arrow columns into a ``phase_cols``
+    beside the tuples, args kept as canonical JSON bytes in open spans) when it is in that file's JSON
+    subset, its values fit their columns and the time base is set; otherwise by :func:`chromium_event`."""
 
     def handler(st: TraceState, env: dict | None, meta: Any, cid: str | None) -> None:
+        rec = st.rec
+        if st.tb.year is None:  # the time base first, as chromium_event sets it (so the span opened is native)
+            try:
+                d = _loads(rec.payload)
+            except (orjson.JSONDecodeError, TypeError):
+                d = None
+            if type(d) is dict and isinstance(d.get("ts"), (int, float)) and isinstance(d.get("name"), str):
+                st.tb.observe(st.key, rec.tod_us, d["ts"])
         if st.tb.year is not None:
-            rec = st.rec
-            r = chromium(rec.payload, cid, st.spans, st.tuples("compile_phases", FIELDS).rows, st.ctx.file, st.rank,
-                         rec.line_no, ROOTS, WRAPPERS)
+            acc = native_rows(st, phase_cols)
+            r = chromium(acc.native, rec.payload, cid, st.spans, acc.rows, st.rank, rec.line_no, ROOTS, WRAPPERS)
             if r:
                 if type(r) is tuple:  # an entire_frame_compile span closed
                     st.scratch(r[0])[FRAME_SPAN_US] = r[1]
@@ -133,6 +148,24 @@ def native_handler(chromium: Any) -> Any:
         chromium_event(st, env, meta, cid)
 
     return handler
+
+
+def native_args(st: TraceState, phase_cols: Any, handler: Any, ready: bool) -> tuple:
+    """What the native events pass needs to do the chromium events itself (see ``_native/events.c``)."""
+    acc = native_rows(st, phase_cols)
+    return handler, acc.native, st.spans, acc.rows, ROOTS, WRAPPERS, ready
+
+
+def native_rows(st: TraceState, phase_cols: Any) -> NativeTupleRows:
+    """The file's compile_phases rows, from now on taking native rows too (a ``phase_cols()`` beside the tuples)."""
+    acc = st.out.rows.get("compile_phases")
+    if type(acc) is not NativeTupleRows:  # once per file
+        tuples = acc
+        acc = st.out.rows["compile_phases"] = NativeTupleRows(
+            "compile_phases", FIELDS, phase_cols(), NATIVE_FIELDS, {"source": "trace", "file": st.ctx.file})
+        if isinstance(tuples, TupleRows):
+            acc.rows = tuples.rows  # the rows the Python handler made before
+    return acc
 
 
 def finish(st: TraceState) -> None:
