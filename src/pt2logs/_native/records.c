@@ -496,5 +496,8 @@ PyMODINIT_FUNC PyInit__records(void) {
     if (PyModule_AddObject(m, "Scanner", (PyObject *)&ScannerType) < 0) { Py_DECREF(&ScannerType); Py_DECREF(m); return NULL; }
     Py_INCREF(&PhaseColsType);
     if (PyModule_AddObject(m, "PhaseCols", (PyObject *)&PhaseColsType) < 0) { Py_DECREF(&PhaseColsType); Py_DECREF(m); return NULL; }
+    /* the interface's version: readers/records_native.py sets aside a build whose ABI is not its own. Bump it
+     * with any change to what Python calls (a function, its arguments, what it returns). */
+    if (PyModule_AddIntConstant(m, "ABI", 2) < 0) { Py_DECREF(m); return NULL; }
     return m;
 }

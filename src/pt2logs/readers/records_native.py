@@ -20,9 +20,10 @@ from pt2logs.readers import records
 from pt2logs.readers.kit import EXCERPT
 from pt2logs.readers.records import ErrorSink, Record, WholeLines, iter_records
 
-#: what the readers call in the extension; a build older than the sources (an in-place build not redone
-#: after a pull) lacks some, and is then not used at all rather than failing halfway through a read
-REQUIRED = ("Scanner", "event_columns", "chromium", "split_components")
+#: the version of the extension's interface these readers call (``ABI`` in ``_native/records.c``); a build
+#: from other sources (an in-place build not redone after a pull) is not used at all, rather than failing
+#: halfway through a read on a function it lacks or whose arguments changed
+ABI = 2
 
 try:
     from pt2logs._native import _records as _ext
@@ -31,11 +32,11 @@ except ImportError as e:  # no compiler when the package was built: the Python s
     _WHY = f"the native splitter is not built ({e}); TORCH_TRACE files are split in pure Python (slower)"
 else:
     _WHY = ""
-    _missing = [name for name in REQUIRED if not hasattr(_ext, name)]
-    if _missing:
+    if getattr(_ext, "ABI", 1) != ABI:
+        _WHY = (f"the native splitter was built from other sources (interface {getattr(_ext, 'ABI', 1)}, these readers "
+                f"need {ABI}; rebuild it: `python hatch_build.py`, or reinstall pt2logs); TORCH_TRACE files are split "
+                "in pure Python (slower)")
         _ext = None
-        _WHY = (f"the native splitter was built from older sources (it lacks {', '.join(_missing)}; rebuild it: "
-                "`python hatch_build.py`, or reinstall pt2logs); TORCH_TRACE files are split in pure Python (slower)")
 
 
 def native_status() -> tuple[bool, str]:
