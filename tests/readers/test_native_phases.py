@@ -60,6 +60,7 @@ TAKEN = [
     '{"d": {"e": [1, [2, {"f": null}], true, false]}}',
     '  {  "a" :  1 ,"b":[ ] }  ',
     '[1, 2]', '"text"', "0", "0.0", "{}", "[]", '""', "null", "false",
+    "{" + ", ".join(f'"k{i}": {i}' for i in range(64)) + "}",  # as many members as it takes
 ]
 LEFT = [
     '{"a": 1e-05}',  # repr has an exponent: orjson writes 0.00001
@@ -74,6 +75,8 @@ LEFT = [
     '{"a": 01}', '{"a": [1,]}', '{"a": .5}', '{"a": 1.}', '{"a": "\x01"}',
     b'{"a": "\xff"}', b'{"a": "\xed\xa0\x80"}', b'{"a": "\xc0\x80"}',  # not UTF-8; an encoded surrogate; overlong
     "[" * 40 + "]" * 40,  # deeper than the subset
+    "{" + ", ".join(f'"k{i}": {i}' for i in range(65)) + "}",  # more members than the (quadratic) duplicate check takes
+    '{"a": [' + ", ".join("{" + ", ".join(f'"k{i}": 1' for i in range(65)) + "}" for _ in range(2)) + "]}",
 ]
 
 

@@ -161,11 +161,10 @@ static int c_str(jcur *c, gbuf *o, int *esc) {
     return 1;
 }
 
-/* a number; *fl: it is a float (then *d), else an int (*v) */
-static int c_num(jcur *c, gbuf *o, int *fl, long long *v, double *d) {
+/* a number, written as orjson writes what it reads (callers that need its value parse the literal) */
+static int c_num(jcur *c, gbuf *o) {
     const unsigned char *s = c->p, *q = s;
-    int nd = 0;
-    long long x = 0;
+    int nd = 0, isfloat = 0;
     if (q < c->end && *q == '-') q++;
     if (q >= c->end || !DIG(*q)) return 0;
     unsigned long long ux = 0;
@@ -176,26 +175,23 @@ static int c_num(jcur *c, gbuf *o, int *fl, long long *v, double *d) {
         if (ux > (ULLONG_MAX - d) / 10) big = 1; else ux = ux * 10 + d;
         nd++; q++;
     }
-    x = (long long)(ux & 0x7FFFFFFFFFFFFFFFULL);
-    *fl = 0;
     if (q < c->end && *q == '.') {
         q++;
         if (q >= c->end || !DIG(*q)) return 0;
         while (q < c->end && DIG(*q)) q++;
-        *fl = 1;
+        isfloat = 1;
     }
     if (q < c->end && (*q == 'e' || *q == 'E')) {
         q++;
         if (q < c->end && (*q == '+' || *q == '-')) q++;
         if (q >= c->end || !DIG(*q)) return 0;
         while (q < c->end && DIG(*q)) q++;
-        *fl = 1;
+        isfloat = 1;
     }
     size_t n = (size_t)(q - s);
-    if (!*fl) {
+    if (!isfloat) {
         /* orjson reads ints in [-2**63, 2**64 - 1] as ints (written back digit for digit); -0 reads as 0 */
         if (big || (*s == '-' && (ux == 0 || ux > 0x8000000000000000ULL))) return 0;
-        *v = *s == '-' ? -x : x;
         if (gb_put(o, s, n) < 0) return -1;
         c->p = q;
         return 1;
@@ -210,7 +206,6 @@ static int c_num(jcur *c, gbuf *o, int *fl, long long *v, double *d) {
     if (endp != lit + n || !isfinite(val) || errno == ERANGE) return 0; /* orjson: "number is infinity"; underflow */
     if (!c->exact) { /* read, not written: the literal itself */
         if (gb_put(o, s, n) < 0) return -1;
-        *d = val;
         c->p = q;
         return 1;
     }
@@ -219,7 +214,7 @@ static int c_num(jcur *c, gbuf *o, int *fl, long long *v, double *d) {
     int ok = strchr(r, 'e') == NULL; /* repr with an exponent: orjson writes it differently */
     int rc = ok ? (gb_put(o, r, strlen(r)) < 0 ? -1 : 1) : 0;
     PyMem_Free(r);
-    if (rc == 1) { *d = val; c->p = q; }
+    if (rc == 1) c->p = q;
     return rc;
 }
 
@@ -229,6 +224,9 @@ static int c_lit(jcur *c, gbuf *o, const char *w) {
     c->p += n;
     return gb_put(o, w, n) < 0 ? -1 : 1;
 }
+
+/* members of one object taken here (chromium events' objects have fewer than 32) */
+#define MAX_MEMBERS 64
 
 /* a value in canonical form; with ms, an object's members are recorded there (and no duplicates) */
 static int c_value(jcur *c, gbuf *o, int depth, members *ms);
@@ -249,6 +247,7 @@ static int c_object(jcur *c, gbuf *o, int depth, members *ms, members *args_ms) 
         m.koff = o->len;
         if ((rc = c_str(c, o, &esc)) != 1) goto out;
         m.klen = o->len - m.koff;
+        if (keys->n >= MAX_MEMBERS) { rc = 0; goto out; } /* the check below is quadratic: a larger object is Python's */
         for (Py_ssize_t i = 0; i < keys->n; i++) /* a duplicate key: orjson keeps the first place, the last value */
             if (keys->m[i].klen == m.klen && !memcmp(o->p + keys->m[i].koff, o->p + m.koff, m.klen)) { rc = 0; goto out; }
         jws(c);
@@ -298,14 +297,12 @@ static int c_value(jcur *c, gbuf *o, int depth, members *ms) {
     jws(c);
     if (c->p >= c->end) return 0;
     unsigned char ch = *c->p;
-    int esc, fl;
-    long long v;
-    double d;
+    int esc;
     if (ch == '{') return c_object(c, o, depth, ms, NULL);
     if (ch == '[') return c_array(c, o, depth);
     if (ch == '"') return c_str(c, o, &esc);
     if (ch == 't') return c_lit(c, o, "true");
     if (ch == 'f') return c_lit(c, o, "false");
     if (ch == 'n') return c_lit(c, o, "null");
-    return c_num(c, o, &fl, &v, &d);
+    return c_num(c, o);
 }

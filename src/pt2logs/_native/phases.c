@@ -122,15 +122,15 @@ out:
 static PyObject *S_TRACE, *S_FRAME, *S_BACKWARD, *S_WRAPPER, *S_RUNTIME, *S_OTHER;
 
 static int init_strings(void) {
-    if (S_TRACE) return 0;
+    if (S_OTHER) return 0; /* set last, once all the others are */
     init_plain();
-    S_TRACE = PyUnicode_InternFromString("trace");
-    S_FRAME = PyUnicode_InternFromString("frame_compile");
-    S_BACKWARD = PyUnicode_InternFromString("backward_compile");
-    S_WRAPPER = PyUnicode_InternFromString("wrapper");
-    S_RUNTIME = PyUnicode_InternFromString("runtime");
-    S_OTHER = PyUnicode_InternFromString("other");
-    return S_TRACE && S_FRAME && S_BACKWARD && S_WRAPPER && S_RUNTIME && S_OTHER ? 0 : -1;
+    if (!(S_TRACE = PyUnicode_InternFromString("trace")) || !(S_FRAME = PyUnicode_InternFromString("frame_compile"))
+        || !(S_BACKWARD = PyUnicode_InternFromString("backward_compile")) || !(S_WRAPPER = PyUnicode_InternFromString("wrapper"))
+        || !(S_RUNTIME = PyUnicode_InternFromString("runtime")) || !(S_OTHER = PyUnicode_InternFromString("other"))) {
+        Py_CLEAR(S_TRACE); Py_CLEAR(S_FRAME); Py_CLEAR(S_BACKWARD); Py_CLEAR(S_WRAPPER); Py_CLEAR(S_RUNTIME); /* S_OTHER is NULL */
+        return -1;
+    }
+    return 0;
 }
 
 static int str_eq(PyObject *s, PyObject *lit) {
