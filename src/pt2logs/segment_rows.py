@@ -165,4 +165,4 @@ class NativeTupleRows(TupleRows):
                 for k in bad or ():
                     on_bad(t.name, name, vals[k], rows[a + k][line] if line is not None else None)  # type: ignore[misc]
             arrays.append(parts[0] if len(parts) == 1 else pa.concat_arrays(parts))
-        return pa.RecordBatch.from_arrays(arrays, schema=pa.schema([pa.field(c, t.column(c).type) for c in t.reader_columns]))
+        return pa.RecordBatch.from_arrays(arrays, schema=t.reader_schema)
