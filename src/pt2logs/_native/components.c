@@ -4,7 +4,8 @@
  *
  * split_components(items: list) -> None | (n, name_offsets, names, hash_offsets, hashes,
  *                                          value_offsets, values, backward)
- * The three columns are Arrow `string` buffers (int32 offsets, n + 1 of them, and UTF-8 data, as bytes);
+ * The three columns are Arrow `string` buffers (int32 offsets, n + 1 of them, and UTF-8 data; read-only
+ * buffer objects that own the memory the pass wrote, see buffers.c);
  * `backward` is the (cut) value of the first component named `fx_kwargs[is_backward]`, or None.
  * The rules are those of cache_keys.split_line / _cut / parse_components, byte for byte:
  *  - an item that is not exactly a str is skipped;
@@ -21,7 +22,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "gbuf.h"
+#include "arrowcol.h"
 
 #define VALUE_CHARS 1024
 
@@ -116,8 +117,8 @@ PyObject *pt2_split_components(PyObject *self, PyObject *items) {
     {
         PyObject *b[6] = {NULL};
         for (int i = 0; i < 3; i++) {
-            b[2 * i] = PyBytes_FromStringAndSize(cols[i].offs.p, (Py_ssize_t)cols[i].offs.len);
-            b[2 * i + 1] = PyBytes_FromStringAndSize(cols[i].data.p ? cols[i].data.p : "", (Py_ssize_t)cols[i].data.len);
+            b[2 * i] = gb_release(&cols[i].offs); /* the memory handed to Python, not copied (buffers.c) */
+            b[2 * i + 1] = gb_release(&cols[i].data);
         }
         int ok = 1;
         for (int i = 0; i < 6; i++) ok = ok && b[i];
