@@ -16,10 +16,10 @@ from collections import Counter
 BUCKETS = [
     ("split records (regex + slicing + tab strip)", ("records.py",)),
     ("split records natively (boundaries + tab strip in one C pass, md5s eight at a time)", ("records_native.py", "_records.Scanner")),
-    ("native events rows (envelopes → Arrow buffers, one C pass)", ("event_columns", "trace_fast.py:_arrays")),
+    ("native events pass (envelopes → events rows; chromium events → spans and compile_phases rows; Arrow buffers)", ("event_columns", "trace_fast.py:_arrays")),
     ("payload md5", ("openssl_md5",)),
     ("JSON parsing (orjson)", ("orjson.loads", "{orjson.loads}")),
-    ("chromium spans → compile_phases", ("phases.py", "_records.chromium")),
+    ("chromium events outside the native pass (first of a file, left ones: phases.py)", ("phases.py", "_records.chromium")),
     ("other event handlers (metrics, recompiles, kernels, caches)", ("compile_facts.py", "metrics.py", "basics.py", "caches.py", "vllm.py", "analysis/", "_records.split_components")),
     ("Python lists → Arrow arrays", ("schema.py", "segment_rows.py", "_text_array", "_events_batch", "_ts_array")),
     ("payload store (XXH3-128 keys, each distinct payload once)", ("payloads.py",)),

@@ -28,7 +28,8 @@ BIG_LOG_NOTE = ('The big logs are the real traces (sample_traces/ and the H100 f
 
 AB_HEAD = ["The native passes (`pt2logs._native._records`: the splitter — record boundaries, glog prefix, envelope, payload "
            "TAB stripping in one C pass, the payload md5s eight at a time — then the events rows written as Arrow buffers, "
-           "the chromium events' spans and the cache keys' components made in C, Python seeing only the "
+           "the chromium events' spans and compile_phases rows made inside that pass and the cache keys' components in C, "
+           "Python seeing only the "
            "records with other handlers) against the pure-Python splitter and record loop (`PT2LOGS_NATIVE=0`), `pt2logs ingest --jobs 1`, "
            "run interleaved A/B/A/B on a machine shared with other work (2 cores, other processes running): wall times are "
            "noisy, CPU seconds (user + system, from `/usr/bin/time`) less so. Ratios compare the best run of each.", "",
@@ -90,15 +91,17 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
         for name, sec in sorted(x["buckets"], key=lambda kv: -kv[1]):
             out.append(f"| {name} | {_f(sec)} | {100 * sec / x['wall_s']:.0f} % |")
         out += ["", "cProfile charges every Python call a fixed overhead, so the Python buckets read high; "
-                "`bench/bound.py` (above) measures the native part directly. C now makes the events rows "
-                "(`_native/events.c`), the chromium events' spans (`phases.c`, the most frequent record) and the cache "
-                "keys' components (`components.c`, 405k rows on this log), and the splitter computes the payload md5s "
-                "eight at a time (`md5x8.h`). What is left is spread thin: the other handlers (metrics, compile facts, "
-                "output-code kernels), the per-record dispatch of the loop, and the Python lists → Arrow → Parquet of "
-                "the derived tables (`compile_phases` alone carries ~96 MB of chromium args per 213 MB of this log). "
-                "Next design step: the derived tables' rows written as Arrow buffers in C as the events rows are "
-                "(`compile_phases` first), and the prefix scan a split file's later pieces start with (0.5 s before "
-                "the second half of the 1 GB log) done natively.", ""]
+                "`bench/bound.py` (above) measures the native part directly. C makes the events rows "
+                "(`_native/events.c`) and, inside the same pass, handles the chromium events (the most frequent record: "
+                "their spans in `phases.c`, their `compile_phases` rows written as Arrow buffers by `phase_cols.c`), the "
+                "cache keys' components (`components.c`), and the splitter computes the payload md5s eight at a time "
+                "(`md5x8.h`); every native column reaches Arrow without a copy (`buffers.c`). What is left is spread "
+                "thin: Parquet (zstd) of the tables, the other handlers in Python (metrics, compile facts, output-code "
+                "kernels, caches), the per-record dispatch of the handled records, the Python-made tables' lists → Arrow, "
+                "and fixed per-run costs (imports, the DuckDB views file). Next design steps: the events rows of one "
+                "flush kept in one set of buffers across native calls (each flush now joins two or three segments, a "
+                "copy of every payload), the compilation_metrics and cache handlers in C, and the prefix scan a split "
+                "file's later pieces start with done natively.", ""]
     if "many" in r:
         x = r["many"]
         out += [*title("## Ingest: many runs (`--jobs`)", "many"),
