@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 from pt2logs.discover import InputError, RunPlan, discover
 from pt2logs.ingestion import plan
-from pt2logs.ingestion.commit import IngestResult, commit, write_views_db
+from pt2logs.ingestion.commit import IngestResult, commit
 from pt2logs.ingestion.engines.inprocess import Engine
+from pt2logs.ingestion.views_file import ViewsFile
 from pt2logs.ingestion.worker import FileOutcome
 from pt2logs.readers import FORMATS
 from pt2logs.readers.records_native import native_status
@@ -69,6 +70,18 @@ def _ingest(paths: Iterable[str], warehouse: str, run_id: str | None, tags: dict
         raise InputError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
     wh = Warehouse(warehouse)
     wh.init()
+    views = ViewsFile(wh)
+    if engine.jobs > 1:  # a new warehouse's views file, made in a thread while workers parse (views_file.py);
+        views.prepare()  # not beside a parse in this process: DuckDB's memory would add to its peak
+    try:
+        return _ingest_into(wh, views, paths, run_id, tags, fmt, engine, progress, extra_run_fields, force, as_one_run, t0)
+    finally:
+        views.discard()
+
+
+def _ingest_into(wh: Warehouse, views: ViewsFile, paths: list[str], run_id: str | None, tags: dict[str, str] | None,
+                 fmt: str | None, engine: Engine, progress: Progress, extra_run_fields: dict[str, Any] | None,
+                 force: bool, as_one_run: bool, t0: float) -> IngestResult:
     res = IngestResult(warehouse=wh.url())
     with wh.lock():
         res.removed_orphans = len(wh.recover())
@@ -89,7 +102,7 @@ def _ingest(paths: Iterable[str], warehouse: str, run_id: str | None, tags: dict
     res.seconds = time.perf_counter() - t0
     try:
         with wh.lock():
-            write_views_db(wh)
+            views.write()
     except Exception as e:  # noqa: BLE001 - the data is committed; only the DuckDB CLI's convenience file failed
         res.notes.append(f"pt2logs.duckdb (the same views, for the DuckDB CLI) could not be rewritten: {type(e).__name__}: "
                          f"{e}. Everything ingested is committed; pt2logs commands read the warehouse directly.")

@@ -1,14 +1,12 @@
 """The commit: one transaction's outcomes become its ``files`` and ``runs`` rows, then ``Txn.commit``.
 
 Statistics are added up in one place, :meth:`pt2logs.readers.kit.ReadStats.merge`: the pieces of a
-split file into that file's, the files of a run into the run's. Also here: ``pt2logs.duckdb``, the
-views file rewritten after an ingest (:func:`write_views_db`).
+split file into that file's, the files of a run into the run's.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +20,7 @@ from pt2logs.readers.kit import ReadStats
 from pt2logs.schema import TABLES, Rows, stamp
 from pt2logs.sources import ReadResult
 from pt2logs.version import __version__
-from pt2logs.warehouse import Txn, Warehouse
+from pt2logs.warehouse import Txn
 
 if TYPE_CHECKING:
     from pt2logs.committed import KnownRuns
@@ -191,43 +189,3 @@ def _table(name: str, rows: Rows, txn: str) -> pa.Table:
     t = TABLES[name]
     batch = rows.take()
     return pa.Table.from_batches([stamp(batch, t, {"txn": txn})])
-
-
-def write_views_db(wh: Warehouse) -> str | None:
-    """(Re)write ``<wh>/pt2logs.duckdb``: the same views, for the DuckDB CLI or a BI tool. Local only."""
-    if wh.remote:
-        return None
-    import duckdb
-
-    from pt2logs.views import MACROS, PATH_MACROS, view_statements
-
-    target = wh.path("pt2logs.duckdb")
-    # the views depend only on which tables have files and which columns their newest files hold (and the macros)
-    signature = orjson.dumps([__version__, MACROS, PATH_MACROS] + [[name, bool(wh.table_files(name)), sorted(_newest_columns(wh, name))]
-                                                      for name in sorted(TABLES)])
-    sig_path = wh.path("_views.json")
-    if os.path.exists(target) and os.path.exists(sig_path):
-        with open(sig_path, "rb") as f:
-            if f.read() == signature:
-                return target
-    tmp = f"{target}.{os.getpid()}.tmp"
-    if os.path.exists(tmp):
-        os.remove(tmp)
-    con = duckdb.connect(tmp)
-    try:
-        # one transaction: DuckDB commits (and syncs) a file database after every statement otherwise
-        con.execute("BEGIN")
-        for s in view_statements(con, wh):
-            con.execute(s)
-        con.execute("COMMIT")
-    finally:
-        con.close()
-    os.replace(tmp, target)
-    wh._write_bytes(sig_path, signature)
-    return target
-
-
-def _newest_columns(wh: Warehouse, table: str) -> set[str]:
-    from pt2logs.views import _present_columns
-
-    return _present_columns(None, wh, table) or set()  # type: ignore[arg-type]

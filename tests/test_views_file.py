@@ -1,0 +1,97 @@
+"""``pt2logs.duckdb``, the views file: prepared in a thread while a pool ingest parses into a new
+warehouse (ingestion/views_file.py), it holds the same views and macros as one made in one go, and
+a preparation that is not used leaves nothing behind."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import duckdb
+from tests.conftest import SAMPLES
+
+import pt2logs
+from pt2logs.ingestion.engines import local
+from pt2logs.ingestion.views_file import ViewsFile
+from pt2logs.views import view_statements
+from pt2logs.warehouse import Warehouse
+
+
+def _unordered_lists(sql: str) -> str:
+    """DuckDB keeps an ``EXCLUDE (...)`` list as a set: its order in a stored definition is arbitrary."""
+    return re.sub(r"EXCLUDE \(([^)]*)\)", lambda m: "EXCLUDE (" + ", ".join(sorted(m.group(1).split(", "))) + ")", sql or "")
+
+
+def _catalog(path: str) -> tuple[list, list]:
+    """Every view's SQL and every macro's definition in a DuckDB file."""
+    con = duckdb.connect(path, read_only=True)
+    try:
+        views = sorted(con.execute("SELECT view_name, sql FROM duckdb_views() WHERE NOT internal").fetchall())
+        macros = sorted(con.execute("SELECT function_name, function_type, macro_definition FROM duckdb_functions() "
+                                    "WHERE function_type IN ('macro', 'table_macro') AND NOT internal").fetchall(), key=str)
+        views = [(n, _unordered_lists(sql)) for n, sql in views]
+        macros = [(n, kind, _unordered_lists(sql)) for n, kind, sql in macros]
+    finally:
+        con.close()
+    return views, macros
+
+
+def _made_in_one_go(wh: str, dest: Path) -> str:
+    """The views file as it was made before preparation existed: every statement on one connection."""
+    con = duckdb.connect(str(dest))
+    con.execute("BEGIN")
+    for s in view_statements(con, Warehouse(wh)):
+        con.execute(s)
+    con.execute("COMMIT")
+    con.close()
+    return str(dest)
+
+
+def _leftovers(wh: str) -> list[str]:
+    return sorted(p.name for p in Path(wh).iterdir() if ".tmp" in p.name)
+
+
+def test_a_pool_ingest_into_a_new_warehouse_prepares_the_same_views_file(tmp_path):
+    wh = str(tmp_path / "wh")
+    engine = local.ProcessPoolEngine(2)
+    pt2logs.ingest([str(SAMPLES)], wh, engine=engine)
+    got = _catalog(f"{wh}/pt2logs.duckdb")
+    want = _catalog(_made_in_one_go(wh, tmp_path / "oracle.duckdb"))
+    assert len(got[0]) > 40 and len(got[1]) > 15  # every table's view and the shared macros
+    assert got == want
+    assert _leftovers(wh) == []
+    con = duckdb.connect(f"{wh}/pt2logs.duckdb", read_only=True)
+    n_runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
+    assert n_runs == pt2logs.connect(wh).execute("SELECT count(*) FROM runs").fetchone()[0] == 5
+    # a macro made over the empty views answers over the real ones
+    assert con.execute("SELECT count(*) FROM selected_runs(NULL, NULL, NULL, NULL)").fetchone()[0] == n_runs
+    assert con.execute("SELECT count(*) FROM advice_items(NULL, NULL, NULL, NULL)").fetchone()[0] > 0
+
+
+def test_a_preparation_is_dropped_when_the_ingest_fails_and_skipped_when_the_file_exists(tmp_path):
+    wh = str(tmp_path / "wh")
+    w = Warehouse(wh)
+    w.init()
+    views = ViewsFile(w)
+    views.prepare()  # a new warehouse: the file is prepared...
+    assert views._thread is not None
+    views.discard()  # ...and an ingest that fails drops it
+    assert _leftovers(wh) == [] and not os.path.exists(f"{wh}/pt2logs.duckdb")
+
+    pt2logs.ingest([str(SAMPLES / "recompiles")], wh)
+    before = os.stat(f"{wh}/pt2logs.duckdb").st_mtime_ns
+    views = ViewsFile(w)
+    views.prepare()  # the file and its signature exist: nothing to prepare
+    assert views._thread is None
+    assert views.write() == f"{wh}/pt2logs.duckdb"  # unchanged signature: not rewritten
+    assert os.stat(f"{wh}/pt2logs.duckdb").st_mtime_ns == before
+
+    os.remove(f"{wh}/_views.json")  # the signature lost: prepared again, then written over the files
+    views = ViewsFile(w)
+    views.prepare()
+    assert views._prepared()  # the prepared file is there (and write() makes only the views)
+    views._ready = True
+    assert views.write() == f"{wh}/pt2logs.duckdb"
+    assert _catalog(f"{wh}/pt2logs.duckdb") == _catalog(_made_in_one_go(wh, tmp_path / "oracle.duckdb"))
+    assert _leftovers(wh) == []
