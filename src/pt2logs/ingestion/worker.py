@@ -58,15 +58,41 @@ class FileOutcome:
 def memory_pool() -> None:
     """jemalloc with no decay gives freed memory back at once, which keeps peak RSS flat whatever the
     input size (see bench/). This sets what pyarrow's Python layer allocates with; Arrow's C++ default
-    (Parquet, compute) is jemalloc too when pt2logs was imported before pyarrow (pt2logs/_alloc.py)."""
+    (Parquet, compute) is jemalloc too when pt2logs was imported before pyarrow (pt2logs/_alloc.py).
+    glibc's malloc (Python, the native passes) keeps the memory it reuses at once (:func:`_malloc_settings`);
+    in a process that calls :func:`pt2logs.ingest` in-process, the settings stay for the process."""
     import pyarrow as pa
 
+    _malloc_settings()
     try:
         pool = pa.jemalloc_memory_pool()
         pa.jemalloc_set_decay_ms(0)
     except (NotImplementedError, pa.ArrowNotImplementedError, AttributeError):
         return
     pa.set_memory_pool(pool)
+
+
+#: glibc's malloc: blocks up to this size come from the heap (its default starts at 128 KB and adapts)
+MMAP_THRESHOLD = 32 << 20
+#: and free memory at the heap's top is given back to the system only past this much (default 128 KB)
+TRIM_THRESHOLD = 32 << 20
+
+
+def _malloc_settings() -> None:
+    """A parse allocates and frees buffers of hundreds of KB to a few MB (file chunks, record groups,
+    Arrow columns) all the time; with glibc's defaults each became fresh pages from the kernel (its own
+    mmap, or the heap trimmed and grown again) and paid a page fault per 4 KB: 700k faults, ~1.8 s of
+    system time, for the 1 GB bench trace in one process. With these two settings the freed memory is
+    used again: 420-460k faults, 1.1-1.3 s, peak RSS unchanged within the noise (bench/RESULTS.md).
+    Only where glibc's ``mallopt`` exists; elsewhere nothing changes."""
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt(-3, MMAP_THRESHOLD)  # M_MMAP_THRESHOLD (fixed: no longer adapts)
+    mallopt(-1, TRIM_THRESHOLD)  # M_TRIM_THRESHOLD
 
 
 #: the cyclic collector's first threshold while a file is parsed (Python's default: 700 allocations)
