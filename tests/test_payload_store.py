@@ -20,6 +20,7 @@ from tests.test_crash_safety import _cli, _env
 import pt2logs
 import pt2logs.tables  # noqa: F401  (registers every table)
 from pt2logs.faults import COMPACT_STEPS, TXN_STEPS
+from pt2logs.parts import STORED
 from pt2logs.payloads import MIN_BYTES
 from pt2logs.schema import TABLES
 
@@ -28,11 +29,11 @@ TLPARSE = shutil.which("tlparse") or str(Path(sys.executable).parent / "tlparse"
 
 
 def snapshot(wh: str) -> dict:
-    """Every events row (payloads through the view), and how many rows each table has."""
+    """Every row of the tables with stored texts (through their views), and how many rows each table has."""
     con = pt2logs.connect(wh)
     counts = {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in sorted(TABLES)}
     con.close()
-    return {"events": table_rows(wh, "events", DROP), "counts": counts}
+    return {t: table_rows(wh, t, DROP) for t in STORED} | {"counts": counts}
 
 
 
@@ -105,14 +106,19 @@ def test_answers_are_those_of_payloads_in_their_rows(tmp_path, monkeypatch, inpu
                         "GROUP BY 1 HAVING count(DISTINCT payload) > 1)").fetchone()[0]
     assert clash > 0
     assert con.execute("SELECT count(*) FROM events WHERE payload_ok = false").fetchone()[0] > 0
-    # the store holds each long payload once; the events files keep them as keys, short ones inline
-    distinct = con.execute(f"SELECT count(DISTINCT payload) FROM events WHERE strlen(payload) >= {MIN_BYTES}").fetchone()[0]
+    # the store holds each long text once; the tables' files keep them as keys, short ones inline
+    distinct = con.execute(" UNION ".join(f"SELECT {text} FROM {table} WHERE strlen({text}) >= {MIN_BYTES}"
+                                          for table, (text, _) in STORED.items())).fetchall()
     keys = [r["payload_key"] for r in raw(wh, "payloads", ["payload_key"])]
-    assert len(keys) == len(set(keys)) == distinct
-    rows = raw(wh, "events", ["payload", "payload_key", "payload_bytes"])
-    assert all(r["payload"] is None for r in rows if r["payload_key"] is not None)
-    assert all(r["payload"] is None or len(r["payload"].encode()) < MIN_BYTES for r in rows)
-    assert set(keys) == {r["payload_key"] for r in rows} - {None}
+    assert len(keys) == len(set(keys)) == len(distinct)
+    named: set = set()
+    for table, (text, key) in STORED.items():
+        rows = raw(wh, table, [text, key])
+        assert all(r[text] is None for r in rows if r[key] is not None)
+        assert all(r[text] is None or len(r[text].encode()) < MIN_BYTES for r in rows)
+        assert any(r[key] is not None for r in rows), table
+        named |= {r[key] for r in rows} - {None}
+    assert set(keys) == named
 
 
 def test_runs_of_one_model_share_their_payloads_across_transactions(tmp_path, monkeypatch, inputs):

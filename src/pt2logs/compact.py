@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from pt2logs import faults, recovery
-from pt2logs.parts import PAYLOAD_KEY, PAYLOADS, file_schema, stored_tables
+from pt2logs.parts import PAYLOAD_KEY, PAYLOADS, STORED, file_schema, stored_tables
 from pt2logs.schema import TABLES
 from pt2logs.warehouse import PARTITION, PartWriter, TxnInfo, Warehouse, txn_of
 
@@ -126,13 +126,14 @@ def _rewrite(con, wh: Warehouse, part: str, by_table: dict[str, list[str]], res:
             cols = con.execute(f"SELECT * FROM {_src(wh, paths)} LIMIT 0").description
             present = {c[0] for c in cols}
             sel = ", ".join(_col(c.name) for c in t.columns if c.name in present and c.name != "txn")
-            key = PAYLOAD_KEY in present and table == "events"  # the row's payload is in the store: keep its key
-            sel += f', "{PAYLOAD_KEY}"' if key else ""
+            # the row's long text is in the store: keep its key
+            key = STORED[table][1] if table in STORED and STORED[table][1] in present else None
+            sel += f', "{key}"' if key else ""
             reader = arrow_batches(con, f"SELECT {sel} FROM {_src(wh, paths)} t SEMI JOIN live USING (run_id, txn)")
             for batch in reader:
                 out = stamp(_as_declared(batch, t), t, {"txn": txn.id})
                 if key:
-                    out = out.append_column(PAYLOAD_KEY, batch.column(PAYLOAD_KEY).cast(file_schema("events").field(PAYLOAD_KEY).type))
+                    out = out.append_column(key, batch.column(key).cast(file_schema(table).field(key).type))
                 res.rows_kept += out.num_rows
                 if table == "runs":
                     runs_batches.append(out)

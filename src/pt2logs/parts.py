@@ -30,11 +30,16 @@ ROW_GROUP_ROWS = 1_000_000
 ROW_GROUP_BYTES = 8 << 20
 FILE_BYTES = 1 << 30
 
-#: the payload store (see :mod:`pt2logs.payloads`): each distinct ``events`` payload once per
-#: warehouse, keyed by the XXH3-128 of its bytes; an ``events`` file holds the key, the views join
+#: the payload store (see :mod:`pt2logs.payloads`): each distinct long text once per warehouse, keyed
+#: by the XXH3-128 of its bytes; the row's file holds the key, the views join
 PAYLOADS = "payloads"
 PAYLOAD_KEY = "payload_key"
 _KEY_TYPE = pa.binary(16)
+#: the columns whose long texts go to the store: table -> (text column, key column). ``events``
+#: payloads (graphs, guards, output code: the same in every rank and run of a model) and the
+#: ``compile_phases`` args (chromium events' args: a compile's configs, ~45 % of a GPU trace's bytes,
+#: repeated by every compile)
+STORED = {"events": ("payload", PAYLOAD_KEY), "compile_phases": ("args", "args_key")}
 
 
 def stored_tables() -> list[str]:
@@ -43,13 +48,13 @@ def stored_tables() -> list[str]:
 
 
 def file_schema(table: str) -> pa.Schema:
-    """The schema of ``table``'s files: the declared one; ``events`` also holds the payload key."""
+    """The schema of ``table``'s files: the declared one; a table of :data:`STORED` also holds the key."""
     if table == PAYLOADS:
         meta = {b"pt2logs.table": PAYLOADS.encode(), b"pt2logs.schema_version": b"1"}
         return pa.schema([pa.field(PAYLOAD_KEY, _KEY_TYPE), pa.field("payload", pa.string()),
                           pa.field("txn", pa.string())], metadata=meta)
     schema = TABLES[table].schema
-    return schema.append(pa.field(PAYLOAD_KEY, _KEY_TYPE)) if table == "events" else schema
+    return schema.append(pa.field(STORED[table][1], _KEY_TYPE)) if table in STORED else schema
 
 
 @dataclass(frozen=True)
@@ -114,8 +119,8 @@ def txn_of(path: str) -> str | None:
 class PartWriter:
     """Buffers batches per table and writes them as large row groups into the txn's files.
 
-    With ``payloads`` (a :class:`pt2logs.payloads.PayloadStore`), ``events`` payloads go to the store
-    (each distinct one once) and the rows keep their key; without, they stay in their rows."""
+    With ``payloads`` (a :class:`pt2logs.payloads.PayloadStore`), the long texts of :data:`STORED`
+    go to the store (each distinct one once) and the rows keep their key; without, they stay in their rows."""
 
     def __init__(self, info: TxnInfo, tag: str, payloads: Any = None):
         self.info = info
@@ -132,13 +137,14 @@ class PartWriter:
     def write(self, table: str, batch: pa.RecordBatch) -> None:
         if batch.num_rows == 0:
             return
-        if table == "events" and PAYLOAD_KEY not in batch.schema.names:
+        text_key = STORED.get(table)
+        if text_key is not None and text_key[1] not in batch.schema.names:
             if self.payloads is not None:
-                batch, stored = self.payloads.split(batch)
+                batch, stored = self.payloads.split(batch, *text_key)
                 if stored is not None:
                     self.write(PAYLOADS, stored)
             else:
-                batch = batch.append_column(PAYLOAD_KEY, pa.nulls(batch.num_rows, _KEY_TYPE))
+                batch = batch.append_column(text_key[1], pa.nulls(batch.num_rows, _KEY_TYPE))
         self._buf.setdefault(table, []).append(batch)
         self._rows[table] = self._rows.get(table, 0) + batch.num_rows
         # the buffers' sizes (a slice counts whole: at most an earlier flush); nbytes walks every value's extent

@@ -1,10 +1,12 @@
-"""The payload store: each distinct ``events`` payload once per warehouse, keyed by its content.
+"""The payload store: each distinct long text once per warehouse, keyed by its content.
 
 Ranks and repeated runs of one model log the same graphs, guards and output code: the same payload
 text in every run. Each run is its own task and Parquet file, so zstd never sees two copies
 together; the store does. ``<wh>/payloads/ingest_date=…/part-<txn>-….parquet`` holds rows
 ``(payload_key, payload, txn)``; an ``events`` row whose payload is there holds its ``payload_key``
-and a NULL ``payload``, and the ``events`` view puts the text back (:mod:`pt2logs.views`).
+and a NULL ``payload``, and the ``events`` view puts the text back (:mod:`pt2logs.views`). The same
+for the ``args`` of ``compile_phases`` (key column ``args_key``): a chromium event's args carry the
+compile's configs, tens of KB that every compile of a run repeats (``parts.STORED`` lists the columns).
 
 **The key** is the XXH3-128 of the payload's stored UTF-8 bytes, computed here where the batch is
 written (never the envelope's md5: a damaged log's md5 does not match its payload, and a tlparse
@@ -125,16 +127,18 @@ class PayloadStore:
             self._committed = committed_keys(Layout(self.info.location))
         return self._committed
 
-    def split(self, batch: pa.RecordBatch) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
-        """``batch`` with the stored payloads NULL and their keys in ``payload_key``; the store rows of
-        payloads neither committed nor stored by this writer yet (None when there are none)."""
+    def split(self, batch: pa.RecordBatch, text: str = "payload",
+              key: str = PAYLOAD_KEY) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
+        """``batch`` with the stored texts of column ``text`` NULL and their keys in column ``key``; the
+        store rows of texts neither committed nor stored by this writer yet (None when there are none)."""
         n = batch.num_rows
-        pay = batch.column(batch.schema.get_field_index("payload"))
+        col = batch.schema.get_field_index(text)
+        pay = batch.column(col)
         big = pc.fill_null(pc.greater_equal(pc.binary_length(pay), MIN_BYTES), False)
         big_np = big.to_numpy(zero_copy_only=False)
         rows = np.flatnonzero(big_np)
         if not len(rows):
-            return batch.append_column(PAYLOAD_KEY, pa.nulls(n, _KEY)), None
+            return batch.append_column(key, pa.nulls(n, _KEY)), None
         keys = keys_of(pay, rows)
         committed = _in_sorted(self.known(), np.array(keys, dtype="S16"))
         own, room = self._own, min(OWN_KEYS, max_keys())
@@ -151,8 +155,8 @@ class PayloadStore:
         # the rows left with their text, taken (if_else would copy every payload byte, and the batch's
         # buffer size, which sizes the writer's row groups, would count them all)
         kept = pc.take(pay, pa.array(np.arange(n, dtype=np.int32), mask=big_np))
-        out = batch.set_column(batch.schema.get_field_index("payload"), "payload", kept)
-        out = out.append_column(PAYLOAD_KEY, pa.array(full, type=_KEY))
+        out = batch.set_column(col, batch.schema.field(col), kept)
+        out = out.append_column(key, pa.array(full, type=_KEY))
         if not new:
             return out, None
         picked = rows[np.asarray(new)]

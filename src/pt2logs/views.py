@@ -22,7 +22,7 @@ from pt2logs.readers import source_ranks
 from pt2logs.recovery import gc_grace_s
 from pt2logs.schema import TABLES, Table
 from pt2logs.vllm_rules import VLLM_MACROS
-from pt2logs.warehouse import PARTITION, PAYLOAD_KEY, PAYLOADS, Warehouse
+from pt2logs.warehouse import PARTITION, PAYLOAD_KEY, PAYLOADS, STORED, Warehouse
 
 _DUCK = {
     "str": "VARCHAR", "json": "VARCHAR", "i32": "INTEGER", "i64": "BIGINT", "f64": "DOUBLE", "bool": "BOOLEAN",
@@ -189,9 +189,13 @@ def _statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: bool) -
         else:
             cols, roots = (_relative_list(t), " LEFT JOIN _run_roots u USING (run_id)") if t.run_relative else ("*", "")
             key, stored = "", ""
-            if name == "events" and PAYLOAD_KEY in present:  # payloads kept once in the store: put them back
-                key, cols = f", {_ident(PAYLOAD_KEY)}", f"t.* EXCLUDE ({_ident(PAYLOAD_KEY)}) REPLACE (coalesce(t.payload, p.payload) AS payload)"
-                stored = f" LEFT JOIN _payloads p ON t.{_ident(PAYLOAD_KEY)} = p.{_ident(PAYLOAD_KEY)}"
+            text_key = STORED.get(name)
+            if text_key is not None and text_key[1] in present:  # long texts kept once in the store: put them back
+                text, k = _ident(text_key[0]), _ident(text_key[1])
+                if t.run_relative:
+                    raise AssertionError(f"{name}: a stored text column in a table with run-relative paths")
+                key, cols = f", {k}", f"t.* EXCLUDE ({k}) REPLACE (coalesce(t.{text}, p.payload) AS {text})"
+                stored = f" LEFT JOIN _payloads p ON t.{k} = p.{_ident(PAYLOAD_KEY)}"
             stmts.append(
                 f"CREATE OR REPLACE VIEW {target} AS SELECT {cols} FROM (SELECT {_select_list(t, present)}{key} "
                 f"FROM {source_sql(wh, name, skip)}) t SEMI JOIN _live l USING (run_id, txn){roots}{stored}"

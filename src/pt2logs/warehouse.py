@@ -59,6 +59,7 @@ from pt2logs.parts import (  # noqa: F401  (re-exported: the writer side of the 
     PAYLOADS,
     ROW_GROUP_BYTES,
     ROW_GROUP_ROWS,
+    STORED,
     Layout,
     PartWriter,
     TxnInfo,
