@@ -28,6 +28,8 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pt2logs.small_batch import SmallBatch
+
 #: Bumped when the layout of the warehouse itself (folders, commit protocol) changes.
 WAREHOUSE_FORMAT = 1
 
@@ -286,6 +288,10 @@ def _columns(table: Table, names: list[str], cols: dict[str, list[Any]] | None, 
     return arrays
 
 
+#: Rows' and TupleRows' columns: a small batch's a type at a time, as _columns (the per-column path) makes them
+_small = SmallBatch(_columns, TS_MIN, TS_LIMIT)
+
+
 class Rows:
     """Column-wise accumulator for one table; becomes Arrow record batches.
 
@@ -314,7 +320,7 @@ class Rows:
 
     def take(self, on_bad: OnBad | None = None) -> pa.RecordBatch:
         """Return the accumulated rows as a batch and start empty (values that fit no column: ``on_bad``)."""
-        arrays = _columns(self.table, self._names, self.cols, len(self), on_bad)
+        arrays = _small.arrays(self.table, self._names, self.cols, len(self), on_bad)
         self.cols = {n: [] for n in self._names}
         if self._names is self.table.reader_columns:
             return pa.RecordBatch.from_arrays(arrays, schema=self.table.reader_schema)
@@ -385,5 +391,5 @@ class TupleRows:
         cols = {k: list(v) for k, v in zip(self.fields, zip(*self.rows))} if n else {}
         self.rows = []
         names = self.table.reader_columns
-        arrays = _columns(self.table, names, cols, n, on_bad)
+        arrays = _small.arrays(self.table, names, cols, n, on_bad)
         return pa.RecordBatch.from_arrays(arrays, schema=self.table.reader_schema)
