@@ -216,3 +216,19 @@ def test_uneven_columns_fail_as_before():
 
 def test_the_fast_path_is_the_one_in_use():
     assert schema._small.per_column is _columns
+
+
+def test_text_arrow_cannot_store_in_a_json_column_is_reported_as_in_a_str_column():
+    """A lone surrogate (Python's json module writes them) in a json column raised UnicodeEncodeError out
+    of take(); it becomes NULL and is reported, as in a str column (surrogate escapes of a file name that
+    is not UTF-8 are kept, as ``\\xNN``)."""
+    import pt2logs.tables  # noqa: F401  (registers the tables)
+
+    rows = Rows("compile_phases")
+    rows.add({"phase": "p\udfff", "args": '{"k": "\udfff"}', "line_no": 1})
+    rows.add({"phase": "q\udcff", "args": '{"k": "\udcff"}', "line_no": 2})
+    bad: list = []
+    batch = rows.take(lambda table, column, value, line: bad.append((column, line)))
+    assert batch.column("args").to_pylist() == [None, '{"k": "\\xff"}']
+    assert batch.column("phase").to_pylist() == [None, "q\\xff"]
+    assert sorted(bad) == [("args", 1), ("phase", 1)]

@@ -180,7 +180,7 @@ def _coerce(kind: str, v: Any) -> Any:
         if kind == "str":
             return safe_text(v) if isinstance(v, str) else (orjson.dumps(v).decode() if isinstance(v, (dict, list)) else str(v))
         if kind == "json":
-            return v if isinstance(v, str) else orjson.dumps(v, default=str).decode()
+            return safe_text(v) if isinstance(v, str) else orjson.dumps(v, default=str).decode()
         if kind in ("i32", "i64"):
             if isinstance(v, bool):
                 return int(v)
