@@ -222,7 +222,6 @@ def test_text_arrow_cannot_store_in_a_json_column_is_reported_as_in_a_str_column
     """A lone surrogate (Python's json module writes them) in a json column raised UnicodeEncodeError out
     of take(); it becomes NULL and is reported, as in a str column (surrogate escapes of a file name that
     is not UTF-8 are kept, as ``\\xNN``)."""
-    import pt2logs.tables  # noqa: F401  (registers the tables)
 
     rows = Rows("compile_phases")
     rows.add({"phase": "p\udfff", "args": '{"k": "\udfff"}', "line_no": 1})
