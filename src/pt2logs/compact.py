@@ -126,14 +126,14 @@ def _rewrite(con, wh: Warehouse, part: str, by_table: dict[str, list[str]], res:
             cols = con.execute(f"SELECT * FROM {_src(wh, paths)} LIMIT 0").description
             present = {c[0] for c in cols}
             sel = ", ".join(_col(c.name) for c in t.columns if c.name in present and c.name != "txn")
-            # the row's long text is in the store: keep its key
-            key = STORED[table][1] if table in STORED and STORED[table][1] in present else None
-            sel += f', "{key}"' if key else ""
+            # the row's long texts in the store: keep their keys
+            keys = [k for _, k in STORED.get(table, ()) if k in present]
+            sel += "".join(f', "{k}"' for k in keys)
             reader = arrow_batches(con, f"SELECT {sel} FROM {_src(wh, paths)} t SEMI JOIN live USING (run_id, txn)")
             for batch in reader:
                 out = stamp(_as_declared(batch, t), t, {"txn": txn.id})
-                if key:
-                    out = out.append_column(key, batch.column(key).cast(file_schema(table).field(key).type))
+                for k in keys:
+                    out = out.append_column(k, batch.column(k).cast(file_schema(table).field(k).type))
                 res.rows_kept += out.num_rows
                 if table == "runs":
                     runs_batches.append(out)

@@ -35,11 +35,17 @@ FILE_BYTES = 1 << 30
 PAYLOADS = "payloads"
 PAYLOAD_KEY = "payload_key"
 _KEY_TYPE = pa.binary(16)
-#: the columns whose long texts go to the store: table -> (text column, key column). ``events``
+#: the columns whose long texts go to the store: table -> ((text column, key column), ...): ``events``
 #: payloads (graphs, guards, output code: the same in every rank and run of a model) and the
 #: ``compile_phases`` args (chromium events' args: a compile's configs, ~45 % of a GPU trace's bytes,
-#: repeated by every compile)
-STORED = {"events": ("payload", PAYLOAD_KEY), "compile_phases": ("args", "args_key")}
+#: repeated by every compile). Each costs every query of its table a join with the store's keys
+#: (DuckDB keeps the join when the text is not read; it then reads only the keys), so not the configs
+#: of ``compilation_metrics``, which most queries read, though in 8 MB row groups of a few hundred rows
+#: its ~110 columns cost a column chunk each nine times per 300 logs (0.25 s of Parquet there).
+STORED: dict[str, tuple[tuple[str, str], ...]] = {
+    "events": (("payload", PAYLOAD_KEY),),
+    "compile_phases": (("args", "args_key"),),
+}
 
 
 def stored_tables() -> list[str]:
@@ -54,7 +60,9 @@ def file_schema(table: str) -> pa.Schema:
         return pa.schema([pa.field(PAYLOAD_KEY, _KEY_TYPE), pa.field("payload", pa.string()),
                           pa.field("txn", pa.string())], metadata=meta)
     schema = TABLES[table].schema
-    return schema.append(pa.field(STORED[table][1], _KEY_TYPE)) if table in STORED else schema
+    for _, key in STORED.get(table, ()):
+        schema = schema.append(pa.field(key, _KEY_TYPE))
+    return schema
 
 
 @dataclass(frozen=True)
@@ -137,14 +145,15 @@ class PartWriter:
     def write(self, table: str, batch: pa.RecordBatch) -> None:
         if batch.num_rows == 0:
             return
-        text_key = STORED.get(table)
-        if text_key is not None and text_key[1] not in batch.schema.names:
+        for text, key in STORED.get(table, ()):
+            if key in batch.schema.names:  # (a compaction copies rows with their keys)
+                continue
             if self.payloads is not None:
-                batch, stored = self.payloads.split(batch, *text_key)
+                batch, stored = self.payloads.split(batch, text, key)
                 if stored is not None:
                     self.write(PAYLOADS, stored)
             else:
-                batch = batch.append_column(text_key[1], pa.nulls(batch.num_rows, _KEY_TYPE))
+                batch = batch.append_column(key, pa.nulls(batch.num_rows, _KEY_TYPE))
         self._buf.setdefault(table, []).append(batch)
         self._rows[table] = self._rows.get(table, 0) + batch.num_rows
         # the buffers' sizes (a slice counts whole: at most an earlier flush); nbytes walks every value's extent

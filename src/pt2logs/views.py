@@ -112,11 +112,10 @@ def _format_rank_sql(col: str) -> str:
     return f"CASE {col} {whens} ELSE NULL END"
 
 
-def _relative_list(t: Table) -> str:
-    """``t.* REPLACE (...)``: the table's user-code path columns relative to the run's root."""
-    repl = ", ".join(f"run_relative(t.{_ident(col)}, {('t.' + _ident(kind)) if kind else 'NULL'}, u.user_root) AS {_ident(col)}"
-                     for col, kind in t.run_relative)
-    return f"t.* REPLACE ({repl})"
+def _relative_items(t: Table) -> list[str]:
+    """``REPLACE`` items: the table's user-code path columns relative to the run's root."""
+    return [f"run_relative(t.{_ident(col)}, {('t.' + _ident(kind)) if kind else 'NULL'}, u.user_root) AS {_ident(col)}"
+            for col, kind in t.run_relative]
 
 
 def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: bool = False) -> list[str]:
@@ -187,15 +186,16 @@ def _statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: bool) -
         if present is None:
             stmts.append(f"CREATE OR REPLACE VIEW {target} AS SELECT {_select_list(t, None)} WHERE false")
         else:
-            cols, roots = (_relative_list(t), " LEFT JOIN _run_roots u USING (run_id)") if t.run_relative else ("*", "")
-            key, stored = "", ""
-            text_key = STORED.get(name)
-            if text_key is not None and text_key[1] in present:  # long texts kept once in the store: put them back
-                text, k = _ident(text_key[0]), _ident(text_key[1])
-                if t.run_relative:
-                    raise AssertionError(f"{name}: a stored text column in a table with run-relative paths")
-                key, cols = f", {k}", f"t.* EXCLUDE ({k}) REPLACE (coalesce(t.{text}, p.payload) AS {text})"
-                stored = f" LEFT JOIN _payloads p ON t.{k} = p.{_ident(PAYLOAD_KEY)}"
+            replace = _relative_items(t)
+            roots = " LEFT JOIN _run_roots u USING (run_id)" if t.run_relative else ""
+            # long texts kept once in the store: put back, a join a column (dropped from queries not reading it)
+            pairs = [(_ident(text), _ident(k)) for text, k in STORED.get(name, ()) if k in present]
+            replace += [f"coalesce(t.{text}, p{i}.payload) AS {text}" for i, (text, _) in enumerate(pairs)]
+            keys = ", ".join(k for _, k in pairs)
+            key = f", {keys}" if pairs else ""
+            stored = "".join(f" LEFT JOIN _payloads p{i} ON t.{k} = p{i}.{_ident(PAYLOAD_KEY)}" for i, (_, k) in enumerate(pairs))
+            cols = ("t.*" + (f" EXCLUDE ({keys})" if pairs else "") + (f" REPLACE ({', '.join(replace)})" if replace else "")
+                    if replace else "*")
             stmts.append(
                 f"CREATE OR REPLACE VIEW {target} AS SELECT {cols} FROM (SELECT {_select_list(t, present)}{key} "
                 f"FROM {source_sql(wh, name, skip)}) t SEMI JOIN _live l USING (run_id, txn){roots}{stored}"
