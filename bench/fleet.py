@@ -19,7 +19,7 @@ import duckdb
 
 import pt2logs
 from pt2logs.schema import TABLES
-from pt2logs.warehouse import PAYLOAD_KEY, PAYLOADS, Warehouse
+from pt2logs.warehouse import PAYLOADS, STORED, Warehouse
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ["llama", "gpt", "bert", "vit"]
@@ -68,22 +68,22 @@ def synthesize(dest: Path, n_runs: int, weeks: int = 8) -> Path:
         out = wh / name / f"ingest_date={dt.datetime.now(dt.timezone.utc):%Y-%m-%d}"
         out.mkdir(parents=True, exist_ok=True)
         src = f'"{name}"'
-        if name == "events":  # the stored rows: long payloads as keys of the store (copied once, below)
-            cols.append(f'x."{PAYLOAD_KEY}"')
-            src = (f"(SELECT * FROM read_parquet('{base}/events/**/*.parquet', union_by_name=true, hive_partitioning=true) "
+        if name in STORED:  # the stored rows: long texts as keys of the store (copied once, below)
+            cols += [f'x."{key}"' for _, key in STORED[name]]
+            src = (f"(SELECT * FROM read_parquet('{base}/{name}/**/*.parquet', union_by_name=true, hive_partitioning=true) "
                    "SEMI JOIN _live USING (run_id, txn))")
         con.execute(f"""COPY (SELECT {', '.join(cols)} FROM {name}_all_sources x JOIN runmap m ON m.base_id = x.run_id)
                         TO '{out}/part-bench-{name}.parquet' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 1000000)"""
-                    if "source" in t.names and name != "runs" else
+                    if "source" in t.names and name != "runs" and name not in STORED else
                     f"""COPY (SELECT {', '.join(cols)} FROM {src} x JOIN runmap m ON m.base_id = x.run_id)
                         TO '{out}/part-bench-{name}.parquet' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 1000000)""")
     out = wh / PAYLOADS / f"ingest_date={dt.datetime.now(dt.timezone.utc):%Y-%m-%d}"
     out.mkdir(parents=True, exist_ok=True)
     con.execute(f"""COPY (SELECT * FROM read_parquet('{base}/{PAYLOADS}/**/*.parquet'))
                     TO '{out}/part-bench-{PAYLOADS}.parquet' (FORMAT parquet, COMPRESSION zstd)""")
-    from pt2logs.ingestion.commit import write_views_db
+    from pt2logs.ingestion.views_file import ViewsFile
 
-    write_views_db(Warehouse(str(wh)))
+    ViewsFile(Warehouse(str(wh))).write()
     marker.write_text("ok")
     return wh
 

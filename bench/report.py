@@ -98,10 +98,14 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
                 "(`md5x8.h`); every native column reaches Arrow without a copy (`buffers.c`). What is left is spread "
                 "thin: Parquet (zstd) of the tables, the other handlers in Python (metrics, compile facts, output-code "
                 "kernels, caches), the per-record dispatch of the handled records, the Python-made tables' lists → Arrow, "
-                "and fixed per-run costs (imports, the DuckDB views file). Next design steps: the events rows of one "
-                "flush kept in one set of buffers across native calls (each flush now joins two or three segments, a "
-                "copy of every payload), the compilation_metrics and cache handlers in C, and the prefix scan a split "
-                "file's later pieces start with done natively.", ""]
+                "and fixed per-run costs (imports, the DuckDB views file, made in a thread during a pool ingest). The "
+                "`compile_phases` args (the chromium events' args: compile configs, ~45 % of a GPU trace's bytes) go to "
+                "the payload store, so Parquet no longer compresses every copy; C still writes each copy's canonical "
+                "text. Next design steps: those args deduplicated inside the C pass (a copy of the first canonical text "
+                "where the raw args repeat), the `cache_key_components` rows (400k per 213 MB, ~320 bytes each in "
+                "memory for ~4 on disk: their shared and stamped columns are full strings until Parquet's dictionary "
+                "hashes them) kept as dictionary columns up to the writer, the events rows of one flush kept in one set "
+                "of buffers across native calls, and the compilation_metrics and cache handlers in C.", ""]
     if "many" in r:
         x = r["many"]
         out += [*title("## Ingest: many runs (`--jobs`)", "many"),
@@ -160,8 +164,9 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
         out += [*title("## Warehouse size ÷ input size", "storage"),
                 "`python -m bench.storage`: runs ingested into a fresh warehouse; every byte under the warehouse "
                 "(Parquet, manifests, pt2logs.duckdb) divided by the input bytes. With the payload store (each distinct "
-                "`events` payload once per warehouse, keyed by the XXH3-128 of its bytes; docs/warehouse.md) and without "
-                "it (`PT2LOGS_PAYLOAD_STORE=0`: every payload zstd-compressed in its row, as before the store).", "",
+                "`events` payload and `compile_phases` args once per warehouse, keyed by the XXH3-128 of its bytes; "
+                "docs/warehouse.md) and without it (`PT2LOGS_PAYLOAD_STORE=0`: every text zstd-compressed in its row, "
+                "as before the store).", "",
                 "| corpus | runs | input MB | warehouse MB without the store | warehouse MB | warehouse ÷ input without the store | warehouse ÷ input | ingest CPU s without / with |",
                 "|---|---|---|---|---|---|---|---|"]
         labels = (("one_model", "one model (the same real trace as every run)"), ("mixed", "mixed (every source trace in turn)"))
