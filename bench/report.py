@@ -185,7 +185,45 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
                     for k in sorted(set(with_) | set(without), key=lambda k: -max(with_.get(k, 0), without.get(k, 0)))[:5]:
                         out.append(f"| {name} | {top} `{k}` | {_f(without.get(k, 0.0))} | {_f(with_.get(k, 0.0))} |")
         out.append("")
+    out += _targets(r)
     return "\n".join(out) + "\n"
+
+
+def _targets(r: dict) -> list[str]:
+    """The ingest issue's targets, each against the figure of the section above that measures it."""
+    rows: list[tuple[str, str, bool]] = []
+    big = max(r.get("ingest", []), key=lambda x: x["size_mb"], default=None)
+    if big is not None:
+        rows += [(f"one {_f(big['size_mb'], 0)} MB trace, both cores: ≥ 3× tlparse", f"{_f(big['x_tlparse'])}×", big["x_tlparse"] >= 3),
+                 ("the same: ≥ 1× the bare scan (the floor)", f"{_f(big['x_floor'])}×", big["x_floor"] >= 1)]
+        for x in r["ingest"]:
+            rss = max(x["rss_pt2logs_1_mb"], x["rss_pt2logs_all_mb"])
+            rows.append((f"peak RSS ≤ 300 MB, {_f(x['size_mb'], 0)} MB trace", f"{_f(rss, 0)} MB", rss <= 300))
+    if "many" in r and r["many"].get("x_tlparse_each"):
+        x = r["many"]
+        rows.append((f"{x['runs']} job logs: ≥ 10× tlparse run once per log", f"{_f(x['x_tlparse_each'], 1)}×", x["x_tlparse_each"] >= 10))
+    if "storage" in r:
+        pct = r["storage"]["one_model"]["ratio_pct"]
+        rows.append(("warehouse ≤ 5 % of the input, 100 runs of one model", f"{_f(pct, 1)} %", pct <= 5))
+    if "fleet" in r:
+        x = r["fleet"]
+        slowest = max(x["queries"], key=lambda q: q[1])
+        rows += [(f"every named query ≤ 1 s at {x['runs']:,} runs", f"slowest {slowest[0]} {slowest[1] * 1000:,.0f} ms", slowest[1] <= 1),
+                 (f"dashboard ≤ 10 s at {x['runs']:,} runs", f"{_f(x['dashboard_s'])} s", x["dashboard_s"] <= 10)]
+    if not rows:
+        return []
+    out = ["## Targets", "", "Each against the figure of the section above that measures it (its own run and time).", "",
+           "| target | measured | met |", "|---|---|---|"] + [f"| {t} | {m} | {'yes' if ok else '**no**'} |" for t, m, ok in rows]
+    if big is not None and big.get("bound_x_floor"):
+        out += ["", f"Why the ingest targets are not met: the least work of the native design (`bench/bound.py`: read, split, "
+                f"md5, the events rows and their Parquet, no handler at all) spread perfectly over the cores is only "
+                f"{_f(big['bound_x_floor'])}× the floor on the {_f(big['size_mb'], 0)} MB trace; every derived table, its "
+                "handler in Python and its Parquet come on top (the profile above: no part is more than a quarter of the "
+                "time). Reaching 1× the floor needs every handler and the Parquet writes of the derived tables in the "
+                "native pass; 3× tlparse needs about a third less CPU than now. The 300 logs pay fixed costs per run "
+                "(start and imports ~0.3 s, discovery ~0.1 s, the commit and the views file ~0.3 s) beside ~6.6 CPU s of "
+                "parsing."]
+    return out + [""]
 
 
 def keep_sections(new: str, old: str) -> str:

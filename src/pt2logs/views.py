@@ -347,10 +347,27 @@ def create_views(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
                 raise
 
 
+#: settings of every connection pt2logs makes. ``asof_loop_join_threshold``: DuckDB (since 1.3) turns an
+#: ASOF join whose left side it estimates under 64 rows into a nested loop join; 2.0.1 estimates the
+#: lookups of ``cache_pairs`` at 41 rows where a fleet has 100,000s, and ``cache_misses`` took 17 s
+#: instead of 0.5 s at 10,000 runs (bench/RESULTS.md). An ASOF join of pt2logs is never that small.
+SETTINGS = {"asof_loop_join_threshold": 0}
+
+
+def apply_settings(con: duckdb.DuckDBPyConnection) -> None:
+    """:data:`SETTINGS` on ``con``, each where this DuckDB has it."""
+    for name, value in SETTINGS.items():
+        try:
+            con.execute(f"SET {name} = {value}")
+        except duckdb.Error:  # an older DuckDB without the setting (nor the rewrite it turns off)
+            pass
+
+
 def connect(warehouse: str | Warehouse, **config: Any) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with every warehouse table as a view."""
     wh = warehouse if isinstance(warehouse, Warehouse) else Warehouse(warehouse)
     con = duckdb.connect(config=config or {})
+    apply_settings(con)
     create_views(con, wh)
     return con
 
