@@ -9,6 +9,7 @@ the rows of each run's live transaction (see :mod:`pt2logs.warehouse`).
 
 from __future__ import annotations
 
+import contextlib
 import time
 import weakref
 from typing import Any
@@ -357,10 +358,9 @@ SETTINGS = {"asof_loop_join_threshold": 0}
 def apply_settings(con: duckdb.DuckDBPyConnection) -> None:
     """:data:`SETTINGS` on ``con``, each where this DuckDB has it."""
     for name, value in SETTINGS.items():
-        try:
+        # an older DuckDB has neither the setting nor the rewrite it turns off
+        with contextlib.suppress(duckdb.Error):
             con.execute(f"SET {name} = {value}")
-        except duckdb.Error:  # an older DuckDB without the setting (nor the rewrite it turns off)
-            pass
 
 
 def connect(warehouse: str | Warehouse, **config: Any) -> duckdb.DuckDBPyConnection:
