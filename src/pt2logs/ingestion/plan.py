@@ -41,7 +41,7 @@ CHUNK_FILES = 64
 
 def known(wh: Warehouse, force: bool) -> tuple[KnownFiles, KnownRuns]:
     """Committed files and runs (nothing when ``force``: every run is then ingested again as new)."""
-    if force:
+    if force or not wh.table_files("runs"):  # nothing committed yet: not even DuckDB's import (~60 ms)
         return {}, {}
     from pt2logs.committed import committed_state  # DuckDB: the parent's, never a worker's import
 
