@@ -129,31 +129,6 @@ def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: boo
     return _statements(con, wh, snapshot)[0]
 
 
-def empty_view_statements(wh: Warehouse) -> list[str]:
-    """The statements of ``wh`` as if it held no files: every view the empty view of its declared
-    types, then the macros (what the views file is prepared with while an ingest runs)."""
-    return _statements(None, _NoFiles(wh), False)[0]  # type: ignore[arg-type]
-
-
-class _NoFiles:
-    """A warehouse seen with no files at all (its paths and URLs are the real ones)."""
-
-    def __init__(self, wh: Warehouse):
-        self._wh = wh
-
-    def table_files(self, table: str) -> list[str]:
-        return []
-
-    def live_files(self, table: str, garbage: set[str] | None = None) -> list[str]:
-        return []
-
-    def garbage_names(self) -> set[str]:
-        return set()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._wh, name)
-
-
 def _statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: bool) -> tuple[list[str], frozenset[str]]:
     """:func:`view_statements`, and the names of the ``runs`` files (the commits, replaced ones too)
     listed to make them: listed before the statements read them, so a commit that lands after the

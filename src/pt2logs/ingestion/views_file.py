@@ -56,12 +56,12 @@ class ViewsFile:
         try:
             import duckdb
 
-            from pt2logs.views import empty_view_statements
+            from pt2logs.views import view_statements
 
             _remove(self._tmp)
             con = duckdb.connect(self._tmp)
             con.execute("BEGIN")  # one transaction: DuckDB commits (and syncs) a file database after every statement otherwise
-            for s in empty_view_statements(self.wh):
+            for s in view_statements(None, _NoFiles(self.wh)):  # type: ignore[arg-type]
                 con.execute(s)
             con.execute("COMMIT")
             con.close()  # DuckDB's memory goes back before the parse: ~40 MB of peak in a one-process ingest
@@ -123,6 +123,26 @@ class ViewsFile:
         """Drop a prepared file (the ingest failed before its end)."""
         if self._prepared():
             _remove(self._tmp)
+
+
+class _NoFiles:
+    """A warehouse seen with no files at all (its paths and URLs are the real ones): its view statements
+    make every view the empty view of its declared types, then the macros (what the file is prepared with)."""
+
+    def __init__(self, wh: Warehouse):
+        self._wh = wh
+
+    def table_files(self, table: str) -> list[str]:
+        return []
+
+    def live_files(self, table: str, garbage: set[str] | None = None) -> list[str]:
+        return []
+
+    def garbage_names(self) -> set[str]:
+        return set()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._wh, name)
 
 
 def _newest_columns(wh: Warehouse, table: str) -> set[str]:
