@@ -164,14 +164,16 @@ def _statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: bool) -
         else:
             replace = _relative_items(t)
             roots = " LEFT JOIN _run_roots u USING (run_id)" if t.run_relative else ""
-            # long texts kept once in the store: put back, a join a column (dropped from queries not reading it)
+            # long texts kept once in the store: put back, a join a column (kept by DuckDB even in a query that
+            # does not read the text; it then reads only the store's keys)
             pairs = [(_ident(text), _ident(k)) for text, k in STORED.get(name, ()) if k in present]
             replace += [f"coalesce(t.{text}, p{i}.payload) AS {text}" for i, (text, _) in enumerate(pairs)]
             keys = ", ".join(k for _, k in pairs)
             key = f", {keys}" if pairs else ""
             stored = "".join(f" LEFT JOIN _payloads p{i} ON t.{k} = p{i}.{_ident(PAYLOAD_KEY)}" for i, (_, k) in enumerate(pairs))
-            cols = ("t.*" + (f" EXCLUDE ({keys})" if pairs else "") + (f" REPLACE ({', '.join(replace)})" if replace else "")
-                    if replace else "*")
+            cols = "*"
+            if replace:  # (every stored text is in it)
+                cols = "t.*" + (f" EXCLUDE ({keys})" if pairs else "") + f" REPLACE ({', '.join(replace)})"
             stmts.append(
                 f"CREATE OR REPLACE VIEW {target} AS SELECT {cols} FROM (SELECT {_select_list(t, present)}{key} "
                 f"FROM {source_sql(wh, name, skip)}) t SEMI JOIN _live l USING (run_id, txn){roots}{stored}"

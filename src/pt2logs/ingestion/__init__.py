@@ -70,44 +70,35 @@ def _ingest(paths: Iterable[str], warehouse: str, run_id: str | None, tags: dict
         raise InputError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
     wh = Warehouse(warehouse)
     wh.init()
-    views = ViewsFile(wh)
-    if engine.jobs > 1:  # a new warehouse's views file, made in a thread while workers parse (views_file.py);
-        views.prepare()  # not beside a parse in this process: DuckDB's memory would add to its peak
-    try:
-        return _ingest_into(wh, views, paths, run_id, tags, fmt, engine, progress, extra_run_fields, force, as_one_run, t0)
-    finally:
-        views.discard()
-
-
-def _ingest_into(wh: Warehouse, views: ViewsFile, paths: list[str], run_id: str | None, tags: dict[str, str] | None,
-                 fmt: str | None, engine: Engine, progress: Progress, extra_run_fields: dict[str, Any] | None,
-                 force: bool, as_one_run: bool, t0: float) -> IngestResult:
-    res = IngestResult(warehouse=wh.url())
-    with wh.lock():
-        res.removed_orphans = len(wh.recover())
-    known_files, known_runs = plan.known(wh, force)
-    progress("discover", {"paths": paths})
-    found = discover(paths, run_id=run_id, one_run=as_one_run, fmt=fmt, known=known_files)
-    res.skipped = found.skipped
-    res.problems = found.problems  # unreadable entries outside every run: errors of the ingest itself
-    res.errors += len(found.problems)
-    todo, res.runs_unchanged = plan.todo(found.runs, force, retag=bool(tags or extra_run_fields), known_runs=known_runs)
-    total = sum(p.bytes for p in todo)
-    native, why = native_status()
-    if todo and not native:  # said once per ingest: the result is right, only slower
-        res.notes.append(why)
-    progress("start", {"runs": len(todo), "bytes": total, "unchanged": res.runs_unchanged, "skipped": len(res.skipped)})
-    for group in plan.transactions(todo):
-        _transaction(wh, group, engine, known_runs, tags or {}, extra_run_fields or {}, progress, res)
-    res.seconds = time.perf_counter() - t0
-    try:
+    with ViewsFile(wh) as views:  # a prepared views file the ingest did not get to write is dropped
+        if engine.jobs > 1:  # a new warehouse's views file, made in a thread while workers parse (views_file.py);
+            views.prepare()  # not beside a parse in this process: DuckDB's memory would add to its peak
+        res = IngestResult(warehouse=wh.url())
         with wh.lock():
-            views.write()
-    except Exception as e:  # noqa: BLE001 - the data is committed; only the DuckDB CLI's convenience file failed
-        res.notes.append(f"pt2logs.duckdb (the same views, for the DuckDB CLI) could not be rewritten: {type(e).__name__}: "
-                         f"{e}. Everything ingested is committed; pt2logs commands read the warehouse directly.")
-    progress("done", res.as_dict())
-    return res
+            res.removed_orphans = len(wh.recover())
+        known_files, known_runs = plan.known(wh, force)
+        progress("discover", {"paths": paths})
+        found = discover(paths, run_id=run_id, one_run=as_one_run, fmt=fmt, known=known_files)
+        res.skipped = found.skipped
+        res.problems = found.problems  # unreadable entries outside every run: errors of the ingest itself
+        res.errors += len(found.problems)
+        todo, res.runs_unchanged = plan.todo(found.runs, force, retag=bool(tags or extra_run_fields), known_runs=known_runs)
+        total = sum(p.bytes for p in todo)
+        native, why = native_status()
+        if todo and not native:  # said once per ingest: the result is right, only slower
+            res.notes.append(why)
+        progress("start", {"runs": len(todo), "bytes": total, "unchanged": res.runs_unchanged, "skipped": len(res.skipped)})
+        for group in plan.transactions(todo):
+            _transaction(wh, group, engine, known_runs, tags or {}, extra_run_fields or {}, progress, res)
+        res.seconds = time.perf_counter() - t0
+        try:
+            with wh.lock():
+                views.write()
+        except Exception as e:  # noqa: BLE001 - the data is committed; only the DuckDB CLI's convenience file failed
+            res.notes.append(f"pt2logs.duckdb (the same views, for the DuckDB CLI) could not be rewritten: {type(e).__name__}: "
+                             f"{e}. Everything ingested is committed; pt2logs commands read the warehouse directly.")
+        progress("done", res.as_dict())
+        return res
 
 
 def _transaction(wh: Warehouse, group: list[RunPlan], engine: Engine, known_runs: KnownRuns, tags: dict[str, str],

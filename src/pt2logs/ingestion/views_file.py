@@ -116,13 +116,18 @@ class ViewsFile:
         finally:
             if con is not None:
                 _close(con)
-            if os.path.exists(self._tmp):
-                _remove(self._tmp)
+            _remove(self._tmp)  # (after the rename: its WAL, if DuckDB left one)
 
     def discard(self) -> None:
         """Drop a prepared file (the ingest failed before its end)."""
         if self._prepared():
             _remove(self._tmp)
+
+    def __enter__(self) -> ViewsFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.discard()  # a prepared file not written by then: the ingest failed
 
 
 class _NoFiles:
