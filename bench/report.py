@@ -221,8 +221,8 @@ def _targets(r: dict) -> list[str]:
                 "handler in Python and its Parquet come on top (the profile above: no part is more than a quarter of the "
                 "time). Reaching 1× the floor needs every handler and the Parquet writes of the derived tables in the "
                 "native pass; 3× tlparse needs about a third less CPU than now. The 300 logs pay fixed costs per run "
-                "(start and imports ~0.3 s, discovery ~0.1 s, the commit and the views file ~0.3 s) beside ~6.6 CPU s of "
-                "parsing."]
+                "(start and imports ~0.3 s, discovery ~0.1 s, the commit and the views file ~0.3 s) beside "
+                f"{_f(r.get('many', {}).get('jobs_all_cpu_s'), 1)} CPU s of parsing."]
     return out + [""]
 
 
