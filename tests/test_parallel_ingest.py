@@ -145,3 +145,39 @@ def test_two_chunks_go_to_two_workers(many_runs, tmp_path, monkeypatch):
     assert res.runs_new == 2
     events = _parquet(wh, "events")
     assert {n.split("-")[-2] for n in events} == {"w0", "w1"}, events
+
+
+def test_a_worker_with_no_chunk_left_closes_its_files_while_others_parse(many_runs, tmp_path, monkeypatch):
+    """The last Parquet row groups of a worker that has nothing left to parse are written while the other
+    workers still parse, not after all of them are done: its files are complete (renamed from .tmp) by the
+    time the slow worker's chunk is reported."""
+    import shutil
+    import time
+
+    root = tmp_path / "two"
+    one_file = sorted(p for p in many_runs.iterdir() if p.is_dir() and len(list(p.iterdir())) == 1)[:2]
+    for d in one_file:
+        shutil.copytree(d, root / d.name)
+    slow = one_file[0].name
+    real = local.parse_file
+
+    def parse(info, task, writer):
+        out = real(info, task, writer)
+        if slow in task.url:
+            time.sleep(1.5)
+        return out
+
+    monkeypatch.setattr(local, "parse_file", parse)  # before the pool forks: its workers have it
+    wh = tmp_path / "wh"
+    seen: dict[str, list[str]] = {}
+
+    def progress(ev, info):
+        if ev == "file":
+            seen[Path(info["path"]).parent.name] = sorted(p.name for p in wh.rglob("events/**/*") if p.is_file())
+
+    res = pt2logs.ingest([str(root)], str(wh), engine=_pool(monkeypatch), progress=progress)
+    assert res.runs_new == 2
+    fast = one_file[1].name
+    assert seen[fast] == [], seen  # reported before any file was closed
+    # the fast worker's file, complete; the slow one's rows still in memory (no row group was due)
+    assert [n for n in seen[slow] if n.endswith(".parquet")] == seen[slow] and len(seen[slow]) == 1, seen

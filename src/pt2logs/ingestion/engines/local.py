@@ -2,13 +2,15 @@
 
 Each worker keeps one :class:`~pt2logs.warehouse.PartWriter` for the whole transaction: every chunk it
 parses adds rows to the same Parquet files (one per table per worker), and the parent asks it to close
-them when the transaction's chunks are all parsed. The parent hands out the next chunk to whichever
+them as soon as no chunk of the transaction is left for it (its last Parquet row groups are written
+while the other workers parse their last chunks). The parent hands out the next chunk to whichever
 worker finished one (largest first, the smallest last), so every worker is busy to the end whatever
 the files' speeds, and each chunk's outcomes reach the progress callback as soon as it is parsed.
 
     parent ── ("parse", txn, chunk) ──► worker inbox      (two per worker in flight: no idle gap)
     parent ◄── ("parsed", outcomes) ─── shared results queue
-    parent ── ("close", txn) ─────────► every worker that parsed ─► ("closed", files written)
+    parent ── ("close", txn) ─────────► a worker that parsed, once no chunk is left for it
+                                          (while the others still parse) ─► ("closed", files written)
 
 A worker that fails reports its error (the parent raises it: the transaction is aborted, nothing of it
 is visible); a worker that dies is noticed within a fraction of a second; workers end themselves when
@@ -121,15 +123,18 @@ class ProcessPoolEngine(Engine):
             for _ in range(IN_FLIGHT):  # round-robin: two chunks go to two workers, not both to the first
                 for w in range(self.jobs):
                     self._give(w, info, todo, busy, used)
-            while any(busy):
-                _, w, outcomes = self._next("parsed")
+            closing = 0
+            while any(busy) or closing:
+                kind, w, outcomes = self._next("parsed", "closed")
+                if kind == "closed":
+                    closing -= 1
+                    continue
                 busy[w] -= 1
                 self._give(w, info, todo, busy, used)  # the one it finished replaced: IN_FLIGHT again
+                if not busy[w]:  # no chunk left for it: it closes its files while the others still parse
+                    self._inboxes[w].put(("close", info, None))
+                    closing += 1
                 on_done(outcomes)
-            for w in used:
-                self._inboxes[w].put(("close", info, None))
-            for _ in used:
-                self._next("closed")
         except BaseException:
             self._stop(kill=True)  # no worker goes on writing for a transaction the caller now aborts
             raise
@@ -141,8 +146,8 @@ class ProcessPoolEngine(Engine):
             busy[w] += 1
             used.add(w)
 
-    def _next(self, expect: str) -> tuple[str, int, Any]:
-        """The next message from a worker; raises if one failed or died."""
+    def _next(self, *expect: str) -> tuple[str, int, Any]:
+        """The next message from a worker (one of the kinds ``expect``); raises if one failed or died."""
         while True:
             try:
                 kind, w, body = self._results.get(timeout=0.25)
@@ -153,8 +158,8 @@ class ProcessPoolEngine(Engine):
                 continue
             if kind == "failed":
                 raise WorkerFailed(f"pool worker {w} failed: {body}")
-            if kind != expect:  # never: the protocol above asks one thing at a time
-                raise WorkerFailed(f"pool worker {w} answered {kind!r}, expected {expect!r}")
+            if kind not in expect:  # never: the protocol above asks one thing of a worker at a time
+                raise WorkerFailed(f"pool worker {w} answered {kind!r}, expected one of {expect!r}")
             return kind, w, body
 
     def _stop(self, kill: bool) -> None:
