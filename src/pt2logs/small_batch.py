@@ -100,7 +100,6 @@ class SmallBatch:
         out: list[pa.Array | None] = [None] * len(names)
         flat: dict[str, list[Any]] = {}  # group → its columns' values, one after another
         members: dict[str, list[int]] = {}  # group → its columns (positions in names)
-        nulls = self._nulls
         for v, (i, kind, g, typ) in zip(map(cols.get, names), plan.slots):
             if v is not None:
                 if type(v) is not list or len(v) != n:
@@ -113,8 +112,7 @@ class SmallBatch:
                         f += v
                         members[g].append(i)
                     continue
-            a = nulls.get((kind, n))
-            out[i] = a if a is not None else self._null(kind, typ, n)
+            out[i] = self._null(kind, typ, n)
         for g, values in flat.items():
             got = self._group(g, values, plan)
             if got is None:

@@ -164,8 +164,8 @@ def _statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: bool) -
         else:
             replace = _relative_items(t)
             roots = " LEFT JOIN _run_roots u USING (run_id)" if t.run_relative else ""
-            # long texts kept once in the store: put back, a join a column (kept by DuckDB even in a query that
-            # does not read the text; it then reads only the store's keys)
+            # long texts kept once in the store: put back, one join per stored column (DuckDB keeps it even in a
+            # query that does not read the text; it then reads only the store's keys)
             pairs = [(_ident(text), _ident(k)) for text, k in STORED.get(name, ()) if k in present]
             replace += [f"coalesce(t.{text}, p{i}.payload) AS {text}" for i, (text, _) in enumerate(pairs)]
             keys = ", ".join(k for _, k in pairs)

@@ -118,11 +118,10 @@ class ProcessPoolEngine(Engine):
             self._start("spawn")
         todo = deque(chunks)
         busy = [0] * self.jobs
-        used: set[int] = set()
         try:
             for _ in range(IN_FLIGHT):  # round-robin: two chunks go to two workers, not both to the first
                 for w in range(self.jobs):
-                    self._give(w, info, todo, busy, used)
+                    self._give(w, info, todo, busy)
             closing = 0
             while any(busy) or closing:
                 kind, w, outcomes = self._next("parsed", "closed")
@@ -130,7 +129,7 @@ class ProcessPoolEngine(Engine):
                     closing -= 1
                     continue
                 busy[w] -= 1
-                self._give(w, info, todo, busy, used)  # the one it finished replaced: IN_FLIGHT again
+                self._give(w, info, todo, busy)  # the one it finished replaced: IN_FLIGHT again
                 if not busy[w]:  # no chunk left for it: it closes its files while the others still parse
                     self._inboxes[w].put(("close", info, None))
                     closing += 1
@@ -139,12 +138,11 @@ class ProcessPoolEngine(Engine):
             self._stop(kill=True)  # no worker goes on writing for a transaction the caller now aborts
             raise
 
-    def _give(self, w: int, info: TxnInfo, todo: deque, busy: list[int], used: set[int]) -> None:
+    def _give(self, w: int, info: TxnInfo, todo: deque, busy: list[int]) -> None:
         """The next chunk, if any, to worker ``w``."""
         if todo:
             self._inboxes[w].put(("parse", info, todo.popleft()))
             busy[w] += 1
-            used.add(w)
 
     def _next(self, *expect: str) -> tuple[str, int, Any]:
         """The next message from a worker (one of the kinds ``expect``); raises if one failed or died."""
