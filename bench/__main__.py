@@ -158,7 +158,7 @@ def bench_many(n_runs: int, results: dict) -> None:
         rounds["tlparse_each"].append(run([PY, "-m", "bench.tlparse_each", str(root), str(fresh(OUT / "tl_each1"))], cwd=str(ROOT)))
         rounds["tlparse_each_all"].append(run([PY, "-m", "bench.tlparse_each", str(root), str(fresh(OUT / "tl_eachn")),
                                                "--jobs", str(cores)], cwd=str(ROOT)))
-    j1, j2, tl1, tln = (min(rounds[k], key=lambda m: m.wall_s) for k in ("jobs1", "jobs_all", "tlparse_each", "tlparse_each_all"))
+    j1, j2, tl1, tln = (_best(rounds[k]) for k in ("jobs1", "jobs_all", "tlparse_each", "tlparse_each_all"))
     shutil.rmtree(OUT / "tl_each1", ignore_errors=True)
     shutil.rmtree(OUT / "tl_eachn", ignore_errors=True)
     row = {"runs": n_runs, "size_mb": round(size, 1), "jobs1_s": j1.wall_s, "jobs_all_s": j2.wall_s,

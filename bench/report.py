@@ -235,8 +235,9 @@ def _why(r: dict, big: dict) -> list[str]:
             "table, its handler in Python and its Parquet come on top (the profile above: no part is more than a quarter "
             "of the time). Reaching 1× the floor needs every handler and the Parquet writes of the derived tables in "
             f"the native pass; 3× tlparse needs the ingest to take {100 * (1 - x3 / 3):.0f} % less time than now. The 300 "
-            "logs pay fixed costs per run (start and imports ~0.3 s, discovery ~0.1 s, the commit and the views file "
-            f"~0.3 s) beside {_f(r.get('many', {}).get('jobs_all_cpu_s'), 1)} CPU s of parsing."]
+            "logs pay fixed costs per run, one core idle meanwhile (as measured on 2026-11-26: start and imports ~0.3 s, "
+            "discovery ~0.18 s, the workers' last Parquet writes and the commit ~0.17 s, the views file ~0.24 s) beside "
+            f"{_f(r.get('many', {}).get('jobs_all_cpu_s'), 1)} CPU s of parsing."]
 
 
 def _targets(r: dict) -> list[str]:
