@@ -326,7 +326,7 @@ def test_cli_errors(sample_wh, tmp_path):
     res = r.invoke(dashboard_cmd, ["-w", str(tmp_path / "none")])
     assert res.exit_code == 2 and "no warehouse at" in res.output
     res = r.invoke(dashboard_cmd, ["-w", sample_wh, "--run", "zzz", "-o", str(tmp_path / "x.html")])
-    assert res.exit_code == 1 and "no run matches 'zzz'" in res.output
+    assert res.exit_code == 2 and "no run matches 'zzz'" in res.output
     res = r.invoke(dashboard_cmd, ["-w", sample_wh, "--dashboard", "nope", "-o", str(tmp_path / "x.html")])
     assert res.exit_code == 1 and "no dashboard 'nope'" in res.output
     res = r.invoke(dashboard_cmd, ["-w", sample_wh, "--run", "train", "-o", str(tmp_path / "run.html")])

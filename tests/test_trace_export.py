@@ -94,8 +94,10 @@ def test_one_run_by_name_and_errors(sample_wh: str, tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     doc = check_trace(out.read_bytes())
     assert {e["args"]["name"].split(" · ")[0] for e in doc["traceEvents"] if e["name"] == "process_name"} == {"graph_breaks"}
+    r = CliRunner().invoke(main, ["export", "perfetto", "-w", sample_wh, "--since", "2099-01-01", "-o", str(tmp_path / "n.json")])
+    assert r.exit_code == 1 and "no run matches" in r.output and not (tmp_path / "n.json").exists()
     r = CliRunner().invoke(main, ["export", "perfetto", "-w", sample_wh, "--tag", "nope=nothing", "-o", str(tmp_path / "n.json")])
-    assert r.exit_code != 0 and "no run matches" in r.output and not (tmp_path / "n.json").exists()
+    assert r.exit_code == 2 and "no run has the tag" in r.output and not (tmp_path / "n.json").exists()
     r = CliRunner().invoke(main, ["export", "perfetto", "no_such_run", "-w", sample_wh, "-o", str(tmp_path / "x.json")])
     assert r.exit_code != 0 and "no run matches" in r.output
 

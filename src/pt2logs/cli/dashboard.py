@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from pt2logs.cli.options import connect_warehouse as _connect
-from pt2logs.cli.options import filter_options, warehouse_option
+from pt2logs.cli.options import filter_options, query_error, warehouse_option
 
 
 @click.command()
@@ -59,7 +59,9 @@ def dashboard(warehouse: str, since: str | None, until: str | None, tag: str | N
         page = build(con, name, since=since or ("4w" if not run else None), until=until, tag=tag, by=by, run=run,
                      warehouse=warehouse, threshold=threshold)
         text = render_html(page, bundle=cached_vega_bundle())
-    except (QueryError, DashboardError) as e:
+    except QueryError as e:
+        raise query_error(e) from None  # a --run or --tag naming no run: a usage error
+    except DashboardError as e:
         raise click.ClickException(str(e)) from None
     path = Path(out)
     if path.parent and not path.parent.exists():

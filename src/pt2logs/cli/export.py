@@ -45,11 +45,12 @@ def perfetto(run: str | None, warehouse: str, since: str | None, until: str | No
     Then open https://ui.perfetto.dev and drag the file in (or chrome://tracing → Load).
     """
     from pt2logs.queries import QueryError
-    from pt2logs.report import require_runs, resolve_run
+    from pt2logs.report import check_selection, require_runs, resolve_run
     from pt2logs.trace_export import ExportStats, chrome_trace
 
     con = connect_warehouse(warehouse)
     try:
+        check_selection(con, None, tag)  # a tag no run has: a usage error naming the closest tags
         if run is not None:
             run = resolve_run(con, run).run_id  # one run, or an error naming the runs a prefix matches
         elif since is None and until is None and tag is None:

@@ -21,7 +21,8 @@ from pt2logs.cli.options import parse_tags, warehouse_option
 @click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="Where files are parsed: local processes, or Ray tasks (pip install 'pt2logs[ray]').")
 @click.option("--address", help="Ray cluster address for --engine ray (e.g. auto, ray://head:10001); default: a local Ray.")
-@click.option("--strict", is_flag=True, help="Exit with status 1 if any input could not be parsed (ingest errors).")
+@click.option("--strict", is_flag=True, help="Exit with status 1 if any input could not be parsed (ingest errors), "
+                                            "or if PATHS held no log at all.")
 @click.option("--force", is_flag=True, help="Re-ingest runs even if their files did not change.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, only the summary line.")
@@ -56,8 +57,28 @@ def ingest(paths: tuple[str, ...], warehouse: str, run_id: str | None, tags: tup
     except InputError as e:
         raise click.UsageError(str(e)) from None
     print_ingest_result(res, as_json=as_json)
+    if not (res.runs_new or res.runs_updated or res.runs_unchanged):
+        click.echo(f"{'error' if strict else 'note'}: {nothing_read(paths, res)}", err=True)
+        if strict:
+            sys.exit(1)
     if strict and res.errors:
         sys.exit(1)
+
+
+def nothing_read(paths: tuple[str, ...], res: object) -> str:
+    """What to say when PATHS held no log: what was there, and how formats are recognised."""
+    from pt2logs.readers import FORMATS
+
+    where = ", ".join(paths)
+    skipped, problems = getattr(res, "skipped", []), getattr(res, "problems", [])
+    if not skipped and not problems:
+        what = f"no log found in {where}: there is no file in it"
+    else:
+        n = len(skipped)
+        what = (f"no log found in {where}: {n} file{'s' if n != 1 else ''} skipped as not a recognised log format"
+                f"{f', {len(problems)} could not be read' if problems else ''} (listed above)")
+    return (f"{what}. pt2logs recognises logs by their content: {', '.join(FORMATS)} (`pt2logs formats` says "
+            "what each is); --format NAME reads every file as one format.")
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from pt2logs.cli.options import (
+    check_selection,
     connect_warehouse,
     filter_options,
     format_option,
@@ -82,6 +83,8 @@ def query(query: str, warehouse: str, params: tuple[tuple[str, str], ...], since
     else:
         sql, named = query, None
     con = connect_warehouse(warehouse)
+    if named is None or any(p.name == "run_id" for p in named.params):  # -p run_id is --run
+        check_selection(con, given.get("run_id"), given.get("tag"))
     try:
         bound = bind(named, sql, given) if named else bind(None, sql, {k: v for k, v in given.items()})
         table = run_sql(con, sql, bound)

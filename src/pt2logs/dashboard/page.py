@@ -22,7 +22,7 @@ from pt2logs.dashboard.model import Card, Page, Selection
 from pt2logs.dashboard.registry import Section, get_dashboard
 from pt2logs.dashboard.shaping import chart_spec
 from pt2logs.queries import QueryError, get_query, parse_since, run_named
-from pt2logs.report import resolve_run
+from pt2logs.report import check_selection, resolve_run
 
 WIDTH, WIDE = 495, 1040  # total chart widths (labels included) of a half / full-width card
 MAX_ROWS = 5000  # Altair's default limit: never raised, never disabled
@@ -99,6 +99,8 @@ def build(con: duckdb.DuckDBPyConnection, dashboard: str | None = None, *, since
     name = dashboard or ("run" if run else "weekly")
     d = get_dashboard(name)
     r = resolve_run(con, run) if run or d.headline == "run_overview" else None
+    if r is None:
+        check_selection(con, None, tag)  # a tag no run has is a mistake; an empty week is an answer
     sel = Selection(_time(since, now), _time(until, now), tag, by, r.run_id if r else None, r.name if r else None,
                     now, threshold)
     scope_rows = run_named(con, "dash_selection", _params("dash_selection", sel, {})).to_pylist()[0]
