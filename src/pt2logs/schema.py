@@ -190,8 +190,8 @@ def _coerce(kind: str, v: Any) -> Any:
                 v = int(v)  # a numeric string; anything else raises
             lim = _INT_LIMIT[kind]
             return v if v is not None and -lim <= v < lim else None
-        if kind == "f64":
-            return float(v)
+        if kind == "f64":  # inf and NaN fit no column: no chart, JSON or sum can use them
+            return f if abs(f := float(v)) < float("inf") else None
         if kind == "bool":
             if isinstance(v, str):
                 return {"true": True, "false": False}.get(v.lower())
@@ -262,9 +262,14 @@ def to_array(values: list[Any], col: Column, bad: list[int] | None = None) -> pa
             except _ARROW_ERRORS:
                 return pa.array(_coerced(col.kind, values, bad), type=t)
     try:
-        return pa.array(values, type=t)
+        arr = pa.array(values, type=t)
     except _ARROW_ERRORS:
         return pa.array(_coerced(col.kind, values, bad), type=t)
+    if col.kind == "f64" and not pc.all(finite := pc.is_finite(arr)).as_py():  # (nulls skipped)
+        if bad is not None:
+            bad.extend(i for i, f in enumerate(finite.to_pylist()) if f is False)
+        arr = pc.if_else(finite, arr, pa.scalar(None, t))
+    return arr
 
 
 #: on_bad(table, column, value, row's line_no): a value that became NULL because it does not fit

@@ -12,8 +12,8 @@ when that call fails (or, for ``ts``, finds a value out of range; for text, sees
 Given the type, pyarrow converts each value on its own, so one call on a group's values succeeds
 exactly when every column's own call would, and gives their arrays one after another. A group is
 converted this way only when a cheap check shows the per-column path would have made that call and
-kept its result: every value of a Python type the group allows, timestamps within range. Anything else
-(another type, a conversion that fails, a timestamp out of range, lists of uneven length, a batch
+kept its result: every value of a Python type the group allows, timestamps within range, floats finite. Anything else
+(another type, a conversion that fails, a timestamp out of range, inf or NaN, lists of uneven length, a batch
 that is not small) goes to the per-column path itself, column by column in declared order, so values
 that fit no column are reported through ``on_bad`` exactly as there, in the same order. (The columns
 of a group share its buffers: ``get_total_buffer_size`` counts a shared buffer once.)
@@ -22,6 +22,7 @@ of a group share its buffers: ``get_total_buffer_size`` counts a shared buffer o
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from math import isfinite
 from typing import Any
 
 import pyarrow as pa
@@ -139,6 +140,12 @@ class SmallBatch:
             present = [v for v in values if v is not None]
             if min(present) < self.ts_min or max(present) >= self.ts_limit:
                 return None  # (reported there)
+        elif g == "f64":  # inf, NaN or an int beyond a double: NULL and reported there
+            try:
+                if not all(map(isfinite, [v for v in values if v is not None])):
+                    return None
+            except OverflowError:
+                return None
         try:
             arr = pa.array(values, type=plan.group_type[g])
         except Exception:  # whatever it is, the per-column path meets it again (and reports or raises)

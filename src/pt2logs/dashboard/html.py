@@ -24,9 +24,24 @@ def _e(v: Any) -> str:
     return html.escape("" if v is None else str(v), quote=True)
 
 
+def finite(obj: Any) -> Any:
+    """``obj`` with every float that JSON cannot hold (inf, -inf, NaN) as None (null), at any depth."""
+    if isinstance(obj, float):
+        return obj if abs(obj) < float("inf") else None
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite(v) for v in obj]
+    return obj
+
+
 def script_json(obj: Any) -> str:
-    """JSON safe inside a <script> element: no ``</script>``, ``<!--`` or line separators."""
-    s = json.dumps(obj, ensure_ascii=False, allow_nan=False, default=str)
+    """JSON safe inside a <script> element: no ``</script>``, ``<!--`` or line separators; a value JSON
+    cannot hold (inf, NaN: chart data shaped by pt2logs.dashboard.shaping has none) is null, never an error."""
+    try:
+        s = json.dumps(obj, ensure_ascii=False, allow_nan=False, default=str)
+    except ValueError:
+        s = json.dumps(finite(obj), ensure_ascii=False, allow_nan=False, default=str)
     for a, b in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
         s = s.replace(a, b)
     return s

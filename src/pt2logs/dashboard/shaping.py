@@ -43,13 +43,15 @@ def _template(rows: list[dict[str, Any]], template: str, unique: bool) -> list[s
 
 
 def chart_data(t: pa.Table, spec: dict[str, Any]) -> pa.Table:
-    """The query result as Vega wants it: decimals as floats, dates as ``YYYY-MM-DD`` (read as
+    """The query result as Vega wants it: decimals as floats, inf and NaN as null, dates as ``YYYY-MM-DD`` (read as
     UTC by browsers), times as ISO UTC; plus ``_label`` / ``_text`` when the spec asks."""
     cols = {}
     for name, col in zip(t.column_names, t.columns, strict=True):
         ty = col.type
         if pa.types.is_decimal(ty):
             col = pc.cast(col, pa.float64())
+        if pa.types.is_floating(col.type):  # inf and NaN: null (no JSON for them; Vega leaves nulls out)
+            col = pc.if_else(pc.is_finite(col), col, pa.scalar(None, col.type))
         elif pa.types.is_date(ty):
             col = pc.strftime(pc.cast(col, pa.timestamp("s")), format="%Y-%m-%d")
         elif pa.types.is_timestamp(ty):

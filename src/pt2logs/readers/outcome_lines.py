@@ -43,6 +43,16 @@ _QUIET = re.compile(P.TRIGGERS.pattern + r"|Traceback \(most recent call last\)"
 _RANK_PID = re.compile(r"\[rank(\d{1,7})\]:[VIWEC]\d{4} \S+ +(\d+) ").match
 
 
+def _ms(seconds: str) -> int | str:
+    """Seconds as printed → whole milliseconds; text that is no number int64 holds stays text (the column's
+    rule stores NULL and reports it)."""
+    try:
+        ms = float(seconds) * 1000
+    except ValueError:
+        return seconds
+    return int(ms) if abs(ms) < 2**63 else seconds
+
+
 class _Traceback:
     __slots__ = ("start", "frame")
 
@@ -209,8 +219,8 @@ class OutcomeLines:
         for k in ("timeout_ms", "elapsed_ms"):
             if k in g:
                 row[k] = int(g[k])
-        if "elapsed_s" in g:
-            row["elapsed_ms"] = int(float(g["elapsed_s"]) * 1000)
+        if "elapsed_s" in g:  # seconds no int64 of ms holds (or `1.2.3`): the text, NULL and reported as bad_value
+            row["elapsed_ms"] = _ms(g["elapsed_s"])
         if "op" in g:
             row["collective"] = g["op"]
         if "seq" in g:

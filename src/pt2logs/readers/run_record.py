@@ -37,6 +37,15 @@ NAME = "pt2logs_run.json"
 _SNIFF = re.compile(rb'^\s*\{\s*"pt2logs_run"\s*:\s*1\b')
 
 
+def _us(seconds: Any) -> Any:
+    """Epoch seconds → µs; a number no timestamp holds (1e303) stays as it is: the column stores NULL and
+    reports it (bad_value), where int() of an infinite product would stop the reader."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        return None
+    us = seconds * 1e6
+    return int(us) if abs(us) < 2**63 else seconds
+
+
 def record_text(rec: dict[str, Any]) -> str:
     """The record as one line of evidence: ``exit code 3`` / ``ended by SIGKILL (exit code -9)``."""
     code, sig = rec.get("exit_code"), rec.get("signal")
@@ -62,7 +71,7 @@ def read_run_record(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch
         sink.add("outcome_evidence", {
             "line_no": 1, "n_lines": ctx.stats.lines, "kind": "exit_status", "means": exit_means(code, sig),
             "secondary": False, "rank_from": "run", "exit_code": code, "signal": sig, "text": record_text(rec)[:1024],
-            "ts": int(rec["ended_at"] * 1e6) if isinstance(rec.get("ended_at"), (int, float)) else None,
+            "ts": _us(rec.get("ended_at")),
             "detail": orjson.dumps({k: rec.get(k) for k in ("command", "wall_s", "started_at", "ended_at", "name")}).decode()})
     elif data is not None and rec is not None:
         sink.error("not_an_object", 1, f"{NAME} is not a JSON object", data)

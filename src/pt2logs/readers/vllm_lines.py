@@ -32,11 +32,16 @@ _CACHE_RANK = re.compile(r"/rank_(\d{1,7})_\d{1,7}(?:/|$)")
 MAX_MESSAGE = 64 << 10
 
 
-def _num(v: str | None) -> float | None:
-    try:
-        return float(v) if v is not None else None
-    except ValueError:
+def _num(v: str | None) -> float | str | None:
+    """A number as printed; one no float column holds (``inf``, ``nan``, ``1e999``, 400 digits) is left as
+    its text, which the column's rule stores as NULL and reports (``bad_value`` at its line, the text kept)."""
+    if v is None:
         return None
+    try:
+        f = float(v)
+    except ValueError:
+        return v
+    return f if abs(f) < float("inf") else v
 
 
 class VllmLines:

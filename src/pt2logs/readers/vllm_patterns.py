@@ -61,7 +61,8 @@ WORKER_RANK = re.compile(r"\brank=(\d{1,7})\b")
 RAY_REPEAT = re.compile(r" \[repeated \d+x across cluster\]$")
 TAG = re.compile(r"^\[(?P<tag>[^\]\s]{1,80})\] ")
 
-_S = r"(?P<s>\d+(?:\.\d+)?)"
+#: seconds as ``%.2f`` prints them, inf and nan included (a broken clock): read, then stored as NULL and reported
+_S = r"(?P<s>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|-?inf|nan)"
 _WHAT = r"(?P<what>general shape|dynamic shape|dynamic compile range|compile range (?P<range>\(-?\d+, -?\d+\))|shape (?P<shape>\S+?))"
 
 #: kind -> pattern on the message (after the tag); group ``s``: seconds, ``gib``, ``path``, ``what``
