@@ -52,7 +52,7 @@ def bad_wh(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, tup
         (d / "stdout.txt").write_text("\n".join(new) + "\n")
         runs[name] = (d / "stdout.txt", changed)
     wh = str(root / "wh")
-    r = CliRunner().invoke(main, ["ingest", str(root / "logs"), "-w", wh, "--strict"], catch_exceptions=False)
+    r = CliRunner().invoke(main, ["ingest", str(root / "logs"), "-w", wh, "--strict", "-j", "1"], catch_exceptions=False)
     assert r.exit_code == 0, r.output  # warnings, not errors
     return wh, runs
 

@@ -17,12 +17,14 @@ def tagged_wh(tmp_path_factory: pytest.TempPathFactory) -> str:
     """Three sample runs, two of them tagged: ingested once for the module, only read."""
     wh = str(tmp_path_factory.mktemp("selection") / "wh")
     for run, tag in (("recompiles", "model=llama"), ("graph_breaks", "model=mistral"), ("ddp_2rank", None)):
-        args = ["ingest", str(SAMPLES / run), "-w", wh, "-q"] + (["--tag", tag] if tag else [])
+        args = ["ingest", str(SAMPLES / run), "-w", wh, "-q", "-j", "1"] + (["--tag", tag] if tag else [])
         assert CliRunner().invoke(main, args, catch_exceptions=False).exit_code == 0
     return wh
 
 
 def cli(wh: str, *args: str):
+    if args[0] == "ingest":  # in this process: no pool forked from a test process that holds threads
+        args = (*args, "-j", "1")
     return CliRunner().invoke(main, [*args, "-w", wh], catch_exceptions=False)
 
 
