@@ -74,14 +74,15 @@ def _time_filter(ctx: click.Context, param: click.Parameter, value: str | None) 
 def filter_options(f: Any) -> Any:
     """--since / --until / --tag, shared by every command that reads runs; bad values are usage errors."""
     f = click.option("--tag", "tag", metavar="KEY=VALUE", callback=_tag_filter,
-                     help="Only runs with this tag, e.g. --tag model=llama.")(f)
+                     help="Only runs with this tag, e.g. --tag model=llama (a tag no run has is a usage error).")(f)
     f = click.option("--until", callback=_time_filter, help="Only runs that started before this (7d, 12h, 2w or a date).")(f)
     f = click.option("--since", callback=_time_filter, help="Only runs that started on/after this (7d, 12h, 2w or a date).")(f)
     return f
 
 
 def run_option(f: Any) -> Any:
-    return click.option("--run", "run", help="Only this run (id, id prefix or name); same as -p run_id RUN.")(f)
+    return click.option("--run", "run", help="Only this run (id, id prefix or name; naming no run is a usage error that "
+                                           "names the closest); same as -p run_id RUN.")(f)
 
 
 def connect_warehouse(warehouse: str) -> Any:
