@@ -19,6 +19,7 @@ the parent is gone.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing as mp
 import os
 import queue
@@ -85,8 +86,9 @@ def serve(wid: int, inbox: Any, results: Any, parent: int) -> None:
 
 
 class ProcessPoolEngine(Engine):
-    """Workers are forked at construction, before the parent has started DuckDB or Arrow threads
-    (forking then is safe and costs milliseconds; a spawned worker re-imports pyarrow for ~0.5 s).
+    """Workers are forked at construction, before the ingest starts DuckDB or its views thread (forking
+    costs milliseconds; a spawned worker re-imports pyarrow for ~0.5 s), with the parent's objects out of
+    the workers' collectors' reach (see ``_fork_safely``: a caller may hold DuckDB databases).
     Where fork is not available, or for a pool started again after :meth:`close`, workers are spawned."""
 
     keeps_writer = True
@@ -106,8 +108,23 @@ class ProcessPoolEngine(Engine):
         self._inboxes = [ctx.SimpleQueue() for _ in range(self.jobs)]
         self._procs = [ctx.Process(target=serve, args=(i, q, self._results, os.getpid()), daemon=True,
                                    name=f"pt2logs-worker-{i}") for i, q in enumerate(self._inboxes)]
-        for p in self._procs:
-            p.start()
+        frozen = method == "fork" and not gc.get_freeze_count()
+        if frozen:  # see _fork_safely
+            gc.freeze()
+        try:
+            for p in self._procs:
+                p.start()
+        finally:
+            if frozen:
+                gc.unfreeze()
+
+    # _fork_safely: a forked worker inherits every object of its parent, DuckDB databases among them (a
+    # notebook's, a test process's). Each runs a scheduler of threads that the worker does not have; the
+    # worker never uses them, but one that it frees (cyclic garbage its parent had not collected yet,
+    # found by the worker's own collector) joins threads that do not exist: SIGSEGV in
+    # duckdb::TaskScheduler::~TaskScheduler. gc.freeze() while forking puts the parent's objects out of
+    # every worker's collector's reach (workers end with os._exit: nothing of the parent is ever freed
+    # there); the parent's own collector gets them back at once (unfreeze).
 
     def map(self, info: TxnInfo, chunks: list[list[FileTask]], on_done: Callable[[list[FileOutcome]], None]) -> None:
         total = sum(t.nbytes for c in chunks for t in c)

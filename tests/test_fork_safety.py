@@ -1,0 +1,58 @@
+"""A pool forked from a process that holds DuckDB: its workers never touch what they inherited.
+
+A process that ingests through the pool may hold DuckDB databases (a notebook's connections, a test
+process, the CLI's runner): each runs a scheduler of threads, and its destructor joins them. A forked
+worker has none of those threads, so a database whose last reference the worker drops (cyclic garbage
+the parent had not collected yet, collected by the worker's own cyclic collector) crashes the worker in
+``pthread_join`` (SIGSEGV inside ``duckdb::TaskScheduler::~TaskScheduler``). The pool freezes the
+parent's objects for the collector while it forks: a worker never collects them.
+"""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+from tests.conftest import SAMPLES
+
+import pt2logs
+from pt2logs.ingestion.engines import local
+
+
+def _duckdb_garbage() -> None:
+    """A database with its threads running, reachable only from a reference cycle: garbage that only
+    the cyclic collector frees (as a notebook's failed cell, or a test's traceback, leaves behind)."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("SELECT sum(i) FROM range(3000000) t(i)").fetchall()  # its scheduler's threads run
+    cycle: list = [con]
+    cycle.append(cycle)
+
+
+@pytest.mark.parametrize("attempt", range(4))
+def test_pool_workers_survive_duckdb_garbage_of_their_parent(tmp_path, monkeypatch, attempt):
+    monkeypatch.setattr(local, "MIN_POOL_BYTES", 0)  # small runs: through the pool all the same
+    gc.collect()
+    _duckdb_garbage()  # uncollected when the pool forks (the collector is not due yet)
+    engine = local.ProcessPoolEngine(2)
+    res = pt2logs.ingest([str(SAMPLES)], str(tmp_path / "wh"), engine=engine)  # WorkerFailed if one died
+    assert res.runs_new == 5 and res.errors == 0
+    gc.collect()  # the parent frees the garbage itself, its threads joined: fine here
+
+
+def test_the_parents_objects_are_collectable_again_after_the_fork():
+    """The freeze lasts only while the pool forks: the parent's collector still frees its garbage."""
+    import weakref
+
+    class Box:
+        pass
+
+    box = Box()
+    box.me = box
+    ref = weakref.ref(box)
+    del box
+    engine = local.ProcessPoolEngine(2)
+    engine.close()
+    gc.collect()
+    assert ref() is None and gc.get_freeze_count() == 0
