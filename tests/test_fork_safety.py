@@ -56,3 +56,45 @@ def test_the_parents_objects_are_collectable_again_after_the_fork():
     engine.close()
     gc.collect()
     assert ref() is None and gc.get_freeze_count() == 0
+
+
+PROBE = """
+import os, sys
+seen = []
+def before_fork():
+    names = []
+    for t in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{t}/comm") as f:
+            names.append(f.read().strip())
+    seen.append(sorted(names))
+os.register_at_fork(before=before_fork)
+from pt2logs.cli import main
+sys.argv = ["pt2logs", "ingest", sys.argv[1], "-w", sys.argv[2], "-q", "-j", "2", "--force"]
+try:
+    main()
+finally:
+    sys.stderr.write("FORKS %r\\n" % seen)
+"""
+
+
+@pytest.mark.skipif(not __import__("os").path.isdir("/proc/self/task"), reason="threads listed by /proc (Linux)")
+def test_the_cli_forks_its_pool_before_it_starts_any_thread(tmp_path):
+    """`pt2logs ingest` forks its workers while its process runs no thread but the main one (and
+    jemalloc's background thread, which jemalloc's own fork handlers make safe): before the ingest opens
+    DuckDB (committed state; its scheduler's threads) or starts the views-file thread. Threads of the
+    parent hold locks a forked child would inherit held, with no thread to release them."""
+    import ast
+    import os
+    import subprocess
+    import sys
+
+    wh = str(tmp_path / "wh")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    for _ in range(2):  # a new warehouse, then one with a commit (its state read through DuckDB)
+        r = subprocess.run([sys.executable, "-c", PROBE, str(SAMPLES), wh], env=env, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        forks = ast.literal_eval(r.stderr.rsplit("FORKS ", 1)[1])
+        assert len(forks) == 2, forks  # one per worker
+        for names in forks:
+            others = [n for n in names if n != "jemalloc_bg_thd"]
+            assert len(others) == 1, names  # the main thread alone: Python and DuckDB threads are named like it
