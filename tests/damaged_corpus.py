@@ -91,12 +91,12 @@ WRONG = (b"[1, 2, 3]", b'"a string"', b"42", b'{"name": 5, "ph": [1], "ts": "x",
          b'{"name": "inductor_compile", "ph": "B", "ts": 17')
 
 
-#: values of the wrong type or range for a number in a record header, in turn
-ODD_VALUES = (1e300, -1, "12abc", [1, "a"], {"x": None}, "", 2**70, -1e-300)
+#: values of the wrong type or range for a record header's fields, in turn
+ODD_VALUES = (1e300, -1, "12abc", [1, "a"], {"x": None}, "", 2**70, -1e-300, True, None)
 
 
 def _odd_header(head: bytes, i: int) -> bytes:
-    """The header with every number of its event's metadata given an odd value (has_payload kept)."""
+    """The header with every field of its event's metadata given an odd value (has_payload kept)."""
     prefix, _, envelope = head.rstrip(b"\n").partition(b"] ")
     try:
         env = json.loads(envelope)
@@ -104,8 +104,7 @@ def _odd_header(head: bytes, i: int) -> bytes:
         return head
     for key, meta in env.items():
         if isinstance(meta, dict):
-            env[key] = {k: ODD_VALUES[(i + j) % len(ODD_VALUES)] if type(v) in (int, float) else v
-                        for j, (k, v) in enumerate(meta.items())}
+            env[key] = {k: ODD_VALUES[(i + j) % len(ODD_VALUES)] for j, k in enumerate(meta)}
     return prefix + b"] " + json.dumps(env).encode() + b"\n"
 
 

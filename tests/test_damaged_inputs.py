@@ -75,6 +75,20 @@ def test_every_named_query_answers(name: str, damaged: tuple[str, dict[str, str]
         assert rows[0]["runs"] == len(runs)
 
 
+def test_no_reader_stops_on_damage(damaged: tuple[str, dict[str, str]]) -> None:
+    """Damage costs the damaged records, never the rest of the file: a header whose fields have the wrong
+    types (a number for compilation_metrics' fail_type stopped the trace reader) keeps its neighbours."""
+    wh, runs = damaged
+    con = pt2logs.connect(wh)
+    stopped = con.execute("SELECT path, message FROM ingest_errors WHERE kind = 'reader_failed'").fetchall()
+    odd = runs["every_kind-odd_header_values"][0]
+    kept = con.execute("SELECT (SELECT count(*) FROM events WHERE run_id = $r), "
+                       "(SELECT count(*) FROM compilation_metrics WHERE run_id = $r)", {"r": odd}).fetchone()
+    con.close()
+    assert stopped == []
+    assert kept[0] == 106 and kept[1] > 0  # every record of the file, its compiles too
+
+
 def test_each_rank_last_event_and_the_cut_records(damaged: tuple[str, dict[str, str]]) -> None:
     """The query that crashed: every rank of every run with events has its line; a cut chromium event is
     named by its kind, a whole one by its name and phase."""
