@@ -1,7 +1,8 @@
 """A corpus of damaged real inputs: what a killed job, a full disk or a bad copy leaves behind.
 
 Every format the readers know (the real example of each in tests/readers/test_format_contract.py's
-EXAMPLES) cut at several offsets, mid-line and mid-JSON, one cut with invalid UTF-8 glued in; a real
+EXAMPLES) cut at several offsets, mid-line and mid-JSON, one cut with invalid UTF-8 glued in, the JSON
+ones also whole with every value of another type; a real
 torch 2.13 trace cut inside a payload at several offsets; a 2-rank DDP run with rank 0 cut mid-record; a
 run folder (trace, TORCH_LOGS capture, counters) every file of which is cut, the trace's .gz too; and a
 trace holding one record of every event kind torch 2.13 emits with each payload cut in half, given the
@@ -30,6 +31,8 @@ CUTS = (0.31, 0.62, 0.93)
 #: train_step's trace (1.7 MB uncompressed) cut at these bytes: each one inside a JSON payload
 TRACE_CUTS = (150_000, 500_000, 1_200_000)
 BAD_UTF8 = b"\xff\xfe\xc3("
+#: the formats whose example is JSON: also written whole with every value of the wrong type
+WRONG_TYPES = ("spyre_kernel_spec", "spyre_timing", "spyre_ffdc", "tlparse_dir", "counters_json")
 
 
 def _mid_line(data: bytes, at: int) -> int:
@@ -63,6 +66,28 @@ def _examples(dest: Path, scratch: Path) -> Iterator[str]:
             if len(data) > 65536 and not siblings and detect(data[:65536], renamed) is FORMATS[name]:
                 fname = renamed
             yield _write(dest / run, {fname: cut, **kept})
+        if name in WRONG_TYPES:  # whole, valid JSON, every value of another type than its reader expects
+            try:
+                wrong = json.dumps(_swap(json.loads(data))).encode()
+            except ValueError:  # JSON lines
+                wrong = b"".join(json.dumps(_swap(json.loads(ln), i)).encode() + b"\n"
+                                 for i, ln in enumerate(data.splitlines()) if ln.strip())
+            assert detect(wrong[:65536], fname) is FORMATS[name], f"{name}: its sniffer refuses the swapped types"
+            yield _write(dest / f"{name}-wrong_types", {fname: wrong, **kept})
+
+
+def _swap(v: object, i: int = 0) -> object:
+    """``v`` with every leaf of another JSON type: strings become numbers or objects, numbers strings or
+    arrays, booleans and nulls arrays or strings; keys kept."""
+    if isinstance(v, dict):
+        return {k: _swap(x, i + j) for j, (k, x) in enumerate(v.items())}
+    if isinstance(v, list):
+        return [_swap(x, i + j) for j, x in enumerate(v)]
+    if isinstance(v, bool) or v is None:
+        return [v] if i % 2 else "yes"
+    if isinstance(v, (int, float)):
+        return f"{v}x" if i % 2 else [v]
+    return len(v) if i % 2 else {"text": v}
 
 
 def _records(text: bytes) -> list[tuple[bytes, bytes]]:
@@ -162,7 +187,8 @@ def _traces(dest: Path) -> Iterator[str]:
 
 
 #: the damaged inputs' folders (= their runs' names), in the order build() writes them
-FOLDERS = (*(f"{name}-cut{int(frac * 100)}" for name in EXAMPLES for frac in CUTS),
+FOLDERS = (*(n for name in EXAMPLES for n in (*(f"{name}-cut{int(frac * 100)}" for frac in CUTS),
+                                               *([f"{name}-wrong_types"] if name in WRONG_TYPES else []))),
            *(f"every_kind-{k}" for k in ("2ranks", "payloads_halved", "wrong_shapes", "odd_header_values")),
            *(f"train_step-cut{n}" for n in TRACE_CUTS), "ddp_2rank-rank0_cut", "multi_rank_schedule-rank0_cut",
            "compile_failure-all_cut")

@@ -3,8 +3,9 @@
 A job killed while writing leaves its last record half-written; ingest keeps the good records and
 reports the damage, and every command that reads the warehouse must then still work (exit 0, real
 output) with the damaged run in its answer. The corpus (tests/damaged_corpus.py: every format's real
-example cut at several offsets, cut traces, a multi-rank run with one rank cut, payloads cut in half or
-of the wrong JSON shape) is ingested once; then every named query, summary, ranks, advise, diff,
+example cut at several offsets, the JSON ones also with every value of another type, cut traces,
+multi-rank runs with one rank cut, payloads of every event kind cut in half or of the wrong JSON shape,
+record headers with values of the wrong type) is ingested once; then every named query, summary, ranks, advise, diff,
 bundle, every export format and every dashboard run over it through the CLI.
 """
 
@@ -41,7 +42,7 @@ ONE_RUN = ("train_step-cut150000", "ddp_2rank-rank0_cut", "multi_rank_schedule-r
 
 
 @pytest.fixture(scope="module")
-def damaged(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, str]]:
+def damaged(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, tuple[str, str]]]:
     """The damaged corpus ingested once: (warehouse, damaged input's folder -> its run id, name)."""
     tmp = tmp_path_factory.mktemp("damaged")
     folders = build(tmp / "in", tmp / "scratch")
@@ -64,7 +65,7 @@ def cli(*args: str) -> str:
 
 
 @pytest.mark.parametrize("name", sorted(load_queries()))
-def test_every_named_query_answers(name: str, damaged: tuple[str, dict[str, str]]) -> None:
+def test_every_named_query_answers(name: str, damaged: tuple[str, dict[str, tuple[str, str]]]) -> None:
     wh, runs = damaged
     limit = ["-p", "limit", "100000"] if "limit" in {p.name for p in get_query(name).params} else []
     rows = json.loads(cli("query", name, "-w", wh, "-f", "json", *limit))
@@ -75,7 +76,7 @@ def test_every_named_query_answers(name: str, damaged: tuple[str, dict[str, str]
         assert rows[0]["runs"] == len(runs)
 
 
-def test_no_reader_stops_on_damage(damaged: tuple[str, dict[str, str]]) -> None:
+def test_no_reader_stops_on_damage(damaged: tuple[str, dict[str, tuple[str, str]]]) -> None:
     """Damage costs the damaged records, never the rest of the file: a header whose fields have the wrong
     types (a number for compilation_metrics' fail_type stopped the trace reader) keeps its neighbours."""
     wh, runs = damaged
@@ -89,7 +90,7 @@ def test_no_reader_stops_on_damage(damaged: tuple[str, dict[str, str]]) -> None:
     assert kept[0] == 106 and kept[1] > 0  # every record of the file, its compiles too
 
 
-def test_each_rank_last_event_and_the_cut_records(damaged: tuple[str, dict[str, str]]) -> None:
+def test_each_rank_last_event_and_the_cut_records(damaged: tuple[str, dict[str, tuple[str, str]]]) -> None:
     """The query that crashed: every rank of every run with events has its line; a cut chromium event is
     named by its kind, a whole one by its name and phase."""
     wh, runs = damaged
@@ -103,7 +104,7 @@ def test_each_rank_last_event_and_the_cut_records(damaged: tuple[str, dict[str, 
     assert any(v.endswith(("(B)", "(E)", "(i)")) for v in got.values())
 
 
-def test_fleet_pages_and_exports(damaged: tuple[str, dict[str, str]], tmp_path: Path) -> None:
+def test_fleet_pages_and_exports(damaged: tuple[str, dict[str, tuple[str, str]]], tmp_path: Path) -> None:
     wh, runs = damaged
     for name in load_dashboards():
         if name == "run":
@@ -121,7 +122,7 @@ def test_fleet_pages_and_exports(damaged: tuple[str, dict[str, str]], tmp_path: 
 
 
 @pytest.mark.parametrize("folder", [f if f in ONE_RUN else pytest.param(f, marks=pytest.mark.slow) for f in FOLDERS])
-def test_one_run_commands(folder: str, damaged: tuple[str, dict[str, str]], tmp_path: Path) -> None:
+def test_one_run_commands(folder: str, damaged: tuple[str, dict[str, tuple[str, str]]], tmp_path: Path) -> None:
     wh, runs = damaged
     run, name = runs[folder]
     con = pt2logs.connect(wh)
@@ -145,5 +146,6 @@ def test_one_run_commands(folder: str, damaged: tuple[str, dict[str, str]], tmp_
 
 
 def test_every_export_format_and_dashboard_is_run() -> None:
-    assert isinstance(export, click.Group) and list(export.commands) == ["perfetto"]
+    """The loops above go over the registries: every export subcommand, every dashboards/*.toml."""
+    assert isinstance(export, click.Group) and "perfetto" in export.commands
     assert set(load_dashboards()) == {p.stem for p in (Path(__file__).parents[1] / "dashboards").glob("*.toml")}
