@@ -3,7 +3,7 @@
 Every format the readers know (the real example of each in tests/readers/test_format_contract.py's
 EXAMPLES) cut at several offsets, mid-line and mid-JSON, one cut with invalid UTF-8 glued in, the JSON
 ones also whole with every value of another type; a real
-torch 2.13 trace cut inside a payload at several offsets; a 2-rank DDP run with rank 0 cut mid-record; a
+torch 2.13 trace cut inside a payload at several offsets; a 2-rank DDP run with rank 0 cut inside a record's header; a
 run folder (trace, TORCH_LOGS capture, counters) every file of which is cut, the trace's .gz too; and a
 trace holding one record of every event kind torch 2.13 emits with each payload cut in half, given the
 wrong JSON shape (an array, a string, a number where an object was expected; strings where numbers
@@ -162,12 +162,12 @@ def _traces(dest: Path) -> Iterator[str]:
     data = gzip.decompress(trace.read_bytes())
     for n in TRACE_CUTS:
         yield _write(dest / f"train_step-cut{n}", {trace.name[:-3]: data[:n]})
-    # a 2-rank DDP run, rank 0 killed mid-record (rank 1 whole), with the job's stderr and counters
+    # a 2-rank DDP run, rank 0 killed inside a record's header (rank 1 whole), with the job's stderr and counters
     ddp = SAMPLES / "ddp_2rank"
     files = {}
     for p in sorted((ddp / "trace").glob("*.log.gz")):
         d = gzip.decompress(p.read_bytes())
-        files["trace/" + p.name[:-3]] = d[:_mid_line(d, len(d) * 2 // 3)] if "rank_0" in p.name else d
+        files["trace/" + p.name[:-3]] = d[:d.index(b"] {", len(d) * 2 // 3) + 20] if "rank_0" in p.name else d
     files["torch_logs.txt"] = gzip.decompress((ddp / "torch_logs.txt.gz").read_bytes())
     files.update({p.name: p.read_bytes() for p in ddp.glob("counters*.json")})
     yield _write(dest / "ddp_2rank-rank0_cut", files)
