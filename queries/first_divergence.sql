@@ -7,7 +7,8 @@
 -- these facts, in this order: the frame compiled, its compile id, its graph breaks, the guard that
 -- failed (recompile: cause and subject, not the text, whose object ids differ between processes),
 -- the collectives in its graph (its last inductor_collective_schedule when logged, else the
--- collective ops among compilation_metrics.non_compliant_ops; waits left out), the graph's op count,
+-- collective ops among compilation_metrics.non_compliant_ops, also when that schedule is not JSON, e.g.
+-- cut off by a kill; waits left out), the graph's op count,
 -- the failure, the cache outcomes. One row per run with a difference: the first step and fact where a
 -- process differs from the majority (a tie goes to the lowest rank's value); `side_a` = the majority,
 -- `side_b` = the others, each with its ranks and where its compile is logged.
@@ -37,7 +38,7 @@ rc AS (
   FROM recompiles WHERE run_id IN (SELECT run_id FROM multi) GROUP BY ALL),
 sched AS (
   SELECT run_id, file, compile_id,
-         array_to_string(list_transform(list_filter(CAST(json_extract_string(arg_max(payload, line_no), '$[*]') AS VARCHAR[]),
+         array_to_string(list_transform(list_filter(CAST(json_extract_string(CASE WHEN json_valid(arg_max(payload, line_no)) THEN arg_max(payload, line_no) END, '$[*]') AS VARCHAR[]),
                                                     lambda x: NOT x LIKE '%wait_tensor%'),
                                         lambda x: regexp_replace(regexp_replace(x, '^.*(c10d_functional|c10d)[.:]+', ''), '_?(\.default)?$', '')), ', ') AS coll
   FROM events WHERE artifact_name = 'inductor_collective_schedule' AND run_id IN (SELECT run_id FROM multi) AND payload IS NOT NULL

@@ -14,7 +14,7 @@ compiles AS (
   SELECT run_id, rank, compile_id, line_no, kind AS metric, co_name, co_file, co_filename, co_firstlineno,
          fail_type, recompile_reason, graph_op_count, guard_count, cache_size,
          coalesce(start_time_us, epoch_us(ts)) AS start_us,
-         coalesce(duration_us, round(entire_frame_compile_time_s * 1e6)::BIGINT) AS dur_us
+         coalesce(duration_us, TRY_CAST(round(entire_frame_compile_time_s * 1e6) AS BIGINT)) AS dur_us
   FROM compilation_metrics
   WHERE run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, $since)
     AND kind IN ('compilation_metrics', 'bwd_compilation_metrics')),
@@ -34,7 +34,7 @@ ev AS (
   SELECT run_id, rank, CASE WHEN is_instant OR duration_us IS NULL THEN 'i' ELSE 'X' END,
          CASE WHEN is_instant THEN 'marker' WHEN duration_us IS NULL THEN 'unfinished' ELSE 'phase' END,
          phase, compile_id, start_us, CASE WHEN NOT is_instant THEN duration_us END, NULL,
-         json_object('stage', stage, 'parent', parent_phase, 'depth', depth, 'category', category, 'args', json(args)),
+         json_object('stage', stage, 'parent', parent_phase, 'depth', depth, 'category', category, 'args', TRY(json(args))),
          line_no
   FROM compile_phases
   WHERE run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, $since)

@@ -60,6 +60,12 @@ def queries_markdown() -> str:
            "1). Results listed per run or per compile keep `rank`, one row per rank; results that combine ranks",
            "say so in their question (counts and seconds add up every rank) or in the column name",
            "(`*_per_rank_max`: the busiest rank's figure).", "",
+           "Writing one: a query never fails on stored data ingest accepted. JSON kept from logs (`events.payload`,",
+           "`compile_phases.args`, `compilation_metrics.dynamo_config`, ...) may be cut off by a killed job, hold",
+           "replaced bytes or have another shape than usual; read it with `TRY(...)`, e.g.",
+           "`TRY(json_extract_string(payload, '$.name'))` (NULL where it is not JSON), or, where the JSON comes",
+           "from an aggregate (which `TRY` cannot hold), `CASE WHEN json_valid(x) THEN x END`. Casts of logged",
+           "values are `TRY_CAST`. tests/test_damaged_inputs.py runs every query over damaged inputs.", "",
            "| query | question | parameters |", "|---|---|---|"]
     for q in load_queries().values():
         params = "; ".join(f"`{p.name}`" + (f" ({p.doc})" if p.doc else "") for p in q.params) or "none"

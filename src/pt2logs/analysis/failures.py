@@ -110,7 +110,8 @@ def from_metrics(meta: dict[str, Any], user_file: str | None = None) -> dict[str
     text = "\n".join(str(x) for x in tb) if isinstance(tb, (list, tuple)) else (tb if isinstance(tb, str) else "")
     frames, _, _ = traceback_parts(text) if text else ([], None, None)
     reason = meta.get("fail_reason")
-    return failure_columns(meta.get("fail_type"), None if reason is None else str(reason), frames,
+    ftype = meta.get("fail_type")
+    return failure_columns(None if ftype is None else str(ftype), None if reason is None else str(reason), frames,
                            metric_stack(meta.get("stack_trace")), user_file, meta.get("fail_user_frame_lineno"),
                            _compiled(meta.get("co_filename"), meta.get("co_firstlineno"), meta.get("co_name")))
 
