@@ -221,9 +221,8 @@ per_run AS (
          max(run_end) AS run_end, any_value(run_end_from) AS run_end_from,
          string_agg(outcome || ' ' || coalesce(rank::VARCHAR, '-'), ', ' ORDER BY rank) AS rank_outcomes,
          arg_min({'rank': rank, 'outcome': outcome, 'why': why, 'file': evidence_file, 'line': evidence_line, 'text': evidence},
-                 CASE WHEN outcome = 'hung' AND rule = 'timeout' THEN 0 WHEN outcome = 'hung' THEN 1 ELSE 2 END * 1e15
-                 + coalesce(first_own_line, 1e12) * 10 + CASE WHEN root_cause THEN 0 ELSE 1 END
-                 + coalesce(epoch(last_event_at), 0) / 1e10)
+                 [CASE WHEN outcome = 'hung' AND rule = 'timeout' THEN 0 WHEN outcome = 'hung' THEN 1 ELSE 2 END,
+                  coalesce(first_own_line, 1e12), CASE WHEN root_cause THEN 0 ELSE 1 END, coalesce(epoch(last_event_at), 0)])
            FILTER (WHERE outcome = 'hung' OR (outcome IN ('crashed', 'failed', 'killed') AND first_own_line IS NOT NULL)) AS root,
          arg_min({'rank': rank, 'outcome': outcome, 'why': why, 'file': evidence_file, 'line': evidence_line, 'text': evidence},
                  CASE outcome WHEN 'killed' THEN 0 WHEN 'failed' THEN 1 WHEN 'crashed' THEN 2 ELSE 3 END) AS other,
