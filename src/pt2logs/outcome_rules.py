@@ -22,6 +22,9 @@ The rules for a rank, in order (the first that holds decides; docs/architecture.
    collective size mismatch.
 4. ``failed``: a Python exception (traceback) or CUDA out of memory.
 5. ``killed``: ended by a signal nobody in the job sent (SIGKILL from the OOM killer, ``Killed``).
+5b. ``hung`` (``silent_stop``): the whole job stopped from outside (the agent's death signal, ``pt2logs run``
+   ending by a signal) after every rank that left a trace was silent (``quiet_s``) for at least its
+   threshold: "stopped from outside after N s of silence"; the stop ended a hang.
 6. ``hung``: in a run where some rank hung, a rank whose end was a consequence (the launcher's
    closing signal, a peer that went away, a non-zero exit) or that left no evidence: stuck in the
    same hang.
@@ -33,12 +36,20 @@ The rules for a rank, in order (the first that holds decides; docs/architecture.
     signal, ``pt2logs run`` ending by a signal) after such a silence.
 11. ``killed``: the whole job killed from outside.
 12. ``failed`` / ``crashed``: ``pt2logs run`` recorded such an exit.
-13. ``unknown``.
+13. ``unknown``; when the rank's trace ends inside a compile (a start, no end), the why says so: "the log
+    ends inside compile 0/0 (inductor codegen) with no exit record: crashed or killed while compiling?".
+
+Evidence is what ended a process: an error torch caught and logged (a glog-prefixed line, e.g. autotune's
+"No valid triton configs. OutOfMemoryError: out of resource") is not (readers/outcome_patterns.py
+``LOGGED_NOT_EVIDENCE``).
 
 Silence: from the rank's last trace event to the run's end (the stderr capture's last time, corrected
 to UTC; else ``pt2logs run``'s end; else the newest mtime of a file that is not a trace, unless it is a
-week after the last trace event: copied files; else the last trace event of any rank). The hang threshold is 10 times the
-rank's cadence (its longest compile, or the mean time between its compiles, the larger), at least 60 s.
+week after the last trace event: copied files; else the last trace event of any rank). ``silent_s`` counts from
+the rank's last trace event; ``quiet_s`` (what the hang rules read) from its last trace event or stderr line,
+whichever is later. The hang threshold is 10 times the rank's rhythm (the largest of its longest compile, the
+mean time between its compiles and its largest gap between two trace events or two of its stderr lines,
+``gap_s``), at least 60 s.
 Stderr times are local time read as UTC: their offset from UTC is the difference between a compile's
 first TORCH_LOGS line in the capture and its start in the trace, rounded to 15 minutes (the median
 over the run's compiles); without such a pair, the difference between the capture's last time and its
