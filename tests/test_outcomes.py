@@ -249,7 +249,8 @@ def test_a_rank_whose_trace_ends_inside_a_compile(captures, tmp_path):
     if ranks[0]["silent_s"] >= ranks[0]["threshold_s"]:
         assert ranks[0]["outcome"] == "hung" and ranks[0]["why"].startswith("compile 0/0 began and never finished (in ")
     else:
-        assert ranks[0]["outcome"] == "unknown"
+        assert ranks[0]["outcome"] == "unknown" and ranks[0]["why"].startswith("the log ends inside compile 0/0 (")
+        assert ranks[0]["why"].endswith(" with no exit record: crashed or killed while compiling?")
 
 
 # ---------------------------------------------------------------------------- outcomes that agree with the logs
