@@ -156,7 +156,8 @@ items AS (
          min(ts) AS first_ts
   FROM keyed GROUP BY rule_id, run_id, item_key, subject) i
   JOIN ru USING (rule_id)
-  JOIN rank_n USING (rule_id, run_id, item_key, subject)
+  JOIN rank_n ON rank_n.rule_id = i.rule_id AND rank_n.run_id = i.run_id AND rank_n.item_key IS NOT DISTINCT FROM i.item_key
+       AND rank_n.subject IS NOT DISTINCT FROM i.subject
   WHERE rank_n.max_rank_n >= ru.min_events),
 item_frames AS (SELECT DISTINCT rule_id, run_id, item_key, subject, rank, frame_no FROM keyed),
 ifr AS (  -- the frames of each item, with their compiles and config
@@ -211,7 +212,7 @@ filled AS (
     CASE WHEN auto_off THEN '; compiled with automatic dynamic shapes off (dynamic=False or config.automatic_dynamic_shapes=False)'
          WHEN dyn_true THEN '; compiled with dynamic=True'
          WHEN auto_on THEN '; automatic dynamic shapes were on' ELSE '' END AS dynamic_text
-  FROM sorted WHERE len(vs) >= min_values)
+  FROM sorted WHERE coalesce(len(vs), 0) >= min_values)
 SELECT r.name AS run, f.run_id, f.rule_id AS id, f.finding,
        replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(f.tpl,
          '{subject}', f.subject_text), '{values}', f.values_text), '{n}', f.n::VARCHAR), '{times}', f.times_text), '{frame}', array_to_string(f.frames, ', ')),

@@ -108,7 +108,8 @@ items AS (  -- min_events on one rank; {times}: the count per rank
                    ELSE p.by_rank END AS times_text
   FROM items0 i JOIN (SELECT rule_id, run_id, item_key, subject, count(*) AS k, min(rn) AS lo, max(rn) AS hi,
                              string_agg(times_of(rn) || ' on rank ' || rank, ', ' ORDER BY rank) AS by_rank
-                      FROM per_rank GROUP BY ALL) p USING (rule_id, run_id, item_key, subject)
+                      FROM per_rank GROUP BY ALL) p
+    ON p.rule_id = i.rule_id AND p.run_id = i.run_id AND p.item_key IS NOT DISTINCT FROM i.item_key AND p.subject IS NOT DISTINCT FROM i.subject
   WHERE p.hi >= i.min_events),
 ifr AS (  -- the frames of each item, with their compiles and config
   SELECT i.rule_id, i.run_id, i.item_key, i.subject, sum(fr.frame_s) AS frame_s, max(c.cfg_limit) AS cfg_limit,
@@ -164,7 +165,7 @@ filled AS (
     CASE WHEN auto_off THEN '; compiled with automatic dynamic shapes off (dynamic=False or config.automatic_dynamic_shapes=False)'
          WHEN dyn_true THEN '; compiled with dynamic=True'
          WHEN auto_on THEN '; automatic dynamic shapes were on' ELSE '' END AS dynamic_text
-  FROM sorted WHERE len(vs) >= min_values)
+  FROM sorted WHERE coalesce(len(vs), 0) >= min_values)
 SELECT r.name AS run, f.run_id, f.rule_id AS id, f.finding,
        replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(f.tpl,
          '{subject}', f.subject_text), '{values}', f.values_text), '{n}', f.n::VARCHAR), '{times}', f.times_text), '{frame}', array_to_string(f.frames, ', ')),
