@@ -325,7 +325,7 @@ def test_the_kind_of_a_fact_is_every_column_a_rule_can_read():
 
     every = Rule(id="x", finding="x", facts="recompiles", evidence="x", advice="x", causes=("c",), guard_kinds=("g",),
                  limit_hit=True, gb_ids=("gb1",), text="t", not_text="n", exc_types=("E",), outcomes=("miss",))
-    assert set(Rule.__dataclass_fields__) - {"id", "finding", "evidence", "advice", "cost", "min_events", "subject",
+    assert set(Rule.__dataclass_fields__) - {"id", "finding", "evidence", "advice", "cost", "min_events", "min_values", "subject",
                                              "detail", "subject_default"} == {
         "facts", "causes", "guard_kinds", "limit_hit", "gb_ids", "text", "not_text", "exc_types", "outcomes"}
     assert set(re.findall(r"\bf\.(\w+)", predicate(every))) == set(MATCH_COLUMNS)
