@@ -218,7 +218,8 @@ SELECT run_id, run, rank,
   rule, ev.file AS evidence_file, ev.line_no AS evidence_line, ev.kind AS evidence_kind, ev.text AS evidence,
   ev.exit_code AS exit_code, ev.signal AS signal, first_ts, last_ts AS last_event_at, run_end, run_end_from, silent_s,
   round(threshold_s, 1) AS threshold_s, round(gap_s, 1) AS gap_s, quiet_s, compiles, open_compiles, open_compile_ids, open_phase, first_own_line, root_cause
-FROM decided"""
+-- a job stopped from outside after a silence: the line is the stop's (the agent's death signal), not the launcher's closing signal
+FROM (SELECT * REPLACE (CASE WHEN rule = 'silent_stop' AND run_level IS NOT NULL THEN run_level ELSE ev END AS ev) FROM decided)"""
 
 #: one row per run: how it ended (the run-level rules, see the module docstring of run_outcomes.sql)
 RUN_OUTCOMES = """CREATE OR REPLACE MACRO run_outcome_rows(p_run, p_since, p_until, p_tag) AS TABLE
