@@ -14,6 +14,10 @@ the workload: ``python outcome_jobs.py --worker JOB`` (what torchrun starts). Jo
 * ``preempted``: both ranks compile, then work on; the launcher gets SIGTERM from outside (a
   scheduler's preemption) once both traces show their compile (:func:`run_and_stop`). It runs in
   Tokyo time (TZ=Asia/Tokyo): its stderr's local times are 9 h ahead of the trace's UTC.
+* ``deadlock_stopped``: a DDP deadlock that nothing times out (gloo's timeout is 10 minutes): rank 0
+  waits in an all_reduce rank 1 never joins, rank 1 in a recv rank 0 never sends; once both traces have
+  been silent for ``STOP_AFTER_S`` the launcher gets SIGTERM (a scheduler's or a user's stop of a stuck
+  job: :func:`run_and_stop` with ``after_silence``).
 
 Every job is bounded (``TIMEOUT_S``); logs are written only under ``dest`` (never committed).
 """
@@ -32,16 +36,18 @@ from datetime import timedelta
 from pathlib import Path
 
 HERE = os.path.abspath(__file__)
-JOBS = ("desync_hang", "rank_raises", "sigkill", "clean", "preempted")
+JOBS = ("desync_hang", "rank_raises", "sigkill", "clean", "preempted", "deadlock_stopped")
 TIMEOUT_S = 120
 GLOO_TIMEOUT_S = 20
+#: the deadlock's silence before the stop: above the 60 s floor of the hang threshold (pt2logs.outcome_rules)
+STOP_AFTER_S = 68
 
 
 def worker(job: str) -> None:
     import torch
     import torch.distributed as dist
 
-    dist.init_process_group("gloo", timeout=timedelta(seconds=GLOO_TIMEOUT_S))
+    dist.init_process_group("gloo", timeout=timedelta(seconds=600 if job == "deadlock_stopped" else GLOO_TIMEOUT_S))
     rank = dist.get_rank()
 
     def step(x):
@@ -61,6 +67,17 @@ def worker(job: str) -> None:
     if job == "desync_hang" and rank == 1:
         _wait_for_compile_of_rank0()
         f(torch.randn(12))  # a recompile: rank 1 keeps logging after rank 0 went silent
+    if job == "deadlock_stopped":  # both ranks compiled; now each waits for the other for ever
+        # first one recompile per rank on a size (8 -> 16) and one on a Python flag (for the advice's per-rank figures)
+        f(torch.randn(16))
+        g = torch.compile(lambda x, flag: x + 1 if flag else x - 1, backend="aot_eager")
+        g(torch.randn(4), True)
+        g(torch.randn(4), False)
+        tok = torch.zeros(1)
+        if rank == 0:
+            dist.all_reduce(tok)
+        else:
+            dist.recv(tok, 0)
     if job == "preempted":
         f(torch.randn(16))  # a recompile: TORCH_LOGS prints it with its compile id (ties stderr times to the trace's)
         time.sleep(60)  # "training": the launcher is stopped from outside long before this ends
@@ -120,13 +137,14 @@ def run_job(dest: str, job: str, wrap: list[str] | None = None) -> dict:
     return {"job": job, "rc": rc, "wall_s": round(time.time() - t0, 1), "cmd": cmd}
 
 
-def run_and_stop(dest: str, job: str, sig: int = signal.SIGTERM) -> dict:
+def run_and_stop(dest: str, job: str, sig: int = signal.SIGTERM, after_silence: float = 0) -> dict:
     """Run ``job`` under torchrun and send ``sig`` to the launcher once every rank's trace shows a
-    finished compile (what a scheduler does when it preempts a job)."""
+    finished compile (what a scheduler does when it preempts a job), and then no trace has grown for
+    ``after_silence`` seconds."""
     os.makedirs(os.path.join(dest, job), exist_ok=True)
     t0 = time.time()
     with open(os.path.join(dest, job, "stderr.txt"), "wb") as err:
-        env = {**job_env(dest, job), "TZ": "Asia/Tokyo"}
+        env = {**job_env(dest, job), **({"TZ": "Asia/Tokyo"} if job == "preempted" else {})}
         p = subprocess.Popen(torchrun(job), env=env, stdout=subprocess.DEVNULL, stderr=err, cwd=dest)
         pattern = os.path.join(dest, job, "trace", "dedicated_log_torch_trace_rank_*.log")
         while time.time() - t0 < TIMEOUT_S / 2 and p.poll() is None:
@@ -135,6 +153,14 @@ def run_and_stop(dest: str, job: str, sig: int = signal.SIGTERM) -> dict:
                 break
             time.sleep(0.3)
         time.sleep(1)
+        last, quiet_since = None, time.time()
+        while after_silence and p.poll() is None and time.time() - t0 < TIMEOUT_S + after_silence:
+            sizes = [os.path.getsize(f) for f in sorted(glob.glob(pattern))]
+            if sizes != last:
+                last, quiet_since = sizes, time.time()
+            elif time.time() - quiet_since >= after_silence:
+                break
+            time.sleep(0.5)
         p.send_signal(sig)
         try:
             rc: int | str = p.wait(timeout=TIMEOUT_S / 2)

@@ -88,6 +88,17 @@ def test_shape_storm(own_wh, sample_wh, fixtures_wh):
     assert "`x dim 0`: 2, 3, 4 … 16, 15 values" in s["evidence"] and s["compile_s"] > 0
 
 
+def test_a_single_rank_run_says_its_counts_plainly(sample_wh):
+    """sample_traces/recompiles (one process): counts with the right plural, no rank named."""
+    own = items(sample_wh, "recompiles")
+    (s,) = of(own, "shape_storm")
+    assert "`shape_static (generate.py:87)` recompiled 2 times" in s["evidence"]
+    k = next(r for r in of(own, "python_value") if r["subject"] == "k")
+    assert "it changed 1 time in `scale (" in k["evidence"] and "rank" not in k["evidence"]
+    (d,) = of(own, "dtype_change", "limited")
+    assert "(`limited (generate.py:104)` recompiled 3 times)" in d["evidence"]
+
+
 @pytest.mark.slow  # a real torch.compile workload (once per session, ~15 s)
 def test_python_value(own_wh, sample_wh, fixtures_wh):
     (p,) = of(items(own_wh), "python_value")
@@ -185,7 +196,7 @@ def test_dtype_requires_grad_and_identity(own_wh, sample_wh, fixtures_wh):
 
 def test_cache_bypass(fixtures_wh, sample_wh):
     (c,) = of(items(fixtures_wh, "cache_hit_miss"), "cache_bypass")
-    assert c["subject"] == "aotautograd" and "bypassed 3 time(s) (compile 1/0)" in c["evidence"]
+    assert c["subject"] == "aotautograd" and "bypassed 3 times (compile 1/0)" in c["evidence"]
     assert "Unsupported call_function target flex_attention" in c["evidence"] and c["compile_s"] > 0
     for run in ("train_step", "recompiles", "graph_breaks"):  # hits and misses only
         assert not of(items(sample_wh, run), "cache_bypass"), run
@@ -314,7 +325,7 @@ def test_the_kind_of_a_fact_is_every_column_a_rule_can_read():
 
     every = Rule(id="x", finding="x", facts="recompiles", evidence="x", advice="x", causes=("c",), guard_kinds=("g",),
                  limit_hit=True, gb_ids=("gb1",), text="t", not_text="n", exc_types=("E",), outcomes=("miss",))
-    assert set(Rule.__dataclass_fields__) - {"id", "finding", "evidence", "advice", "cost", "min_events", "subject",
+    assert set(Rule.__dataclass_fields__) - {"id", "finding", "evidence", "advice", "cost", "min_events", "min_values", "subject",
                                              "detail", "subject_default"} == {
         "facts", "causes", "guard_kinds", "limit_hit", "gb_ids", "text", "not_text", "exc_types", "outcomes"}
     assert set(re.findall(r"\bf\.(\w+)", predicate(every))) == set(MATCH_COLUMNS)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,12 @@ def captures(tmp_path_factory: pytest.TempPathFactory) -> dict:
     through `pt2logs run`; everything ingested into one warehouse."""
     dest = tmp_path_factory.mktemp("outcome_jobs")
     wh = str(dest / "wh")
-    ran = {job: jobs.run_job(str(dest), job) for job in ("desync_hang", "rank_raises", "sigkill")}
+    ran: dict = {}
+    # the deadlock sits silent for a minute (no CPU): it runs beside the others
+    stuck = threading.Thread(target=lambda: ran.update(deadlock_stopped=jobs.run_and_stop(
+        str(dest), "deadlock_stopped", after_silence=jobs.STOP_AFTER_S)))
+    stuck.start()
+    ran.update({job: jobs.run_job(str(dest), job) for job in ("desync_hang", "rank_raises", "sigkill")})
     ran["clean"] = jobs.run_job(str(dest), "clean", wrap=[sys.executable, "-m", "pt2logs", "run", "-w", wh,
                                                           "--name", "clean job", "--"])
     ran["preempted"] = jobs.run_and_stop(str(dest), "preempted")
@@ -36,6 +42,8 @@ def captures(tmp_path_factory: pytest.TempPathFactory) -> dict:
         assert ran[job]["rc"] == 1, ran[job]  # torchrun's exit status after a failed worker
         pt2logs.ingest([str(dest / job)], wh)
     assert ran["clean"]["rc"] == 0, (dest / "clean" / "stderr.txt").read_text()[-3000:]
+    stuck.join()
+    pt2logs.ingest([str(dest / "deadlock_stopped")], wh)
     return {"dest": dest, "wh": wh, "ran": ran}
 
 
@@ -241,4 +249,82 @@ def test_a_rank_whose_trace_ends_inside_a_compile(captures, tmp_path):
     if ranks[0]["silent_s"] >= ranks[0]["threshold_s"]:
         assert ranks[0]["outcome"] == "hung" and ranks[0]["why"].startswith("compile 0/0 began and never finished (in ")
     else:
-        assert ranks[0]["outcome"] == "unknown"
+        assert ranks[0]["outcome"] == "unknown" and ranks[0]["why"].startswith("the log ends inside compile 0/0 (")
+        assert ranks[0]["why"].endswith(" with no exit record: crashed or killed while compiling?")
+
+
+# ---------------------------------------------------------------------------- outcomes that agree with the logs
+
+
+def test_a_deadlock_stopped_from_outside_after_silence_is_hung(captures, monkeypatch):
+    """A real DDP deadlock (no collective timeout fires) that the launcher's SIGTERM ends after both ranks
+    were silent for STOP_AFTER_S: it hung, and the stop ended it. The threshold is each rank's own:
+    10 times its largest gap between trace events (or its stderr lines), at least 60 s."""
+    wh, dest = captures["wh"], captures["dest"]
+    run = _run(wh, "deadlock_stopped")
+    assert run["outcome"] == "hung", run
+    # the root: the rank that went silent first (which one is a race between the two)
+    assert run["why"].startswith(f"rank {run['silent_first_rank']}: stopped from outside after ") and " s of silence" in run["why"]
+    assert run["evidence"].endswith("Received 15 death signal, shutting down workers")
+    assert _line(dest, "deadlock_stopped", run["evidence_file"], run["evidence_line"]) == run["evidence"]
+    ranks = _ranks(wh, "deadlock_stopped")
+    assert {r["outcome"] for r in ranks.values()} == {"hung"}
+    for r in ranks.values():
+        assert r["why"].startswith("stopped from outside after ") and r["quiet_s"] >= r["threshold_s"] >= 60
+        assert r["threshold_s"] == max(60, round(10 * r["gap_s"], 1)) or r["threshold_s"] > 60
+    # a job stopped 1 s after its compiles (preempted) stays killed: its silence is short
+    assert _run(wh, "preempted")["outcome"] == "killed"
+    monkeypatch.setenv("COLUMNS", "200")
+    out = CliRunner().invoke(main, ["summary", "deadlock_stopped", "-w", wh], catch_exceptions=False).output
+    assert f"outcome    hung: rank {run['silent_first_rank']}: stopped from outside after" in out
+
+
+def test_a_rank_that_logged_until_the_end_did_not_go_silent(captures):
+    """rank 0's real last trace event of the preempted run put at the run's end: no "went silent" line
+    (it used to read "rank 1 went silent first: last trace event 0 s before the end")."""
+    from pt2logs.outcomes import run_outcome, silence_line
+
+    con = pt2logs.connect(captures["wh"])
+    o = run_outcome(con, _run(captures["wh"], "desync_hang")["run_id"])
+    assert o is not None and silence_line(o) and "went silent first" in silence_line(o)
+    o.run = {**o.run, "silent_s": 0.0}
+    assert silence_line(o) is None
+    o.run = {**o.run, "silent_s": 2.5}
+    assert silence_line(o).startswith("rank 0 went silent first: last trace event 2.5 s before the end")
+
+
+AUTOTUNE = Path(__file__).parent / "inputs" / "gpu_autotune"
+
+
+def test_an_autotune_error_torch_logged_is_not_how_the_run_ended(tmp_path, monkeypatch):
+    """A real max-autotune run on an H200 (torch 2.11.0+cu130, triton 3.6; tests/inputs/gpu_autotune):
+    inductor logged dozens of "No valid triton configs. OutOfMemoryError: out of resource" choices and
+    ignored them; the process was ended by `timeout` while still autotuning compile 0/0, so its trace
+    ends inside that compile and nothing records an exit. It did not fail (it read `failed: an
+    exception [torch_logs.txt:4]`), and it does not read "no exit status" alone."""
+    wh = str(tmp_path / "wh")
+    pt2logs.ingest([str(AUTOTUNE)], wh, run_id="autotune")
+    con = pt2logs.connect(wh)
+    assert con.execute("SELECT count(*) FROM log_lines WHERE message LIKE '%No valid triton configs%'").fetchone()[0] >= 20
+    assert con.execute("SELECT count(*) FROM outcome_evidence").fetchone()[0] == 0
+    run = _run(wh, "gpu_autotune")
+    assert run["outcome"] == "unknown", run
+    assert run["why"] == ("the log ends inside compile 0/0 (mm_template_autotuning) with no exit record: "
+                          "crashed or killed while compiling?")
+    (rank,) = _ranks(wh, "gpu_autotune").values()
+    # its trace went quiet 5 minutes before the end, but its stderr logged autotuning until the end: not hung
+    assert rank["silent_s"] > 300 and rank["quiet_s"] < rank["threshold_s"] and rank["open_compile_ids"] == "0/0"
+    monkeypatch.setenv("COLUMNS", "200")
+    out = CliRunner().invoke(main, ["summary", "autotune", "-w", wh], catch_exceptions=False).output
+    assert "outcome    unknown: the log ends inside compile 0/0 (mm_template_autotuning)" in out
+
+
+def test_the_advice_on_a_two_rank_run_says_what_each_rank_did(captures):
+    """The deadlock job's two ranks each recompiled once on a size (8 -> 16) and once on a Python flag:
+    the advice says "1 time on each of 2 ranks" (it said "changed 2 time(s)"), and one size change per
+    rank is no shape storm (it fired on the two sizes 8, 16)."""
+    items = _q(captures["wh"], "advice", run_id="deadlock_stopped")
+    assert not [r for r in items if r["id"] == "shape_storm"], items
+    (p,) = [r for r in items if r["id"] == "python_value"]
+    assert "`flag` was True when compiled; it changed 1 time on each of 2 ranks in `<lambda> (outcome_jobs.py:" in p["evidence"]
+    assert p["recompiles"] == 2  # the cost columns still add up every rank (the query's header says so)

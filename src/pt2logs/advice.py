@@ -24,7 +24,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from pt2logs.advice_sql import ITEMS_MACRO
+from pt2logs.advice_sql import ITEMS_MACRO, TIMES_MACRO
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -37,7 +37,7 @@ COSTS = ("matched", "frame")
 #: the columns of a fact the rules' conditions read (:func:`predicate`): facts alike in these are one kind
 #: of fact to the rules, matched once (advice_items(): the distinct kinds, each fact joined to its kind's rule)
 MATCH_COLUMNS = ("facts", "cause", "guard_kind", "limit_hit", "exc_type", "outcome", "gb_id", "text")
-PLACEHOLDERS = ("subject", "values", "n", "frame", "location", "code", "detail", "compile_ids", "limit",
+PLACEHOLDERS = ("subject", "values", "n", "times", "frame", "location", "code", "detail", "compile_ids", "limit",
                 "compiles", "closest", "dynamic")
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 #: torch's recompile limit when the logs do not say (torch/_dynamo/config.py: recompile_limit = 8)
@@ -65,6 +65,7 @@ class Rule:
     exc_types: tuple[str, ...] | None = None
     outcomes: tuple[str, ...] | None = None
     min_events: int = 1
+    min_values: int = 0
     subject: str | None = None
     detail: str | None = None
     subject_default: str | None = None
@@ -83,7 +84,9 @@ class Rule:
         if self.limit_hit is not None:
             parts.append("recompile-limit refusals only" if self.limit_hit else "not a recompile-limit refusal")
         if self.min_events > 1:
-            parts.append(f"at least {self.min_events} per item")
+            parts.append(f"at least {self.min_events} on one rank per item")
+        if self.min_values > 0:
+            parts.append(f"at least {self.min_values} distinct values per item")
         return "; ".join(parts)
 
 
@@ -158,7 +161,7 @@ def _b(v: bool | None) -> str:
 
 
 RULE_COLUMNS = ("rule_order", "rule_id", "finding", "rule_facts", "causes", "guard_kinds", "want_limit_hit",
-                "gb_ids", "text_re", "not_text_re", "exc_types", "min_events", "subject_re", "detail_re",
+                "gb_ids", "text_re", "not_text_re", "exc_types", "min_events", "min_values", "subject_re", "detail_re",
                 "subject_default", "evidence_tpl", "advice", "cost")
 #: (the match columns are documentation in advice_rules(); advice_items() matches with match_sql's CASE)
 
@@ -169,7 +172,7 @@ def rules_macro(rules: tuple[Rule, ...] | None = None) -> str:
     for i, r in enumerate(rules if rules is not None else load_rules()):
         rows.append("(" + ", ".join([
             str(i), _s(r.id), _s(r.finding), _s(r.facts), _l(r.causes), _l(r.guard_kinds), _b(r.limit_hit),
-            _l(r.gb_ids), _s(r.text), _s(r.not_text), _l(r.exc_types), str(int(r.min_events)), _s(r.subject),
+            _l(r.gb_ids), _s(r.text), _s(r.not_text), _l(r.exc_types), str(int(r.min_events)), str(int(r.min_values)), _s(r.subject),
             _s(r.detail), _s(r.subject_default), _s(r.evidence), _s(r.advice), _s(r.cost)]) + ")")
     return (f"CREATE OR REPLACE MACRO advice_rules() AS TABLE SELECT * FROM (VALUES {', '.join(rows)}) "
             f"t({', '.join(RULE_COLUMNS)})")
@@ -234,4 +237,4 @@ def items_macro(rules: tuple[Rule, ...] | None = None) -> str:
 
 def advice_macros() -> list[str]:
     """The macros :mod:`pt2logs.views` adds to every connection."""
-    return [rules_macro(), items_macro()]
+    return [TIMES_MACRO, rules_macro(), items_macro()]

@@ -28,6 +28,9 @@ compiles of the frames an item shows (which waits for the facts to be matched), 
 else the one gb0039's explanation names (``currently set to N``), else torch's default.
 """
 
+#: ``1 time``, ``3 times``
+TIMES_MACRO = "CREATE OR REPLACE MACRO times_of(k) AS k::VARCHAR || CASE WHEN k = 1 THEN ' time' ELSE ' times' END"
+
 ITEMS_MACRO = r"""CREATE OR REPLACE MACRO advice_items(p_run, p_since, p_until, p_tag) AS TABLE
 WITH sel AS (SELECT run_id FROM selected_runs(p_run, p_since, p_until, p_tag)),
 ru AS (SELECT * FROM advice_rules()),
@@ -133,8 +136,15 @@ lim_c AS (
 lim AS (SELECT run_id, max(text_limit) AS text_limit FROM lim_c GROUP BY run_id),
 keyed AS (SELECT *, CASE facts WHEN 'graph_breaks' THEN coalesce(location, frame) WHEN 'cache_events' THEN coalesce(detail, '')
                         ELSE frame END AS item_key FROM ms),
+rank_n AS (  -- each item's count per rank: min_events holds on one rank; {times} says it per rank
+  SELECT rule_id, run_id, item_key, subject, max(rn) AS max_rank_n, count(*) AS n_ranks,
+         min(rn) = max(rn) AS same_n, string_agg(times_of(rn) || ' on rank ' || rank, ', ' ORDER BY rank) AS times_by_rank
+  FROM (SELECT rule_id, run_id, item_key, subject, rank, sum(n)::BIGINT AS rn FROM keyed GROUP BY ALL)
+  GROUP BY ALL),
 items AS (
-  SELECT i.rule_id, ru.rule_order, i.* EXCLUDE (rule_id), ru.finding, ru.evidence_tpl AS tpl, ru.advice, ru.cost
+  SELECT i.rule_id, ru.rule_order, i.* EXCLUDE (rule_id), ru.finding, ru.evidence_tpl AS tpl, ru.advice, ru.cost, ru.min_values,
+         CASE WHEN rank_n.n_ranks <= 1 THEN times_of(i.n) WHEN rank_n.same_n
+              THEN times_of(rank_n.max_rank_n) || ' on each of ' || rank_n.n_ranks || ' ranks' ELSE rank_n.times_by_rank END AS times_text
   FROM (
   SELECT rule_id, run_id, item_key, subject, any_value(facts) AS facts,
          sum(n)::BIGINT AS n, list_sort(list_distinct(list(frame))) AS frames, min(location) AS location, min(code) AS code,
@@ -146,7 +156,9 @@ items AS (
          min(ts) AS first_ts
   FROM keyed GROUP BY rule_id, run_id, item_key, subject) i
   JOIN ru USING (rule_id)
-  WHERE i.n >= ru.min_events),
+  JOIN rank_n ON rank_n.rule_id = i.rule_id AND rank_n.run_id = i.run_id AND rank_n.item_key IS NOT DISTINCT FROM i.item_key
+       AND rank_n.subject IS NOT DISTINCT FROM i.subject
+  WHERE rank_n.max_rank_n >= ru.min_events),
 item_frames AS (SELECT DISTINCT rule_id, run_id, item_key, subject, rank, frame_no FROM keyed),
 ifr AS (  -- the frames of each item, with their compiles and config
   SELECT i.rule_id, i.run_id, i.item_key, i.subject, sum(fr.frame_s) AS frame_s, max(c.cfg_limit) AS cfg_limit,
@@ -200,10 +212,10 @@ filled AS (
     CASE WHEN auto_off THEN '; compiled with automatic dynamic shapes off (dynamic=False or config.automatic_dynamic_shapes=False)'
          WHEN dyn_true THEN '; compiled with dynamic=True'
          WHEN auto_on THEN '; automatic dynamic shapes were on' ELSE '' END AS dynamic_text
-  FROM sorted)
+  FROM sorted WHERE coalesce(len(vs), 0) >= min_values)
 SELECT r.name AS run, f.run_id, f.rule_id AS id, f.finding,
-       replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(f.tpl,
-         '{subject}', f.subject_text), '{values}', f.values_text), '{n}', f.n::VARCHAR), '{frame}', array_to_string(f.frames, ', ')),
+       replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(f.tpl,
+         '{subject}', f.subject_text), '{values}', f.values_text), '{n}', f.n::VARCHAR), '{times}', f.times_text), '{frame}', array_to_string(f.frames, ', ')),
          '{location}', coalesce(f.location, '?')), '{code}', coalesce(': `' || f.code || '`', '')), '{detail}', coalesce(f.detail, '?')),
          '{compile_ids}', coalesce(f.compile_ids, '?')),
          '{limit}', coalesce(f.known_limit::VARCHAR, '{DEFAULT_LIMIT}, the default')),

@@ -22,6 +22,9 @@ The rules for a rank, in order (the first that holds decides; docs/architecture.
    collective size mismatch.
 4. ``failed``: a Python exception (traceback) or CUDA out of memory.
 5. ``killed``: ended by a signal nobody in the job sent (SIGKILL from the OOM killer, ``Killed``).
+5b. ``hung`` (``silent_stop``): the whole job stopped from outside (the agent's death signal, ``pt2logs run``
+   ending by a signal) after every rank that left a trace was silent (``quiet_s``) for at least its
+   threshold: "stopped from outside after N s of silence"; the stop ended a hang.
 6. ``hung``: in a run where some rank hung, a rank whose end was a consequence (the launcher's
    closing signal, a peer that went away, a non-zero exit) or that left no evidence: stuck in the
    same hang.
@@ -33,12 +36,20 @@ The rules for a rank, in order (the first that holds decides; docs/architecture.
     signal, ``pt2logs run`` ending by a signal) after such a silence.
 11. ``killed``: the whole job killed from outside.
 12. ``failed`` / ``crashed``: ``pt2logs run`` recorded such an exit.
-13. ``unknown``.
+13. ``unknown``; when the rank's trace ends inside a compile (a start, no end), the why says so: "the log
+    ends inside compile 0/0 (inductor codegen) with no exit record: crashed or killed while compiling?".
+
+Evidence is what ended a process: an error torch caught and logged (a glog-prefixed line, e.g. autotune's
+"No valid triton configs. OutOfMemoryError: out of resource") is not (readers/outcome_patterns.py
+``LOGGED_NOT_EVIDENCE``).
 
 Silence: from the rank's last trace event to the run's end (the stderr capture's last time, corrected
 to UTC; else ``pt2logs run``'s end; else the newest mtime of a file that is not a trace, unless it is a
-week after the last trace event: copied files; else the last trace event of any rank). The hang threshold is 10 times the
-rank's cadence (its longest compile, or the mean time between its compiles, the larger), at least 60 s.
+week after the last trace event: copied files; else the last trace event of any rank). ``silent_s`` counts from
+the rank's last trace event; ``quiet_s`` (what the hang rules read) from its last trace event or stderr line,
+whichever is later. The hang threshold is 10 times the rank's rhythm (the largest of its longest compile, the
+mean time between its compiles and its largest gap between two trace events or two of its stderr lines,
+``gap_s``), at least 60 s.
 Stderr times are local time read as UTC: their offset from UTC is the difference between a compile's
 first TORCH_LOGS line in the capture and its start in the trace, rounded to 15 minutes (the median
 over the run's compiles); without such a pair, the difference between the capture's last time and its
@@ -73,18 +84,30 @@ cal AS (
         WHERE kind = 'compilation_metrics' AND run_id IN (SELECT run_id FROM sel) GROUP BY ALL) m
     ON m.run_id = l.run_id AND m.rank IS NOT DISTINCT FROM l.rank AND m.compile_id = l.compile_id
   GROUP BY l.run_id),
+ends0 AS (
+  SELECT r.run_id, o.err_last, coalesce(c.offset_s,
+                      CASE WHEN abs(o.d) <= 50400 AND abs(o.d - round(o.d / 900) * 900) < 120 THEN round(o.d / 900) * 900 ELSE 0 END) AS off_s
+  FROM r LEFT JOIN off o USING (run_id) LEFT JOIN cal c USING (run_id)),
 ends AS (
-  SELECT r.run_id,
-         to_timestamp(epoch(o.err_last) - coalesce(c.offset_s,
-                      CASE WHEN abs(o.d) <= 50400 AND abs(o.d - round(o.d / 900) * 900) < 120 THEN round(o.d / 900) * 900 ELSE 0 END))
-           AS stderr_end,
+  SELECT r.run_id, to_timestamp(epoch(e0.err_last) - e0.off_s) AS stderr_end, e0.off_s,
          (SELECT max(ts) FROM ev WHERE ev.run_id = r.run_id AND ev.kind = 'exit_status') AS record_end,
          -- files written at the end (a stderr without times, counters dumped at exit); a trace file's own
          -- mtime is its last event. Ignored when a week after the last trace event (the files were copied).
          (SELECT max(mtime) FROM f WHERE f.run_id = r.run_id AND f.format NOT IN {_TR}
             AND f.mtime <= coalesce((SELECT max(last_ts) FROM f t WHERE t.run_id = r.run_id AND t.format IN {_TR}), f.mtime) + INTERVAL 7 DAY)
            AS mtime_end
-  FROM r LEFT JOIN off o USING (run_id) LEFT JOIN cal c USING (run_id)),
+  FROM r JOIN ends0 e0 USING (run_id)),
+-- each rank's rhythm: its largest gap between two trace events, or between two of its stderr lines
+gap AS (
+  SELECT run_id, rank, max(d) AS gap_s FROM (
+    SELECT run_id, rank, epoch(ts) - epoch(lag(ts) OVER (PARTITION BY run_id, rank ORDER BY ts)) AS d
+    FROM events WHERE run_id IN (SELECT run_id FROM sel) AND ts IS NOT NULL
+    UNION ALL
+    SELECT run_id, rank, epoch(ts) - epoch(lag(ts) OVER (PARTITION BY run_id, rank ORDER BY ts))
+    FROM log_lines WHERE run_id IN (SELECT run_id FROM sel) AND ts IS NOT NULL)
+  GROUP BY ALL),
+-- each rank's last stderr line (local time, corrected as the run's end is)
+lines_end AS (SELECT run_id, rank, max(ts) AS last_line FROM log_lines WHERE run_id IN (SELECT run_id FROM sel) AND ts IS NOT NULL GROUP BY ALL),
 rk AS (
   SELECT run_id, unnest(ranks)::INTEGER AS rank FROM r
   UNION SELECT run_id, rank FROM ev WHERE rank IS NOT NULL
@@ -123,8 +146,9 @@ facts AS (
          CASE WHEN n.stderr_end IS NOT NULL THEN 'stderr' WHEN n.record_end IS NOT NULL THEN 'pt2logs run'
               WHEN n.mtime_end IS NOT NULL THEN 'file mtimes'
               WHEN max(t.last_ts) OVER (PARTITION BY k.run_id) IS NOT NULL THEN 'last trace event' END AS run_end_from,
-         greatest(60.0, 10 * greatest(coalesce(c.longest_compile_s, 0),
+         greatest(60.0, 10 * greatest(coalesce(c.longest_compile_s, 0), coalesce(g.gap_s, 0),
                                       coalesce((epoch(t.last_ts) - epoch(t.first_ts)) / nullif(c.compiles, 0), 0))) AS threshold_s,
+         g.gap_s, greatest(t.last_ts, to_timestamp(epoch(le.last_line) - coalesce(n.off_s, 0))) AS active_until,
          e.timeout, e.crash, e.exc, e.own_kill, e.launcher_kill, e.peer, e.exit_failed, e.exit0, e.first_own_line,
          e.root_cause, coalesce(e.ev, CASE WHEN k.rank IS NULL OR r.ranks IS NULL OR len(r.ranks) <= 1 OR v.outside_kill THEN v.run_level END) AS ev,
          v.any_hung, v.outside_kill, v.record_means, v.run_level, e.run_id IS NULL AS no_evidence
@@ -132,7 +156,15 @@ facts AS (
        LEFT JOIN cm c ON c.run_id = k.run_id AND c.rank IS NOT DISTINCT FROM k.rank
        LEFT JOIN op o ON o.run_id = k.run_id AND o.rank IS NOT DISTINCT FROM k.rank
        LEFT JOIN e ON e.run_id = k.run_id AND e.rank IS NOT DISTINCT FROM k.rank
-       LEFT JOIN run_ev v ON v.run_id = k.run_id),
+       LEFT JOIN run_ev v ON v.run_id = k.run_id
+       LEFT JOIN gap g ON g.run_id = k.run_id AND g.rank IS NOT DISTINCT FROM k.rank
+       LEFT JOIN lines_end le ON le.run_id = k.run_id AND le.rank IS NOT DISTINCT FROM k.rank),
+quiet AS (
+  SELECT *, round(epoch(run_end) - epoch(active_until), 1) AS quiet_s,
+         -- every rank that left a trace silent (no trace event, no stderr line) for longer than its threshold
+         bool_and(CASE WHEN last_ts IS NOT NULL THEN epoch(run_end) - epoch(active_until) >= threshold_s END)
+           OVER (PARTITION BY run_id) AS all_quiet
+  FROM facts),
 decided AS (
   SELECT *, round(epoch(run_end) - epoch(last_ts), 1) AS silent_s,
     CASE
@@ -141,22 +173,23 @@ decided AS (
       WHEN crash THEN 'crash'
       WHEN exc THEN 'exception'
       WHEN own_kill THEN 'own_kill'
+      WHEN outside_kill AND all_quiet AND last_ts IS NOT NULL THEN 'silent_stop'
       WHEN any_hung AND (launcher_kill OR peer OR exit_failed OR no_evidence) THEN 'same_hang'
       WHEN launcher_kill THEN 'launcher_kill'
       WHEN peer OR exit_failed THEN 'exit_failed'
       WHEN exit0 THEN 'exit0'
-      WHEN open_compiles > 0 AND epoch(run_end) - epoch(last_ts) >= threshold_s THEN 'open_compile'
-      WHEN outside_kill AND epoch(run_end) - epoch(last_ts) >= threshold_s THEN 'silent_kill'
+      WHEN open_compiles > 0 AND quiet_s >= threshold_s THEN 'open_compile'
+      WHEN outside_kill AND quiet_s >= threshold_s THEN 'silent_kill'
       WHEN outside_kill THEN 'outside_kill'
       WHEN record_means IN ('failed', 'crashed') THEN 'record'
       ELSE 'none'
     END AS rule
-  FROM facts)
+  FROM quiet)
 SELECT run_id, run, rank,
   CASE rule WHEN 'record_exit0' THEN 'completed' WHEN 'timeout' THEN 'hung' WHEN 'crash' THEN 'crashed' WHEN 'exception' THEN 'failed'
             WHEN 'own_kill' THEN 'killed' WHEN 'same_hang' THEN 'hung' WHEN 'launcher_kill' THEN 'killed'
             WHEN 'exit_failed' THEN 'failed' WHEN 'exit0' THEN 'completed' WHEN 'open_compile' THEN 'hung'
-            WHEN 'silent_kill' THEN 'hung' WHEN 'outside_kill' THEN 'killed' WHEN 'record' THEN record_means ELSE 'unknown' END AS outcome,
+            WHEN 'silent_kill' THEN 'hung' WHEN 'silent_stop' THEN 'hung' WHEN 'outside_kill' THEN 'killed' WHEN 'record' THEN record_means ELSE 'unknown' END AS outcome,
   CASE rule
     WHEN 'record_exit0' THEN 'pt2logs run recorded exit status 0'
     WHEN 'timeout' THEN concat('timed out in ', coalesce(ev.collective, 'a collective'),
@@ -173,15 +206,20 @@ SELECT run_id, run, rank,
     WHEN 'exit_failed' THEN CASE WHEN peer THEN 'its peer closed the connection' ELSE concat('exit status ', coalesce(ev.exit_code::VARCHAR, '?')) END
     WHEN 'exit0' THEN 'exit status 0'
     WHEN 'open_compile' THEN concat('compile ', open_compile_ids, ' began and never finished (in ', open_phase, ')')
-    WHEN 'silent_kill' THEN concat('silent ', round(epoch(run_end) - epoch(last_ts)), ' s before the job was killed')
+    WHEN 'silent_kill' THEN concat('silent ', round(quiet_s), ' s before the job was killed')
+    WHEN 'silent_stop' THEN concat('stopped from outside after ', round(quiet_s), ' s of silence (its longest gap before: ',
+                                   round(coalesce(gap_s, 0), 1), ' s)')
     WHEN 'outside_kill' THEN 'the job was stopped from outside (the launcher got a signal)'
     WHEN 'record' THEN ev.text
-    ELSE CASE WHEN last_ts IS NOT NULL THEN 'no exit status in the logs' ELSE 'no evidence' END
+    ELSE CASE WHEN open_compiles > 0 THEN concat('the log ends inside compile ', open_compile_ids, coalesce(' (' || open_phase || ')', ''),
+                                                 ' with no exit record: crashed or killed while compiling?')
+              WHEN last_ts IS NOT NULL THEN 'no exit status in the logs' ELSE 'no evidence' END
   END AS why,
   rule, ev.file AS evidence_file, ev.line_no AS evidence_line, ev.kind AS evidence_kind, ev.text AS evidence,
   ev.exit_code AS exit_code, ev.signal AS signal, first_ts, last_ts AS last_event_at, run_end, run_end_from, silent_s,
-  round(threshold_s, 1) AS threshold_s, compiles, open_compiles, open_compile_ids, open_phase, first_own_line, root_cause
-FROM decided"""
+  round(threshold_s, 1) AS threshold_s, round(gap_s, 1) AS gap_s, quiet_s, compiles, open_compiles, open_compile_ids, open_phase, first_own_line, root_cause
+-- a job stopped from outside after a silence: the line is the stop's (the agent's death signal), not the launcher's closing signal
+FROM (SELECT * REPLACE (CASE WHEN rule = 'silent_stop' AND run_level IS NOT NULL THEN run_level ELSE ev END AS ev) FROM decided)"""
 
 #: one row per run: how it ended (the run-level rules, see the module docstring of run_outcomes.sql)
 RUN_OUTCOMES = """CREATE OR REPLACE MACRO run_outcome_rows(p_run, p_since, p_until, p_tag) AS TABLE
@@ -195,11 +233,12 @@ per_run AS (
          max(run_end) AS run_end, any_value(run_end_from) AS run_end_from,
          string_agg(outcome || ' ' || coalesce(rank::VARCHAR, '-'), ', ' ORDER BY rank) AS rank_outcomes,
          arg_min({'rank': rank, 'outcome': outcome, 'why': why, 'file': evidence_file, 'line': evidence_line, 'text': evidence},
-                 CASE WHEN outcome = 'hung' AND rule = 'timeout' THEN 0 WHEN outcome = 'hung' THEN 1 ELSE 2 END * 1e15
-                 + coalesce(first_own_line, 1e12) * 10 + CASE WHEN root_cause THEN 0 ELSE 1 END)
+                 [CASE WHEN outcome = 'hung' AND rule = 'timeout' THEN 0 WHEN outcome = 'hung' THEN 1 ELSE 2 END,
+                  coalesce(first_own_line, 1e12), CASE WHEN root_cause THEN 0 ELSE 1 END, coalesce(epoch(last_event_at), 0)])
            FILTER (WHERE outcome = 'hung' OR (outcome IN ('crashed', 'failed', 'killed') AND first_own_line IS NOT NULL)) AS root,
          arg_min({'rank': rank, 'outcome': outcome, 'why': why, 'file': evidence_file, 'line': evidence_line, 'text': evidence},
-                 CASE outcome WHEN 'killed' THEN 0 WHEN 'failed' THEN 1 WHEN 'crashed' THEN 2 ELSE 3 END) AS other
+                 CASE outcome WHEN 'killed' THEN 0 WHEN 'failed' THEN 1 WHEN 'crashed' THEN 2 ELSE 3 END) AS other,
+         arg_min({'rank': rank, 'why': why}, coalesce(rank, -1)) FILTER (WHERE rule = 'none' AND open_compiles > 0) AS open_end
   FROM ro GROUP BY run_id),
 rec AS (
   SELECT run_id, arg_max(means, line_no) FILTER (WHERE kind = 'exit_status') AS record_means,
@@ -228,6 +267,8 @@ SELECT d.run_id, d.run, d.outcome,
             WHEN d.outcome = 'completed' THEN 'every rank completed'
             WHEN d.other.outcome = d.outcome AND d.outcome IN ('killed', 'failed', 'crashed')
               THEN concat(CASE WHEN d.other.rank IS NOT NULL THEN concat('rank ', d.other.rank, ': ') ELSE '' END, d.other.why)
+            WHEN d.outcome = 'unknown' AND d.open_end IS NOT NULL
+              THEN concat(CASE WHEN d.open_end.rank IS NOT NULL THEN concat('rank ', d.open_end.rank, ': ') ELSE '' END, d.open_end.why)
             ELSE 'no exit status in the logs' END AS why,
        CASE WHEN d.root IS NOT NULL AND d.outcome = d.root.outcome THEN d.root.rank END AS root_rank,
        coalesce(CASE WHEN d.root IS NOT NULL AND d.outcome = d.root.outcome THEN d.root.file END, d.record_file,

@@ -80,9 +80,12 @@ def outcome_line(o: RunOutcome) -> str:
 
 def silence_line(o: RunOutcome) -> str | None:
     """``rank 0 went silent first (its last trace event 21.7 s before the run's end, from the stderr capture)``;
-    None for a run of one rank or one that completed."""
+    None for a run of one rank or one that completed, and when no rank went silent (the first rank's last trace
+    event less than a second before the end: every rank logged until the end)."""
     r = o.run
     if (r.get("ranks") or 0) < 2 or r.get("silent_first_rank") is None or r["outcome"] == "completed":
+        return None
+    if r.get("silent_s") is not None and r["silent_s"] < 1:
         return None
     gap = f": last trace event {r['silent_s']:g} s before the end" if r.get("silent_s") is not None else ""
     src = f" (end from the {r['run_end_from']})" if r.get("run_end_from") else ""

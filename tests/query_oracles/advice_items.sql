@@ -88,10 +88,10 @@ lim_c AS (
 lim AS (SELECT run_id, max(text_limit) AS text_limit FROM lim_c GROUP BY run_id),
 keyed AS (SELECT *, CASE facts WHEN 'graph_breaks' THEN coalesce(location, frame) WHEN 'cache_events' THEN coalesce(detail, '')
                         ELSE frame END AS item_key FROM ms),
-items AS (
+items0 AS (
   SELECT rule_id, any_value(rule_order) AS rule_order, run_id, item_key, subject,
          any_value(finding) AS finding, any_value(evidence_tpl) AS tpl, any_value(advice) AS advice,
-         any_value(cost) AS cost, any_value(min_events) AS min_events, any_value(facts) AS facts,
+         any_value(cost) AS cost, any_value(min_events) AS min_events, any_value(min_values) AS min_values, any_value(facts) AS facts,
          sum(n)::BIGINT AS n, list_sort(list_distinct(list(frame))) AS frames, min(location) AS location, min(code) AS code,
          min(detail) AS detail, list_distinct(list(rank) FILTER (WHERE rank IS NOT NULL)) AS ranks,
          string_agg(DISTINCT compile_id, ', ' ORDER BY compile_id) AS compile_ids,
@@ -101,8 +101,16 @@ items AS (
          list_distinct(list({'rank': rank, 'frame_no': frame_no})) AS frame_keys,
          list_distinct(list({'rank': rank, 'compile_id': compile_id})) AS compile_keys,
          min(ts) AS first_ts
-  FROM keyed GROUP BY rule_id, run_id, item_key, subject
-  HAVING sum(n) >= any_value(min_events)),
+  FROM keyed GROUP BY rule_id, run_id, item_key, subject),
+per_rank AS (SELECT rule_id, run_id, item_key, subject, rank, sum(n)::BIGINT AS rn FROM keyed GROUP BY ALL),
+items AS (  -- min_events on one rank; {times}: the count per rank
+  SELECT i.*, CASE WHEN p.k <= 1 THEN times_of(i.n) WHEN p.lo = p.hi THEN times_of(p.hi) || ' on each of ' || p.k || ' ranks'
+                   ELSE p.by_rank END AS times_text
+  FROM items0 i JOIN (SELECT rule_id, run_id, item_key, subject, count(*) AS k, min(rn) AS lo, max(rn) AS hi,
+                             string_agg(times_of(rn) || ' on rank ' || rank, ', ' ORDER BY rank) AS by_rank
+                      FROM per_rank GROUP BY ALL) p
+    ON p.rule_id = i.rule_id AND p.run_id = i.run_id AND p.item_key IS NOT DISTINCT FROM i.item_key AND p.subject IS NOT DISTINCT FROM i.subject
+  WHERE p.hi >= i.min_events),
 ifr AS (  -- the frames of each item, with their compiles and config
   SELECT i.rule_id, i.run_id, i.item_key, i.subject, sum(fr.frame_s) AS frame_s, max(c.cfg_limit) AS cfg_limit,
          bool_or(c.auto_off) AS auto_off, bool_or(c.auto_on) AS auto_on, bool_or(c.dyn_true) AS dyn_true,
@@ -157,10 +165,10 @@ filled AS (
     CASE WHEN auto_off THEN '; compiled with automatic dynamic shapes off (dynamic=False or config.automatic_dynamic_shapes=False)'
          WHEN dyn_true THEN '; compiled with dynamic=True'
          WHEN auto_on THEN '; automatic dynamic shapes were on' ELSE '' END AS dynamic_text
-  FROM sorted)
+  FROM sorted WHERE coalesce(len(vs), 0) >= min_values)
 SELECT r.name AS run, f.run_id, f.rule_id AS id, f.finding,
-       replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(f.tpl,
-         '{subject}', f.subject_text), '{values}', f.values_text), '{n}', f.n::VARCHAR), '{frame}', array_to_string(f.frames, ', ')),
+       replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(replace(f.tpl,
+         '{subject}', f.subject_text), '{values}', f.values_text), '{n}', f.n::VARCHAR), '{times}', f.times_text), '{frame}', array_to_string(f.frames, ', ')),
          '{location}', coalesce(f.location, '?')), '{code}', coalesce(': `' || f.code || '`', '')), '{detail}', coalesce(f.detail, '?')),
          '{compile_ids}', coalesce(f.compile_ids, '?')),
          '{limit}', coalesce(f.known_limit::VARCHAR, '{DEFAULT_LIMIT}, the default')),

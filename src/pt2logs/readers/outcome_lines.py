@@ -167,13 +167,19 @@ class OutcomeLines:
             self.tracebacks[key] = _Traceback(line_no)
             return False
         if P.TRIGGERS.search(text) is not None:
-            self.evidence(line_no, text, raw, rank, pid, self._ts(mmdd, time))
+            # a message torch's Python logger wrote (its glog prefix): an error it caught and logged (autotune's
+            # "No valid triton configs. OutOfMemoryError: out of resource", a benchmark choice that failed) is not how
+            # the process ended; only the patterns that are evidence wherever they appear are read from it
+            logged = g is not None and g.re is P.GLOG
+            self.evidence(line_no, text, raw, rank, pid, self._ts(mmdd, time), skip=P.LOGGED_NOT_EVIDENCE if logged else ())
         return False
 
     def evidence(self, line_no: int, text: str, raw: str, rank: int | None, pid: int | None, ts: int | None,
-                 extra: dict[str, Any] | None = None) -> bool:
-        """A row for the first rule that matches ``text``; False when none does."""
+                 extra: dict[str, Any] | None = None, skip: tuple[str, ...] = ()) -> bool:
+        """A row for the first rule that matches ``text`` (rules of a kind in ``skip`` left out); False when none does."""
         for kind, means, rx in P.LINE_RULES:
+            if kind in skip:
+                continue
             m = rx.search(text)
             if m is None:
                 continue

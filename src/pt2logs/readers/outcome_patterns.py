@@ -99,6 +99,13 @@ LINE_RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("oom", "failed", re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory")),
     ("oom_killed", "killed", re.compile(r"^Killed\s*$|^(?:\S+: )?(?:line \d+: )?\d+ Killed\s")),
 )
+#: kinds never read from a message torch's Python logger wrote (a glog-prefixed line): there they are errors
+#: torch caught and logged, e.g. ``torch/_inductor/select_algorithm.py`` ``"Runtime error during autotuning: \n%s.
+#: \nIgnoring this choice."`` with ``runtime/triton_heuristics.py``'s ``"No valid triton configs. {type(exc).__name__}:
+#: {exc}"`` (triton 3.6 names the exception ``OutOfMemoryError: out of resource: triton_mm Required: 245760 Hardware
+#: limit:232448``), or ``"Exception %s for benchmark choice %s"``; a CUDA OOM that ends the process is its traceback's
+#: last line, which has no such prefix
+LOGGED_NOT_EVIDENCE = ("oom",)
 #: a fast pre-check: a line that contains none of these words has no evidence (most lines)
 TRIGGERS = re.compile(r"Watchdog|watchdog|Heartbeat|Timed out|timed out|monitoredBarrier|store based barrier|collective mismatch"
                       r"|by peer|closing signal|Unable to shutdown|exitcode|death signal|termination signal|received by PID"
