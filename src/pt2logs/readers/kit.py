@@ -10,9 +10,11 @@ byte chunks and a :class:`FileContext`, fill its :class:`ReadStats`, and put row
 Shared rules, stated once:
 
 * **Lines** (:func:`iter_lines`): numbered from 1, without their end of line (``\\n`` or ``\\r\\n``);
-  chunks may cut lines anywhere. A line longer than :data:`MAX_LINE` is reported once
-  (``line_too_long``, a warning) and kept, cut into pieces of at most :data:`MAX_LINE` bytes that
-  all carry its line number: nothing is dropped and memory stays bounded.
+  chunks may cut lines anywhere. A line longer than :data:`MAX_TEXT_LINE` (1 MiB) keeps its first
+  MAX_TEXT_LINE bytes; the rest is passed over to its newline without being held, and the cut is a
+  ``line_too_long`` warning at file:line giving the line's length. A run of blank lines is one item
+  (:func:`read_lines` hands its length to the reader that took its first line): a file of newlines
+  costs regex matches, not Python lines.
 * **Whole documents** (:func:`read_document`): JSON dumps, kernel specs, debug files are read whole
   up to :data:`MAX_DOC` bytes; a larger one is reported (``too_large``) and not read.
 * **Bad input** (:func:`add_error`): an ``ingest_errors`` row with file, line, kind, severity and a
@@ -37,8 +39,16 @@ from pt2logs.segment_rows import Derived, SegmentRows
 Batch = tuple[str, pa.RecordBatch]
 #: the longest excerpt of bad input kept in ``ingest_errors``
 EXCERPT = 1024
-#: the longest line kept in one piece (see the module docstring)
+#: the longest TORCH_TRACE line read (records.py skips a longer one: a cut JSON line could not be read)
 MAX_LINE = 64 << 20
+#: the longest text line kept (see :func:`iter_lines`): the rest of a longer one is skipped and reported
+MAX_TEXT_LINE = 1 << 20
+#: the most blank lines :func:`iter_lines` hands over as one item
+BLANK_RUN = 1 << 20
+#: a run of blank lines (LF or CRLF) is ``[\r\n]*\n`` without a lone ``\r`` (a one-character repeat:
+#: no regex stack per line, unlike ``(?:\r?\n)+``, which costs ~128 bytes per repetition)
+_BLANKS = re.compile(rb"[\r\n]*\n")
+_LONE_CR = re.compile(rb"\r(?!\n)")
 #: the largest document read whole
 MAX_DOC = 256 << 20
 
@@ -233,41 +243,87 @@ class RowSink:
 ErrorSink = Callable[..., None]
 
 
-def iter_lines(chunks: Iterable[bytes], on_error: ErrorSink) -> Iterator[tuple[int, bytes]]:
+def _cut_at_char(line: bytes, n: int) -> bytes:
+    """``line[:n]``, moved back to the start of a UTF-8 character that the cut would split."""
+    i = n
+    while i > n - 4 and i > 0 and line[i] & 0xC0 == 0x80:
+        i -= 1
+    return line[:i]
+
+
+def iter_lines(chunks: Iterable[bytes], on_error: ErrorSink, max_line: int = MAX_TEXT_LINE) -> Iterator[tuple[int, bytes]]:
     """(1-based line number, line without its end of line) for byte chunks cut anywhere.
 
-    A line longer than :data:`MAX_LINE` is reported once (``line_too_long``, a warning) and yielded in
-    pieces of at most :data:`MAX_LINE` bytes, each with the line's number."""
+    * A line longer than ``max_line`` bytes (:data:`MAX_TEXT_LINE` by default) keeps its first
+      ``max_line`` bytes (cut at a character boundary); the rest is passed over to its newline at
+      ``bytes.find`` speed, never held, and the cut is one ``line_too_long`` warning at that line.
+    * A run of ``k`` blank lines is one item: ``b"\n" * (k - 1)`` at the number of its first line (one
+      blank line is ``b""``, as always; a run longer than :data:`BLANK_RUN` is several items). Nothing
+      else starts with a newline, so ``raw[:1] == b"\n"`` tells the run apart; the numbers of all later
+      lines stay right, and a megabyte of newlines costs a regex match, not a million Python lines."""
     buf = b""
-    n = 0
-    cutting = False  # the current line was already cut at least once
+    n = 0  # the number of the last line yielded
+    skipped = 0  # >0: inside an over-long line: its bytes seen so far (its head was yielded as line n)
+    head = b""
+    blanks = _BLANKS.match
+
+    def cut(total: int, ended: bool = True) -> None:
+        on_error("line_too_long", n, f"a line of {'' if ended else 'at least '}{total:,} bytes: its first "
+                 f"{max_line >> 10} KiB were kept, the rest skipped (lines are cut at {max_line >> 10} KiB)"
+                 f"{'' if ended else '; the file ends inside it'}", head[:EXCERPT], "warning")
+
     for chunk in chunks:
         if not chunk:
             continue
+        if skipped:
+            nl = chunk.find(b"\n")
+            if nl < 0:
+                skipped += len(chunk)
+                continue
+            skipped += nl
+            cut(skipped)
+            skipped, head = 0, b""
+            chunk = chunk[nl + 1 :]
+            if not chunk:
+                continue
         buf = buf + chunk if buf else chunk
         start = 0
         while True:
             nl = buf.find(b"\n", start)
             if nl < 0:
                 break
-            if not cutting:
-                n += 1
-            cutting = False
+            if nl == start or (nl == start + 1 and buf[start] == 13):  # a blank line: its whole run at once
+                end = blanks(buf, start).end()  # type: ignore[union-attr]
+                if (lone := _LONE_CR.search(buf, start, end)) is not None:  # a line of "\r": not blank
+                    end = buf.rfind(b"\n", start, lone.start()) + 1
+                k = buf.count(b"\n", start, end)
+                while k:
+                    take = min(k, BLANK_RUN)
+                    yield n + 1, b"\n" * (take - 1)
+                    n += take
+                    k -= take
+                start = end
+                continue
+            n += 1
             line = buf[start:nl]
-            yield n, line[:-1] if line.endswith(b"\r") else line
+            if nl - start > max_line:
+                head = line
+                yield n, _cut_at_char(line, max_line)
+                cut(nl - start)
+                head = b""
+            else:
+                yield n, line[:-1] if line.endswith(b"\r") else line
             start = nl + 1
         buf = buf[start:] if start else buf
-        while len(buf) > MAX_LINE:
-            if not cutting:
-                n += 1
-                cutting = True
-                on_error("line_too_long", n, f"a line longer than {MAX_LINE >> 20} MiB: kept, cut into pieces of "
-                         f"{MAX_LINE >> 20} MiB with the same line number", buf[:EXCERPT], "warning")
-            yield n, buf[:MAX_LINE]
-            buf = buf[MAX_LINE:]
-    if buf:
-        if not cutting:
+        if len(buf) > max_line:  # an over-long line whose end is not here yet
             n += 1
+            head = buf[:EXCERPT]
+            yield n, _cut_at_char(buf, max_line)
+            skipped, buf = len(buf), b""
+    if skipped:
+        cut(skipped, ended=False)
+    elif buf:
+        n += 1
         yield n, buf[:-1] if buf.endswith(b"\r") else buf
 
 
@@ -317,6 +373,10 @@ class LineReader(Protocol):
     def finish(self) -> None:
         """The file ended: close whatever is open."""
 
+    # optional: ``blank_lines(line_no, k)``: the ``k`` blank lines from ``line_no`` on, after the blank
+    # line just before them, which this reader took (:func:`read_lines`); a reader without it passes
+    # them over (their numbers are still counted)
+
 
 LineReaderFactory = Callable[[RowSink], LineReader]
 
@@ -330,10 +390,19 @@ def read_lines(chunks: Iterable[bytes], ctx: FileContext, factories: Iterable[Li
     last = 0
     for line_no, raw in iter_lines(chunks, sink.error):
         last = line_no
-        text = decode(raw, line_no, sink)
-        for take in takers:
-            if take(line_no, text):
-                break
+        if raw[:1] == b"\n":  # a run of len(raw) + 1 blank lines: the first as a line, the rest in bulk
+            last = line_no + len(raw)
+            for r in chain:
+                if r.take(line_no, ""):
+                    more = getattr(r, "blank_lines", None)
+                    if more is not None:
+                        more(line_no + 1, len(raw))
+                    break
+        else:
+            text = decode(raw, line_no, sink)
+            for take in takers:
+                if take(line_no, text):
+                    break
         if sink.full():
             yield from sink.flush()
     for r in chain:

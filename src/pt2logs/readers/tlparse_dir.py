@@ -45,6 +45,7 @@ import pyarrow.compute as pc
 from pt2logs.readers.kit import (
     EXCERPT,
     MAX_DOC,
+    MAX_LINE,
     Batch,
     FileContext,
     Format,
@@ -122,8 +123,8 @@ class _Rebuild:
 
     def records(self, chunks: Iterable[bytes]) -> Iterator[Record]:
         st = self.st
-        for line_no, raw in iter_lines(chunks, st.error):
-            self.n_lines = line_no
+        for line_no, raw in iter_lines(chunks, st.error, MAX_LINE):  # a trace record's line: the trace's bound
+            self.n_lines = line_no + len(raw) if raw[:1] == b"\n" else line_no  # (a run of blank lines: its last)
             if not raw.strip():
                 continue
             try:
@@ -253,7 +254,7 @@ def _chromium_elements(chunks: Iterable[bytes], st: TraceState | None) -> Iterat
         if st is not None:
             st.error(kind, CHROMIUM_BASE + line_no, message, excerpt)
 
-    lines = iter_lines(chunks, lambda *a: None)
+    lines = iter_lines(chunks, lambda *a: None, MAX_LINE)
     head: list[bytes] = []
     for _, line in lines:
         head.append(line)
