@@ -280,3 +280,125 @@ def test_blank_lines_cost_nothing_per_line():
     assert sum(r["n_lines"] for r in blocks) == n and max(r["n_lines"] for r in blocks) == 1000
     assert all(r["message"] == "\n" * (r["n_lines"] - 1) for r in blocks)
     assert blocks[0]["line_no"] == 2 and [b["line_no"] for b in blocks] == [2 + 1000 * i for i in range(len(blocks))]
+
+
+# ----------------------------------------------------------------------------- item 1: documents
+
+#: kit.MAX_JSON_DOC, the most of a JSON document read whole (docs/inputs.md, Limits)
+JSON_CAP = 8 << 20
+
+
+def test_the_documented_caps_are_the_code_s():
+    from pt2logs.readers import kit
+
+    assert (kit.MAX_JSON_DOC, kit.MAX_DOC, kit.MAX_TEXT_LINE) == (JSON_CAP, 32 << 20, 1 << 20)
+
+INGEST_ONE_FORMAT = """
+import sys, time, pt2logs
+from pt2logs.ingestion.engines import Engine
+r = pt2logs.ingest([sys.argv[1]], sys.argv[2], engine=Engine(), fmt=sys.argv[3])
+"""
+
+
+def _huge_keys_counters_gz(path: Path, n_keys: int, key_kb: int = 200) -> Path:
+    """A counters dump whose graph_break reasons are ``key_kb`` KB each: a few hundred KB of gzip."""
+    import zlib
+
+    c = zlib.compressobj(6, zlib.DEFLATED, 31)
+    with open(path, "wb") as f:
+        f.write(c.compress(b'{"counters": {"stats": {"calls_captured": 3}, "graph_break": {'))
+        for i in range(n_keys):
+            f.write(c.compress(b'%s"reason %d: %s": 1' % (b"," if i else b"", i, b"x" * (key_kb << 10))))
+        f.write(c.compress(b"}}}") + c.flush())
+    return path
+
+
+def test_a_counters_gz_of_huge_keys_is_refused_in_flat_memory(tmp_path):
+    """200 MB of JSON in a ~200 KB .gz (1,000 keys of 200 KB): before, read whole and expanded
+    (1.04 GB); now the read stops at MAX_JSON_DOC and says so, in a small and flat peak."""
+    from tests.test_compressed import peak_rss_mb
+
+    d = tmp_path / "in"
+    d.mkdir()
+    gz = _huge_keys_counters_gz(d / "counters.json.gz", 1000)
+    assert gz.stat().st_size < 1 << 20
+    wh = str(tmp_path / "wh")
+    peak, rc = peak_rss_mb(INGEST_ONE_FORMAT, str(d), wh, "counters_json", kill_above_mb=600, timeout=120)
+    assert rc == 0 and peak < 200, peak
+    (err,) = _rows(wh, "SELECT kind, severity, message, path FROM ingest_errors")
+    assert err[:2] == ("too_large", "error") and err[3].endswith("counters.json.gz")
+    assert f"goes on past byte {JSON_CAP:,}" in err[2]
+
+
+def test_a_counters_dump_just_under_the_cap_stays_under_the_bound(tmp_path):
+    """The worst shape under the cap: ~8 MiB of tiny counters (500k rows). Its rows leave in batches
+    (before: all held until the end)."""
+    import orjson
+    from tests.test_compressed import MAX_RSS_MB, peak_rss_mb
+
+    d = tmp_path / "in"
+    d.mkdir()
+    doc = orjson.dumps({"counters": {"stats": {f"k{i}": i for i in range(500_000)}}})
+    assert len(doc) < JSON_CAP
+    (d / "counters.json").write_bytes(doc)
+    wh = str(tmp_path / "wh")
+    peak, rc = peak_rss_mb(INGEST_ONE_FORMAT, str(d), wh, "counters_json", kill_above_mb=2 * MAX_RSS_MB, timeout=120)
+    assert rc == 0 and peak <= MAX_RSS_MB, peak
+    assert _rows(wh, "SELECT count(*), max(value) FROM counters") == [(500_000, 499_999)]
+
+
+def test_a_spyre_timing_record_past_the_cap_is_an_error_not_gigabytes():
+    """Before: a 249 MB timing record was read whole and took 1.6 GB. Past the cap it is not read, and
+    the error says where the read stopped; one under it still reads (rows in batches)."""
+    import orjson
+
+    from pt2logs.readers.kit import FileContext
+    from pt2logs.readers.spyre.documents import read_timing
+
+    ev = {"name": "kernel:fwd:3", "ordinal": 1, "parent_ordinal": None, "t_start_ns": 1, "t_end_ns": 9, "self_ns": 8}
+    for n, ok in ((100_000, False), (20_000, True)):
+        doc = orjson.dumps({"meta": {"pid": 7}, "events": [dict(ev, ordinal=i) for i in range(n)]})
+        assert (len(doc) < JSON_CAP) == ok
+        ctx = FileContext(file="rec.7.json")
+        out: dict[str, int] = {}
+        errors = []
+        for table, batch in read_timing([doc[i : i + (1 << 20)] for i in range(0, len(doc), 1 << 20)], ctx):
+            out[table] = out.get(table, 0) + batch.num_rows
+            if table == "ingest_errors":
+                errors += batch.to_pylist()
+        if ok:
+            assert out == {"spyre_timing": n} and not errors
+        else:
+            assert "spyre_timing" not in out
+            assert [e["kind"] for e in errors] == ["too_large"] and f"past byte {JSON_CAP:,}" in errors[0]["message"]
+
+
+def test_iter_lines_agrees_with_a_plain_split_wherever_the_chunks_are_cut():
+    """3,000 random inputs of letters, é, LF, CR, each cut into random chunks, with a small line cap:
+    the lines (blank runs expanded back) and the line_too_long reports equal a plain split's."""
+    import random
+
+    from pt2logs.readers.bounded import _cut_at_char, iter_lines
+
+    def expand(items):
+        out = []
+        for n, raw in items:
+            out += [(n + i, b"") for i in range(len(raw) + 1)] if raw[:1] == b"\n" else [(n, raw)]
+        return out
+
+    def split(data: bytes, cap: int):
+        parts = data.split(b"\n")
+        if parts[-1] == b"":
+            parts.pop()
+        lines = [(i, _cut_at_char(p, cap) if len(p) > cap else p.removesuffix(b"\r")) for i, p in enumerate(parts, 1)]
+        return lines, [i for i, p in enumerate(parts, 1) if len(p) > cap]
+
+    rnd = random.Random(2)
+    for _ in range(3000):
+        data = bytes(rnd.choice(b"ab\n\n\r\xc3") for _ in range(rnd.randrange(0, 80))).replace(b"\xc3", "é".encode())
+        cap = rnd.randrange(1, 12)
+        cuts = sorted(rnd.sample(range(len(data) + 1), min(len(data) + 1, rnd.randrange(0, 6))))
+        chunks = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)])]
+        cut_at: list[int] = []
+        got = expand(iter_lines(chunks, lambda kind, n, *a, seen=cut_at: seen.append(n), cap))
+        assert (got, cut_at) == split(data, cap), (data, cap, chunks)

@@ -16,7 +16,9 @@ Shared rules, stated once:
   (:func:`read_lines` hands its length to the reader that took its first line): a file of newlines
   costs regex matches, not Python lines.
 * **Whole documents** (:func:`read_document`): JSON dumps, kernel specs, debug files are read whole
-  up to :data:`MAX_DOC` bytes; a larger one is reported (``too_large``) and not read.
+  up to :data:`MAX_JSON_DOC` (8 MiB, JSON) or :data:`MAX_DOC` (32 MiB, text) bytes, so that what
+  they expand to stays far under 300 MB; a larger one is an error (``too_large``) naming where the
+  read stopped, and is not read. Rows leave in batches as they are made.
 * **Bad input** (:func:`add_error`): an ``ingest_errors`` row with file, line, kind, severity and a
   ≤ :data:`EXCERPT`-byte excerpt, counted in the file's stats. ``error`` = could not be read;
   ``warning`` = kept but suspicious.
@@ -32,25 +34,22 @@ from typing import Any, Protocol
 import pyarrow as pa
 
 from pt2logs.readers import identity_cols
+from pt2logs.readers.bounded import (  # noqa: F401  (the kit's names: readers import them from here)
+    BLANK_RUN,
+    EXCERPT,
+    MAX_DOC,
+    MAX_JSON_DOC,
+    MAX_LINE,
+    MAX_TEXT_LINE,
+    ErrorSink,
+    iter_lines,
+    whole,
+)
 from pt2logs.schema import Rows, TupleRows
 from pt2logs.segment_rows import Derived, SegmentRows
 
 #: what a reader yields: (table name, record batch)
 Batch = tuple[str, pa.RecordBatch]
-#: the longest excerpt of bad input kept in ``ingest_errors``
-EXCERPT = 1024
-#: the longest TORCH_TRACE line read (records.py skips a longer one: a cut JSON line could not be read)
-MAX_LINE = 64 << 20
-#: the longest text line kept (see :func:`iter_lines`): the rest of a longer one is skipped and reported
-MAX_TEXT_LINE = 1 << 20
-#: the most blank lines :func:`iter_lines` hands over as one item
-BLANK_RUN = 1 << 20
-#: a run of blank lines (LF or CRLF) is ``[\r\n]*\n`` without a lone ``\r`` (a one-character repeat:
-#: no regex stack per line, unlike ``(?:\r?\n)+``, which costs ~128 bytes per repetition)
-_BLANKS = re.compile(rb"[\r\n]*\n")
-_LONE_CR = re.compile(rb"\r(?!\n)")
-#: the largest document read whole
-MAX_DOC = 256 << 20
 
 
 #: where a run's torch version can be read, best first: torch's own ``torch_version`` artifact (trace), the
@@ -239,112 +238,13 @@ class RowSink:
         self.n = self.nbytes = 0
 
 
-#: on_error(kind, line_no, message, excerpt): how line and record splitters report bad input
-ErrorSink = Callable[..., None]
-
-
-def _cut_at_char(line: bytes, n: int) -> bytes:
-    """``line[:n]``, moved back to the start of a UTF-8 character that the cut would split."""
-    i = n
-    while i > n - 4 and i > 0 and line[i] & 0xC0 == 0x80:
-        i -= 1
-    return line[:i]
-
-
-def iter_lines(chunks: Iterable[bytes], on_error: ErrorSink, max_line: int = MAX_TEXT_LINE) -> Iterator[tuple[int, bytes]]:
-    """(1-based line number, line without its end of line) for byte chunks cut anywhere.
-
-    * A line longer than ``max_line`` bytes (:data:`MAX_TEXT_LINE` by default) keeps its first
-      ``max_line`` bytes (cut at a character boundary); the rest is passed over to its newline at
-      ``bytes.find`` speed, never held, and the cut is one ``line_too_long`` warning at that line.
-    * A run of ``k`` blank lines is one item: ``b"\n" * (k - 1)`` at the number of its first line (one
-      blank line is ``b""``, as always; a run longer than :data:`BLANK_RUN` is several items). Nothing
-      else starts with a newline, so ``raw[:1] == b"\n"`` tells the run apart; the numbers of all later
-      lines stay right, and a megabyte of newlines costs a regex match, not a million Python lines."""
-    buf = b""
-    n = 0  # the number of the last line yielded
-    skipped = 0  # >0: inside an over-long line: its bytes seen so far (its head was yielded as line n)
-    head = b""
-    blanks = _BLANKS.match
-
-    def cut(total: int, ended: bool = True) -> None:
-        on_error("line_too_long", n, f"a line of {'' if ended else 'at least '}{total:,} bytes: its first "
-                 f"{max_line >> 10} KiB were kept, the rest skipped (lines are cut at {max_line >> 10} KiB)"
-                 f"{'' if ended else '; the file ends inside it'}", head[:EXCERPT], "warning")
-
-    for chunk in chunks:
-        if not chunk:
-            continue
-        if skipped:
-            nl = chunk.find(b"\n")
-            if nl < 0:
-                skipped += len(chunk)
-                continue
-            skipped += nl
-            cut(skipped)
-            skipped, head = 0, b""
-            chunk = chunk[nl + 1 :]
-            if not chunk:
-                continue
-        buf = buf + chunk if buf else chunk
-        start = 0
-        while True:
-            nl = buf.find(b"\n", start)
-            if nl < 0:
-                break
-            if nl == start or (nl == start + 1 and buf[start] == 13):  # a blank line: its whole run at once
-                end = blanks(buf, start).end()  # type: ignore[union-attr]
-                if (lone := _LONE_CR.search(buf, start, end)) is not None:  # a line of "\r": not blank
-                    end = buf.rfind(b"\n", start, lone.start()) + 1
-                k = buf.count(b"\n", start, end)
-                while k:
-                    take = min(k, BLANK_RUN)
-                    yield n + 1, b"\n" * (take - 1)
-                    n += take
-                    k -= take
-                start = end
-                continue
-            n += 1
-            line = buf[start:nl]
-            if nl - start > max_line:
-                head = line
-                yield n, _cut_at_char(line, max_line)
-                cut(nl - start)
-                head = b""
-            else:
-                yield n, line[:-1] if line.endswith(b"\r") else line
-            start = nl + 1
-        buf = buf[start:] if start else buf
-        if len(buf) > max_line:  # an over-long line whose end is not here yet
-            n += 1
-            head = buf[:EXCERPT]
-            yield n, _cut_at_char(buf, max_line)
-            skipped, buf = len(buf), b""
-    if skipped:
-        cut(skipped, ended=False)
-    elif buf:
-        n += 1
-        yield n, buf[:-1] if buf.endswith(b"\r") else buf
-
-
-def whole(chunks: Iterable[bytes], max_bytes: int = MAX_DOC) -> bytes | None:
-    """All the bytes of a stream, or None as soon as it is larger than ``max_bytes``."""
-    parts: list[bytes] = []
-    size = 0
-    for c in chunks:
-        size += len(c)
-        if size > max_bytes:
-            return None
-        parts.append(c)
-    return b"".join(parts)
-
-
 def read_document(chunks: Iterable[bytes], sink: RowSink, what: str = "file", max_bytes: int = MAX_DOC) -> bytes | None:
-    """The file being read, whole (at most ``max_bytes``), with ``stats.lines`` set; None (and a
-    ``too_large`` error) when it is larger."""
+    """The file being read, whole (at most ``max_bytes``: :data:`MAX_DOC` for text, :data:`MAX_JSON_DOC`
+    for JSON), with ``stats.lines`` set; None (and a ``too_large`` error) when it is larger."""
     data = whole(chunks, max_bytes)
     if data is None:
-        sink.error("too_large", None, f"{what} larger than {max_bytes >> 20} MiB; not read")
+        sink.error("too_large", None, f"{what} goes on past byte {max_bytes:,} ({max_bytes >> 20} MiB, the most read "
+                   f"whole for this format, to keep memory bounded): not read")
         return None
     sink.stats.lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
     return data
