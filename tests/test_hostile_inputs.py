@@ -402,3 +402,32 @@ def test_iter_lines_agrees_with_a_plain_split_wherever_the_chunks_are_cut():
         cut_at: list[int] = []
         got = expand(iter_lines(chunks, lambda kind, n, *a, seen=cut_at: seen.append(n), cap))
         assert (got, cut_at) == split(data, cap), (data, cap, chunks)
+
+
+def test_one_endless_message_is_cut_into_rows_of_at_most_16_mib():
+    """40 MB of lines of one TORCH_LOGS prefix: before, one message held whole (up to 256 MiB, then
+    joined: twice that); now rows of at most 16 MiB, each cut a message_too_long warning."""
+    line = GLOG_LINE % (b"z" * 90)
+    data = line * ((40 << 20) // len(line))
+    rows, _ = _read_capture([data[i : i + (4 << 20)] for i in range(0, len(data), 4 << 20)])
+    msgs = rows["log_lines"]
+    assert sum(r["n_lines"] for r in msgs) == data.count(b"\n")
+    assert len(msgs) >= 2 and max(len(r["message"]) for r in msgs) <= (16 << 20) + len(line)
+    assert [e["kind"] for e in rows["ingest_errors"]] == ["message_too_long"] * (len(msgs) - 1)
+
+
+def test_many_processes_cannot_add_up_open_messages(monkeypatch):
+    """Interleaved messages of 4 processes: past MAX_OPEN_BYTES together (made 1 MiB here) every open
+    message is closed as a row; no line is lost and the text of each process stays in order."""
+    from pt2logs.readers import torch_logs
+
+    monkeypatch.setattr(torch_logs, "MAX_OPEN_BYTES", 1 << 20)
+    lines = [b"I1122 09:44:21.382000 %d torch/_dynamo/x.py:1] %s\n" % (100 + i % 4, b"%07d" % i + b"q" * 90) for i in range(40_000)]
+    rows, _ = _read_capture([b"".join(lines)])
+    msgs = rows["log_lines"]
+    assert sum(r["n_lines"] for r in msgs) == 40_000
+    assert max(len(r["message"]) for r in msgs) <= (1 << 20)
+    for pid in range(100, 104):
+        text = "\n".join(r["message"] for r in sorted(msgs, key=lambda r: r["line_no"]) if r["pid"] == pid)
+        assert text.split("\n") == [f"{i:07d}" + "q" * 90 for i in range(pid - 100, 40_000, 4)]
+    assert {e["kind"] for e in rows["ingest_errors"]} == {"message_too_long"}
