@@ -110,8 +110,10 @@ def _one_message(path: Path, mb: int) -> None:
 #: name -> (what it is, file name, generator, format forced (None: sniffed), MB after, MB before)
 BOMBS: dict[str, tuple[str, str, Callable[[Path, int], None], str | None, int, int]] = {
     "counters_json": ("counters.json of tiny counters", "counters.json", _counters, "counters_json", 179, 60),
+    "counters_json_cap": ("counters.json just under the 8 MiB cap", "counters.json", _counters, "counters_json", 6, 6),
     "counters_huge_keys_gz": ("counters.json.gz, 200 KB keys", "counters.json.gz", _huge_keys_gz, "counters_json", 200, 200),
     "spyre_timing": ("Spyre timing record", "rec.4242.json", _timing, "spyre_timing", 249, 100),
+    "spyre_timing_cap": ("Spyre timing record just under the cap", "rec.4242.json", _timing, "spyre_timing", 6, 6),
     "one_line": ("capture with one long line", "stderr.txt", lambda p, mb: _one_line(p, mb, False), "torch_logs", 1000, 1000),
     "one_line_gz": (".gz capture of one long line", "stderr.txt.gz", lambda p, mb: _one_line(p, mb, True), "torch_logs", 5000, 1000),
     "newlines_gz": (".gz capture of blank lines", "stderr.txt.gz", _newlines_gz, "torch_logs", 100, 20),
