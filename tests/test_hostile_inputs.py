@@ -436,3 +436,17 @@ def test_many_processes_cannot_add_up_open_messages(monkeypatch):
         text = "\n".join(r["message"] for r in sorted(msgs, key=lambda r: r["line_no"]) if r["pid"] == pid)
         assert text.split("\n") == [f"{i:07d}" + "q" * 90 for i in range(pid - 100, 40_000, 4)]
     assert {e["kind"] for e in rows["ingest_errors"]} == {"message_too_long"}
+
+
+def test_an_over_long_tlparse_raw_jsonl_line_is_reported_not_a_reader_failure(monkeypatch):
+    """raw.jsonl lines are trace records: bounded like the trace's (MAX_LINE, made 1000 bytes here).
+    Before, the line_too_long report reached TraceState.error with a severity it does not take
+    (TypeError: the whole file became one reader_failed)."""
+    from pt2logs.readers import tlparse_dir
+    from pt2logs.readers.kit import FileContext
+
+    monkeypatch.setattr(tlparse_dir, "MAX_LINE", 1000, raising=False)
+    data = b'{"string_table": []}\n{"x": "' + b"a" * 5000 + b'"}\n'
+    errors = [r for t, b in tlparse_dir.read_tlparse_dir([data], FileContext(file="tl/raw.jsonl"))
+              if t == "ingest_errors" for r in b.to_pylist()]
+    assert ("line_too_long", "error", 2) in [(e["kind"], e["severity"], e["line_no"]) for e in errors]

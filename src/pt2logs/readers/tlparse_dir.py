@@ -123,7 +123,8 @@ class _Rebuild:
 
     def records(self, chunks: Iterable[bytes]) -> Iterator[Record]:
         st = self.st
-        for line_no, raw in iter_lines(chunks, st.error, MAX_LINE):  # a trace record's line: the trace's bound
+        # a trace record's line: the trace's bound (st.error takes no severity: it knows the kind's)
+        for line_no, raw in iter_lines(chunks, lambda kind, n, msg, excerpt=b"", _severity=None: st.error(kind, n, msg, excerpt), MAX_LINE):
             self.n_lines = line_no + len(raw) if raw[:1] == b"\n" else line_no  # (a run of blank lines: its last)
             if not raw.strip():
                 continue
