@@ -34,6 +34,7 @@ peak = int(re.search(r"VmHWM:\\s+(\\d+)", open("/proc/self/status").read()).grou
 print(json.dumps({"events": r.events, "errors": r.errors, "warnings": r.warnings, "peak_kb": peak, "cpu_s": cpu}))
 """
 
+_DEBUG_DIR = "torch_compile_debug/run_2024_01_01_00_00_00_000000-pid_1/torchinductor/model__0_inference_0.0"
 GLOG = b"I1122 09:44:21.382000 14352 torch/_dynamo/convert_frame.py:1] [0/0] %s\n"
 MB = 1 << 20
 
@@ -107,6 +108,17 @@ def _one_message(path: Path, mb: int) -> None:
             f.write(block)
 
 
+def _output_code(path: Path, mb: int) -> None:
+    """A TORCH_COMPILE_DEBUG ``output_code.py`` of ``mb`` MB whose lines carry a character outside the BMP
+    (then Python holds its text at 4 bytes a character)."""
+    line = "    buf%d = empty_strided((1024, 1024), (1024, 1), device='cuda')  # \U0001F600\n"
+    block = "".join(line % j for j in range(10_000)).encode()
+    with open(path, "wb") as f:
+        f.write(b"# AOT ID: ['0_inference']\nfrom ctypes import c_void_p\n")
+        while f.tell() < mb * MB:
+            f.write(block)
+
+
 #: name -> (what it is, file name, generator, format forced (None: sniffed), MB after, MB before)
 BOMBS: dict[str, tuple[str, str, Callable[[Path, int], None], str | None, int, int]] = {
     "counters_json": ("counters.json of tiny counters", "counters.json", _counters, "counters_json", 179, 60),
@@ -114,6 +126,8 @@ BOMBS: dict[str, tuple[str, str, Callable[[Path, int], None], str | None, int, i
     "counters_huge_keys_gz": ("counters.json.gz, 200 KB keys", "counters.json.gz", _huge_keys_gz, "counters_json", 200, 200),
     "spyre_timing": ("Spyre timing record", "rec.4242.json", _timing, "spyre_timing", 249, 100),
     "spyre_timing_cap": ("Spyre timing record just under the cap", "rec.4242.json", _timing, "spyre_timing", 6, 6),
+    "output_code": ("TORCH_COMPILE_DEBUG output_code.py, non-BMP text", _DEBUG_DIR + "/output_code.py", _output_code,
+                    "compile_debug", 31, 31),
     "one_line": ("capture with one long line", "stderr.txt", lambda p, mb: _one_line(p, mb, False), "torch_logs", 1000, 1000),
     "one_line_gz": (".gz capture of one long line", "stderr.txt.gz", lambda p, mb: _one_line(p, mb, True), "torch_logs", 5000, 1000),
     "newlines_gz": (".gz capture of blank lines", "stderr.txt.gz", _newlines_gz, "torch_logs", 100, 20),
@@ -127,8 +141,8 @@ def make(dest: Path, name: str, mb: int) -> Path:
     folder = dest / f"{name}_{mb}mb"
     path = folder / fname
     if not path.exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / ("tmp." + fname)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name("tmp." + path.name)
         gen(tmp, mb)
         tmp.replace(path)
     return folder
@@ -177,7 +191,7 @@ def run_all(out: Path, before: Path | None = None, ceiling_mb: int = 4096, timeo
                 continue
             size = max(1, round(size * scale))
             folder = make(out / "hostile", name, size)
-            stored = sum(p.stat().st_size for p in folder.iterdir())
+            stored = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
             row = {"bomb": name, "what": what, "code": code, "content_mb": size, "stored_mb": stored / 1e6,
                    **measure(folder, out / f"wh_hostile_{name}", fmt, Path(src), ceiling_mb, timeout_s)}
             print(json.dumps(row, default=lambda x: round(x, 3)), flush=True)

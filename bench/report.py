@@ -175,7 +175,7 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
                 "a .gz of one 5 GB line 1.4 GB and 82 s, 100 MB of newlines 182 CPU s); `after` is this tree. "
                 "An `after` error is the `too_large` of a document past its cap, a warning a `line_too_long` or "
                 "`message_too_long`. The limits (docs/inputs.md, \"Limits: hostile inputs\"): JSON documents read whole "
-                "up to 8 MiB, text documents 32 MiB (past that a `too_large` error); a text line keeps 1 MiB, the rest "
+                "up to 8 MiB (past that a `too_large` error), text documents their lines up to 16 MiB (a `too_large` warning); a text line keeps 1 MiB, the rest "
                 "is passed over (`line_too_long`); a run of blank lines is one item; one message holds 16 MiB. "
                 "The bound is 300 MB for every input.", "",
                 "| bomb | code | content MB | on disk MB | peak RSS MB | wall s | CPU s | errors / warnings | outcome |",

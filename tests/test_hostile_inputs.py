@@ -296,7 +296,7 @@ JSON_CAP = 8 << 20
 def test_the_documented_caps_are_the_code_s():
     from pt2logs.readers import kit
 
-    assert (kit.MAX_JSON_DOC, kit.MAX_DOC, kit.MAX_TEXT_LINE) == (JSON_CAP, 32 << 20, 1 << 20)
+    assert (kit.MAX_JSON_DOC, kit.MAX_DOC, kit.MAX_TEXT_LINE) == (JSON_CAP, 16 << 20, 1 << 20)
 
 INGEST_ONE_FORMAT = """
 import sys, time, pt2logs
@@ -450,3 +450,26 @@ def test_an_over_long_tlparse_raw_jsonl_line_is_reported_not_a_reader_failure(mo
     errors = [r for t, b in tlparse_dir.read_tlparse_dir([data], FileContext(file="tl/raw.jsonl"))
               if t == "ingest_errors" for r in b.to_pylist()]
     assert ("line_too_long", "error", 2) in [(e["kind"], e["severity"], e["line_no"]) for e in errors]
+
+
+def test_a_text_document_past_the_cap_keeps_its_head_and_says_its_size():
+    """A 20 MB output_code.py: before, read whole (a 31 MB one with a non-BMP character peaked at
+    375 MB: bytes, 4-byte text, Arrow); now its whole lines up to MAX_DOC (16 MiB) are read, one
+    warning gives its size and where the skipped rest starts, its kernels up to there are rows."""
+    from pt2logs.readers.compile_debug import read_compile_debug
+    from pt2logs.readers.kit import FileContext
+
+    head = b"# AOT ID: ['0_inference']\nfrom ctypes import c_void_p\n"
+    line = "    buf%d = empty_strided((1024,), (1,), device='cuda')  # \U0001F600\n"
+    body = "".join(line % i for i in range(320_000)).encode()
+    data = head + body
+    assert len(data) > 20 << 20
+    ctx = FileContext(file="torch_compile_debug/run_1/torchinductor/model__0_inference_0.0/output_code.py")
+    rows: dict[str, list] = {}
+    for table, batch in read_compile_debug([data[i : i + (4 << 20)] for i in range(0, len(data), 4 << 20)], ctx):
+        rows.setdefault(table, []).extend(batch.to_pylist())
+    (art,) = rows["debug_artifacts"]
+    assert art["n_bytes"] <= 16 << 20 and art["text"].endswith("\n") and data.startswith(art["text"].encode())
+    (err,) = rows["ingest_errors"]
+    assert (err["kind"], err["severity"]) == ("too_large", "warning")
+    assert f"of {len(data):,} bytes: its first {art['n_bytes']:,} bytes" in err["message"]

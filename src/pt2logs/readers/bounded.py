@@ -19,8 +19,10 @@ BLANK_RUN = 1 << 20
 #: no regex stack per line, unlike ``(?:\r?\n)+``, which costs ~128 bytes per repetition)
 _BLANKS = re.compile(rb"[\r\n]*\n")
 _LONE_CR = re.compile(rb"\r(?!\n)")
-#: the largest text document read whole (graph code, IR, compile_times() text): held as bytes and text
-MAX_DOC = 32 << 20
+#: the most of a text document read (graph code, IR, compile_times() text): held as bytes and as text
+#: (4 bytes a character when one is outside the BMP), then as an Arrow string: a larger one keeps its
+#: first MAX_DOC bytes (whole lines) with a ``too_large`` warning
+MAX_DOC = 16 << 20
 #: the largest JSON document read whole (counters, Spyre kernel specs and timing records, FFDC reports,
 #: pt2logs_run.json): parsed, a JSON document takes up to ~13x its size (a dict of small entries)
 MAX_JSON_DOC = 8 << 20

@@ -251,7 +251,7 @@ def read_counters_json(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Ba
 def read_compile_times(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
     """A text file holding ``compile_times()`` output → ``compile_times``."""
     out = _Out(ctx)
-    data = read_document(chunks, out)
+    data = read_document(chunks, out, "compile_times() text", keep_head=True)
     if data is not None:
         text = decode(data, None, out)
         if out.times(text, "text", ctx.rank) == 0:

@@ -16,9 +16,10 @@ Shared rules, stated once:
   (:func:`read_lines` hands its length to the reader that took its first line): a file of newlines
   costs regex matches, not Python lines.
 * **Whole documents** (:func:`read_document`): JSON dumps, kernel specs, debug files are read whole
-  up to :data:`MAX_JSON_DOC` (8 MiB, JSON) or :data:`MAX_DOC` (32 MiB, text) bytes, so that what
-  they expand to stays far under 300 MB; a larger one is an error (``too_large``) naming where the
-  read stopped, and is not read. Rows leave in batches as they are made.
+  up to :data:`MAX_JSON_DOC` (8 MiB, JSON) or :data:`MAX_DOC` (16 MiB, text) bytes, so that what
+  they expand to stays far under 300 MB. A larger JSON one is an error (``too_large``) naming where
+  the read stopped, and is not read; a larger text one keeps its whole lines up to the cap, with a
+  ``too_large`` warning giving its size. Rows leave in batches as they are made.
 * **Bad input** (:func:`add_error`): an ``ingest_errors`` row with file, line, kind, severity and a
   ≤ :data:`EXCERPT`-byte excerpt, counted in the file's stats. ``error`` = could not be read;
   ``warning`` = kept but suspicious.
@@ -238,14 +239,33 @@ class RowSink:
         self.n = self.nbytes = 0
 
 
-def read_document(chunks: Iterable[bytes], sink: RowSink, what: str = "file", max_bytes: int = MAX_DOC) -> bytes | None:
+def read_document(chunks: Iterable[bytes], sink: RowSink, what: str = "file", max_bytes: int = MAX_DOC,
+                  keep_head: bool = False) -> bytes | None:
     """The file being read, whole (at most ``max_bytes``: :data:`MAX_DOC` for text, :data:`MAX_JSON_DOC`
-    for JSON), with ``stats.lines`` set; None (and a ``too_large`` error) when it is larger."""
-    data = whole(chunks, max_bytes)
-    if data is None:
-        sink.error("too_large", None, f"{what} goes on past byte {max_bytes:,} ({max_bytes >> 20} MiB, the most read "
-                   f"whole for this format, to keep memory bounded): not read")
-        return None
+    for JSON), with ``stats.lines`` set. A larger one: with ``keep_head`` (text), its lines up to
+    ``max_bytes`` and a ``too_large`` warning giving its size (the rest is passed over, not held);
+    else None and a ``too_large`` error (a cut JSON document could not be read anyway)."""
+    it = iter(chunks)
+    parts: list[bytes] = []
+    size = 0
+    for c in it:
+        if size + len(c) <= max_bytes:
+            parts.append(c)
+            size += len(c)
+            continue
+        if not keep_head:
+            sink.error("too_large", None, f"{what} goes on past byte {max_bytes:,} ({max_bytes >> 20} MiB, the most read "
+                       f"whole for this format, to keep memory bounded): not read")
+            return None
+        parts.append(c[: max_bytes - size])
+        total = size + len(c) + sum(len(x) for x in it)
+        data = b"".join(parts)
+        data = data[: data.rfind(b"\n") + 1] or data  # whole lines
+        sink.warn("too_large", None, f"{what} of {total:,} bytes: its first {len(data):,} bytes (whole lines, up to "
+                  f"{max_bytes >> 20} MiB, the most read for this format) were read, the rest from byte {len(data):,} on skipped")
+        break
+    else:
+        data = b"".join(parts)
     sink.stats.lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
     return data
 
