@@ -473,3 +473,32 @@ def test_a_text_document_past_the_cap_keeps_its_head_and_says_its_size():
     (err,) = rows["ingest_errors"]
     assert (err["kind"], err["severity"]) == ("too_large", "warning")
     assert f"of {len(data):,} bytes: its first {art['n_bytes']:,} bytes" in err["message"]
+
+
+def test_a_tlparse_payload_past_the_cap_keeps_its_head_as_the_trace_does(monkeypatch):
+    """A payload file larger than MAX_PAYLOAD (made 4 KiB here): its head is the record's payload and a
+    payload_too_large warning says so, as for a trace (before: read whole, up to 256 MiB)."""
+    import hashlib
+
+    from pt2logs.readers import tlparse_dir
+    from pt2logs.readers.kit import FileContext
+
+    monkeypatch.setattr(tlparse_dir, "MAX_PAYLOAD", 4096, raising=False)
+    payload = b"".join(b"line %d of a big artifact\n" % i for i in range(2000))
+    md5 = hashlib.md5(payload).hexdigest()
+    raw = (b'{"string_table": []}\n{"artifact": {"name": "big", "encoding": "string"}, "has_payload": "%s", '
+           b'"timestamp": "2024-11-22T09:44:21.382000Z", "thread": 1, "pathname": " x.py", "lineno": 1}\n' % md5.encode())
+    files = {f"payloads/{md5}.txt": payload}
+
+    def sibling(name: str):
+        if name not in files:
+            raise FileNotFoundError(name)
+        return [files[name][i : i + 1000] for i in range(0, len(files[name]), 1000)]
+
+    ctx = FileContext(file="tl/raw.jsonl", open_sibling=sibling)
+    rows: dict[str, list] = {}
+    for table, batch in tlparse_dir.read_tlparse_dir([raw], ctx):
+        rows.setdefault(table, []).extend(batch.to_pylist())
+    (ev,) = [e for e in rows["events"] if e["event_type"] == "artifact"]
+    assert ev["payload"] == payload[:4096].decode()
+    assert [(e["kind"], e["line_no"]) for e in rows["ingest_errors"] if e["kind"] == "payload_too_large"] == [("payload_too_large", 2)]
