@@ -169,7 +169,7 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
     if "hostile" in r:
         out += [*title("## Bombs: documents, lines and blank lines", "hostile"),
                 "Inputs built to blow up the readers (issue 31; `bench/hostile.py`), generated and ingested one per "
-                "process (in-process engine), peak RSS = the process's high-water mark, CPU = its CPU seconds. `before` "
+                "process (in-process engine), peak RSS = the process's high-water mark, CPU = its CPU seconds (on a shared machine, the figure to compare: wall seconds also count the others' work). `before` "
                 "is the code before the readers' limits (`--bomb-before SRC`), at a smaller size where it needs minutes "
                 "(the issue measured the full sizes before: a 179 MB counters.json 2.65 GB, a 249 MB timing record 1.6 GB, "
                 "a .gz of one 5 GB line 1.4 GB and 82 s, 100 MB of newlines 182 CPU s); `after` is this tree. "
