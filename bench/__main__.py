@@ -6,6 +6,7 @@
     python -m bench --only fleet --fleet-runs 10000
     python -m bench --only storage                  # warehouse bytes ÷ input bytes, 100 runs
     python -m bench --only bombs --bomb-mb 5000
+    python -m bench --only bombs --bomb-before /work/main/src   # the readers' bombs also against other code
 
 Every comparison is measured side by side in one run, on the same files, on this machine.
 Work files go to bench/out/ (ignored by git).
@@ -24,7 +25,7 @@ import time
 from pathlib import Path
 
 import pt2logs
-from bench import bombs, corpus, fleet
+from bench import bombs, corpus, fleet, hostile
 from bench.measure import Measure, run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -194,11 +195,12 @@ def bench_reingest(n_runs: int, results: dict) -> None:
     results["reingest"] = row
 
 
-def bench_bombs(mb: int, results: dict) -> None:
+def bench_bombs(mb: int, results: dict, before: str | None = None, scale: float = 1.0) -> None:
     rows = bombs.run_all(OUT, mb)
     for row in rows:
         print(json.dumps(row, default=lambda x: round(x, 3)), flush=True)
     results["bombs"] = rows
+    results["hostile"] = hostile.run_all(OUT, Path(before) if before else None, scale=scale)
 
 
 def bench_fleet(n_runs: int, results: dict) -> None:
@@ -263,6 +265,7 @@ def main() -> None:
     ap.add_argument("--reingest-runs", type=int, default=10000)
     ap.add_argument("--fleet-runs", type=int, default=10000)
     ap.add_argument("--bomb-mb", type=int, default=5000, help="MB of zeros / newlines after the trace in each bomb")
+    ap.add_argument("--bomb-before", metavar="SRC", help="also ingest the readers' bombs with PYTHONPATH=SRC (the code before a change)")
     ap.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
     args = ap.parse_args()
     if args.quick:
@@ -281,7 +284,7 @@ def main() -> None:
     if "reingest" in only:
         bench_reingest(args.reingest_runs, results)
     if "bombs" in only:
-        bench_bombs(args.bomb_mb, results)
+        bench_bombs(args.bomb_mb, results, args.bomb_before, 0.05 if args.quick else 1.0)
     if "fleet" in only:
         bench_fleet(args.fleet_runs, results)
     if "storage" in only:

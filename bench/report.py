@@ -166,6 +166,26 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
             out.append(f"| {x['fill']} | {x['content_mb']:,} | {_f(x['gz_mb'], 1)} | **{_f(x['peak_rss_mb'], 0)}** "
                        f"| {_f(x['wall_s'], 1)} | {_f(x['events'])} | {outcome} |")
         out.append("")
+    if "hostile" in r:
+        out += [*title("## Bombs: documents, lines and blank lines", "hostile"),
+                "Inputs built to blow up the readers (issue 31; `bench/hostile.py`), generated and ingested one per "
+                "process (in-process engine), peak RSS = the process's high-water mark, CPU = its CPU seconds (on a shared machine, the figure to compare: wall seconds also count the others' work). `before` "
+                "is the code before the readers' limits (`--bomb-before SRC`), at a smaller size where it needs minutes "
+                "(the issue measured the full sizes before: a 179 MB counters.json 2.65 GB, a 249 MB timing record 1.6 GB, "
+                "a .gz of one 5 GB line 1.4 GB and 82 s, 100 MB of newlines 182 CPU s); `after` is this tree. "
+                "An `after` error is the `too_large` of a document past its cap, a warning a `line_too_long` or "
+                "`message_too_long`. The limits (docs/inputs.md, \"Limits: hostile inputs\"): JSON documents read whole "
+                "up to 8 MiB (past that a `too_large` error), text documents their lines up to 16 MiB (a `too_large` warning); a text line keeps 1 MiB, the rest "
+                "is passed over (`line_too_long`); a run of blank lines is one item; one message holds 16 MiB. "
+                "The bound is 300 MB for every input.", "",
+                "| bomb | code | content MB | on disk MB | peak RSS MB | wall s | CPU s | errors / warnings | outcome |",
+                "|---|---|---|---|---|---|---|---|---|"]
+        for x in r["hostile"]:
+            outcome = x["killed"] or (f"exit {x['rc']}: {x['error_tail']}" if x["rc"] else "ok")
+            out.append(f"| {x['what']} | {x['code']} | {x['content_mb']:,} | {_f(x['stored_mb'], 1)} "
+                       f"| **{_f(x['peak_rss_mb'], 0)}** | {_f(x['wall_s'], 1)} | {_f(x['cpu_s'], 1)} "
+                       f"| {_f(x['errors'])} / {_f(x['warnings'])} | {outcome} |")
+        out.append("")
     if "fleet" in r:
         x = r["fleet"]
         out += [*title(f"## Fleet queries over {x['runs']:,} runs", "fleet"),

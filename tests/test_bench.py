@@ -121,3 +121,28 @@ def test_big_log_rounds_are_listed_and_the_why_text_follows_the_figures():
                     dt.datetime(2026, 1, 2, 3, 5))
     assert "spread perfectly over the cores takes 1.25× the floor's time" in slow
     assert "3× tlparse needs the ingest to take 20 % less time than now" in slow
+
+
+def test_the_readers_bombs_are_inputs_of_their_format_and_their_section_shows_each_run(tmp_path):
+    """Each bomb of bench/hostile.py, made at 1 MB, is sniffed as the format it is ingested as (so the
+    bench measures the reader it names); the section lists before and after rows with their figures."""
+    from bench import hostile
+    from bench.report import markdown
+
+    from pt2logs.readers import detect
+    from pt2logs.sources import filesystem, read_head
+
+    for name, (_, fname, _, fmt, _, _) in hostile.BOMBS.items():
+        folder = hostile.make(tmp_path, name, 1)
+        head, _ = read_head(*filesystem(str(folder / fname)))
+        found = detect(head, fname.rsplit("/", 1)[-1].removesuffix(".gz"))
+        assert found is not None and found.name == fmt, (name, found)
+    row = {"bomb": "newlines_gz", "what": ".gz capture of blank lines", "content_mb": 100, "stored_mb": 0.1,
+           "peak_rss_mb": 150.0, "wall_s": 1.5, "cpu_s": 1.2, "rc": 0, "killed": None, "errors": 0, "warnings": 0,
+           "error_tail": None}
+    r = {"hostile": [{**row, "code": "before", "content_mb": 20, "cpu_s": 33.0, "wall_s": 34.0}, {**row, "code": "after"}],
+         "measured_at": {"hostile": "2026-01-02 03:04 UTC"}}
+    page = markdown(r, "a machine", "--only bombs", dt.datetime(2026, 1, 2, 3, 5))
+    assert "## Bombs: documents, lines and blank lines\n\n_Measured 2026-01-02 03:04 UTC._" in page
+    assert "| .gz capture of blank lines | before | 20 | 0.1 | **150** | 34.0 | 33.0 | 0 / 0 | ok |" in page
+    assert "| .gz capture of blank lines | after | 100 | 0.1 | **150** | 1.5 | 1.2 | 0 / 0 | ok |" in page

@@ -13,6 +13,12 @@ costs no more memory than a plain one. A file is read whole:
 * a stream that ends without its end-of-stream marker (a cut file): every byte decompressed is kept,
   then :class:`Truncated`;
 * damaged data: the decompressor's own error, after every chunk decompressed before it.
+
+A zstd frame names the window its decoder needs (``zstd --long=N`` writes windows of 2^N bytes, up to
+2 GiB). The decoder's memory is the smaller of that window and the output so far, so every window is
+accepted (zstd's own default stops at 128 MiB, which reads a ``--long=31`` file as undecodable), but a
+frame whose window is larger than :data:`MAX_ZSTD_WINDOW` is read only up to that many bytes of output:
+then :class:`WindowTooLarge` says how to read the rest (``zstd -d --long=31``).
 """
 
 from __future__ import annotations
@@ -50,6 +56,22 @@ class Truncated(Exception):
     def __init__(self, kind: str, at: int):
         super().__init__(f"the {kind} stream ends at byte {at} without its end-of-stream marker (the file was cut)")
         self.at = at
+
+
+class WindowTooLarge(Exception):
+    """A zstd frame needs a window larger than :data:`MAX_ZSTD_WINDOW`; its first MAX_ZSTD_WINDOW bytes were read."""
+
+    def __init__(self, window: int, at: int):
+        log = max(window - 1, 1).bit_length()
+        super().__init__(
+            f"the zstd frame at stored byte {at} needs a {_size(window)} window (written with zstd --long={log}); "
+            f"pt2logs reads such a frame up to {_size(MAX_ZSTD_WINDOW)} of output to keep memory bounded: decompress the "
+            f"file with `zstd -d --long={log} FILE` (or `--memory={max(window >> 20, 1)}MB`) and ingest the result")
+        self.window, self.at = window, at
+
+
+def _size(n: int) -> str:
+    return f"{n >> 30} GiB" if n >= 1 << 30 and not n % (1 << 30) else f"{n >> 20} MiB" if n >= 1 << 20 else f"{n} bytes"
 
 
 class TrailingData(Exception):
@@ -151,10 +173,15 @@ class StoredBytes:
 Member = Callable[[StoredBytes, int], Generator[bytes, None, bool]]
 
 
+#: stored bytes fed to zlib / bz2 per call: a fault loses at most this much input's output (a raising
+#: call returns nothing) and is placed to within this many bytes
+FEED = 64 << 10
+
+
 def _gzip_member(raw: StoredBytes, limit: int) -> Generator[bytes, None, bool]:
     d = zlib.decompressobj(wbits=31)
     while not d.eof:
-        data = raw.read()
+        data = raw.read(FEED)
         if not data:
             return False
         while True:
@@ -174,7 +201,7 @@ def _bz2_member(raw: StoredBytes, limit: int) -> Generator[bytes, None, bool]:
     while not d.eof:
         data = b""
         if d.needs_input:
-            data = raw.read()
+            data = raw.read(FEED)
             if not data:
                 return False
         out = d.decompress(data, limit)
@@ -187,6 +214,24 @@ def _bz2_member(raw: StoredBytes, limit: int) -> Generator[bytes, None, bool]:
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 #: the most one zstd block regenerates (RFC 8878 §3.1.1.2.4)
 _ZSTD_BLOCK = 128 << 10
+#: zstd's default window limit (``ZSTD_WINDOWLOG_LIMIT_DEFAULT``): the decoder's memory for any frame
+#: read whole; a frame with a larger window (``--long=28`` and up) is read up to this much output
+MAX_ZSTD_WINDOW = 128 << 20
+#: the largest window a zstd frame may name (``ZSTD_WINDOWLOG_MAX`` on 64-bit: 2^31)
+_ZSTD_WINDOW_MAX = 1 << 31
+
+
+def zstd_window(fhd: int, header: bytes) -> int:
+    """The window a zstd frame needs, from its frame header descriptor and the header bytes after it
+    (RFC 8878 §3.1.1.1.2: a single-segment frame's window is its content size)."""
+    single, did = (fhd >> 5) & 1, fhd & 3
+    if not single:
+        wd = header[0]
+        base = 1 << (10 + (wd >> 3))
+        return base + (base >> 3) * (wd & 7)
+    at = (0, 1, 2, 4)[did]
+    fcs = int.from_bytes(header[at:], "little")
+    return fcs + 256 if len(header) - at == 2 else fcs
 
 
 def _zstd_member(raw: StoredBytes, limit: int) -> Generator[bytes, None, bool]:
@@ -207,7 +252,10 @@ def _zstd_member(raw: StoredBytes, limit: int) -> Generator[bytes, None, bool]:
     header = raw.read_exact(n)
     if len(header) < n:
         return False
-    d = zstandard.ZstdDecompressor().decompressobj()
+    at = raw.offset - 5 - n
+    window = zstd_window(fhd[0], header)
+    d = zstandard.ZstdDecompressor(max_window_size=min(max(window, MAX_ZSTD_WINDOW), _ZSTD_WINDOW_MAX)).decompressobj()
+    budget = MAX_ZSTD_WINDOW if window > MAX_ZSTD_WINDOW else None  # output read before WindowTooLarge
     feed = [magic, fhd, header]
     per_call = max(1, limit // _ZSTD_BLOCK)
     blocks = 0
@@ -231,8 +279,12 @@ def _zstd_member(raw: StoredBytes, limit: int) -> Generator[bytes, None, bool]:
         if not complete or last or blocks >= per_call:
             out = d.decompress(b"".join(feed))
             feed, blocks = [], 0
+            if budget is not None:
+                out, budget = out[:budget], budget - len(out)
             for i in range(0, len(out), limit):
                 yield out[i : i + limit]
+            if budget is not None and budget < 0:
+                raise WindowTooLarge(window, at)
         if not complete:
             return False
     return True

@@ -148,12 +148,16 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool =
                     if f.fmt is not None:
                         found.append((folder, f))
                         continue
+                undecodable: list[str] = []
                 try:
-                    f.head, f.compression = read_head(fs, p)
+                    f.head, f.compression = read_head(fs, p, problem=undecodable)
                 except OSError as e:
                     out.problems.append((safe_text(f.url), f"unreadable: {getattr(e, 'strerror', None) or e}"))
                     continue
                 f.fmt = detect(f.head, f.stem, fmt)
+                if f.fmt is None and undecodable:  # not "empty": its bytes do not decompress (the read reports a later fault)
+                    out.problems.append((safe_text(f.url), f"unreadable: {undecodable[0]}"))
+                    continue
                 if f.fmt is None:
                     out.skipped.append((f.url, "empty file" if size == 0 or not f.head.strip() else "not a recognised log format"))
                     continue

@@ -114,8 +114,11 @@ def _stored(f: BinaryIO, chunk: int, result: ReadResult | None = None, h: Any = 
     return raw, compression_of(raw.peek(4))
 
 
-def read_head(fs: Any, path: str, n: int = HEAD) -> tuple[bytes, str]:
-    """First ``n`` decompressed bytes and the compression, without reading the rest."""
+def read_head(fs: Any, path: str, n: int = HEAD, problem: list[str] | None = None) -> tuple[bytes, str]:
+    """First ``n`` decompressed bytes and the compression, without reading the rest. A compressed
+    stream that does not decode (damaged data, a cut member, a zstd window too large) still gives
+    whatever decoded before the fault; what went wrong, with its stored offset, goes to ``problem``:
+    a file whose head does not decode is an error, never an "empty file"."""
     with open_binary(fs, path) as f:
         raw, kind = _stored(f, n)
         if kind == "none":
@@ -126,8 +129,12 @@ def read_head(fs: Any, path: str, n: int = HEAD) -> tuple[bytes, str]:
                 out += data
                 if len(out) >= n:
                     break
-        except Exception:  # noqa: BLE001 - a damaged, cut or padded stream: sniff what we have
-            pass
+        except TrailingData:
+            pass  # the stream was read whole: the read reports the bytes after it
+        except Exception as e:  # noqa: BLE001 - zlib.error, OSError (bz2), ZstdError, EOFError, Truncated, ReadFailed
+            if problem is not None:
+                problem.append(f"{kind} data does not decode ({e}; stored bytes read: {raw.offset}, "
+                               f"bytes decompressed before it: {len(out)})")
         return bytes(out[:n]), kind
 
 
@@ -218,8 +225,8 @@ def stream(fs: Any, path: str, result: ReadResult, chunk: int = CHUNK) -> Iterat
             except ReadFailed:
                 raise
             except Exception as e:  # noqa: BLE001 - zlib.error, OSError (bz2), ZstdError, EOFError
-                result.error = (f"decompression failed ({raw.offset} bytes read, {result.content_bytes} bytes "
-                                f"decompressed): {e}")
+                result.error = (f"{kind} data does not decode at or before stored byte {raw.offset} "
+                                f"({result.content_bytes} bytes decompressed before it): {e}")
                 raw.drain()  # bytes_read and digest cover the whole file
     except ReadFailed as e:
         result.error = str(e)

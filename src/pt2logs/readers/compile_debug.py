@@ -18,7 +18,8 @@ the AOT id, the graph (forward / backward / inference) and the process. ``output
 with :func:`pt2logs.analysis.output_code.parse_output_code` (the same parser as the trace's
 ``inductor_output_code``); the compile id is not in these files (NULL; the trace in ``tlparse/`` has
 it). Discovery makes the whole ``torch_compile_debug`` folder one run (see :mod:`pt2logs.discover`).
-Files are read whole (at most :data:`MAX_DOC` bytes): one graph's code or IR.
+Files are read whole (at most :data:`MAX_DOC` bytes, whole lines; a larger one keeps its head, with a
+``too_large`` warning): one graph's code or IR.
 """
 
 from __future__ import annotations
@@ -84,13 +85,17 @@ def read_compile_debug(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Ba
     """One file of a TORCH_COMPILE_DEBUG graph folder → ``debug_artifacts`` (+ kernels for output_code.py)."""
     sink = RowSink(ctx)
     stats = ctx.stats
-    data = read_document(chunks, sink)
+    data = read_document(chunks, sink, "TORCH_COMPILE_DEBUG file", keep_head=True)
     if data is None:
         yield from sink.flush()
         return
     text = decode(data, None, sink)
     facts = folder_facts(ctx.file)
     kind = facts["kind"] or posixpath.basename(ctx.file)
+    if kind == "fx_graph_runnable":
+        stats.note_torch(repro_torch_version(data), "repro_payload")
+    n_bytes = len(data)
+    del data  # the text is what is kept: one copy, not two
     n_lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     stats.lines = n_lines
     stats.events = 1
@@ -109,13 +114,11 @@ def read_compile_debug(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Ba
             sink.add("extern_calls", dict(base, line_no=None, op=op, count=n))
         n_nodes = len(oc.kernels)
     elif kind.startswith("fx_graph"):
-        if kind == "fx_graph_runnable":
-            stats.note_torch(repro_torch_version(data), "repro_payload")
         n_nodes = len(_FX_NODE.findall(text))
     elif kind.startswith("ir_"):
         n_nodes = len(_IR_NODE.findall(text))
     sink.add("debug_artifacts", {"file": ctx.file, "rank": ctx.rank, **{k: facts[k] for k in ("debug_run", "pid", "graph_dir", "aot_id", "graph", "nth_graph")},
-                                 "kind": kind, "n_lines": n_lines, "n_bytes": len(data), "n_nodes": n_nodes, "text": text})
+                                 "kind": kind, "n_lines": n_lines, "n_bytes": n_bytes, "n_nodes": n_nodes, "text": text})
     yield from sink.flush()
 
 

@@ -13,7 +13,7 @@ where the second run of dashes starts) or without (``Function, Runtimes (s)`` th
 ``name, v1, v2, ...``). ``call_index`` is the position in the comma-separated list. A standalone
 text file may hold several tables, ``# comment`` lines, and the ``repr="csv"`` output dumped as
 JSON (``{"headers": [...], "values": [...]}``, layout ``csv``). Both documents are small and read
-whole (at most :data:`~pt2logs.readers.kit.MAX_DOC` bytes).
+whole (at most :data:`~pt2logs.readers.kit.MAX_JSON_DOC` / :data:`~pt2logs.readers.kit.MAX_DOC` bytes).
 """
 
 from __future__ import annotations
@@ -26,7 +26,16 @@ from typing import Any
 import orjson
 
 import pt2logs.tables  # noqa: F401  (registers the tables)
-from pt2logs.readers.kit import EXCERPT, Batch, FileContext, Format, RowSink, decode, read_document
+from pt2logs.readers.kit import (
+    EXCERPT,
+    MAX_JSON_DOC,
+    Batch,
+    FileContext,
+    Format,
+    RowSink,
+    decode,
+    read_document,
+)
 
 HEADER = "TorchDynamo compilation metrics:"
 KNOWN_GROUPS = (
@@ -190,7 +199,7 @@ def _text(v: Any) -> str | None:
 def read_counters_json(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
     """A JSON dump of ``torch._dynamo.utils.counters`` (wrapped or bare) → ``counters`` (+ compile_times)."""
     out = _Out(ctx)
-    data = read_document(chunks, out)
+    data = read_document(chunks, out, "counters JSON", MAX_JSON_DOC)
     if data is None:
         yield from out.flush()
         return
@@ -223,9 +232,12 @@ def read_counters_json(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Ba
             v = _int(value)
             rows.add({"file": ctx.file, "category": str(group), "name": str(name), "value": v,
                       "text": None if v is not None else _text(value), "rank": rank})
+            out.n += 1
+            ctx.stats.events += 1
             if v is None:
                 out.error("non_integer_counter", None, f"counter {group}/{name[:80]!r} is not an integer; kept in `text`", _text(value) or "", "warning")
-    ctx.stats.events += len(rows)
+            if out.full():  # rows leave in batches: a document of a million counters holds 50k rows at a time
+                yield from out.flush()
     for key, value in extras.items():
         if isinstance(value, str) and value.lstrip().startswith(HEADER):
             out.times(value, key, rank)
@@ -239,7 +251,7 @@ def read_counters_json(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Ba
 def read_compile_times(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
     """A text file holding ``compile_times()`` output → ``compile_times``."""
     out = _Out(ctx)
-    data = read_document(chunks, out)
+    data = read_document(chunks, out, "compile_times() text", keep_head=True)
     if data is not None:
         text = decode(data, None, out)
         if out.times(text, "text", ctx.rank) == 0:

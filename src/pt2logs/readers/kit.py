@@ -10,11 +10,16 @@ byte chunks and a :class:`FileContext`, fill its :class:`ReadStats`, and put row
 Shared rules, stated once:
 
 * **Lines** (:func:`iter_lines`): numbered from 1, without their end of line (``\\n`` or ``\\r\\n``);
-  chunks may cut lines anywhere. A line longer than :data:`MAX_LINE` is reported once
-  (``line_too_long``, a warning) and kept, cut into pieces of at most :data:`MAX_LINE` bytes that
-  all carry its line number: nothing is dropped and memory stays bounded.
+  chunks may cut lines anywhere. A line longer than :data:`MAX_TEXT_LINE` (1 MiB) keeps its first
+  MAX_TEXT_LINE bytes; the rest is passed over to its newline without being held, and the cut is a
+  ``line_too_long`` warning at file:line giving the line's length. A run of blank lines is one item
+  (:func:`read_lines` hands its length to the reader that took its first line): a file of newlines
+  costs regex matches, not Python lines.
 * **Whole documents** (:func:`read_document`): JSON dumps, kernel specs, debug files are read whole
-  up to :data:`MAX_DOC` bytes; a larger one is reported (``too_large``) and not read.
+  up to :data:`MAX_JSON_DOC` (8 MiB, JSON) or :data:`MAX_DOC` (16 MiB, text) bytes, so that what
+  they expand to stays far under 300 MB. A larger JSON one is an error (``too_large``) naming where
+  the read stopped, and is not read; a larger text one keeps its whole lines up to the cap, with a
+  ``too_large`` warning giving its size. Rows leave in batches as they are made.
 * **Bad input** (:func:`add_error`): an ``ingest_errors`` row with file, line, kind, severity and a
   ≤ :data:`EXCERPT`-byte excerpt, counted in the file's stats. ``error`` = could not be read;
   ``warning`` = kept but suspicious.
@@ -30,17 +35,22 @@ from typing import Any, Protocol
 import pyarrow as pa
 
 from pt2logs.readers import identity_cols
+from pt2logs.readers.bounded import (  # noqa: F401  (the kit's names: readers import them from here)
+    BLANK_RUN,
+    EXCERPT,
+    MAX_DOC,
+    MAX_JSON_DOC,
+    MAX_LINE,
+    MAX_TEXT_LINE,
+    ErrorSink,
+    iter_lines,
+    whole,
+)
 from pt2logs.schema import Rows, TupleRows
 from pt2logs.segment_rows import Derived, SegmentRows
 
 #: what a reader yields: (table name, record batch)
 Batch = tuple[str, pa.RecordBatch]
-#: the longest excerpt of bad input kept in ``ingest_errors``
-EXCERPT = 1024
-#: the longest line kept in one piece (see the module docstring)
-MAX_LINE = 64 << 20
-#: the largest document read whole
-MAX_DOC = 256 << 20
 
 
 #: where a run's torch version can be read, best first: torch's own ``torch_version`` artifact (trace), the
@@ -229,67 +239,33 @@ class RowSink:
         self.n = self.nbytes = 0
 
 
-#: on_error(kind, line_no, message, excerpt): how line and record splitters report bad input
-ErrorSink = Callable[..., None]
-
-
-def iter_lines(chunks: Iterable[bytes], on_error: ErrorSink) -> Iterator[tuple[int, bytes]]:
-    """(1-based line number, line without its end of line) for byte chunks cut anywhere.
-
-    A line longer than :data:`MAX_LINE` is reported once (``line_too_long``, a warning) and yielded in
-    pieces of at most :data:`MAX_LINE` bytes, each with the line's number."""
-    buf = b""
-    n = 0
-    cutting = False  # the current line was already cut at least once
-    for chunk in chunks:
-        if not chunk:
-            continue
-        buf = buf + chunk if buf else chunk
-        start = 0
-        while True:
-            nl = buf.find(b"\n", start)
-            if nl < 0:
-                break
-            if not cutting:
-                n += 1
-            cutting = False
-            line = buf[start:nl]
-            yield n, line[:-1] if line.endswith(b"\r") else line
-            start = nl + 1
-        buf = buf[start:] if start else buf
-        while len(buf) > MAX_LINE:
-            if not cutting:
-                n += 1
-                cutting = True
-                on_error("line_too_long", n, f"a line longer than {MAX_LINE >> 20} MiB: kept, cut into pieces of "
-                         f"{MAX_LINE >> 20} MiB with the same line number", buf[:EXCERPT], "warning")
-            yield n, buf[:MAX_LINE]
-            buf = buf[MAX_LINE:]
-    if buf:
-        if not cutting:
-            n += 1
-        yield n, buf[:-1] if buf.endswith(b"\r") else buf
-
-
-def whole(chunks: Iterable[bytes], max_bytes: int = MAX_DOC) -> bytes | None:
-    """All the bytes of a stream, or None as soon as it is larger than ``max_bytes``."""
+def read_document(chunks: Iterable[bytes], sink: RowSink, what: str = "file", max_bytes: int = MAX_DOC,
+                  keep_head: bool = False) -> bytes | None:
+    """The file being read, whole (at most ``max_bytes``: :data:`MAX_DOC` for text, :data:`MAX_JSON_DOC`
+    for JSON), with ``stats.lines`` set. A larger one: with ``keep_head`` (text), its lines up to
+    ``max_bytes`` and a ``too_large`` warning giving its size (the rest is passed over, not held);
+    else None and a ``too_large`` error (a cut JSON document could not be read anyway)."""
+    it = iter(chunks)
     parts: list[bytes] = []
     size = 0
-    for c in chunks:
-        size += len(c)
-        if size > max_bytes:
+    for c in it:
+        if size + len(c) <= max_bytes:
+            parts.append(c)
+            size += len(c)
+            continue
+        if not keep_head:
+            sink.error("too_large", None, f"{what} goes on past byte {max_bytes:,} ({max_bytes >> 20} MiB, the most read "
+                       f"whole for this format, to keep memory bounded): not read")
             return None
-        parts.append(c)
-    return b"".join(parts)
-
-
-def read_document(chunks: Iterable[bytes], sink: RowSink, what: str = "file", max_bytes: int = MAX_DOC) -> bytes | None:
-    """The file being read, whole (at most ``max_bytes``), with ``stats.lines`` set; None (and a
-    ``too_large`` error) when it is larger."""
-    data = whole(chunks, max_bytes)
-    if data is None:
-        sink.error("too_large", None, f"{what} larger than {max_bytes >> 20} MiB; not read")
-        return None
+        parts.append(c[: max_bytes - size])
+        total = size + len(c) + sum(len(x) for x in it)
+        data = b"".join(parts)
+        data = data[: data.rfind(b"\n") + 1] or data  # whole lines
+        sink.warn("too_large", None, f"{what} of {total:,} bytes: its first {len(data):,} bytes (whole lines, up to "
+                  f"{max_bytes >> 20} MiB, the most read for this format) were read, the rest from byte {len(data):,} on skipped")
+        break
+    else:
+        data = b"".join(parts)
     sink.stats.lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
     return data
 
@@ -317,6 +293,10 @@ class LineReader(Protocol):
     def finish(self) -> None:
         """The file ended: close whatever is open."""
 
+    # optional: ``blank_lines(line_no, k)``: the ``k`` blank lines from ``line_no`` on, after the blank
+    # line just before them, which this reader took (:func:`read_lines`); a reader without it passes
+    # them over (their numbers are still counted)
+
 
 LineReaderFactory = Callable[[RowSink], LineReader]
 
@@ -330,10 +310,19 @@ def read_lines(chunks: Iterable[bytes], ctx: FileContext, factories: Iterable[Li
     last = 0
     for line_no, raw in iter_lines(chunks, sink.error):
         last = line_no
-        text = decode(raw, line_no, sink)
-        for take in takers:
-            if take(line_no, text):
-                break
+        if raw[:1] == b"\n":  # a run of len(raw) + 1 blank lines: the first as a line, the rest in bulk
+            last = line_no + len(raw)
+            for r in chain:
+                if r.take(line_no, ""):
+                    more = getattr(r, "blank_lines", None)
+                    if more is not None:
+                        more(line_no + 1, len(raw))
+                    break
+        else:
+            text = decode(raw, line_no, sink)
+            for take in takers:
+                if take(line_no, text):
+                    break
         if sink.full():
             yield from sink.flush()
     for r in chain:

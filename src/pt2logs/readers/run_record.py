@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from pt2logs.readers.kit import (
+    MAX_JSON_DOC,
     Batch,
     FileContext,
     Format,
@@ -55,7 +56,7 @@ def record_text(rec: dict[str, Any]) -> str:
 
 def read_run_record(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
     sink = RowSink(ctx)
-    data = read_document(chunks, sink, NAME)
+    data = read_document(chunks, sink, NAME, MAX_JSON_DOC)
     rec: Any = None
     if data is not None:
         try:

@@ -45,6 +45,7 @@ import pyarrow.compute as pc
 from pt2logs.readers.kit import (
     EXCERPT,
     MAX_DOC,
+    MAX_LINE,
     Batch,
     FileContext,
     Format,
@@ -52,7 +53,7 @@ from pt2logs.readers.kit import (
     iter_lines,
     whole,
 )
-from pt2logs.readers.records import Record
+from pt2logs.readers.records import MAX_PAYLOAD, Record
 from pt2logs.readers.trace_loop import read_records
 from pt2logs.readers.trace_state import CONTEXT_KEYS, TraceState, compile_id_text
 
@@ -91,13 +92,19 @@ class _Rebuild:
         except OSError:
             return None
 
-    def open(self, name: str) -> bytes | None:
-        """A whole (small) sibling file: one payload."""
+    def open(self, name: str, line_no: int | None = None) -> bytes | None:
+        """A sibling file: one payload, at most MAX_PAYLOAD bytes of it, as the trace keeps (the rest is
+        passed over, and reported)."""
         chunks = self.chunks(name)
         if chunks is None:
             return None
         try:
-            return whole(chunks)
+            data = whole(chunks, MAX_PAYLOAD)
+            if data is None:
+                data = b"".join(_head(self.chunks(name) or (), MAX_PAYLOAD))
+                self.warn("payload_too_large", line_no, f"{name} is larger than {MAX_PAYLOAD >> 20} MiB: its first "
+                          f"{MAX_PAYLOAD >> 20} MiB were kept, the rest skipped")
+            return data
         except OSError:
             return None
 
@@ -122,8 +129,9 @@ class _Rebuild:
 
     def records(self, chunks: Iterable[bytes]) -> Iterator[Record]:
         st = self.st
-        for line_no, raw in iter_lines(chunks, st.error):
-            self.n_lines = line_no
+        # a trace record's line: the trace's bound (st.error takes no severity: it knows the kind's)
+        for line_no, raw in iter_lines(chunks, lambda kind, n, msg, excerpt=b"", _severity=None: st.error(kind, n, msg, excerpt), MAX_LINE):
+            self.n_lines = line_no + len(raw) if raw[:1] == b"\n" else line_no  # (a run of blank lines: its last)
             if not raw.strip():
                 continue
             try:
@@ -176,11 +184,11 @@ class _Rebuild:
     def _payload(self, line_no: int, md5: Any, pf: Any) -> bytes | None:
         if not isinstance(md5, str):
             return None
-        data = self.open(f"payloads/{md5}.txt")
+        data = self.open(f"payloads/{md5}.txt", line_no)
         if data is not None:
             return data
         if isinstance(pf, str) and not pf.endswith(".html"):
-            data = self.open(pf)
+            data = self.open(pf, line_no)
             if data is not None:
                 if pf.endswith(".json") and hashlib.md5(data).hexdigest() != md5:
                     try:
@@ -246,6 +254,15 @@ def _compile_ctx(cid: str) -> dict[str, int]:
     return out
 
 
+def _head(chunks: Iterable[bytes], n: int) -> Iterator[bytes]:
+    """The first ``n`` bytes of a stream, in its chunks."""
+    for c in chunks:
+        if n <= 0:
+            return
+        yield c[:n]
+        n -= len(c)
+
+
 def _chromium_elements(chunks: Iterable[bytes], st: TraceState | None) -> Iterator[tuple[int, Any]]:
     """(1-based line, element) of tlparse's array, streamed: tlparse pretty-prints it with one element
     per ``  {`` ... ``  }`` block; any other layout is loaded whole (at most MAX_DOC bytes)."""
@@ -253,7 +270,7 @@ def _chromium_elements(chunks: Iterable[bytes], st: TraceState | None) -> Iterat
         if st is not None:
             st.error(kind, CHROMIUM_BASE + line_no, message, excerpt)
 
-    lines = iter_lines(chunks, lambda *a: None)
+    lines = iter_lines(chunks, lambda *a: None, MAX_LINE)
     head: list[bytes] = []
     for _, line in lines:
         head.append(line)

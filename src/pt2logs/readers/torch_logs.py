@@ -45,7 +45,11 @@ from pt2logs.readers.timebase import TimeBase
 from pt2logs.readers.timebase import time_of_day_us as _tod
 from pt2logs.readers.vllm_lines import VllmLines
 
-MAX_MESSAGE_BYTES = 256 << 20
+#: the longest message (or foreign block) held: a longer one is cut into several rows (``message_too_long``)
+MAX_MESSAGE_BYTES = 16 << 20
+#: the most text held in the open messages of all processes together: past it they are all closed
+#: (each a row; a message that goes on starts a new one), so many processes cannot add up either
+MAX_OPEN_BYTES = 64 << 20
 #: the largest rank read from a log (a larger number is damage, not a rank)
 MAX_RANK = 1 << 20
 MAX_FOREIGN_LINES = 1000
@@ -121,8 +125,9 @@ class LogLines:
         self.tb = TimeBase(self.ctx.mtime)
         self.messages = MessageRows(sink)
         self.open: dict[tuple[int | None, int | None], _Msg] = {}
+        self.held = 0  # bytes of text in self.open
         self.old: _Msg | None = None  # an open pre-2.1 message (continuation lines have no prefix)
-        self.foreign: list[Any] | None = None  # [line_no, lines, bytes]
+        self.foreign: list[Any] | None = None  # [line_no, texts, bytes, lines]
 
     def error(self, kind: str, line_no: int | None, message: str, excerpt: bytes | str = b"", severity: str = "warning") -> None:
         self.sink.error(kind, line_no, message, excerpt, severity)
@@ -186,6 +191,11 @@ class LogLines:
             cur.parts.append(msg)
             cur.n_lines += 1
             cur.nbytes += len(msg) + 1
+            self.held += len(msg) + 1
+            if self.held > MAX_OPEN_BYTES:
+                self.error("message_too_long", line_no, f"the open messages hold more than {MAX_OPEN_BYTES >> 20} MiB: "
+                           "each was closed as a row (one that goes on continues in a new row)")
+                self.close_open()
             return
         if cur is not None:
             if cur.prefix == prefix:
@@ -197,6 +207,7 @@ class LogLines:
                    m.group("artifact"), msg)
         new.ts = self._ts(int(m.group("mmdd")), _tod(m.group("time")), line_no)
         self.open[key] = new
+        self.held += new.nbytes
         if rank is not None:
             self.stats.ranks.add(rank)
 
@@ -236,17 +247,30 @@ class LogLines:
             self.close(msg)
 
     # -- foreign lines -------------------------------------------------------------
-    def add_foreign(self, line_no: int, text: str) -> None:
-        self.stats.kinds["foreign"] = self.stats.kinds.get("foreign", 0) + 1
+    def add_foreign(self, line_no: int, text: str, n: int = 1) -> None:
+        """One foreign line, or ``n`` blank ones as ``text`` = ``"\\n" * (n - 1)`` (joined with "\\n", the same text)."""
+        self.stats.kinds["foreign"] = self.stats.kinds.get("foreign", 0) + n
         f = self.foreign
-        if f is not None and (len(f[1]) >= MAX_FOREIGN_LINES or f[2] >= MAX_MESSAGE_BYTES):
+        if f is not None and (f[3] + n > MAX_FOREIGN_LINES or f[2] >= MAX_MESSAGE_BYTES):
             self.close_foreign()
             f = None
         if f is None:
-            self.foreign = [line_no, [text], len(text)]
+            self.foreign = [line_no, [text], len(text), n]
         else:
             f[1].append(text)
             f[2] += len(text) + 1
+            f[3] += n
+
+    def blank_lines(self, line_no: int, k: int) -> None:
+        """``k`` blank lines after a blank line taken as foreign: in blocks of at most MAX_FOREIGN_LINES
+        lines, each added as one piece of text (no Python object per line)."""
+        while k:
+            f = self.foreign
+            room = MAX_FOREIGN_LINES - f[3] if f is not None else MAX_FOREIGN_LINES
+            n = min(k, room) if room > 0 else min(k, MAX_FOREIGN_LINES)
+            self.add_foreign(line_no, "\n" * (n - 1), n)
+            line_no += n
+            k -= n
 
     def close_foreign(self) -> None:
         f = self.foreign
@@ -255,11 +279,13 @@ class LogLines:
         self.foreign = None
         text = "\n".join(f[1])
         self.sink.nbytes += len(text)
-        self.sink.add("log_lines", {"file": self.ctx.file, "line_no": f[0], "n_lines": len(f[1]), "rank": self.ctx.rank,
+        self.sink.add("log_lines", {"file": self.ctx.file, "line_no": f[0], "n_lines": f[3], "rank": self.ctx.rank,
                                     "message": text, "foreign": True})
 
     # -- messages --------------------------------------------------------------------
     def close(self, msg: _Msg) -> None:
+        if msg.pid is not None:
+            self.held -= msg.nbytes
         text = msg.text
         st = self.stats
         st.events += 1
@@ -278,10 +304,15 @@ class LogLines:
     def finish(self) -> None:
         self.close_old()
         self.close_foreign()
-        for msg in sorted(self.open.values(), key=lambda m: m.line_no):
-            self.close(msg)
-        self.open.clear()
+        self.close_open()
         self.messages.finish()
+
+    def close_open(self) -> None:
+        """Close every open glog message, in line order."""
+        msgs = sorted(self.open.values(), key=lambda m: m.line_no)
+        self.open.clear()
+        for msg in msgs:
+            self.close(msg)
 
 
 def read_torch_logs(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:

@@ -32,6 +32,7 @@ from pt2logs.readers.trace_state import (
     KNOWN_PLAIN,
     TraceState,
 )
+from pt2logs.schema import safe_text
 
 #: the columns event_columns returns, in order, with their Arrow types; "key" and "tod" (the row's
 #: local date key and time of day) become ``ts`` when the time base is known
@@ -121,7 +122,7 @@ def _arrays(cols: tuple, n: int, file: str) -> tuple[dict[str, pa.Array], np.nda
             bufs.append(pa.py_buffer(offsets))
         bufs.append(pa.py_buffer(data))
         out[name] = pa.Array.from_buffers(typ, n, bufs)
-    out["file"] = pa.repeat(pa.scalar(file, pa.string()), n)
+    out["file"] = pa.repeat(pa.scalar(safe_text(file), pa.string()), n)  # a non-UTF-8 name: \xNN, as the Python loop stores it
     keys = out.pop("key").to_numpy()
     tods = out.pop("tod").to_numpy()
     return out, keys, tods

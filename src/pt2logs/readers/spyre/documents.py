@@ -8,13 +8,13 @@ from typing import Any
 
 import orjson
 
-from pt2logs.readers.kit import Batch, FileContext, RowSink, read_document
+from pt2logs.readers.kit import MAX_JSON_DOC, Batch, FileContext, RowSink, read_document
 from pt2logs.readers.spyre.dtypes import int64, loads
 
 
 def _document(chunks: Iterable[bytes], out: RowSink, what: str) -> tuple[Any, bytes]:
     """A whole JSON document (bounded in size): (parsed, or None when it cannot be read; its bytes)."""
-    data = read_document(chunks, out, what)
+    data = read_document(chunks, out, what, MAX_JSON_DOC)
     if data is None:
         return None, b""
     if isinstance(doc := loads(data), Exception):
@@ -53,6 +53,8 @@ def read_kernel_spec(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batc
                                 "kernel_name": str(op.get("opFuncName") or key), "backend": "spyre", "kind": op.get("exUnit"),
                                 "fused_ops": names, "num_cores": int64(cores), "data_format": fmt if isinstance(fmt, str) else None})
             ctx.stats.events += 1
+        if out.full():
+            yield from out.flush()
     yield from out.flush()
 
 

@@ -26,7 +26,7 @@ import orjson
 
 from pt2logs.analysis.failures import failure_columns, traceback_parts
 from pt2logs.analysis.identity import classify_path
-from pt2logs.readers.kit import Batch, FileContext, RowSink, read_document
+from pt2logs.readers.kit import MAX_JSON_DOC, Batch, FileContext, RowSink, read_document
 from pt2logs.readers.spyre.dtypes import int64, loads
 
 _KNOWN = ("metadata", "failure", "environment", "artifacts", "runtime", "hardware_state", "collector", "_report_path")
@@ -107,7 +107,7 @@ def report_row(doc: dict[str, Any]) -> dict[str, Any]:
 def read_ffdc(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
     """One FFDC report → one ``spyre_failure_reports`` row (a report that is not a JSON object: an error)."""
     out = RowSink(ctx, batch_rows=min(ctx.batch_rows, 4096))
-    data = read_document(chunks, out, "FFDC report")
+    data = read_document(chunks, out, "FFDC report", MAX_JSON_DOC)
     if data is not None:
         doc = loads(data)
         if isinstance(doc, Exception):
