@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from pt2logs import faults, recovery
+from pt2logs import faults, manifest, recovery
 from pt2logs.parts import PAYLOAD_KEY, PAYLOADS, STORED, file_schema, stored_tables
 from pt2logs.schema import TABLES
 from pt2logs.warehouse import PARTITION, PartWriter, TxnInfo, Warehouse, txn_of
@@ -145,6 +145,7 @@ def _rewrite(con, wh: Warehouse, part: str, by_table: dict[str, list[str]], res:
         wh.check_lock("compact")
         if (runs is not None and runs.num_rows) or writer.written:
             w = PartWriter(info, "compact-runs")
+            w.set_metadata("runs", {manifest.KEY: manifest.make_record(wh, txn.id, part)})
             w.touch("runs")  # with no live run, an empty runs file still commits the payloads copied
             if runs is not None:
                 w.write_table("runs", runs)  # the commit point

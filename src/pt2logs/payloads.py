@@ -93,7 +93,7 @@ def committed_keys(lay: Layout, limit: int | None = None) -> np.ndarray:
         try:
             with lay.fs.open(p, "rb") as f:
                 col = pq.read_table(f, columns=[PAYLOAD_KEY]).column(0).combine_chunks()
-        except (FileNotFoundError, OSError):
+        except (OSError, ValueError):  # (ArrowInvalid: a damaged file, left out by readers too)
             continue
         parts.append(_as_numpy(col))
         n += len(col)

@@ -66,6 +66,8 @@ def describe_failure(e: BaseException) -> str:
     if isinstance(e, MemoryError):
         return "out of memory. Try --jobs 1, or ingest fewer inputs at a time."
     text = redact(str(e)) or "(no message)"
+    if type(e).__name__ == "WarehouseError":  # says what is wrong and what to do already
+        return text
     return f"{type(e).__name__}: {text} (set PT2LOGS_DEBUG=1 to see the traceback)"
 
 
