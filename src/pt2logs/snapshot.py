@@ -34,6 +34,7 @@ class Damage:
     path: str  # relative to the warehouse root
     txn: str | None
     why: str
+    quarantined: bool = False  # moved away by `pt2logs repair`, the loss recorded
 
 
 @dataclass
@@ -108,7 +109,7 @@ def take(lay: Layout, records: dict[str, list[dict[str, Any]] | None] | None = N
             if table not in files or posixpath.basename(rel) in garbage:
                 continue
             if rel in held:
-                snap.damaged.append(Damage(rel, txn, f"quarantined by `pt2logs repair` ({held[rel].get('why', '?')})"))
+                snap.damaged.append(Damage(rel, txn, f"quarantined by `pt2logs repair` ({held[rel].get('why', '?')})", True))
             elif rel not in listing:
                 snap.damaged.append(Damage(rel, txn, "missing"))
             elif "bytes" in ent and listing[rel] != ent["bytes"]:

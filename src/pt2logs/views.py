@@ -272,6 +272,12 @@ _SNAPSHOTS: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[Warehouse
     weakref.WeakKeyDictionary()
 #: per connection: (warnings about files left out, the live runs they held)
 _DAMAGE: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[list[str], set[str]]] = weakref.WeakKeyDictionary()
+_TAKEN: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, Snapshot] = weakref.WeakKeyDictionary()
+
+
+def snapshot_of(con: duckdb.DuckDBPyConnection) -> Snapshot:
+    """The files the connection's views read, and those left out (:mod:`pt2logs.snapshot`)."""
+    return _TAKEN[con]
 
 
 def _commits(wh: Warehouse) -> frozenset[str]:
@@ -318,6 +324,7 @@ def create_views(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
                 con.execute(s)  # binding a view opens its files: it can lose the race with a deletion
             _SNAPSHOTS[con] = (wh, taken, commits)
             _DAMAGE[con] = damage_warnings(con, wh, snap)
+            _TAKEN[con] = snap
             return
         except duckdb.Error as e:
             if attempt == VANISHED_RETRIES or not _vanished(e):

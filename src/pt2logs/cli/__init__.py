@@ -36,7 +36,7 @@ from pt2logs.cli import (
 from pt2logs.redact import redact
 from pt2logs.version import __version__
 
-ORDER = ["ingest", "run", "summary", "advise", "query", "queries", "diff", "ranks", "bundle", "dashboard", "export", "compact", "tables", "formats"]
+ORDER = ["ingest", "run", "summary", "advise", "query", "queries", "diff", "ranks", "bundle", "dashboard", "export", "compact", "check", "repair", "tables", "formats"]
 
 
 class Group(click.Group):
@@ -88,6 +88,6 @@ def main() -> None:
 
 
 for _cmd in (ingest.ingest, ingest.run, read.summary, read.advise, read.query, read.queries, read.diff, read.ranks,
-             bugreport.bundle, dashboard.dashboard, export.export, admin.compact, admin.tables, admin.formats):
+             bugreport.bundle, dashboard.dashboard, export.export, admin.compact, admin.check, admin.repair, admin.tables, admin.formats):
     main.add_command(_cmd)
 del _cmd
