@@ -196,12 +196,19 @@ def _why(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}".splitlines()[0][:200]
 
 
+def _runs_first() -> list[str]:
+    """The table folders in listing order: ``runs`` first. A commit seen in the runs listing wrote its
+    data files before it, so the later listings of the other folders hold them all (listed the other
+    way round, a commit landing meanwhile would look as if its files were missing)."""
+    return ["runs", *(t for t in stored_tables() if t != "runs")]
+
+
 def listing(lay: Layout) -> dict[str, int]:
-    """Every Parquet file of the warehouse's table folders: rel path -> size (one listing)."""
+    """Every Parquet file of the warehouse's table folders: rel path -> size (one listing, runs first)."""
     out: dict[str, int] = {}
     if lay.remote:
         lay.fs.invalidate_cache()
-        for table in stored_tables():
+        for table in _runs_first():
             base = lay.path(table)
             try:
                 found = lay.fs.find(base, detail=True)
@@ -211,7 +218,7 @@ def listing(lay: Layout) -> dict[str, int]:
                 if p.endswith(".parquet") and info.get("type", "file") == "file":
                     out[lay.rel(p)] = int(info["size"])
         return out
-    for table in stored_tables():
+    for table in _runs_first():
         base = lay.path(table)
         if not os.path.isdir(base):
             continue
