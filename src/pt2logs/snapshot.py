@@ -93,6 +93,7 @@ def take(lay: Layout, records: dict[str, list[dict[str, Any]] | None] | None = N
     files: dict[str, list[str]] = {t: [] for t in stored_tables()}
     complete = {t: True for t in stored_tables()}
     files["runs"] = runs
+    complete["runs"] = False  # a runs file records its files, not itself: its columns are asked (small files)
     for r in runs:
         txn = txn_of(r)
         entries = records.get(r)
