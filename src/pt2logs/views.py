@@ -252,7 +252,8 @@ def _vanished(e: Exception) -> bool:
     """A file listed by a query's glob was gone when the query opened it (a compaction's replaced
     files are deleted after a grace period; a query listing at that instant sees this)."""
     msg = str(e)
-    return ".parquet" in msg and any(s in msg for s in ("No such file", "Cannot open file", "not found", "does not exist"))
+    return ".parquet" in msg and any(s in msg for s in ("No such file", "Cannot open file", "not found", "does not exist",
+                                                         "No files found"))
 
 
 def attach_filesystem(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
@@ -385,7 +386,7 @@ def arrow_table(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any]
             if attempt == VANISHED_RETRIES or not _vanished(e):
                 raise
             snap = _SNAPSHOTS.get(con)
-            if snap is not None and attempt > 0:  # the snapshot's own files are gone: take a new one
+            if snap is not None:  # the snapshot's own files are gone (its views list them): take a new one
                 create_views(con, snap[0])
     raise AssertionError("unreachable")
 
