@@ -103,6 +103,8 @@ class RepairResult:
     meta_rewritten: bool = False
     quarantined: list[str] = field(default_factory=list)
     reingested: list[str] = field(default_factory=list)
+    #: runs whose earlier commit is live again, whole (their sources have not changed since)
+    restored: list[str] = field(default_factory=list)
     #: run -> why it could not be ingested again (its loss stays recorded)
     lost: dict[str, str] = field(default_factory=dict)
     remaining: list[Found] = field(default_factory=list)
@@ -173,8 +175,9 @@ def repair(warehouse: str | Warehouse, progress: Any = None) -> RepairResult:
         if not paths or gone:
             out.lost[run_id] = f"source {gone[0]} is gone" if gone else "its sources are unknown (its files rows were damaged)"
             continue
-        ingest(paths, wh.location, run_id=run_id, force=True, progress=progress or (lambda *a: None))
-        out.reingested.append(run_id)
+        # not forced: the run keeps its tags; its damaged files no longer count as committed (re-read)
+        got = ingest(paths, wh.location, run_id=run_id, progress=progress or (lambda *a: None))
+        (out.reingested if got.runs_new + got.runs_updated else out.restored).append(run_id)
     out.remaining = check(wh, full=False).damaged
     return out
 

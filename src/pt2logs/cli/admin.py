@@ -120,6 +120,8 @@ def repair(warehouse: str, as_json: bool) -> None:
         click.echo(f"quarantined: {rel}")
     for run_id in res.reingested:
         click.echo(f"ingested again: {run_id}")
+    for run_id in res.restored:
+        click.echo(f"restored: {run_id} (its earlier commit, unchanged sources)")
     for run_id, why in res.lost.items():
         click.echo(f"not restored: {run_id}: {why}")
     if not (res.meta_rewritten or res.quarantined or res.lost):
