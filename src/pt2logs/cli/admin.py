@@ -37,7 +37,8 @@ def compact(warehouse: str, partitions: tuple[str, ...], as_json: bool) -> None:
     for part, why in res.skipped:
         click.echo(f"warning: partition {part} not compacted: {why}", err=True)
     if not res.partitions:
-        click.echo("nothing to compact: every partition has one file per table and no dead rows")
+        click.echo("nothing compacted: see the warnings above" if res.skipped else
+                   "nothing to compact: every partition has one file per table and no dead rows")
         return
     click.echo(f"compacted {len(res.partitions)} partition(s): {res.files_before} files -> {res.files_after}, "
                f"{res.rows_dropped:,} dead rows dropped, {res.rows_kept:,} rows kept")
