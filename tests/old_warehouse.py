@@ -1,5 +1,5 @@
-"""Make a warehouse look written by an older pt2logs: its runs files without commit records (what a
-test that rewrites data files the way an older version wrote them needs; docs/warehouse.md)."""
+"""Warehouses rewritten by tests: as an older pt2logs wrote them (runs files without commit records),
+or with transactions moved to another day's partition (their records written anew); docs/warehouse.md."""
 
 from __future__ import annotations
 
