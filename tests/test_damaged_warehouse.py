@@ -146,6 +146,17 @@ def test_a_file_of_an_older_schema_changes_no_answer(base, tmp_path):
     assert con.execute(q).fetchone() == (7, 7)
     assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 4
     con.close()
+    # the views file for other tools (globs, not commit records) takes the union of the files' columns too
+    import duckdb
+
+    from pt2logs.ingestion.views_file import ViewsFile
+    from pt2logs.warehouse import Warehouse
+
+    (wh / "_views.json").unlink(missing_ok=True)
+    ViewsFile(Warehouse(str(wh))).write()
+    dcon = duckdb.connect(str(wh / "pt2logs.duckdb"), read_only=True)
+    assert dcon.execute(q).fetchone() == (7, 7)
+    dcon.close()
 
 
 @pytest.mark.parametrize("damage", ["bitflip", "record", "truncate"])

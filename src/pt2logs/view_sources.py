@@ -7,7 +7,8 @@ lists the files anew (less the files a compaction replaced).
 
 Columns: a view selects the declared columns (:mod:`pt2logs.tables`) in declared order, NULL where
 no file holds one. A :class:`Listed` table whose files were all recorded with the current schema
-version holds every declared column; otherwise the columns are the union of its files' own
+version holds every declared column; otherwise (and always for :class:`Glob` when it has a
+connection) the columns are the union of its files' own
 (``union_by_name``: a file written by an older pt2logs, lacking ``source`` or ``break_key``, reads
 NULL there and the newer files keep theirs).
 """
@@ -85,7 +86,12 @@ class Glob:
         return source_sql(self.wh, table, self.skip)
 
     def present(self, table: str) -> set[str] | None:
-        return _present_columns(self.con, self.wh, table, self.skip)
+        """The union of the files' columns (``union_by_name``: a newest file written by an older pt2logs
+        must not blank the others' columns); the newest file's alone where there is no connection."""
+        cols = _present_columns(None, self.wh, table, self.skip)
+        if cols is None or self.con is None:
+            return cols
+        return {r[0] for r in self.con.execute(f"DESCRIBE SELECT * FROM {self.sql(table)}").fetchall()} | {PARTITION}
 
 
 class Listed:
