@@ -19,7 +19,7 @@ import duckdb
 
 import pt2logs
 from pt2logs.schema import TABLES
-from pt2logs.warehouse import PAYLOADS, STORED, Warehouse
+from pt2logs.warehouse import PAYLOADS, STORED, Warehouse, new_txn_id
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ["llama", "gpt", "bert", "vit"]
@@ -47,11 +47,16 @@ def synthesize(dest: Path, n_runs: int, weeks: int = 8) -> Path:
         FROM runs b CROSS JOIN rep""")
     con.execute(f"DELETE FROM runmap WHERE k > {n_runs}")
     now = con.execute("SELECT max(started_at) FROM runs").fetchone()[0]
+    # one transaction for every copy: its id in the rows and in the file names (part-<txn>-bench-1.parquet,
+    # where pt2logs reads a transaction's files from: a runs file without a commit record, as before records)
+    txn = new_txn_id()
     for name, t in TABLES.items():
         cols = []
         for c in t.columns:
             q = f'"{c.name}"'
-            if c.name == "run_id":
+            if c.name == "txn":
+                cols.append(f"'{txn}' AS txn")
+            elif c.name == "run_id":
                 cols.append("m.new_id AS run_id")
             elif c.name == "name" and name == "runs":
                 cols.append("x.name || ' #' || m.r AS name")
@@ -73,14 +78,14 @@ def synthesize(dest: Path, n_runs: int, weeks: int = 8) -> Path:
             src = (f"(SELECT * FROM read_parquet('{base}/{name}/**/*.parquet', union_by_name=true, hive_partitioning=true) "
                    "SEMI JOIN _live USING (run_id, txn))")
         con.execute(f"""COPY (SELECT {', '.join(cols)} FROM {name}_all_sources x JOIN runmap m ON m.base_id = x.run_id)
-                        TO '{out}/part-bench-{name}.parquet' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 1000000)"""
+                        TO '{out}/part-{txn}-bench-1.parquet' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 1000000)"""
                     if "source" in t.names and name != "runs" and name not in STORED else
                     f"""COPY (SELECT {', '.join(cols)} FROM {src} x JOIN runmap m ON m.base_id = x.run_id)
-                        TO '{out}/part-bench-{name}.parquet' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 1000000)""")
+                        TO '{out}/part-{txn}-bench-1.parquet' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 1000000)""")
     out = wh / PAYLOADS / f"ingest_date={dt.datetime.now(dt.timezone.utc):%Y-%m-%d}"
     out.mkdir(parents=True, exist_ok=True)
-    con.execute(f"""COPY (SELECT * FROM read_parquet('{base}/{PAYLOADS}/**/*.parquet'))
-                    TO '{out}/part-bench-{PAYLOADS}.parquet' (FORMAT parquet, COMPRESSION zstd)""")
+    con.execute(f"""COPY (SELECT * REPLACE ('{txn}' AS txn) FROM read_parquet('{base}/{PAYLOADS}/**/*.parquet'))
+                    TO '{out}/part-{txn}-bench-1.parquet' (FORMAT parquet, COMPRESSION zstd)""")
     from pt2logs.ingestion.views_file import ViewsFile
 
     ViewsFile(Warehouse(str(wh))).write()

@@ -318,10 +318,10 @@ def test_a_connection_older_than_the_deletion_of_its_files_takes_a_new_snapshot(
 
 def test_a_connection_lists_the_runs_files_once_and_its_snapshot_is_that_listing(tmp_path, monkeypatch):
     """The commits a connection's snapshot records (what a query that outlives the grace period compares
-    with, below) are the listing its views were made from: the runs folder is listed once per connect (on
-    S3 an exists and a LIST per 1,000 files each time), replaced files waiting for deletion included, as
+    with, below) are the listing its views were made from: the warehouse is listed once per connect (on
+    S3 a LIST per table folder and 1,000 files), replaced files waiting for deletion included, as
     the comparison lists them."""
-    from pt2logs import views
+    from pt2logs import manifest, views
     from pt2logs.compact import compact
     from pt2logs.warehouse import Warehouse
 
@@ -329,10 +329,10 @@ def test_a_connection_lists_the_runs_files_once_and_its_snapshot_is_that_listing
     pt2logs.ingest([str(SAMPLES)], wh)
     compact(wh, min_files=1)  # the runs files it replaced wait for deletion (the grace period)
     listed: list[str] = []
-    table_files = Warehouse.table_files
-    monkeypatch.setattr(Warehouse, "table_files", lambda self, table: listed.append(table) or table_files(self, table))
+    listing = manifest.listing
+    monkeypatch.setattr(manifest, "listing", lambda lay: listed.append("all") or listing(lay))
     con = pt2logs.connect(wh)
-    assert listed.count("runs") == 1
+    assert listed == ["all"]
     commits = views._SNAPSHOTS[con][2]
     assert commits == views._commits(Warehouse(wh)) and len(commits) > len(Warehouse(wh).live_files("runs"))
 

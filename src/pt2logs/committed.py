@@ -44,8 +44,12 @@ def committed_state(wh: Warehouse) -> tuple[KnownFiles, KnownRuns]:
     """Live files and runs of ``wh``; empty when nothing was committed yet (no DuckDB started then)."""
     if not wh.table_files("runs"):
         return {}, {}
+    from pt2logs.views import damaged_runs
+
     con = connect(wh)
     try:
-        return committed_files(con), committed_runs(con)
+        damaged = damaged_runs(con)  # a file of theirs is missing or damaged: their inputs are read again
+        files = {url: f for url, f in committed_files(con).items() if f[3] not in damaged}
+        return files, committed_runs(con)
     finally:
         con.close()

@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from pt2logs import faults, recovery
+from pt2logs import faults, manifest, recovery
 from pt2logs.parts import PAYLOAD_KEY, PAYLOADS, STORED, file_schema, stored_tables
 from pt2logs.schema import TABLES
-from pt2logs.warehouse import PARTITION, PartWriter, TxnInfo, Warehouse, txn_of
+from pt2logs.warehouse import PARTITION, PartWriter, TxnInfo, Warehouse
 
 
 @dataclass
@@ -43,6 +43,8 @@ class CompactResult:
     rows_dropped: int = 0
     rows_kept: int = 0
     files_deleted: int = 0
+    #: (partition, why): partitions not rewritten because a member is missing or damaged
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _partition_of(path: str) -> str | None:
@@ -57,26 +59,31 @@ def compact(warehouse: str | Warehouse, partitions: list[str] | None = None, min
     """Rewrite partitions; ``grace_s`` (default ``PT2LOGS_GC_GRACE_S``, 900 s) before replaced files go."""
     import duckdb
 
-    from pt2logs.views import arrow_table, attach_filesystem, connect
+    from pt2logs.views import arrow_table, attach_filesystem, connect, snapshot_of
 
     wh = warehouse if isinstance(warehouse, Warehouse) else Warehouse(warehouse)
     grace = recovery.gc_grace_s() if grace_s is None else grace_s
     res = CompactResult()
     with wh.lock():
         res.files_deleted += len(wh.recover(grace))
-        garbage = wh.garbage_names()
         con = connect(wh)
-        # committed = has a runs file (the rule recovery applies), rows or not: a compaction whose partition
-        # has no live run still commits the payloads it copied, with a runs file of no rows
-        committed = {t for (t,) in con.execute("SELECT DISTINCT txn FROM _runs_all").fetchall()}
-        committed |= {txn_of(p) for p in wh.live_files("runs", garbage)} - {None}
+        # the files the commits list (the snapshot's: committed = has a runs file, rows or not: a compaction
+        # whose partition has no live run still commits the payloads it copied, with a runs file of no rows)
+        snap = snapshot_of(con)
         live = arrow_table(con, "SELECT run_id, txn FROM _live")
         files: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         for table in stored_tables():
-            for f in wh.live_files(table, garbage):
-                p = _partition_of(f)
-                if p is not None and txn_of(f) in committed and (partitions is None or p in partitions):
-                    files[p][table].append(f)
+            for rel in snap.files.get(table, ()):
+                p = _partition_of(rel)
+                if p is not None and (partitions is None or p in partitions):
+                    files[p][table].append(wh.path(*rel.split("/")))
+        # never rewrite a partition with a missing or damaged member: the copy would make the loss permanent
+        # (one that `pt2logs repair` quarantined is a recorded loss: its partition may be rewritten)
+        for d in snap.damaged:
+            p = _partition_of(d.path)
+            if not d.quarantined and p in files:
+                del files[p]
+                res.skipped.append((p, f"{d.path} is {d.why}; run `pt2logs check`, then `pt2logs repair`"))
         dcon = duckdb.connect()
         attach_filesystem(dcon, wh)
         dcon.register("live", live)
@@ -145,6 +152,7 @@ def _rewrite(con, wh: Warehouse, part: str, by_table: dict[str, list[str]], res:
         wh.check_lock("compact")
         if (runs is not None and runs.num_rows) or writer.written:
             w = PartWriter(info, "compact-runs")
+            w.set_metadata("runs", {manifest.KEY: manifest.make_record(wh, txn.id, part)})
             w.touch("runs")  # with no live run, an empty runs file still commits the payloads copied
             if runs is not None:
                 w.write_table("runs", runs)  # the commit point

@@ -141,6 +141,16 @@ class PartWriter:
         self._writers: dict[str, tuple[pq.ParquetWriter, Any, str, str, int]] = {}
         self._seq = 0
         self.written: list[str] = []
+        self._meta: dict[str, dict[bytes, bytes]] = {}
+
+    def set_metadata(self, table: str, meta: dict[bytes, bytes]) -> None:
+        """Key-value metadata added to ``table``'s files written from now on (a runs file's commit record)."""
+        self._meta[table] = meta
+
+    def _schema(self, table: str) -> pa.Schema:
+        schema = file_schema(table)
+        extra = self._meta.get(table)
+        return schema.with_metadata({**(schema.metadata or {}), **extra}) if extra else schema
 
     def write(self, table: str, batch: pa.RecordBatch) -> None:
         if batch.num_rows == 0:
@@ -171,7 +181,7 @@ class PartWriter:
         nbytes = self._bytes.pop(table, 0)
         if not batches:
             return
-        schema = file_schema(table)
+        schema = self._schema(table)
         data = pa.Table.from_batches(batches, schema=schema)
         w = self._writers.get(table)
         if w is not None and w[4] >= FILE_BYTES:
@@ -211,7 +221,7 @@ class PartWriter:
         """Make sure ``table`` gets a file, even one without rows (a compaction's ``runs`` file, the
         commit point of the payloads it copied when no run of its partition is live)."""
         if table not in self._writers and table not in self._buf:
-            self._open(table, file_schema(table))
+            self._open(table, self._schema(table))
 
     def close(self) -> list[str]:
         for table in list(self._buf):

@@ -41,6 +41,7 @@ import xxhash
 
 from pt2logs import recovery
 from pt2logs.parts import PAYLOAD_KEY, PAYLOADS, Layout, TxnInfo, file_schema, txn_of
+from pt2logs.snapshot import is_data_path
 
 #: payloads shorter than this stay in their row (a key costs 16 bytes, a join, and short texts
 #: repeat enough for Parquet's dictionary to store them once per file anyway)
@@ -82,8 +83,9 @@ def committed_keys(lay: Layout, limit: int | None = None) -> np.ndarray:
     committed = {txn_of(p) for p in recovery.table_files(lay, "runs")} - {None}
     garbage = recovery.garbage_names(lay)
     limit = max_keys() if limit is None else limit
+    # where a writer puts them only (a stray copy elsewhere is never read: its keys would name texts no view reads)
     files = [p for p in recovery.table_files(lay, PAYLOADS)
-             if txn_of(p) in committed and posixpath.basename(p.replace(os.sep, "/")) not in garbage]
+             if txn_of(p) in committed and posixpath.basename(p.replace(os.sep, "/")) not in garbage and is_data_path(lay.rel(p))]
     files.sort(key=lambda p: posixpath.basename(p.replace(os.sep, "/")), reverse=True)  # names sort by txn time
     parts: list[np.ndarray] = []
     n = 0
@@ -93,7 +95,7 @@ def committed_keys(lay: Layout, limit: int | None = None) -> np.ndarray:
         try:
             with lay.fs.open(p, "rb") as f:
                 col = pq.read_table(f, columns=[PAYLOAD_KEY]).column(0).combine_chunks()
-        except (FileNotFoundError, OSError):
+        except (OSError, ValueError):  # (ArrowInvalid: a damaged file, left out by readers too)
             continue
         parts.append(_as_numpy(col))
         n += len(col)

@@ -1,10 +1,9 @@
 """DuckDB views over the warehouse: every table is a view, dead rows hidden.
 
-For each table the view reads ``<wh>/<table>/**/*.parquet`` (``union_by_name``,
-hive partitions), selects the columns declared in :mod:`pt2logs.tables` in
-their declared order (a column missing from older files reads as NULL, a
-table with no files yet is an empty view of the right types) and keeps only
-the rows of each run's live transaction (see :mod:`pt2logs.warehouse`).
+Each view reads exactly the files its snapshot's commits list (:mod:`pt2logs.snapshot`,
+:mod:`pt2logs.view_sources`), selects the declared columns in declared order (NULL where no file
+has one; a table with no files is an empty view of the right types) and keeps only the rows of each
+run's live transaction (see :mod:`pt2logs.warehouse`).
 """
 
 from __future__ import annotations
@@ -22,8 +21,17 @@ from pt2logs.outcome_rules import OUTCOME_MACROS
 from pt2logs.readers import source_ranks
 from pt2logs.recovery import gc_grace_s
 from pt2logs.schema import TABLES, Table
+from pt2logs.snapshot import (
+    Snapshot,
+    damage_warnings,
+    damaged_runs_files,
+    is_data_path,
+    runs_file_error,
+    take,
+)
+from pt2logs.view_sources import Glob, Listed
 from pt2logs.vllm_rules import VLLM_MACROS
-from pt2logs.warehouse import PARTITION, PAYLOAD_KEY, PAYLOADS, STORED, Warehouse
+from pt2logs.warehouse import PARTITION, PAYLOAD_KEY, PAYLOADS, STORED, Warehouse, WarehouseError
 
 _DUCK = {
     "str": "VARCHAR", "json": "VARCHAR", "i32": "INTEGER", "i64": "BIGINT", "f64": "DOUBLE", "bool": "BOOLEAN",
@@ -41,44 +49,6 @@ def _q(s: str) -> str:
 
 def _ident(s: str) -> str:
     return '"' + s.replace('"', '""') + '"'
-
-
-def source_sql(wh: Warehouse, table: str, skip: set[str] | frozenset[str] = frozenset()) -> str:
-    """The table's files (a glob: each query sees the files of that moment), less the files in ``skip``
-    (names of files a compaction replaced: pruned by file name before they are scanned)."""
-    glob = wh.url(table, "**", "*.parquet")
-    src = f"read_parquet({_q(glob)}, union_by_name=true, hive_partitioning=true, hive_types={{{_q(PARTITION)}: VARCHAR}}"
-    if not skip:
-        return src + ")"
-    names = ", ".join(_q(n) for n in sorted(skip))
-    return f"(SELECT * EXCLUDE (filename) FROM {src}, filename=true) WHERE parse_filename(filename) NOT IN ({names}))"
-
-
-def _present_columns(con: duckdb.DuckDBPyConnection, wh: Warehouse, table: str,
-                     garbage: set[str] | None = None, files: list[str] | None = None) -> set[str] | None:
-    """Columns the table's files hold: those of its newest file (file names sort by transaction time,
-    and every pt2logs version writes all the columns it knows), plus the partition column.
-    None when the table has no files yet (or only replaced ones). ``files``: its live files, when
-    the caller listed them already."""
-    files = wh.live_files(table, garbage) if files is None else files
-    if not files:
-        return None
-    import pyarrow.parquet as pq
-
-    try:
-        with wh.fs.open(max(files, key=_txn_order), "rb") as f:
-            names = set(pq.read_schema(f).names)
-    except (OSError, ValueError):
-        if con is None:
-            return set(TABLES[table].names) | {PARTITION}
-        rows = con.execute(f"DESCRIBE SELECT * FROM {source_sql(wh, table, garbage or set())}").fetchall()
-        names = {r[0] for r in rows}
-    return names | {PARTITION}
-
-
-def _txn_order(path: str) -> str:
-    name = path.rsplit("/", 1)[-1]
-    return name[5:] if name.startswith("part-") else name
 
 
 def _select_list(t: Table, present: set[str] | None) -> str:
@@ -129,35 +99,33 @@ def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: boo
     return _statements(con, wh, snapshot)[0]
 
 
-def _statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: bool) -> tuple[list[str], frozenset[str]]:
+def _statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: bool,
+                snap: Snapshot | None = None) -> tuple[list[str], frozenset[str]]:
     """:func:`view_statements`, and the names of the ``runs`` files (the commits, replaced ones too)
     listed to make them: listed before the statements read them, so a commit that lands after the
-    listing is one the snapshot may hold but the names lack (a query is then run again, never skipped)."""
+    listing is one the snapshot may hold but the names lack (a query is then run again, never skipped).
+    With ``snap`` the views read exactly its files."""
     stmts = list(PATH_MACROS)
-    # taken once, before the runs are read: the replaced files this connection's queries never open.
-    # (Taken after, a compaction committing in between would hide the files of the runs read.)
-    skip = wh.garbage_names()
-    runs_files = wh.table_files("runs")
-    commits = _commits(wh, runs_files)
-    runs_present = _present_columns(con, wh, "runs", skip, [f for f in runs_files if f.rsplit("/", 1)[-1] not in skip])
-    runs_src = source_sql(wh, "runs", skip) if runs_present is not None else "(SELECT 1 WHERE false)"
+    src: Any = Listed(con, wh, snap) if snap is not None else Glob(con, wh)
+    commits = snap.commits if snap is not None else _commits(wh)
+    runs_present = src.present("runs")
+    runs_src = src.sql("runs") if runs_present is not None else "(SELECT 1 WHERE false)"
     kind = "TEMP TABLE" if snapshot else "VIEW"
     stmts.append(f"CREATE OR REPLACE {kind} _runs_all AS SELECT {_select_list(TABLES['runs'], runs_present)} FROM {runs_src}")
     stmts.append("CREATE OR REPLACE VIEW _live AS SELECT run_id, arg_max(txn, committed_at) AS txn FROM _runs_all GROUP BY run_id")
     stmts.append("CREATE OR REPLACE VIEW _run_roots AS SELECT run_id, user_root FROM _runs_all SEMI JOIN _live USING (run_id, txn)")
-    files_present = _present_columns(con, wh, "files", skip)
-    files_src = (f"(SELECT run_id, txn, format FROM {source_sql(wh, 'files', skip)}) f SEMI JOIN _live USING (run_id, txn)"
-                 if files_present is not None else "(SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS format WHERE false) f")
+    files_src = (f"(SELECT run_id, txn, format FROM {src.sql('files')}) f SEMI JOIN _live USING (run_id, txn)"
+                 if src.present("files") is not None else "(SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS format WHERE false) f")
     stmts.append(f"CREATE OR REPLACE VIEW _run_source AS SELECT run_id, min({_format_rank_sql('format')}) AS best "
                  f"FROM {files_src} GROUP BY run_id")
-    stmts.append(_payloads_view(wh, skip))
+    stmts.append(_payloads_view(src))
     for name, t in TABLES.items():
         if name == "runs":
             # warehouses written before n_ranks counted a rankless run as one process stored 0
             stmts.append("CREATE OR REPLACE VIEW runs AS SELECT * REPLACE (greatest(coalesce(n_ranks, 0), 1)::INTEGER AS n_ranks) "
                          "FROM _runs_all r SEMI JOIN _live l USING (run_id, txn)")
             continue
-        present = _present_columns(con, wh, name, skip)
+        present = src.present(name)
         target = _ident(name + "_all_sources") if "source" in t.names else _ident(name)
         if present is None:
             stmts.append(f"CREATE OR REPLACE VIEW {target} AS SELECT {_select_list(t, None)} WHERE false")
@@ -176,7 +144,7 @@ def _statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: bool) -
                 cols = "t.*" + (f" EXCLUDE ({keys})" if pairs else "") + f" REPLACE ({', '.join(replace)})"
             stmts.append(
                 f"CREATE OR REPLACE VIEW {target} AS SELECT {cols} FROM (SELECT {_select_list(t, present)}{key} "
-                f"FROM {source_sql(wh, name, skip)}) t SEMI JOIN _live l USING (run_id, txn){roots}{stored}"
+                f"FROM {src.sql(name)}) t SEMI JOIN _live l USING (run_id, txn){roots}{stored}"
             )
         if "source" in t.names:
             # a join with a per-run table (not a window), so filters on the partition column reach the scan
@@ -189,14 +157,14 @@ def _statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: bool) -
     return stmts, commits
 
 
-def _payloads_view(wh: Warehouse, skip: set[str]) -> str:
+def _payloads_view(src: Any) -> str:
     """``_payloads``: one row per key of the payload store (pt2logs.payloads). Every file is read, not
     only committed ones: a key is the hash of its text, so any copy of it is the right text, and an
     events row only ever names a key that is committed with it or before it."""
-    if not wh.live_files(PAYLOADS, skip):
+    if src.present(PAYLOADS) is None:
         return f"CREATE OR REPLACE VIEW _payloads AS SELECT NULL::BLOB AS {_ident(PAYLOAD_KEY)}, NULL::VARCHAR AS payload WHERE false"
     return (f"CREATE OR REPLACE VIEW _payloads AS SELECT {_ident(PAYLOAD_KEY)}, any_value(payload) AS payload "
-            f"FROM (SELECT {_ident(PAYLOAD_KEY)}, payload FROM {source_sql(wh, PAYLOADS, skip)}) GROUP BY {_ident(PAYLOAD_KEY)}")
+            f"FROM (SELECT {_ident(PAYLOAD_KEY)}, payload FROM {src.sql(PAYLOADS)}) GROUP BY {_ident(PAYLOAD_KEY)}")
 
 
 #: what the views themselves use (created before them): a user-code path made relative to its
@@ -284,44 +252,86 @@ def _vanished(e: Exception) -> bool:
     """A file listed by a query's glob was gone when the query opened it (a compaction's replaced
     files are deleted after a grace period; a query listing at that instant sees this)."""
     msg = str(e)
-    return ".parquet" in msg and any(s in msg for s in ("No such file", "Cannot open file", "not found", "does not exist"))
+    return ".parquet" in msg and any(s in msg for s in ("No such file", "Cannot open file", "not found", "does not exist",
+                                                         "No files found"))
 
 
 def attach_filesystem(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
+    """Let DuckDB read ``wh``'s object store through its fsspec filesystem, once per connection (a
+    snapshot taken anew must not register it again: DuckDB refuses a second filesystem of one name)."""
     if wh.remote:
-        con.register_filesystem(wh.fs)
+        names = wh.fs.protocol if isinstance(wh.fs.protocol, (tuple, list)) else (wh.fs.protocol,)
+        if not any(con.filesystem_is_registered(n) for n in names):
+            con.register_filesystem(wh.fs)
 
 
-#: connections made by :func:`create_views`: their warehouse, when their snapshot was taken and the
-#: runs files (the commits) there were then (the listing the views were made from). Files a compaction replaced are deleted once the grace
-#: period has passed (pt2logs.recovery), so a snapshot older than half of it is taken anew before the
-#: connection's next query; and a query that ends after the whole grace period, when commits have
-#: landed since the snapshot, may have listed the files after the snapshot's were deleted (no error:
-#: its runs then have no rows), so it is run again on a new snapshot.
+#: connections made by :func:`create_views`: their warehouse, when their snapshot was taken and the runs files
+#: (the commits) there were then. Replaced files are deleted once the grace period has passed (pt2logs.recovery),
+#: so a snapshot older than half of it is taken anew before the connection's next query; a query that ends after
+#: the whole grace period, when commits landed since, is run again on a new snapshot (its files may be gone).
 _SNAPSHOTS: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[Warehouse, float, frozenset[str]]] = \
     weakref.WeakKeyDictionary()
+#: per connection: (warnings about files left out, the live runs they held)
+_DAMAGE: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[list[str], set[str]]] = weakref.WeakKeyDictionary()
+_TAKEN: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, Snapshot] = weakref.WeakKeyDictionary()
 
 
-def _commits(wh: Warehouse, files: list[str] | None = None) -> frozenset[str]:
-    """The names of the ``runs`` files (``files``: as listed already)."""
-    return frozenset(f.rsplit("/", 1)[-1] for f in (wh.table_files("runs") if files is None else files))
+def snapshot_of(con: duckdb.DuckDBPyConnection) -> Snapshot:
+    """The files the connection's views read, and those left out (:mod:`pt2logs.snapshot`)."""
+    return _TAKEN[con]
+
+
+def _commits(wh: Warehouse) -> frozenset[str]:
+    """The names of the ``runs`` files (the commits) there are now."""
+    return frozenset(f.rsplit("/", 1)[-1] for f in wh.table_files("runs") if is_data_path(wh.rel(f)))
+
+
+def read_warnings(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """What the connection's snapshot left out: each damaged or missing file of a live run, with its runs."""
+    return list(_DAMAGE.get(con, ([], set()))[0])
+
+
+def damaged_runs(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """The live runs whose stored rows are incomplete (a file of theirs is damaged or missing)."""
+    return set(_DAMAGE.get(con, ([], set()))[1])
+
+
+def _records(con: duckdb.DuckDBPyConnection, wh: Warehouse, runs: list[str]) -> dict[str, Any]:
+    """The commit records of ``runs`` (rel paths), from their footers in one DuckDB call."""
+    from pt2logs.manifest import KEY, parse_record
+
+    url = {wh.url(*r.split("/")): r for r in runs}
+    try:
+        rows = con.execute("SELECT file_name, value FROM parquet_kv_metadata($files) WHERE key = $key",
+                           {"files": list(url), "key": KEY}).fetchall()
+        return {url[f]: parse_record(v) for f, v in rows}
+    except (duckdb.Error, ValueError) as e:
+        bad = damaged_runs_files(wh, runs)
+        if bad:
+            raise WarehouseError(runs_file_error(wh, bad)) from None
+        raise e
 
 
 def create_views(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
-    """Every table as a view over a snapshot of the committed runs (see :func:`view_statements`)."""
+    """Every table as a view over a snapshot of the committed runs (see :func:`view_statements`): each
+    view reads exactly the files its commits list (:mod:`pt2logs.snapshot`)."""
     attach_filesystem(con, wh)
     taken = time.monotonic()  # before the listing: the snapshot is never younger than this says
-    if wh.remote:
-        wh.fs.invalidate_cache()  # fsspec caches listings; other processes may have written since
     for attempt in range(VANISHED_RETRIES + 1):
+        snap = take(wh, read_records=lambda runs: _records(con, wh, runs))
         try:
-            stmts, commits = _statements(con, wh, snapshot=True)
+            stmts, commits = _statements(con, wh, snapshot=True, snap=snap)
             for s in stmts:
-                con.execute(s)  # binding a view lists and opens its files: it can lose the same race
+                con.execute(s)  # binding a view opens its files: it can lose the race with a deletion
             _SNAPSHOTS[con] = (wh, taken, commits)
+            _DAMAGE[con] = damage_warnings(con, wh, snap)
+            _TAKEN[con] = snap
             return
         except duckdb.Error as e:
             if attempt == VANISHED_RETRIES or not _vanished(e):
+                bad = damaged_runs_files(wh, snap.files.get("runs", []))
+                if bad:
+                    raise WarehouseError(runs_file_error(wh, bad)) from None
                 raise
 
 
@@ -341,7 +351,7 @@ def apply_settings(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def connect(warehouse: str | Warehouse, **config: Any) -> duckdb.DuckDBPyConnection:
-    """A DuckDB connection with every warehouse table as a view."""
+    """A DuckDB connection with every warehouse table as a view (:func:`read_warnings`: files left out)."""
     wh = warehouse if isinstance(warehouse, Warehouse) else Warehouse(warehouse)
     con = duckdb.connect(config=config or {})
     apply_settings(con)
@@ -376,7 +386,7 @@ def arrow_table(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any]
             if attempt == VANISHED_RETRIES or not _vanished(e):
                 raise
             snap = _SNAPSHOTS.get(con)
-            if snap is not None and attempt > 0:  # the snapshot's own files are gone: take a new one
+            if snap is not None:  # the snapshot's own files are gone (its views list them): take a new one
                 create_views(con, snap[0])
     raise AssertionError("unreachable")
 

@@ -41,7 +41,7 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from pt2logs import faults, recovery
+from pt2logs import faults, manifest, recovery
 from pt2logs.lease import (
     Heartbeat,
     LeaseLost,
@@ -98,8 +98,7 @@ class Warehouse(Layout):
     def init(self) -> None:
         meta_path = self.path("_meta.json")
         if self.fs.exists(meta_path):
-            with self.fs.open(meta_path, "rb") as f:
-                meta = orjson.loads(f.read())
+            meta = self.meta()
             if int(meta.get("format", 0)) > WAREHOUSE_FORMAT:
                 raise WarehouseError(
                     f"{self.location} was written by a newer pt2logs (warehouse format {meta.get('format')}); upgrade pt2logs")
@@ -107,6 +106,21 @@ class Warehouse(Layout):
         self.fs.makedirs(self.root, exist_ok=True)
         self.fs.makedirs(self.path(TXN_DIR), exist_ok=True)
         self._write_bytes(meta_path, orjson.dumps({"format": WAREHOUSE_FORMAT, "created_at": time.time()}))
+
+    def meta(self) -> dict[str, Any]:
+        """``_meta.json``; a damaged one is a clear error saying how to recover."""
+        path = self.path("_meta.json")
+        with self.fs.open(path, "rb") as f:
+            data = f.read()
+        try:
+            meta = orjson.loads(data)
+            int(meta.get("format", 0))
+            return meta
+        except (ValueError, TypeError, AttributeError):
+            raise WarehouseError(
+                f"{self.url('_meta.json')} is damaged (not the JSON pt2logs writes: {data[:40]!r}). It only records the "
+                f'warehouse format: replace it with {{"format": {WAREHOUSE_FORMAT}}} (`pt2logs repair -w {self.location}` '
+                "does) and run the command again; the data files are not affected.") from None
 
     def _write_bytes(self, path: str, data: bytes) -> None:
         recovery.write_bytes(self, path, data)
@@ -241,6 +255,8 @@ class Txn:
         w.close()
         faults.step("txn.files")
         w = PartWriter(self.info, "commit")
+        # the commit record: every data file of the transaction, with its size, rows and checksum
+        w.set_metadata("runs", {manifest.KEY: manifest.make_record(self.wh, self.id, self.info.ingest_date)})
         runs = runs.set_column(runs.schema.get_field_index("committed_at"), "committed_at",
                                pa.array([dt.datetime.now(dt.timezone.utc)] * runs.num_rows, type=TABLES["runs"].column("committed_at").type))
         w.write_table("runs", runs)

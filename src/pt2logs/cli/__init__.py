@@ -36,7 +36,7 @@ from pt2logs.cli import (
 from pt2logs.redact import redact
 from pt2logs.version import __version__
 
-ORDER = ["ingest", "run", "summary", "advise", "query", "queries", "diff", "ranks", "bundle", "dashboard", "export", "compact", "tables", "formats"]
+ORDER = ["ingest", "run", "summary", "advise", "query", "queries", "diff", "ranks", "bundle", "dashboard", "export", "compact", "check", "repair", "tables", "formats"]
 
 
 class Group(click.Group):
@@ -66,6 +66,8 @@ def describe_failure(e: BaseException) -> str:
     if isinstance(e, MemoryError):
         return "out of memory. Try --jobs 1, or ingest fewer inputs at a time."
     text = redact(str(e)) or "(no message)"
+    if type(e).__name__ == "WarehouseError":  # says what is wrong and what to do already
+        return text
     return f"{type(e).__name__}: {text} (set PT2LOGS_DEBUG=1 to see the traceback)"
 
 
@@ -86,6 +88,6 @@ def main() -> None:
 
 
 for _cmd in (ingest.ingest, ingest.run, read.summary, read.advise, read.query, read.queries, read.diff, read.ranks,
-             bugreport.bundle, dashboard.dashboard, export.export, admin.compact, admin.tables, admin.formats):
+             bugreport.bundle, dashboard.dashboard, export.export, admin.compact, admin.check, admin.repair, admin.tables, admin.formats):
     main.add_command(_cmd)
 del _cmd

@@ -1,4 +1,4 @@
-"""Housekeeping and reference commands: compact, formats, tables."""
+"""Housekeeping and reference commands: compact, check, repair, formats, tables."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ def compact(warehouse: str, partitions: tuple[str, ...], as_json: bool) -> None:
 
     Dead rows are those of runs ingested again later, and of ingests killed before
     their commit. Safe while ingests run: views see every run exactly once throughout.
+    A partition with a missing or damaged file is left as it is (see `pt2logs check`).
 
     \b
     Example:
@@ -33,11 +34,101 @@ def compact(warehouse: str, partitions: tuple[str, ...], as_json: bool) -> None:
     if as_json:
         click.echo(orjson.dumps(res.__dict__).decode())
         return
+    for part, why in res.skipped:
+        click.echo(f"warning: partition {part} not compacted: {why}", err=True)
     if not res.partitions:
-        click.echo("nothing to compact: every partition has one file per table and no dead rows")
+        click.echo("nothing compacted: see the warnings above" if res.skipped else
+                   "nothing to compact: every partition has one file per table and no dead rows")
         return
     click.echo(f"compacted {len(res.partitions)} partition(s): {res.files_before} files -> {res.files_after}, "
                f"{res.rows_dropped:,} dead rows dropped, {res.rows_kept:,} rows kept")
+
+
+def _existing(warehouse: str) -> object:
+    from pt2logs.warehouse import Warehouse
+
+    wh = Warehouse(warehouse)
+    if not wh.exists():
+        raise click.UsageError(f"no warehouse at {warehouse}")
+    return wh
+
+
+@click.command()
+@warehouse_option
+@click.option("--quick", is_flag=True, help="Presence and sizes only (what every read checks), not checksums and footers.")
+@click.option("--json", "as_json", is_flag=True)
+def check(warehouse: str, quick: bool, as_json: bool) -> None:
+    """Verify every committed file against its commit record; exit 1 when something is damaged.
+
+    Each file a commit lists must be there with its recorded size, checksum (XXH3 locally, the
+    ETag on an object store), a readable Parquet footer and its recorded rows. Says which runs a
+    damaged file held; `pt2logs repair` then restores them.
+
+    \b
+    Examples:
+      pt2logs check
+      pt2logs check -w s3://bucket/wh/ --json
+    """
+    import orjson
+
+    from pt2logs.repair import check as do_check
+
+    res = do_check(_existing(warehouse), full=not quick)
+    if as_json:
+        click.echo(orjson.dumps(res.as_dict()).decode())
+    else:
+        if res.meta_error:
+            click.echo(f"damaged: {res.meta_error}")
+        for f in res.damaged:
+            runs = f" (runs {', '.join(f.runs)})" if f.runs else ""
+            click.echo(f"damaged: {f.path}: {f.why}{runs}")
+        for rel, rec in sorted(res.quarantined.items()):
+            click.echo(f"quarantined by repair: {rel}: {rec.get('why')}")
+        for rel in res.strays:
+            click.echo(f"not read: {rel} (no commit names it)")
+        n = len(res.damaged) + bool(res.meta_error)
+        click.echo(f"{res.files_checked} files checked: " + ("all as recorded" if res.ok else
+                   f"{n} damaged; `pt2logs repair -w {warehouse}` quarantines them and ingests their runs again"))
+    if not res.ok:
+        raise SystemExit(1)
+
+
+@click.command()
+@warehouse_option
+@click.option("--json", "as_json", is_flag=True)
+def repair(warehouse: str, as_json: bool) -> None:
+    """Move damaged files to _quarantine/ and ingest their runs again from their sources.
+
+    Runs whose sources are gone keep what is left; the loss stays recorded (reads and
+    `pt2logs check` name it). A damaged _meta.json is written anew.
+
+    \b
+    Example:
+      pt2logs check || pt2logs repair
+    """
+    import orjson
+
+    from pt2logs.repair import repair as do_repair
+
+    res = do_repair(_existing(warehouse))
+    if as_json:
+        d = {**res.__dict__, "remaining": [f.__dict__ for f in res.remaining]}
+        click.echo(orjson.dumps(d).decode())
+        return
+    if res.meta_rewritten:
+        click.echo("_meta.json written anew")
+    for rel in res.quarantined:
+        click.echo(f"quarantined: {rel}")
+    for run_id in res.reingested:
+        click.echo(f"ingested again: {run_id}")
+    for run_id in res.restored:
+        click.echo(f"restored: {run_id} (its earlier commit, unchanged sources)")
+    for run_id, why in res.lost.items():
+        click.echo(f"not restored: {run_id}: {why}")
+    if not (res.meta_rewritten or res.quarantined or res.lost):
+        click.echo("nothing to repair: every file is as recorded")
+    if res.remaining:
+        raise click.ClickException(f"{len(res.remaining)} file(s) still damaged: see `pt2logs check -w {warehouse}`")
 
 
 @click.command()

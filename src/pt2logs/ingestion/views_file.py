@@ -151,7 +151,7 @@ class _NoFiles:
 
 
 def _newest_columns(wh: Warehouse, table: str) -> set[str]:
-    from pt2logs.views import _present_columns
+    from pt2logs.view_sources import _present_columns
 
     return _present_columns(None, wh, table) or set()  # type: ignore[arg-type]
 
