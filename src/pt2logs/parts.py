@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import pt2logs.tables  # noqa: F401  (registers every table)
+from pt2logs.masking import scrub_batch
 from pt2logs.schema import TABLES
 from pt2logs.sources import filesystem, full_path, is_remote
 
@@ -145,6 +146,8 @@ class PartWriter:
     def write(self, table: str, batch: pa.RecordBatch) -> None:
         if batch.num_rows == 0:
             return
+        if table != PAYLOADS:  # (the store's rows come from batches already scrubbed)
+            batch = scrub_batch(batch)  # secret shapes out of every text column (pt2logs.masking)
         for text, key in STORED.get(table, ()):
             if key in batch.schema.names:  # (a compaction copies rows with their keys)
                 continue
