@@ -60,6 +60,7 @@ WORK = textwrap.dedent("""
     for line in %r:
         print("PROG", line, file=sys.stderr)
 """)
+LINE = "I1122 09:44:39.380000 15437 torch/_dynamo/x.py:1]"
 GLOG = "V1122 09:44:39.380000 15437 torch/_dynamo/guards.py:5396] [0/1] [__recompiles] Recompiling function f in /w/m.py:3"
 
 
@@ -80,7 +81,7 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> dict:
     # the shapes in a log pt2logs did not capture, and in a damaged trace (an ingest error's excerpt)
     foreign = tmp / "foreign"
     foreign.mkdir()
-    (foreign / "torch_logs.txt").write_text(GLOG + "\n" + "\n".join(f"{GLOG[:60]}] {s}" for s in SHAPES) + "\n")
+    (foreign / "torch_logs.txt").write_text(GLOG + "\n" + "".join(f"{LINE} {s}\n" for s in SHAPES))
     trace = gzip.decompress(next((SAMPLES / "recompiles" / "trace").iterdir()).read_bytes())
     bad = f'V1122 09:44:40.000000 15437 torch/_dynamo/x.py:1] {{"password": "JsonPassPlanted12", {SHAPES_LINE}\n'.encode()
     (foreign / "dedicated_log_torch_trace_x.log").write_bytes(trace + bad)
@@ -117,7 +118,8 @@ def test_the_run_really_carried_the_secrets(planted: dict) -> None:
     con = pt2logs.connect(planted["wh"])
     names = {n for (n,) in con.execute("SELECT DISTINCT artifact_name FROM events WHERE artifact_name IS NOT NULL").fetchall()}
     assert "fx_graph_runnable" in names
-    (runnable,) = con.execute("SELECT payload FROM events WHERE artifact_name = 'fx_graph_runnable' LIMIT 1").fetchone()
+    (runnable,) = con.execute("SELECT payload FROM events WHERE artifact_name = 'fx_graph_runnable' "
+                               "AND payload LIKE '%TORCH_HUB_TOKEN%' LIMIT 1").fetchone()
     assert "os.environ['TORCH_HUB_TOKEN'] = ***" in runnable
     assert con.execute("SELECT count(*) FROM ingest_errors WHERE kind = 'payload_md5_mismatch'").fetchone()[0] == 0
     (command,) = con.execute("SELECT command FROM runs WHERE name = 'captured'").fetchone()

@@ -18,15 +18,15 @@ MASK = "***"
 _NAME = (r"[\w.-]*?(?:token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key|credentials?"
          r"|auth)(?![\w])")
 #: a value: quoted (either quote), or up to a space, comma, semicolon, ampersand or closing bracket
-_VALUE = r"(\"[^\"]*\"|'[^']*'|[^\s,;&'\"\])}]+)"
+_VALUE = r"(\"[^\"]*\"|'[^']*'|[^\s,;&'\"\])}=>][^\s,;&'\"\])}]*)"
 _RULES: list[tuple[re.Pattern[str], str]] = [
     # --token=abc, --api-key abc, -password=abc, --auth=abc
-    (re.compile(rf"(?i)(?<![\w.-])(--?{_NAME}(?:=|\s+))(?!-)(\"[^\"]*\"|'[^']*'|\S+)"), rf"\g<1>{MASK}"),
+    (re.compile(rf"(?i)(?<![\w.-])(--?{_NAME}(?:=|[ \t]+))(?!-)(\"[^\"]*\"|'[^']*'|\S+)"), rf"\g<1>{MASK}"),
     # sys.argv as Python shows it: ['train.py', '--token', 'abc']
     (re.compile(rf"(?i)(['\"]--?{_NAME}['\"]\s*,\s*)('[^']*'|\"[^\"]*\")"), rf"\g<1>'{MASK}'"),
     # HF_TOKEN=abc, export GITHUB_TOKEN='abc', token: abc, api_key == 'abc', "password": "abc" (JSON),
     # {'api_key': 'abc'} (a dict's repr), os.environ['TORCH_HUB_TOKEN'] = 'abc' (fx_graph_runnable)
-    (re.compile(rf"(?i)\b({_NAME}['\"\]]*\s*(?:==|:=|=>|[=:])\s*)(?!{re.escape(MASK)})" + _VALUE), rf"\g<1>{MASK}"),
+    (re.compile(rf"(?i)\b({_NAME}['\"\]]*[ \t]*(?:==|:=|=>|[=:])[ \t]*)(?!{re.escape(MASK)})" + _VALUE), rf"\g<1>{MASK}"),
     # scheme://user:password@host (a password may hold / + = :, as AWS secret keys do)
     (re.compile(r"(\b[a-zA-Z][\w+.-]*://)([^/\s:@]+):([^\s@]+)@"), rf"\g<1>\g<2>:{MASK}@"),
     # user:password@host without a scheme (a URL's authority quoted alone, e.g. in a bucket-name error)
@@ -47,12 +47,12 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
 
 
 def _cases(*words: str) -> str:
-    """``words`` as an alternation of literals, each lower, Capitalised, UPPER and camelCase (apiKey):
+    """``words`` as an alternation of literals, each lower, Capitalised, Title-Cased, UPPER and camelCase (apiKey):
     a set of plain words RE2 looks for at memory speed, where ``(?i:...)`` would be several times slower."""
     forms: dict[str, None] = {}
     for w in words:
         camel = re.sub(r"[_-](\w)", lambda m: m.group(1).upper(), w)
-        for f in (w, w.capitalize(), w.upper(), camel, camel[:1].upper() + camel[1:]):
+        for f in (w, w.capitalize(), w.title(), w.upper(), camel, camel[:1].upper() + camel[1:]):
             forms[re.escape(f)] = None
     return "|".join(forms)
 

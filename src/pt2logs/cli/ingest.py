@@ -74,7 +74,9 @@ def run(command: tuple[str, ...], warehouse: str, tags: tuple[str, ...], torch_l
     code (128 + N when a signal N ended it). The run records the command, exit code
     or signal, wall time, host, tags and the git commit of the working directory, and
     is kept whatever happened: a command that fails before compiling is still a run,
-    its stderr kept as log lines.
+    its stderr kept as log lines. The secrets it is given (secret-named environment
+    variables, --token X, -p X, URL passwords) are masked in all that is kept and
+    printed (docs/secrets.md).
 
     \b
     Examples:
