@@ -45,25 +45,13 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
      MASK),
 ]
 
-
-def _cases(*words: str) -> str:
-    """``words`` as an alternation of literals, each lower, Capitalised, Title-Cased, UPPER and camelCase (apiKey):
-    a set of plain words RE2 looks for at memory speed, where ``(?i:...)`` would be several times slower."""
-    forms: dict[str, None] = {}
-    for w in words:
-        camel = re.sub(r"[_-](\w)", lambda m: m.group(1).upper(), w)
-        for f in (w, w.capitalize(), w.title(), w.upper(), camel, camel[:1].upper() + camel[1:]):
-            forms[re.escape(f)] = None
-    return "|".join(forms)
-
-
-_KEYS = [f"{p}{sep}key" for p in ("api", "access", "private", "secret") for sep in ("_", "-", "", ".")]
-#: what every rule needs (RE2 and Python syntax): text where this finds nothing is left alone unscanned
-PREFILTER = (rf"(?:{_cases('token', 'secret', 'passwd', 'password', 'credential', 'credentials', 'auth', *_KEYS)})(?:\W|$)"
-             rf"|{_cases('x-amz-', 'x-goog-', 'sig=', '--user')}|(?:^|\s)-u"
-             r"|[kK][eE][yY]\s*[=:]\s*['\"]?(?:\w+-)?[0-9a-fA-F]{40}"
+#: what every rule needs (RE2 and Python syntax): text where this finds nothing is left alone unscanned.
+#: Kept small: RE2 compiles it on every call (pt2logs.masking.scrub_batch), then scans ~600 MB/s.
+PREFILTER = (r"(?i:(?:token|secret|passw(?:or)?d|api.?key|access.?key|private.?key|credentials?|auth)(?:\W|$)"
+             r"|x-amz-|x-goog-|[?&]sig=|--user|(?:^|\s)-u|key\s*[=:]\s*['\"]?(?:\w+-)?[0-9a-f]{40})"
              r"|://[^/\s:@]+:[^\s@]+@|:[^\s@:'\"*]{3,}@"
              r"|gh[pousr]_|github_pat_|hf_[A-Za-z0-9]{30}|AKIA[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{20}")
+
 
 def redact(text: str) -> str:
     """``text`` with the values of obvious secrets replaced by ``***``."""
