@@ -233,12 +233,13 @@ _KEEP = frozenset({"run_id", "txn", "source", "file", "path", "relpath", "root",
                    "frame_key", "payload_key", "args_key", "tags", "user_root", "cwd"})
 
 
-def scrub_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
+def scrub_batch(batch: pa.RecordBatch, skip: Iterable[str] = ()) -> pa.RecordBatch:
     """``batch`` with secret shapes masked in its text columns; untouched (the same object) when no
-    value could hold one. One RE2 pass over all its text columns at once (compiling the pattern costs
+    value could hold one; columns ``skip`` are left alone. One RE2 pass over all its text columns at once (compiling the pattern costs
     more than scanning a small batch), then the Python rules on the few values it finds."""
+    skip = set(skip)
     idx = [i for i, f in enumerate(batch.schema)
-           if f.name not in _KEEP and (pa.types.is_string(f.type) or pa.types.is_large_string(f.type))]
+           if f.name not in _KEEP and f.name not in skip and (pa.types.is_string(f.type) or pa.types.is_large_string(f.type))]
     if not idx or batch.num_rows == 0:
         return batch
     every = pa.concat_arrays([batch.column(i).cast(pa.large_string()) for i in idx])

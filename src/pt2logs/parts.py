@@ -146,8 +146,9 @@ class PartWriter:
     def write(self, table: str, batch: pa.RecordBatch) -> None:
         if batch.num_rows == 0:
             return
-        if table != PAYLOADS:  # (the store's rows come from batches already scrubbed)
-            batch = scrub_batch(batch)  # secret shapes out of every text column (pt2logs.masking)
+        # secret shapes out of every text column (pt2logs.masking); a text the store keeps is scrubbed
+        # once, as the store's new row (below), not in every row that repeats it
+        batch = scrub_batch(batch, skip={t for t, _ in STORED.get(table, ())} if self.payloads is not None else ())
         for text, key in STORED.get(table, ()):
             if key in batch.schema.names:  # (a compaction copies rows with their keys)
                 continue
