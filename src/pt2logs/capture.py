@@ -27,7 +27,6 @@ import json
 import os
 import platform
 import re
-import shlex
 import socket
 import subprocess
 import sys
@@ -40,6 +39,7 @@ from typing import Any
 
 from pt2logs._alloc import USER_ARROW_POOL
 from pt2logs.ingestion import IngestResult, ingest
+from pt2logs.masking import Learnt, join, scrub_folder
 from pt2logs.readers import detect
 from pt2logs.readers.outcome_patterns import signal_name
 from pt2logs.readers.run_record import NAME as RECORD_NAME
@@ -124,7 +124,7 @@ class RunResult:
     wall_s: float
     folder: Path
     ingest: IngestResult | None
-    command: list[str] = field(default_factory=list)
+    command: list[str] = field(default_factory=list)  # secrets masked (what may be shown)
 
     @property
     def signal(self) -> str | None:
@@ -202,6 +202,9 @@ def run_command(cmd: list[str], warehouse: str = DEFAULT_WAREHOUSE, *, tags: dic
         env["TORCH_LOGS"] = torch_logs
     env["PT2LOGS_COUNTERS_OUT"] = str(d / "counters.json")
     env["PYTHONPATH"] = os.pathsep.join([str(hook)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    # the secrets it is given, learnt now (in memory only) and masked in all that is kept (pt2logs.masking)
+    learnt = Learnt().learn_env(env).learn_argv(cmd)
+    shown = learnt.argv(cmd)
     echo = echo if echo is not None else sys.stderr.buffer
     t0 = time.perf_counter()
     started = time.time()
@@ -209,8 +212,8 @@ def run_command(cmd: list[str], warehouse: str = DEFAULT_WAREHOUSE, *, tags: dic
         try:
             proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE)
         except OSError as e:
-            raise ValueError(f"cannot run {redact(shlex.join(cmd))}: {e.strerror}") from None
-        pump = threading.Thread(target=_tee, args=(proc.stderr, log, echo), daemon=True)
+            raise ValueError(f"cannot run {join(shown)}: {e.strerror}") from None
+        pump = threading.Thread(target=_tee, args=(proc.stderr, log, echo, learnt), daemon=True)
         pump.start()
         try:
             code = proc.wait()
@@ -219,16 +222,17 @@ def run_command(cmd: list[str], warehouse: str = DEFAULT_WAREHOUSE, *, tags: dic
             code = proc.wait()
         pump.join()
     wall = time.perf_counter() - t0
-    rec = write_record(d, command=redact(shlex.join(cmd)), exit_code=code, wall_s=wall, started_at=started,
-                       ended_at=started + wall, name=name, env=env)
+    scrub_folder(d, learnt)  # what torch wrote (fx_graph_runnable dumps TORCH* variables), before ingest reads it
+    rec = write_record(d, command=join(shown), exit_code=code, wall_s=wall, started_at=started,
+                       ended_at=started + wall, name=name, env={k: learnt.text(v) for k, v in env.items()})
     res = ingest([str(d)], warehouse, run_id=None, tags=tags or {}, extra_run_fields=_record_extra(rec), as_one_run=True)
     _not_skipped(res, d, rec)
-    return RunResult(code, wall, d, res, list(cmd))
+    return RunResult(code, wall, d, res, shown)
 
 
-def _tee(src: Any, log: Any, echo: Any) -> None:
-    """The program's stderr shown live as it is, and kept with obvious secrets redacted."""
-    keep = LineRedactor()
+def _tee(src: Any, log: Any, echo: Any, learnt: Learnt) -> None:
+    """The program's stderr shown live as it is, and kept with its secrets masked (learnt ones and shapes)."""
+    keep = LineRedactor(learnt.data)
     for chunk in iter(lambda: src.read1(65536), b""):
         log.write(keep.feed(chunk))
         try:
@@ -259,6 +263,7 @@ def capture(warehouse: str = DEFAULT_WAREHOUSE, *, tags: dict[str, str] | None =
     from torch._logging._internal import LazyTraceHandler, trace_log
 
     d = capture_dir(warehouse, folder)
+    learnt = Learnt().learn_env(os.environ).learn_argv(sys.argv)
     info: dict[str, Any] = {"folder": d}
     started = time.time()
     # TORCH_LOGS text: the artifacts asked for, written to a file as well as to stderr
@@ -295,7 +300,8 @@ def capture(warehouse: str = DEFAULT_WAREHOUSE, *, tags: dict[str, str] | None =
         except Exception:  # noqa: BLE001
             ct = None
         (d / "counters.json").write_text(json.dumps({"counters": counters, "compile_times": ct, "torch": torch.__version__}, indent=1))
+        scrub_folder(d, learnt)
         rec = write_record(d, command=f"{Path(sys.argv[0]).name} (pt2logs.capture)", exit_code=code, wall_s=wall,
-                           started_at=started, ended_at=started + wall)
+                           started_at=started, ended_at=started + wall, env={k: learnt.text(v) for k, v in os.environ.items()})
         info["ingest"] = ingest([str(d)], warehouse, tags=tags or {}, extra_run_fields=_record_extra(rec), as_one_run=True)
         _not_skipped(info["ingest"], d, rec)

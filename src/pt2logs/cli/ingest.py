@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 import sys
 
 import click
@@ -96,7 +95,9 @@ def run(command: tuple[str, ...], warehouse: str, tags: tuple[str, ...], torch_l
     code (128 + N when a signal N ended it). The run records the command, exit code
     or signal, wall time, host, tags and the git commit of the working directory, and
     is kept whatever happened: a command that fails before compiling is still a run,
-    its stderr kept as log lines.
+    its stderr kept as log lines. The secrets it is given (secret-named environment
+    variables, --token X, -p X, URL passwords) are masked in all that is kept and
+    printed (docs/secrets.md).
 
     \b
     Examples:
@@ -105,6 +106,7 @@ def run(command: tuple[str, ...], warehouse: str, tags: tuple[str, ...], torch_l
     """
     from pt2logs.capture import run_command
     from pt2logs.cli.render import print_ingest_result
+    from pt2logs.masking import join
 
     cmd = list(command)
     if cmd and cmd[0] == "--":
@@ -114,7 +116,7 @@ def run(command: tuple[str, ...], warehouse: str, tags: tuple[str, ...], torch_l
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     how = f"was ended by {res.signal}" if res.signal else f"exited with {res.exit_code}"
-    click.echo(f"pt2logs: `{shlex.join(cmd)}` {how} after {res.wall_s:.1f} s; capture in {res.folder}", err=True)
+    click.echo(f"pt2logs: `{join(res.command)}` {how} after {res.wall_s:.1f} s; capture in {res.folder}", err=True)
     if res.ingest is not None:
         print_ingest_result(res.ingest)
     sys.exit(128 - res.exit_code if res.exit_code < 0 else res.exit_code)
