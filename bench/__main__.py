@@ -213,11 +213,18 @@ def bench_fleet(n_runs: int, results: dict) -> None:
     m = run([PY, "-m", "pt2logs", "dashboard", "--warehouse", str(wh), "--out", str(html)], cwd=str(ROOT))
     if m.rc == 0:
         dash = m.wall_s
+    peaks = [("dashboard", m.wall_s, m.peak_rss_mb, m.rc)]
+    # the CLI's peaks over the fleet (issue 31 item 7): a whole fleet's result in the terminal table was 50 s, 1.7 GB
+    for label, args in (("query cache_misses (table)", ["query", "cache_misses"]), ("query cache_misses -f csv", ["query", "cache_misses", "-f", "csv"])):
+        q = run([PY, "-m", "pt2logs", *args, "--warehouse", str(wh)], env={**os.environ, "COLUMNS": "100"}, cwd=str(ROOT))
+        peaks.append((label, q.wall_s, q.peak_rss_mb, q.rc))
     results["fleet"] = {"runs": fleet.run_count(wh), "synth_s": synth, "queries": times, "dashboard_s": dash,
-                        "dashboard_rc": m.rc}
+                        "dashboard_rc": m.rc, "peaks": peaks}
     for name, s, n in times:
         print(f"  {name:32} {s * 1000:8.1f} ms  {n} rows", flush=True)
     print(f"  dashboard: {dash} s (rc {m.rc})", flush=True)
+    for label, s, mb, rc in peaks:
+        print(f"  {label:32} {s:6.1f} s  peak {mb:,.0f} MB  (rc {rc})", flush=True)
 
 
 def machine() -> str:

@@ -195,6 +195,11 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
         for name, s, n in x["queries"]:
             out.append(f"| {name} | {s * 1000:,.0f} | {n} |")
         out += ["", f"Dashboard build: {_f(x['dashboard_s'])} s" + ("" if x.get("dashboard_rc") == 0 else f" (exit {x.get('dashboard_rc')})"), ""]
+        if x.get("peaks"):
+            out += ["Peak RSS of the CLI over the fleet (the terminal table lays out at most 1,000 rows and counts the rest):", "",
+                    "| command | s | peak RSS MB | exit |", "|---|---|---|---|"]
+            out += [f"| {label} | {_f(s, 1)} | {_f(mb, 0)} | {rc} |" for label, s, mb, rc in x["peaks"]]
+            out.append("")
     if "storage" in r:
         x = r["storage"]
         out += [*title("## Warehouse size ÷ input size", "storage"),

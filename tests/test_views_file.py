@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import duckdb
+import pytest
 from tests.conftest import SAMPLES
 
 import pt2logs
@@ -95,3 +96,19 @@ def test_a_preparation_is_dropped_when_the_ingest_fails_and_skipped_when_the_fil
     assert views.write() == f"{wh}/pt2logs.duckdb"
     assert _catalog(f"{wh}/pt2logs.duckdb") == _catalog(_made_in_one_go(wh, tmp_path / "oracle.duckdb"))
     assert _leftovers(wh) == []
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty"])
+def test_a_damaged_views_file_is_made_again_though_its_signature_matches(tmp_path, damage):
+    wh = str(tmp_path / "wh")
+    pt2logs.ingest([str(SAMPLES / "recompiles")], wh)
+    path = Path(wh) / "pt2logs.duckdb"
+    data = path.read_bytes()
+    path.write_bytes({"garbage": b"not a database\n" * 1000, "truncated": data[: len(data) // 3], "empty": b""}[damage])
+    pt2logs.ingest([str(SAMPLES / "recompiles")], wh)  # nothing new: the signature in _views.json still matches
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 1
+    finally:
+        con.close()
+    assert _catalog(str(path)) == _catalog(_made_in_one_go(wh, tmp_path / "oracle.duckdb"))

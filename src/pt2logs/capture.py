@@ -3,9 +3,9 @@
 Both write into a fresh capture folder (by default ``<warehouse>/_captures/<stamp>``)::
 
     trace/                 TORCH_TRACE output (one file per rank)
-    torch_logs.txt         the program's stderr (TORCH_LOGS text), still shown live
+    torch_logs.txt         the program's stderr (TORCH_LOGS text), still shown live (through capture_tee.py)
     counters.json          torch._dynamo counters + compile_times() at exit
-    pt2logs_run.json       the command's own record: command, exit code or signal, wall time,
+    pt2logs_run.json       the command's own record, written at the start and the end: command, exit code or signal, wall time,
                            start and end (see :mod:`pt2logs.readers.run_record`)
 
 then ingest it as one run, with the command, exit code, wall time, host, tags
@@ -43,7 +43,7 @@ from pt2logs.masking import Learnt, join, scrub_folder
 from pt2logs.readers import detect
 from pt2logs.readers.outcome_patterns import signal_name
 from pt2logs.readers.run_record import NAME as RECORD_NAME
-from pt2logs.redact import LineRedactor, redact
+from pt2logs.redact import redact
 from pt2logs.warehouse import DEFAULT_WAREHOUSE, Warehouse
 
 DEFAULT_TORCH_LOGS = "recompiles,graph_breaks"
@@ -145,11 +145,14 @@ def debug_env(env: dict[str, str]) -> dict[str, str]:
                 if _DEBUG_ENV.match(k) and k != "PT2LOGS_COUNTERS_OUT")
 
 
-def write_record(d: Path, *, command: str, exit_code: int, wall_s: float, started_at: float, ended_at: float,
-                 name: str | None = None, stderr: str = "torch_logs.txt", env: dict[str, str] | None = None) -> dict[str, Any]:
+def write_record(d: Path, *, command: str, exit_code: int | None, wall_s: float | None, started_at: float,
+                 ended_at: float | None, name: str | None = None, stderr: str = "torch_logs.txt",
+                 env: dict[str, str] | None = None) -> dict[str, Any]:
     """``pt2logs_run.json``: the command's own record (:mod:`pt2logs.readers.run_record`). When no
     format recognises its stderr (a command that died before torch logged), the record's reader reads it.
-    ``env``: the command's environment; its debug variables and this machine's platform are kept."""
+    ``env``: the command's environment; its debug variables and this machine's platform are kept.
+    Written at the start too (``exit_code``, ``wall_s`` and ``ended_at`` None): what a ``pt2logs run``
+    killed before the command ended leaves (an ``ingest`` of the folder: the command, exit status unknown)."""
     err = d / stderr
     head = b""
     if err.is_file():
@@ -157,11 +160,15 @@ def write_record(d: Path, *, command: str, exit_code: int, wall_s: float, starte
             head = fh.read(64 << 10)
     read_by = "run_record" if head.strip() and detect(head, stderr) is None else None
     rec = {"pt2logs_run": 1, "command": command, "exit_code": exit_code,
-           "signal": signal_name(exit_code) if exit_code < 0 else None, "wall_s": round(wall_s, 3),
-           "started_at": round(started_at, 6), "ended_at": round(ended_at, 6), "name": name, "host": socket.gethostname(),
+           "signal": signal_name(exit_code) if exit_code is not None and exit_code < 0 else None,
+           "wall_s": None if wall_s is None else round(wall_s, 3), "started_at": round(started_at, 6),
+           "ended_at": None if ended_at is None else round(ended_at, 6), "name": name, "host": socket.gethostname(),
+           "cwd": os.getcwd(),
            "stderr": stderr, "stderr_read_by": read_by, "torch": installed_torch(), "platform": platform.platform(),
            "env": debug_env(env if env is not None else dict(os.environ))}
-    (d / RECORD_NAME).write_text(json.dumps(rec, indent=1) + "\n")
+    tmp = d / f".{RECORD_NAME}.tmp"  # replaced whole: a kill never leaves half a record
+    tmp.write_text(json.dumps(rec, indent=1) + "\n")
+    os.replace(tmp, d / RECORD_NAME)
     return rec
 
 
@@ -208,19 +215,31 @@ def run_command(cmd: list[str], warehouse: str = DEFAULT_WAREHOUSE, *, tags: dic
     echo = echo if echo is not None else sys.stderr.buffer
     t0 = time.perf_counter()
     started = time.time()
-    with open(d / "torch_logs.txt", "wb") as log:
-        try:
-            proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE)
-        except OSError as e:
-            raise ValueError(f"cannot run {join(shown)}: {e.strerror}") from None
-        pump = threading.Thread(target=_tee, args=(proc.stderr, log, echo, learnt), daemon=True)
-        pump.start()
-        try:
-            code = proc.wait()
-        except KeyboardInterrupt:
-            proc.send_signal(2)
-            code = proc.wait()
-        pump.join()
+    write_record(d, command=join(shown), exit_code=None, wall_s=None, started_at=started, ended_at=None, name=name,
+                 env={k: learnt.text(v) for k, v in env.items()})
+    # the command's stderr goes through a tee process (capture_tee.py), not this one: killed, this
+    # process leaves the command its stderr and the capture file every line. The tee learns the same
+    # secrets (from its environment, which holds the command's, and the argv handed over below)
+    (d / "torch_logs.txt").touch()
+    tee = subprocess.Popen([sys.executable, "-m", "pt2logs.capture_tee", str(d / "torch_logs.txt"), str(d / RECORD_NAME),
+                            str(os.getpid())],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_tee_env(cmd))
+    try:
+        proc = subprocess.Popen(cmd, env=env, stderr=tee.stdin)
+    except OSError as e:
+        tee.stdin.close()
+        tee.wait()
+        raise ValueError(f"cannot run {join(shown)}: {e.strerror}") from None
+    tee.stdin.close()  # the command holds the only write end: the tee ends when the command's stderr closes
+    pump = threading.Thread(target=_echo, args=(tee.stdout, echo), daemon=True)
+    pump.start()
+    try:
+        code = proc.wait()
+    except KeyboardInterrupt:
+        proc.send_signal(2)
+        code = proc.wait()
+    tee.wait()
+    pump.join()
     wall = time.perf_counter() - t0
     scrub_folder(d, learnt)  # what torch wrote (fx_graph_runnable dumps TORCH* variables), before ingest reads it
     rec = write_record(d, command=join(shown), exit_code=code, wall_s=wall, started_at=started,
@@ -230,17 +249,27 @@ def run_command(cmd: list[str], warehouse: str = DEFAULT_WAREHOUSE, *, tags: dic
     return RunResult(code, wall, d, res, shown)
 
 
-def _tee(src: Any, log: Any, echo: Any, learnt: Learnt) -> None:
-    """The program's stderr shown live as it is, and kept with its secrets masked (learnt ones and shapes)."""
-    keep = LineRedactor(learnt.data)
+def _tee_env(cmd: list[str]) -> dict[str, str]:
+    """The tee process imports this pt2logs, wherever it was imported from, and gets this process's
+    environment and the command's argv (TEE_ARGV) to learn the same secrets (nothing visible that
+    /proc did not already show). Not the command's environment: its PYTHONPATH runs the capture hook."""
+    from pt2logs.capture_tee import TEE_ARGV
+
+    env = dict(os.environ)
+    here = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join([here] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env[TEE_ARGV] = json.dumps(list(cmd))
+    return env
+
+
+def _echo(src: Any, echo: Any) -> None:
+    """The program's stderr shown live as it is (the tee process keeps it, masked, in the file)."""
     for chunk in iter(lambda: src.read1(65536), b""):
-        log.write(keep.feed(chunk))
         try:
             echo.write(chunk)
             echo.flush()
         except (OSError, ValueError):
             pass
-    log.write(keep.flush())
 
 
 @contextlib.contextmanager

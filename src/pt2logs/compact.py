@@ -85,6 +85,7 @@ def compact(warehouse: str | Warehouse, partitions: list[str] | None = None, min
                 del files[p]
                 res.skipped.append((p, f"{d.path} is {d.why}; run `pt2logs check`, then `pt2logs repair`"))
         dcon = duckdb.connect()
+        _bound_memory(dcon)
         attach_filesystem(dcon, wh)
         dcon.register("live", live)
         for part in sorted(files):
@@ -100,6 +101,21 @@ def compact(warehouse: str | Warehouse, partitions: list[str] | None = None, min
         if grace <= 0:
             res.files_deleted += len(recovery.collect(wh, 0, wh.check_lock))
     return res
+
+
+#: rows per batch of the copy: a batch of long texts (log lines, payloads) stays megabytes, not gigabytes
+#: (250,000 rows of them passed DuckDB's 2 GiB string buffer at 10,000 runs)
+COPY_ROWS = 8192
+
+
+def _bound_memory(con) -> None:
+    """The copy's memory bounded by its batches, not the partition: DuckDB streams without keeping row
+    order, and spills what does not fit ``PT2LOGS_COMPACT_MEMORY`` (default 1GB) to a temp folder."""
+    import tempfile
+
+    con.execute("SET preserve_insertion_order = false")
+    con.execute(f"SET memory_limit = '{os.environ.get('PT2LOGS_COMPACT_MEMORY', '1GB')}'")
+    con.execute(f"SET temp_directory = '{os.path.join(tempfile.gettempdir(), f'pt2logs-compact-{os.getpid()}')}'")
 
 
 def _src(wh: Warehouse, paths: list[str]) -> str:
@@ -136,7 +152,7 @@ def _rewrite(con, wh: Warehouse, part: str, by_table: dict[str, list[str]], res:
             # the row's long texts in the store: keep their keys
             keys = [k for _, k in STORED.get(table, ()) if k in present]
             sel += "".join(f', "{k}"' for k in keys)
-            reader = arrow_batches(con, f"SELECT {sel} FROM {_src(wh, paths)} t SEMI JOIN live USING (run_id, txn)")
+            reader = arrow_batches(con, f"SELECT {sel} FROM {_src(wh, paths)} t SEMI JOIN live USING (run_id, txn)", COPY_ROWS)
             for batch in reader:
                 out = stamp(_as_declared(batch, t), t, {"txn": txn.id})
                 for k in keys:
@@ -173,7 +189,7 @@ def _copy_payloads(con, wh: Warehouse, paths: list[str], writer: PartWriter, txn
     from pt2logs.views import arrow_batches
 
     reader = arrow_batches(con, f'SELECT "{PAYLOAD_KEY}", any_value(payload) AS payload, {_sql_str(txn)} AS txn '
-                                f'FROM {_src(wh, paths)} GROUP BY "{PAYLOAD_KEY}"')
+                                f'FROM {_src(wh, paths)} GROUP BY "{PAYLOAD_KEY}"', COPY_ROWS)
     schema = file_schema(PAYLOADS)
     for batch in reader:
         res.rows_kept += batch.num_rows

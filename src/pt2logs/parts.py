@@ -11,6 +11,7 @@ object store makes an object visible only when its upload completes.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import posixpath
 from dataclasses import dataclass
@@ -125,6 +126,25 @@ def txn_of(path: str) -> str | None:
     return "-".join(parts[:3]) if len(parts) >= 4 else None
 
 
+def _tell(fh: Any) -> int:
+    """Bytes written to an open file so far (0 when it cannot say)."""
+    try:
+        return int(fh.tell())
+    except Exception:  # noqa: BLE001
+        return 0
+
+
+class NoSpace(OSError):
+    """The disk filled while writing ``path`` (``written``: bytes this writer had written to its files)."""
+
+    def __init__(self, path: str, written: int):
+        super().__init__(errno.ENOSPC, "No space left on device", path)
+        self.written = written
+
+    def __reduce__(self) -> tuple[Any, ...]:  # crosses from a worker process to the driver
+        return NoSpace, (self.filename, self.written)
+
+
 class PartWriter:
     """Buffers batches per table and writes them as large row groups into the txn's files.
 
@@ -141,6 +161,7 @@ class PartWriter:
         self._bytes: dict[str, int] = {}
         self._writers: dict[str, tuple[pq.ParquetWriter, Any, str, str, int]] = {}
         self._seq = 0
+        self._done_bytes = 0
         self.written: list[str] = []
         self._meta: dict[str, dict[bytes, bytes]] = {}
 
@@ -173,7 +194,12 @@ class PartWriter:
         # the buffers' sizes (a slice counts whole: at most an earlier flush); nbytes walks every value's extent
         self._bytes[table] = self._bytes.get(table, 0) + batch.get_total_buffer_size()
         if self._rows[table] >= ROW_GROUP_ROWS or self._bytes[table] >= ROW_GROUP_BYTES:
-            self._flush(table)
+            try:
+                self._flush(table)
+            except OSError as e:
+                if e.errno == errno.ENOSPC and not isinstance(e, NoSpace):
+                    raise self._no_space(e) from None
+                raise
 
     def write_table(self, table: str, data: pa.Table) -> None:
         for b in data.to_batches():
@@ -214,9 +240,12 @@ class PartWriter:
         return w
 
     def _close_one(self, table: str) -> None:
-        writer, fh, tmp, final, _ = self._writers.pop(table)
+        writer, fh, tmp, final, _ = self._writers[table]
         writer.close()
+        size = _tell(fh)
         fh.close()
+        del self._writers[table]
+        self._done_bytes += size
         if tmp != final:
             os.replace(tmp, final)
         self.written.append(final)
@@ -228,17 +257,34 @@ class PartWriter:
             self._open(table, self._schema(table))
 
     def close(self) -> list[str]:
-        for table in list(self._buf):
-            self._flush(table)
-        for table in list(self._writers):
-            self._close_one(table)
+        try:
+            for table in list(self._buf):
+                self._flush(table)
+            for table in list(self._writers):
+                self._close_one(table)
+        except BaseException as e:
+            err = self._no_space(e) if isinstance(e, OSError) and e.errno == errno.ENOSPC and not isinstance(e, NoSpace) else None
+            self.discard()  # no half-written file left open (and no ParquetWriter.__del__ noise at exit)
+            if err is not None:
+                raise err from None
+            raise
         return self.written
 
+    def _no_space(self, e: OSError) -> OSError:
+        """A full disk as one clear error: the file being written, and how much this writer wrote."""
+        path = e.filename or next((w[2] for w in self._writers.values()), None) or self.wh.path()
+        return NoSpace(path, sum(_tell(w[1]) for w in self._writers.values()) + self._done_bytes)
+
     def discard(self) -> None:
+        """Drop the files not closed yet (a failed or killed write: nothing of them is committed). Each
+        step on its own: on a full disk the writer's close fails, and its file is still removed."""
         for table in list(self._writers):
             writer, fh, tmp, final, _ = self._writers.pop(table)
             with contextlib.suppress(Exception):
                 writer.close()
+            writer.is_open = False  # a close that failed is not tried again (and logged) by ParquetWriter.__del__
+            with contextlib.suppress(Exception):
                 fh.close()
+            with contextlib.suppress(Exception):
                 self.wh.fs.rm(tmp)
         self._buf.clear()

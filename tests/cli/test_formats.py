@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import click
 import pyarrow.parquet as pq
@@ -48,3 +49,22 @@ def test_ranks_writes_every_row_format(sample_wh, tmp_path):
     assert r.exit_code == 0 and json.loads(r.output) == []
     r = CliRunner().invoke(main, ["ranks", "recompiles", "-w", sample_wh])
     assert "has a single rank: nothing to compare" in r.output
+
+
+def test_the_table_format_lays_out_at_most_table_rows_and_counts_the_rest(sample_wh):
+    """A fleet's result (100,000s of rows) in the terminal table took minutes and gigabytes: the table
+    shows the first TABLE_ROWS rows and its last line counts the others; csv still gives every row."""
+    from pt2logs.cli.outputs import TABLE_ROWS
+
+    n = TABLE_ROWS * 5
+    sql = f"SELECT range AS i, 'run ' || range AS what FROM range({n})"
+    r = CliRunner().invoke(main, ["query", sql, "-w", sample_wh])
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert f"{n} rows (the first {TABLE_ROWS:,} shown; {n - TABLE_ROWS:,} more rows not shown" in r.output
+    assert re.search(rf"\brun {TABLE_ROWS - 1}\b", r.output) and not re.search(rf"\brun {TABLE_ROWS}\b", r.output)
+    assert len(lines) < TABLE_ROWS + 20
+    r = CliRunner().invoke(main, ["query", sql, "-w", sample_wh, "-f", "csv"])
+    assert r.exit_code == 0 and len(r.output.splitlines()) == n + 1
+    small = CliRunner().invoke(main, ["query", "SELECT 1 AS x", "-w", sample_wh]).output
+    assert "1 row" in small and "not shown" not in small

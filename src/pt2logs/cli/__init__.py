@@ -61,6 +61,8 @@ def describe_failure(e: BaseException) -> str:
     """One sentence for a failure: what happened, and what to do."""
     if isinstance(e, OSError) and e.errno == errno.ENOSPC:
         where = f" writing {e.filename}" if e.filename else ""
+        if isinstance(getattr(e, "written", None), int):
+            where += f" ({e.written / 1e6:,.2f} MB of this writer's files written, none of it committed)"
         return (f"no space left on the device{where}. Free some space and run the command again: "
                 "what was committed before is intact, and an interrupted ingest is completed by the next one.")
     if isinstance(e, MemoryError):

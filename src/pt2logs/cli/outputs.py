@@ -91,12 +91,21 @@ def cell(v: Any) -> str:
     return str(v)
 
 
+#: the most rows the table format lays out; the others are counted in its last line, never dropped silently
+TABLE_ROWS = 1000
+
+
 @output_format("table", writes=("rows", "report"), fits=True)
 def write_table(t: pa.Table, out: BinaryIO, wide: bool = False) -> None:
     """For people: fits the terminal; long text is shortened in the middle (reasons wrap), columns that
-    do not fit are hidden, and a note names both (``wide``: every column, every cell in full)."""
+    do not fit are hidden, and a note names both (``wide``: every column, every cell in full). At most
+    :data:`TABLE_ROWS` rows are laid out (a terminal table of a whole fleet costs minutes and gigabytes);
+    a last line says how many more there are and how to get them all."""
     from pt2logs.cli.layout import BLOCK_ROWS, blocks, fit, notes, rich_table, terminal_width
 
+    total = t.num_rows
+    if total > TABLE_ROWS:
+        t = t.slice(0, TABLE_ROWS)
     width = terminal_width()
     numeric = [n for n, f in zip(t.column_names, t.schema)
                if pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_decimal(f.type)]
@@ -105,7 +114,10 @@ def write_table(t: pa.Table, out: BinaryIO, wide: bool = False) -> None:
     layout = fit(rows, t.column_names, width, fixed=fixed, wide=wide, cell=cell)
     buf = io.StringIO()
     console = text_console(buf, max(width, layout.width))
-    n = f"{t.num_rows} row{'s' if t.num_rows != 1 else ''}"
+    n = f"{total} row{'s' if total != 1 else ''}"
+    if total > t.num_rows:
+        n += (f" (the first {t.num_rows:,} shown; {total - t.num_rows:,} more rows not shown: "
+              "-f csv, json, ndjson or parquet for every row, or LIMIT/-p limit for fewer)")
     if layout.hidden and t.num_rows <= BLOCK_ROWS:
         console.print(f"{len(t.column_names)} columns do not fit {width}: one block per row (--wide: one line per row)")
         for block in blocks(rows, t.column_names, cell):

@@ -140,6 +140,7 @@ def commit(txn: Txn, plans: list[RunPlan], outcomes: list[FileOutcome], known_ru
             "bytes": nbytes, "n_events": agg.events, "n_errors": agg.errors, "n_warnings": agg.warnings,
             "pt2logs_version": __version__, "python_version": agg.python_version or agg.python_from_paths,
         }
+        row.update({k: v for k, v in agg.run_fields.items() if v is not None})  # the run's own record (pt2logs run)
         row.update(extra)
         row["user_root"] = user_root(row.get("cwd"), agg)
         runs_rows.add(row)

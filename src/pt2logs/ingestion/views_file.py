@@ -1,7 +1,8 @@
 """``<wh>/pt2logs.duckdb``: the warehouse's views in a DuckDB file, for the DuckDB CLI or a BI tool.
 
 Rewritten after an ingest when what the views depend on changed (the signature in ``_views.json``):
-which tables have files, which columns their newest files hold, the pt2logs version and the macros.
+which tables have files, which columns their newest files hold, the pt2logs version and the macros;
+or when the file no longer opens as a DuckDB database with its views (damaged, truncated).
 Local warehouses only; pt2logs itself never reads it (every command makes its views anew).
 
 Binding the ~20 macros is half of the file's cost (0.14 s of 0.28 s after 300 runs), and a macro
@@ -94,7 +95,7 @@ class ViewsFile:
             sig_path = self.wh.path("_views.json")
             if self._exists():
                 with open(sig_path, "rb") as f:
-                    if f.read() == signature:
+                    if f.read() == signature and _opens(self.target):
                         return self.target
             import duckdb
 
@@ -154,6 +155,22 @@ def _newest_columns(wh: Warehouse, table: str) -> set[str]:
     from pt2logs.view_sources import _present_columns
 
     return _present_columns(None, wh, table) or set()  # type: ignore[arg-type]
+
+
+def _opens(path: str) -> bool:
+    """Whether the views file opens and lists its views (a damaged one is made again, whatever its signature)."""
+    import duckdb
+
+    try:
+        con = duckdb.connect(path, read_only=True)
+    except Exception:  # noqa: BLE001 - any failure to open: not a views file
+        return False
+    try:
+        return con.execute("SELECT count(*) FROM duckdb_views() WHERE NOT internal").fetchone()[0] > 0
+    except Exception:  # noqa: BLE001
+        return False
+    finally:
+        _close(con)
 
 
 def _close(con: Any) -> None:

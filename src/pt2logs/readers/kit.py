@@ -91,6 +91,8 @@ class ReadStats:
     #: the smallest and largest folder of user code seen: their common prefix is the run's root
     user_dir_lo: str | None = None
     user_dir_hi: str | None = None
+    #: ``runs`` fields a run's own record gives (``pt2logs_run.json``: command, exit code, wall time...)
+    run_fields: dict[str, Any] = field(default_factory=dict)
 
     def note_torch(self, version: str | None, source: str) -> None:
         """Keep ``version`` when ``source`` ranks better than where the current one came from
@@ -130,6 +132,7 @@ class ReadStats:
         self.note_user_dir(other.user_dir_lo, other.user_dir_hi)
         for k, v in other.kinds.items():
             self.kinds[k] = self.kinds.get(k, 0) + v
+        self.run_fields = {**other.run_fields, **self.run_fields}
         return self
 
 

@@ -1,10 +1,12 @@
 """``pt2logs run``'s own record of a command: ``pt2logs_run.json`` beside the capture.
 
-``pt2logs run`` writes it when the command ends, whatever happened: the command (as typed, quoting
-kept), its exit code or the signal that ended it, wall time, start and end (epoch seconds, UTC), and
+``pt2logs run`` writes it when the command starts (command, start: a ``pt2logs run`` killed before the
+command ends leaves a record of exit status unknown), and again when the command ends, whatever
+happened: the command (as typed, quoting kept), its exit code or the signal that ended it, wall time, start and end (epoch seconds, UTC), and
 its stderr file, the torch installed where it ran (the run's torch version when no log names one). Read as an auxiliary file of the capture, it gives the run something to stand on
 when the command failed before torch logged anything, and one ``outcome_evidence`` row (kind
-``exit_status``, rank NULL: the whole job). When no format recognises the stderr (a command that died
+``exit_status``, rank NULL: the whole job), and the run's ``runs`` fields (command, exit code, wall
+time, host, start, cwd): a later ``ingest`` of the capture folder gives the run they describe. When no format recognises the stderr (a command that died
 before torch was imported: ``not a recognised log format``), the record says so (``stderr_read_by``:
 ``run_record``) and its reader reads that stderr too: every line a ``log_lines`` row, evidence
 lines to ``outcome_evidence``.
@@ -50,8 +52,22 @@ def _us(seconds: Any) -> Any:
 def record_text(rec: dict[str, Any]) -> str:
     """The record as one line of evidence: ``exit code 3`` / ``ended by SIGKILL (exit code -9)``."""
     code, sig = rec.get("exit_code"), rec.get("signal")
+    if code is None and not sig and rec.get("ended_at") is None:  # written at the start, never completed
+        return f"pt2logs run: exit status unknown (pt2logs run ended before the command did: killed?): {rec.get('command') or ''}"
     what = f"ended by {sig} (exit code {code})" if sig else f"exit code {code}"
     return f"pt2logs run: {what} after {rec.get('wall_s')} s: {rec.get('command') or ''}"
+
+
+def _run_fields(rec: dict[str, Any], code: int | None, sig: str | None) -> dict[str, Any]:
+    """The ``runs`` fields the record gives: a later ``ingest`` of the capture folder keeps them."""
+    def typed(k: str, *types: type) -> Any:
+        v = rec.get(k)
+        return v if isinstance(v, types) and not isinstance(v, bool) else None
+
+    started = typed("started_at", int, float)
+    return {"command": typed("command", str), "exit_code": code, "exit_signal": sig, "wall_s": typed("wall_s", int, float),
+            "host": typed("host", str), "name": typed("name", str), "cwd": typed("cwd", str),
+            "started_at": int(started * 1e6) if started is not None else None}
 
 
 def read_run_record(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
@@ -67,6 +83,7 @@ def read_run_record(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch
         code = rec.get("exit_code") if type(rec.get("exit_code")) is int else None
         sig = rec.get("signal") if isinstance(rec.get("signal"), str) else (signal_name(code) if code is not None and code < 0 else None)
         ctx.stats.events += 1
+        ctx.stats.run_fields = _run_fields(rec, code, sig)
         if isinstance(rec.get("torch"), str):
             ctx.stats.note_torch(rec["torch"], "pt2logs_run")
         sink.add("outcome_evidence", {

@@ -1,0 +1,40 @@
+"""`compact` memory is bounded by its batches, not the partition: a partition of 400 synthesized runs
+(bench/fleet.py: real sample runs replicated, 1.75 MB of event payload text each) is rewritten in a
+subprocess whose peak RSS is measured (bench/measure.py). Before, the copy read 250,000-row batches
+(every long text of the partition at once: at 10,000 runs past DuckDB's 2 GiB string buffer, 3.2 GB)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from bench.fleet import synthesize
+from bench.measure import run
+from tests.conftest import SAMPLES
+
+import pt2logs
+
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(pt2logs.__file__).resolve().parent.parent)]
+                                                  + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))}
+
+
+def _counts(wh: Path) -> list:
+    con = pt2logs.connect(str(wh))
+    return [con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("runs", "events", "log_lines", "guards")] + [
+        con.execute("SELECT sum(length(payload)) FROM events").fetchone()[0]]
+
+
+def test_compact_of_a_fleet_partition_stays_within_its_batches(tmp_path):
+    wh = synthesize(tmp_path, 400)
+    # the synthesized files as one committed transaction's (compact copies committed files only)
+    txn = pt2logs.connect(str(wh)).execute("SELECT any_value(txn) FROM runs").fetchone()[0]
+    for f in wh.glob("*/ingest_date=*/part-bench-*.parquet"):
+        f.rename(f.with_name(f"part-{txn}-{f.stem[len('part-bench-'):]}-1.parquet"))
+    pt2logs.ingest([str(SAMPLES)], str(wh), force=True)  # a second file per table: the partition is compacted
+    before = _counts(wh)
+    m = run([sys.executable, "-m", "pt2logs", "compact", "-w", str(wh)], env=ENV)
+    assert m.rc == 0, m.out[-2000:]
+    assert _counts(wh) == before
+    print(f"compact peak RSS {m.peak_rss_mb:.0f} MB, {m.wall_s:.1f} s")
+    assert m.peak_rss_mb < 450, m.peak_rss_mb
