@@ -119,6 +119,18 @@ def test_stray_files_and_folders_are_never_read(base, tmp_path):
     assert read_warnings(con) == []
     con.close()
     assert pt2logs.ingest([str(SAMPLES / "graph_breaks")], str(wh)).runs_unchanged == 1
+    # nor by the views file for other tools (its globs name only where writers put files)
+    import duckdb
+
+    from pt2logs.ingestion.views_file import ViewsFile
+    from pt2logs.warehouse import Warehouse
+
+    (wh / "_views.json").unlink(missing_ok=True)
+    ViewsFile(Warehouse(str(wh))).write()
+    dcon = duckdb.connect(str(wh / "pt2logs.duckdb"), read_only=True)
+    assert dcon.execute(GB).fetchone()[0] == 14
+    assert dcon.execute("SELECT count(*) FROM events").fetchone()[0] == _count(base, "SELECT count(*) FROM events")
+    dcon.close()
 
 
 def test_a_file_of_an_older_schema_changes_no_answer(base, tmp_path):

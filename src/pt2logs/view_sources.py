@@ -36,8 +36,10 @@ _q = q
 
 def source_sql(wh: Warehouse, table: str, skip: set[str] | frozenset[str] = frozenset()) -> str:
     """The table's files (a glob: each query sees the files of that moment), less the files in ``skip``
-    (names of files a compaction replaced: pruned by file name before they are scanned)."""
-    glob = wh.url(table, "**", "*.parquet")
+    (names of files a compaction replaced: pruned by file name before they are scanned). Only where
+    writers put files (``<table>/ingest_date=<day>/part-….parquet``, snapshot.is_data_path): a stray
+    copy or folder beside them is not read by the views file either."""
+    glob = wh.url(table, f"{PARTITION}=*", "part-*.parquet")
     src = f"read_parquet({_q(glob)}, union_by_name=true, hive_partitioning=true, hive_types={{{_q(PARTITION)}: VARCHAR}}"
     if not skip:
         return src + ")"
