@@ -51,6 +51,28 @@ def make(dest: Path, fill: str, mb: int) -> Path:
     return path
 
 
+def watch(proc, t: float, ceiling_mb: int, timeout_s: float) -> tuple[int, str | None]:
+    """Sample a child's RSS until it ends; kill it past ``ceiling_mb`` or ``timeout_s`` (since ``t``).
+    Returns the highest RSS seen and why it was killed (None: it ended by itself)."""
+    import psutil
+
+    seen, killed = 0, None
+    while proc.poll() is None:
+        try:
+            seen = max(seen, proc.memory_info().rss)
+        except psutil.Error:
+            break
+        if seen > ceiling_mb << 20:
+            killed = f"killed past {ceiling_mb:,} MB"
+        elif time.perf_counter() - t > timeout_s:
+            killed = f"killed after {timeout_s:.0f} s"
+        if killed:
+            proc.kill()
+            break
+        time.sleep(0.01)
+    return seen, killed
+
+
 def measure(bomb: Path, wh: Path, ceiling_mb: int, timeout_s: float = 1200) -> dict:
     import json
 
@@ -61,20 +83,7 @@ def measure(bomb: Path, wh: Path, ceiling_mb: int, timeout_s: float = 1200) -> d
     t = time.perf_counter()
     proc = psutil.Popen([sys.executable, "-c", _CHILD, str(bomb), str(wh)], env=env,
                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    seen, killed = 0, None
-    while proc.poll() is None:
-        try:
-            seen = max(seen, proc.memory_info().rss)
-        except psutil.Error:
-            break
-        if seen > ceiling_mb << 20:
-            killed = f"killed past {ceiling_mb} MB"
-        elif time.perf_counter() - t > timeout_s:
-            killed = f"killed after {timeout_s:.0f} s"
-        if killed:
-            proc.kill()
-            break
-        time.sleep(0.01)
+    seen, killed = watch(proc, t, ceiling_mb, timeout_s)
     out, err = (b.decode(errors="replace") for b in proc.communicate())
     wall = time.perf_counter() - t
     m = re.search(r"^\{.*\}$", out, re.M)

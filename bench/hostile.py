@@ -22,6 +22,8 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
+from bench import bombs
+
 ROOT = Path(__file__).resolve().parents[1]
 
 _CHILD = """
@@ -158,20 +160,7 @@ def measure(folder: Path, wh: Path, fmt: str | None, src: Path, ceiling_mb: int,
     t = time.perf_counter()
     proc = psutil.Popen([sys.executable, "-c", _CHILD, str(folder), str(wh), fmt or ""], env=env, cwd=str(ROOT),
                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    seen, killed = 0, None
-    while proc.poll() is None:
-        try:
-            seen = max(seen, proc.memory_info().rss)
-        except psutil.Error:
-            break
-        if seen > ceiling_mb << 20:
-            killed = f"killed past {ceiling_mb:,} MB"
-        elif time.perf_counter() - t > timeout_s:
-            killed = f"killed after {timeout_s:.0f} s"
-        if killed:
-            proc.kill()
-            break
-        time.sleep(0.01)
+    seen, killed = bombs.watch(proc, t, ceiling_mb, timeout_s)
     out, err = (b.decode(errors="replace") for b in proc.communicate())
     wall = time.perf_counter() - t
     m = re.search(r"^\{.*\}$", out, re.M)

@@ -50,3 +50,14 @@ def table_rows(warehouse: str, table: str, drop: tuple[str, ...] = ("txn", "inge
     rows = con.execute(f'SELECT {sel} FROM "{table}"').fetchall()
     con.close()
     return sorted(rows, key=repr)
+
+
+def scalar(warehouse: str | Path, sql: str) -> object:
+    """The one value ``sql`` gives over a fresh connection to ``warehouse``."""
+    import pt2logs
+
+    con = pt2logs.connect(str(warehouse))
+    try:
+        return con.execute(sql).fetchone()[0]
+    finally:
+        con.close()

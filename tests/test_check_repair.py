@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, scalar
 
 import pt2logs
 from pt2logs.cli import main
@@ -49,11 +49,7 @@ def _cli(*args: str) -> tuple[int, str]:
 
 
 def _count(wh: Path, sql: str = GB) -> int:
-    con = pt2logs.connect(str(wh))
-    try:
-        return con.execute(sql).fetchone()[0]
-    finally:
-        con.close()
+    return scalar(wh, sql)
 
 
 def test_check_finds_a_bit_flip_reads_cannot_see_and_repair_restores_the_runs(base, tmp_path):

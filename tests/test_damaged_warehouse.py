@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, scalar
 
 import pt2logs
 from pt2logs.cli import main
@@ -38,11 +38,7 @@ def _copy(base: Path, tmp_path: Path) -> Path:
 
 
 def _count(wh: Path, sql: str = GB) -> int:
-    con = pt2logs.connect(str(wh))
-    try:
-        return con.execute(sql).fetchone()[0]
-    finally:
-        con.close()
+    return scalar(wh, sql)
 
 
 def _gb_file_of(wh: Path, run_name: str) -> Path:
