@@ -38,9 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from pt2logs._alloc import USER_ARROW_POOL
+from pt2logs.capture_tee import TEE_ARGV, stderr_read_by
 from pt2logs.ingestion import IngestResult, ingest
 from pt2logs.masking import Learnt, join, scrub_folder
-from pt2logs.readers import detect
 from pt2logs.readers.outcome_patterns import signal_name
 from pt2logs.readers.run_record import NAME as RECORD_NAME
 from pt2logs.redact import redact
@@ -153,12 +153,7 @@ def write_record(d: Path, *, command: str, exit_code: int | None, wall_s: float 
     ``env``: the command's environment; its debug variables and this machine's platform are kept.
     Written at the start too (``exit_code``, ``wall_s`` and ``ended_at`` None): what a ``pt2logs run``
     killed before the command ended leaves (an ``ingest`` of the folder: the command, exit status unknown)."""
-    err = d / stderr
-    head = b""
-    if err.is_file():
-        with open(err, "rb") as fh:
-            head = fh.read(64 << 10)
-    read_by = "run_record" if head.strip() and detect(head, stderr) is None else None
+    read_by = stderr_read_by(d / stderr)
     rec = {"pt2logs_run": 1, "command": command, "exit_code": exit_code,
            "signal": signal_name(exit_code) if exit_code is not None and exit_code < 0 else None,
            "wall_s": None if wall_s is None else round(wall_s, 3), "started_at": round(started_at, 6),
@@ -253,8 +248,6 @@ def _tee_env(cmd: list[str]) -> dict[str, str]:
     """The tee process imports this pt2logs, wherever it was imported from, and gets this process's
     environment and the command's argv (TEE_ARGV) to learn the same secrets (nothing visible that
     /proc did not already show). Not the command's environment: its PYTHONPATH runs the capture hook."""
-    from pt2logs.capture_tee import TEE_ARGV
-
     env = dict(os.environ)
     here = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join([here] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))

@@ -50,20 +50,29 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
+def stderr_read_by(err: Path) -> str | None:
+    """``"run_record"`` when the record's reader reads the stderr ``err``: it holds text that no format
+    recognises (a command that died before torch logged); None when a format does, or it is empty."""
+    from pt2logs.readers import detect
+
+    head = b""
+    if err.is_file():
+        with open(err, "rb") as fh:
+            head = fh.read(64 << 10)
+    return "run_record" if head.strip() and detect(head, err.name) is None else None
+
+
 def claim_stderr(log: str, record: str) -> None:
     """An unfinished record (``pt2logs run`` was killed): its stderr is the record's to read when no
     format recognises it (``stderr_read_by``, as :func:`pt2logs.capture.write_record` sets it)."""
-    from pt2logs.readers import detect
-
     try:
         rec = json.loads(Path(record).read_text())
-        with open(log, "rb") as f:
-            head = f.read(64 << 10)
+        read_by = stderr_read_by(Path(log))
     except (OSError, ValueError):
         return
     if not isinstance(rec, dict) or rec.get("exit_code") is not None or rec.get("ended_at") is not None:
         return
-    rec["stderr_read_by"] = "run_record" if head.strip() and detect(head, Path(log).name) is None else None
+    rec["stderr_read_by"] = read_by
     tmp = Path(record).with_name(f".{Path(record).name}.tee.tmp")
     tmp.write_text(json.dumps(rec, indent=1) + "\n")
     os.replace(tmp, record)
