@@ -32,11 +32,11 @@ BLOCK = 4 << 20
 def bound(path: str) -> dict:
     import xxhash
 
-    from pt2logs.readers import records
     from pt2logs.readers.kit import EXCERPT
-    from pt2logs.readers.records import Record, WholeLines
-    from pt2logs.readers.records_native import _ext
-    from pt2logs.readers.trace_fast import _arrays
+    from pt2logs.readers.trace import records
+    from pt2logs.readers.trace.fast import _arrays
+    from pt2logs.readers.trace.native import _ext
+    from pt2logs.readers.trace.records import Record, WholeLines
 
     if _ext is None:
         raise SystemExit("the native extension is not built (pip install -e . or python hatch_build.py)")

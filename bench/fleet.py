@@ -18,8 +18,8 @@ from pathlib import Path
 import duckdb
 
 import pt2logs
-from pt2logs.schema import TABLES
-from pt2logs.warehouse import PAYLOADS, STORED, Warehouse, new_txn_id
+from pt2logs.store.warehouse import PAYLOADS, STORED, Warehouse, new_txn_id
+from pt2logs.tables.schema import TABLES
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ["llama", "gpt", "bert", "vit"]
@@ -94,7 +94,7 @@ def synthesize(dest: Path, n_runs: int, weeks: int = 8) -> Path:
 
 
 def time_queries(wh: Path) -> list[tuple[str, float, int]]:
-    from pt2logs.queries import load_queries, run_named
+    from pt2logs.query.queries import load_queries, run_named
 
     t = time.perf_counter()
     con = pt2logs.connect(str(wh))

@@ -31,7 +31,7 @@ BUCKETS = [
 def profile(path: str) -> dict:
     import pt2logs.tables  # noqa: F401
     from pt2logs.ingestion.worker import FileTask, memory_pool, parse_file
-    from pt2logs.warehouse import TxnInfo, Warehouse
+    from pt2logs.store.warehouse import TxnInfo, Warehouse
 
     memory_pool()
     tmp = tempfile.mkdtemp()

@@ -1,7 +1,7 @@
 -- title: Advice costing the most compile time this week
 -- question: Which advice items (docs/advice.md) cost the most compile time in the runs of the last 7 days, and in which runs? One row per finding and subject on one frame or break site (the same item in several runs is one row), with its compile seconds, recompiles and breaks added up over the runs affected.
 -- params: until (optional: end of "this week", default now), tag (optional: key=value), limit (optional, default 10)
--- The items of the advice query (advice_items(), src/pt2logs/advice.toml) of the runs that started in
+-- The items of the advice query (advice_items(), src/pt2logs/query/advice.toml) of the runs that started in
 -- the 7 days before `until`; `example` is the evidence of its most costly run; `some_runs` up to three
 -- run names, most costly first.
 SELECT id, any_value(finding) AS finding, subject,

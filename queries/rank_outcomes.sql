@@ -2,7 +2,7 @@
 -- question: How did each rank of a run end (completed, failed, crashed, hung, killed or unknown), which line says so, and when did it go silent?
 -- params: run_id (optional: id, id prefix, name or name prefix), since (optional), until (optional), tag (optional: key=value)
 -- One row per rank (one row with rank NULL for a run without ranks), decided by the rules of
--- pt2logs.outcome_rules (docs/architecture.md, "Run outcomes"): `why` in words, the deciding line
+-- pt2logs.query.outcome_rules (docs/architecture.md, "Run outcomes"): `why` in words, the deciding line
 -- (`evidence_file`:`evidence_line`, its text), the rank's last trace event and its silence before the
 -- run's end (`silence_order` 1 = the rank that went silent first), compiles begun and never finished;
 -- `gap_s` its rhythm (its largest gap between trace events or stderr lines), `quiet_s` its silence counting

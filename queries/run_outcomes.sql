@@ -1,7 +1,7 @@
 -- title: Run outcomes
 -- question: How did each run end (completed, failed, crashed, hung, killed or unknown), because of which rank and which line, and which rank went silent first?
 -- params: run_id (optional: id, id prefix, name or name prefix), since (optional), until (optional), tag (optional: key=value), outcome (optional: only runs with this outcome)
--- The run-level rules of pt2logs.outcome_rules (docs/architecture.md, "Run outcomes"): a run hung
+-- The run-level rules of pt2logs.query.outcome_rules (docs/architecture.md, "Run outcomes"): a run hung
 -- when any rank hung; else it ended as its root-cause rank did (the rank whose own failure, crash
 -- or kill comes first in the capture); else as pt2logs run recorded; completed when every rank
 -- completed. `evidence_file`:`evidence_line` is the deciding line; `silent_first_rank` the rank

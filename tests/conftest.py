@@ -43,7 +43,7 @@ def table_rows(warehouse: str, table: str, drop: tuple[str, ...] = ("txn", "inge
     import pt2logs
 
     con = pt2logs.connect(warehouse)
-    from pt2logs.views import arrow_table
+    from pt2logs.query.views import arrow_table
 
     cols = [c for c in arrow_table(con, f'SELECT * FROM "{table}" LIMIT 0').schema.names if c not in drop]
     sel = ", ".join(f'"{c}"' for c in cols)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from pt2logs.manifest import KEY
+from pt2logs.store.manifest import KEY
 
 
 def without_records(wh: Path) -> None:
@@ -21,8 +21,8 @@ def without_records(wh: Path) -> None:
 def rerecord(wh: Path) -> None:
     """Write every runs file's commit record anew from the files there now (a test that moves a
     transaction's files to another day's partition: as if it had been written that day)."""
-    from pt2logs.manifest import make_record, with_record
-    from pt2logs.parts import Layout, txn_of
+    from pt2logs.store.manifest import make_record, with_record
+    from pt2logs.store.parts import Layout, txn_of
 
     lay = Layout(str(wh))
     for f in Path(wh).glob("runs/*/*.parquet"):

@@ -17,8 +17,8 @@ from click.testing import CliRunner
 from tests.conftest import ROOT, fixture_path
 
 import pt2logs
-from pt2logs.advice import AdviceError, load_rules, parse_rules
-from pt2logs.queries import run_named
+from pt2logs.query.advice import AdviceError, load_rules, parse_rules
+from pt2logs.query.queries import run_named
 
 
 def items(wh: str, run: str | None = None) -> list[dict]:
@@ -271,7 +271,7 @@ def test_advise_command(sample_wh, tmp_path):
 def test_docs_list_every_rule():
     text = (ROOT / "docs" / "advice.md").read_text()
     assert all(f"`{r.id}`" in text and r.advice in text for r in load_rules())
-    assert Path(ROOT / "src" / "pt2logs" / "advice.toml").is_file()
+    assert Path(ROOT / "src" / "pt2logs" / "query" / "advice.toml").is_file()
 
 
 #: messages as older torch printed them (the sources the table cites), and the rule each must go to
@@ -303,7 +303,7 @@ def test_older_torch_messages_go_to_their_rule(facts, gb_id, text, rule, subject
     """The generated CASE (DuckDB's regular expressions, as advice_items() runs it) on messages of torch 2.0-2.6."""
     import duckdb
 
-    from pt2logs.advice import match_sql
+    from pt2logs.query.advice import match_sql
 
     sql = match_sql(load_rules())
     con = duckdb.connect()
@@ -321,7 +321,7 @@ def test_older_torch_messages_go_to_their_rule(facts, gb_id, text, rule, subject
 def test_the_kind_of_a_fact_is_every_column_a_rule_can_read():
     """advice_items() matches each distinct kind of fact once (MATCH_COLUMNS) and joins the facts to their
     kind by those columns: a rule condition on another column would be matched on a kind that mixes facts."""
-    from pt2logs.advice import MATCH_COLUMNS, Rule, items_macro, match_sql, predicate
+    from pt2logs.query.advice import MATCH_COLUMNS, Rule, items_macro, match_sql, predicate
 
     every = Rule(id="x", finding="x", facts="recompiles", evidence="x", advice="x", causes=("c",), guard_kinds=("g",),
                  limit_hit=True, gb_ids=("gb1",), text="t", not_text="n", exc_types=("E",), outcomes=("miss",))

@@ -129,8 +129,8 @@ def test_the_readers_bombs_are_inputs_of_their_format_and_their_section_shows_ea
     from bench import hostile
     from bench.report import markdown
 
+    from pt2logs.inputs.sources import filesystem, read_head
     from pt2logs.readers import detect
-    from pt2logs.sources import filesystem, read_head
 
     for name, (_, fname, _, fmt, _, _) in hostile.BOMBS.items():
         folder = hostile.make(tmp_path, name, 1)

@@ -26,7 +26,7 @@ import pt2logs
 from pt2logs.bugreport import bug_report
 from pt2logs.bugreport.markdown import code, details, fence
 from pt2logs.cli import main
-from pt2logs.redact import Redactor
+from pt2logs.redaction.redact import Redactor
 
 GFM = MarkdownIt("commonmark").enable("table")
 

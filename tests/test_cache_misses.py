@@ -20,7 +20,7 @@ from tests.rawscan import artifact_name, raw_records
 import pt2logs
 from pt2logs.analysis.cache_keys import component_kind, parse_components
 from pt2logs.cli import main
-from pt2logs.queries import run_named
+from pt2logs.query.queries import run_named
 
 _HEAD = re.compile(r"^\[(\w+)\] ([^:]+):")
 
@@ -191,7 +191,7 @@ def test_the_words_for_every_shape_of_differences_are_as_before(torch_runs):
     for the real pairs with their differences made into every shape, mixed within a compile."""
     from tests.query_oracles import named_sql, oracle_sql, rows
 
-    from pt2logs.cache_rules import CACHE_PAIR_DIFFS
+    from pt2logs.query.cache_rules import CACHE_PAIR_DIFFS
 
     con = pt2logs.connect(torch_runs)
     con.execute(CACHE_PAIR_DIFFS.replace("MACRO cache_pair_diffs(", "MACRO cache_pair_diffs_real(", 1))

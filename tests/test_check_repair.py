@@ -13,7 +13,7 @@ from tests.conftest import SAMPLES, scalar
 
 import pt2logs
 from pt2logs.cli import main
-from pt2logs.compact import compact
+from pt2logs.store.compact import compact
 
 GB = "SELECT count(*) FROM graph_breaks"
 
@@ -67,7 +67,7 @@ def test_check_finds_a_bit_flip_reads_cannot_see_and_repair_restores_the_runs(ba
     assert rc == 0, out
     assert _count(wh, "SELECT count(*) FROM events") == _count(base / "wh", "SELECT count(*) FROM events")
     con = pt2logs.connect(str(wh))
-    assert pt2logs.views.read_warnings(con) == []
+    assert pt2logs.query.views.read_warnings(con) == []
     con.close()
 
 

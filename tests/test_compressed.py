@@ -20,7 +20,7 @@ import pytest
 from tests.conftest import ROOT, fixture_path
 
 import pt2logs
-from pt2logs.schema import TABLES
+from pt2logs.tables.schema import TABLES
 
 
 def content_tables() -> list[str]:
@@ -166,7 +166,7 @@ def peak_rss_mb(code: str, *args: str, kill_above_mb: int = 1536, timeout: float
 
 STREAM = """
 import sys
-from pt2logs.sources import ReadResult, filesystem, stream
+from pt2logs.inputs.sources import ReadResult, filesystem, stream
 rr = ReadResult()
 n = sum(len(c) for c in stream(*filesystem(sys.argv[1]), rr))
 assert n == int(sys.argv[2]) << 20 and rr.error is None, (n, rr.error)

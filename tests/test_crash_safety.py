@@ -17,8 +17,8 @@ from tests.conftest import SAMPLES, table_rows
 
 import pt2logs
 import pt2logs.tables  # noqa: F401  (registers every table)
-from pt2logs.faults import COMPACT_STEPS, TXN_STEPS
-from pt2logs.schema import TABLES
+from pt2logs.store.faults import COMPACT_STEPS, TXN_STEPS
+from pt2logs.tables.schema import TABLES
 
 ALL_TABLES = sorted(TABLES)
 DROP = ("txn", "ingest_date", "ingested_at", "committed_at")
@@ -78,7 +78,7 @@ def test_compact_killed_after_any_step_loses_nothing(tmp_path, monkeypatch, comp
     assert res.runs_unchanged == 5 and res.runs_new == res.runs_updated == 0
     assert snapshot(wh) == before
     # and compact finishes the job
-    from pt2logs.compact import compact
+    from pt2logs.store.compact import compact
 
     compact(wh)
     assert snapshot(wh) == before
@@ -102,7 +102,7 @@ def test_ingest_killed_after_any_commit_step_loses_nothing(tmp_path, compactable
 
 _KILLED_TXN = """
 import os, sys
-from pt2logs.warehouse import Warehouse
+from pt2logs.store.warehouse import Warehouse
 txn = Warehouse(sys.argv[1]).begin()
 print(txn.id, txn.info.ingest_date, flush=True)
 os._exit(137)
@@ -111,9 +111,9 @@ os._exit(137)
 _ORPHAN_WORKER = """
 import os, sys
 import pyarrow as pa
-from pt2logs.warehouse import PartWriter, TxnInfo
-from pt2logs.schema import TABLES
-from pt2logs.views import arrow_table, connect
+from pt2logs.store.warehouse import PartWriter, TxnInfo
+from pt2logs.tables.schema import TABLES
+from pt2logs.query.views import arrow_table, connect
 wh, txn, day = sys.argv[1:4]
 con = connect(wh)
 def rows(table):
@@ -131,8 +131,8 @@ os._exit(137)
 
 _KILLED_VIEWS_WRITER = """
 import os, sys, duckdb
-from pt2logs.views import view_statements
-from pt2logs.warehouse import Warehouse
+from pt2logs.query.views import view_statements
+from pt2logs.store.warehouse import Warehouse
 wh = Warehouse(sys.argv[1])
 con = duckdb.connect(wh.path(f"pt2logs.duckdb.{os.getpid()}.tmp"))
 for s in view_statements(con, wh):
@@ -234,7 +234,7 @@ print(ok, failed)
 
 
 def test_readers_never_fail_while_compactions_replace_files(tmp_path, monkeypatch):
-    from pt2logs.compact import compact
+    from pt2logs.store.compact import compact
 
     monkeypatch.setenv("PT2LOGS_GC_GRACE_S", "1")  # replaced files are deleted 1 s later, by the next compaction
 
@@ -264,8 +264,8 @@ def test_a_compaction_copy_loses_to_a_later_ingest_of_its_run_even_when_it_commi
 
     from tests.conftest import fixture_path
 
-    from pt2logs.compact import compact
-    from pt2logs.warehouse import Warehouse
+    from pt2logs.store.compact import compact
+    from pt2logs.store.warehouse import Warehouse
 
     full = next(fixture_path("gpu", "graph_breaks", "trace").glob("*.log")).read_bytes()
     cut = full.index(b"\nV", len(full) // 2) + 1
@@ -301,8 +301,8 @@ def test_a_connection_older_than_the_deletion_of_its_files_takes_a_new_snapshot(
     """A connection sees the runs committed when it was made. Files a compaction replaced are deleted
     once the grace period has passed (15 minutes by default, 2 s here): a connection whose snapshot
     is older than half of it takes a new one before its next query, and answers the same."""
-    from pt2logs.compact import compact
-    from pt2logs.queries import run_named
+    from pt2logs.query.queries import run_named
+    from pt2logs.store.compact import compact
 
     monkeypatch.setenv("PT2LOGS_GC_GRACE_S", "2")
     wh = str(tmp_path / "wh")
@@ -321,9 +321,10 @@ def test_a_connection_lists_the_runs_files_once_and_its_snapshot_is_that_listing
     with, below) are the listing its views were made from: the warehouse is listed once per connect (on
     S3 a LIST per table folder and 1,000 files), replaced files waiting for deletion included, as
     the comparison lists them."""
-    from pt2logs import manifest, views
-    from pt2logs.compact import compact
-    from pt2logs.warehouse import Warehouse
+    from pt2logs.query import views
+    from pt2logs.store import manifest
+    from pt2logs.store.compact import compact
+    from pt2logs.store.warehouse import Warehouse
 
     wh = str(tmp_path / "wh")
     pt2logs.ingest([str(SAMPLES)], wh)
@@ -343,8 +344,8 @@ def test_a_query_that_outlives_the_grace_period_runs_again_on_a_new_snapshot(tmp
     its runs' rows, without an error. Such a query (it ended after the grace period, and commits landed
     since the snapshot) is run again on a new snapshot. Here the compactions delete at once and the clock
     says the query took longer than the grace period."""
-    from pt2logs import views
-    from pt2logs.compact import compact
+    from pt2logs.query import views
+    from pt2logs.store.compact import compact
 
     wh = str(tmp_path / "wh")
     pt2logs.ingest([str(SAMPLES)], wh)

@@ -24,7 +24,7 @@ import pt2logs
 from pt2logs.cli import main
 from pt2logs.cli.export import export
 from pt2logs.dashboard.registry import load_dashboards
-from pt2logs.queries import get_query, load_queries
+from pt2logs.query.queries import get_query, load_queries
 from pt2logs.readers import FORMATS
 
 pytestmark = pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures not present")

@@ -14,9 +14,9 @@ from tests.conftest import SAMPLES, scalar
 
 import pt2logs
 from pt2logs.cli import main
-from pt2logs.manifest import KEY
-from pt2logs.views import damaged_runs, read_warnings
-from pt2logs.warehouse import WarehouseError
+from pt2logs.query.views import damaged_runs, read_warnings
+from pt2logs.store.manifest import KEY
+from pt2logs.store.warehouse import WarehouseError
 
 GB = "SELECT count(*) FROM graph_breaks"
 
@@ -119,7 +119,7 @@ def test_stray_files_and_folders_are_never_read(base, tmp_path):
     import duckdb
 
     from pt2logs.ingestion.views_file import ViewsFile
-    from pt2logs.warehouse import Warehouse
+    from pt2logs.store.warehouse import Warehouse
 
     (wh / "_views.json").unlink(missing_ok=True)
     ViewsFile(Warehouse(str(wh))).write()
@@ -158,7 +158,7 @@ def test_a_file_of_an_older_schema_changes_no_answer(base, tmp_path):
     import duckdb
 
     from pt2logs.ingestion.views_file import ViewsFile
-    from pt2logs.warehouse import Warehouse
+    from pt2logs.store.warehouse import Warehouse
 
     (wh / "_views.json").unlink(missing_ok=True)
     ViewsFile(Warehouse(str(wh))).write()

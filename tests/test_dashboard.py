@@ -30,7 +30,7 @@ import pt2logs
 from pt2logs import dashboard as D
 from pt2logs.cli import main
 from pt2logs.cli.dashboard import dashboard as dashboard_cmd
-from pt2logs.queries import QueryError, get_query, run_named
+from pt2logs.query.queries import QueryError, get_query, run_named
 
 UNTIL = dt.datetime.combine(fl.UNTIL, dt.time(), dt.timezone.utc)
 SINCE = UNTIL - dt.timedelta(weeks=4)
@@ -110,7 +110,7 @@ def test_registry_is_found_in_a_checkout_and_in_an_installed_wheel(tmp_path):
     shutil.copytree(ROOT / "src" / "pt2logs", site / "pt2logs", ignore=shutil.ignore_patterns("__pycache__"))
     for d in ("dashboards", "queries"):
         shutil.copytree(ROOT / d, site / "pt2logs" / "_data" / d)
-    code = ("from pt2logs.dashboard import dashboard_dirs, load_dashboards; from pt2logs.queries import query_dirs;"
+    code = ("from pt2logs.dashboard import dashboard_dirs, load_dashboards; from pt2logs.query.queries import query_dirs;"
             "print(dashboard_dirs(), query_dirs(), sorted(load_dashboards()))")
     res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(site)})
@@ -393,7 +393,7 @@ def test_altair_row_limit_stays_on(big_wh):
 
 def test_the_diff_gate_and_the_headline_share_one_regression_rule(monkeypatch):
     from pt2logs.dashboard import headlines
-    from pt2logs.report import change_pct, improved, regressed
+    from pt2logs.reports.compose import change_pct, improved, regressed
 
     assert regressed(change_pct(100, 111), 10) and not regressed(change_pct(100, 110.04), 10)  # +10.0 % is not > 10 %
     assert regressed(change_pct(0, 1), 10) and not regressed(change_pct(0, 0), 10) and not regressed(None, 10)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tests.conftest import fixture_path
 
 import pt2logs
-from pt2logs.queries import run_named
+from pt2logs.query.queries import run_named
 
 
 def _divergence(tmp_path, folder: str) -> dict:

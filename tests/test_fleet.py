@@ -55,9 +55,9 @@ def test_s3_in_and_out_equals_local(s3, tmp_path, caplog, capfd):
 def test_s3_objects_are_compared_by_etag_too(s3, tmp_path):
     """An object rewritten with the same size is read again even when its LastModified (1 s
     resolution) did not move: the ETag the listing gives is recorded and compared."""
-    from pt2logs.committed import committed_state
-    from pt2logs.discover import discover
-    from pt2logs.warehouse import Warehouse
+    from pt2logs.ingestion.committed import committed_state
+    from pt2logs.inputs.discover import discover
+    from pt2logs.store.warehouse import Warehouse
 
     src = fixture_path("tlparse", "simple.log")
     key = "fleet/etag/job/simple.log"
@@ -94,7 +94,7 @@ def test_compact_merges_files_and_drops_dead_rows(tmp_path, monkeypatch):
     import polars as pl
     import pyarrow.dataset as ds
 
-    from pt2logs.compact import compact
+    from pt2logs.store.compact import compact
 
     # no reader to protect here: the replaced files go at once instead of after the grace period
     monkeypatch.setenv("PT2LOGS_GC_GRACE_S", "0")
@@ -119,7 +119,7 @@ def test_compact_merges_files_and_drops_dead_rows(tmp_path, monkeypatch):
 
 
 def test_compact_while_ingesting_keeps_every_run_once(tmp_path):
-    from pt2logs.compact import compact
+    from pt2logs.store.compact import compact
 
     wh = str(tmp_path / "wh")
     pt2logs.ingest([str(fixture_path("tlparse", "simple.log"))], wh)
@@ -174,7 +174,7 @@ def test_ray_engine_equals_local_engine(tmp_path):
     eng = make_engine(2, "ray")
     res = pt2logs.ingest(inputs, rayed, engine=eng)
     assert res.runs_new == 6
-    from pt2logs.schema import TABLES
+    from pt2logs.tables.schema import TABLES
 
     for table in TABLES:
         drop = ("txn", "ingest_date", "ingested_at", "committed_at")

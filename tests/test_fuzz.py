@@ -26,7 +26,7 @@ from tests.readers.test_format_contract import EXAMPLES
 import pt2logs
 from pt2logs.readers import FORMATS
 from pt2logs.readers.kit import FileContext
-from pt2logs.schema import TABLES, stamp
+from pt2logs.tables.schema import TABLES, stamp
 
 pytestmark = pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures not present")
 
@@ -132,7 +132,7 @@ def test_a_malformed_value_keeps_the_record_and_the_other_files(tmp_path: Path) 
 def test_a_reader_that_fails_fails_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A reader bug no test foresaw (here: the dynamo_start handler raising on one file) costs that file's
     remaining rows and is reported; the other files of the transaction and the rows before it stay."""
-    from pt2logs.readers import trace_state
+    from pt2logs.readers.trace import state as trace_state
 
     real = trace_state.HANDLERS["dynamo_start"]
 

@@ -116,8 +116,8 @@ def test_a_zstd_window_past_the_bound_reads_the_bound_then_says_how(tmp_path, mo
     """A frame whose window is larger than MAX_ZSTD_WINDOW is read up to that much output (so memory
     stays bounded however large the content), then an error that names the window and the command
     that reads it. The bound is made small here: the rule is the same at 128 MiB."""
-    from pt2logs import compressed
-    from pt2logs.sources import ReadResult, filesystem, stream
+    from pt2logs.inputs import compressed
+    from pt2logs.inputs.sources import ReadResult, filesystem, stream
 
     monkeypatch.setattr(compressed, "MAX_ZSTD_WINDOW", 256 << 10)
     data = b"".join(b"line %d of a log written with zstd --long=31\n" % i for i in range(40_000))
@@ -197,7 +197,7 @@ OTHER_LINE = b"W1122 09:44:22.000000 14352 torch/_dynamo/guards.py:7] %s\n"  # a
 def _read_capture(chunks) -> tuple[dict[str, list], object]:
     """Every row a TORCH_LOGS capture gives, by table, read straight through the reader."""
     from pt2logs.readers.kit import FileContext
-    from pt2logs.readers.torch_logs import read_torch_logs
+    from pt2logs.readers.lines.torch_logs import read_torch_logs
 
     ctx = FileContext(file="capture.txt", batch_rows=1 << 20, batch_bytes=1 << 40)
     out: dict[str, list] = {}
@@ -425,7 +425,7 @@ def test_one_endless_message_is_cut_into_rows_of_at_most_16_mib():
 def test_many_processes_cannot_add_up_open_messages(monkeypatch):
     """Interleaved messages of 4 processes: past MAX_OPEN_BYTES together (made 1 MiB here) every open
     message is closed as a row; no line is lost and the text of each process stays in order."""
-    from pt2logs.readers import torch_logs
+    from pt2logs.readers.lines import torch_logs
 
     monkeypatch.setattr(torch_logs, "MAX_OPEN_BYTES", 1 << 20)
     lines = [b"I1122 09:44:21.382000 %d torch/_dynamo/x.py:1] %s\n" % (100 + i % 4, b"%07d" % i + b"q" * 90) for i in range(40_000)]
@@ -443,7 +443,7 @@ def test_an_over_long_tlparse_raw_jsonl_line_is_reported_not_a_reader_failure(mo
     """raw.jsonl lines are trace records: bounded like the trace's (MAX_LINE, made 1000 bytes here).
     Before, the line_too_long report reached TraceState.error with a severity it does not take
     (TypeError: the whole file became one reader_failed)."""
-    from pt2logs.readers import tlparse_dir
+    from pt2logs.readers.documents import tlparse_dir
     from pt2logs.readers.kit import FileContext
 
     monkeypatch.setattr(tlparse_dir, "MAX_LINE", 1000, raising=False)
@@ -457,7 +457,7 @@ def test_a_text_document_past_the_cap_keeps_its_head_and_says_its_size():
     """A 20 MB output_code.py: before, read whole (a 31 MB one with a non-BMP character peaked at
     375 MB: bytes, 4-byte text, Arrow); now its whole lines up to MAX_DOC (16 MiB) are read, one
     warning gives its size and where the skipped rest starts, its kernels up to there are rows."""
-    from pt2logs.readers.compile_debug import read_compile_debug
+    from pt2logs.readers.documents.compile_debug import read_compile_debug
     from pt2logs.readers.kit import FileContext
 
     head = b"# AOT ID: ['0_inference']\nfrom ctypes import c_void_p\n"
@@ -481,7 +481,7 @@ def test_a_tlparse_payload_past_the_cap_keeps_its_head_as_the_trace_does(monkeyp
     payload_too_large warning says so, as for a trace (before: read whole, up to 256 MiB)."""
     import hashlib
 
-    from pt2logs.readers import tlparse_dir
+    from pt2logs.readers.documents import tlparse_dir
     from pt2logs.readers.kit import FileContext
 
     monkeypatch.setattr(tlparse_dir, "MAX_PAYLOAD", 4096, raising=False)

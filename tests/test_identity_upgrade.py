@@ -12,8 +12,8 @@ from tests.old_warehouse import without_records
 
 import pt2logs
 import pt2logs.tables  # noqa: F401  (registers the tables)
-from pt2logs.queries import load_queries, run_named
-from pt2logs.schema import TABLES
+from pt2logs.query.queries import load_queries, run_named
+from pt2logs.tables.schema import TABLES
 
 #: the columns each table gained with the identities (v2): a v1 file has none of them
 V2_COLUMNS = {

@@ -10,7 +10,7 @@ import pytest
 from tests.conftest import fixture_path
 
 import pt2logs
-from pt2logs.schema import TABLES
+from pt2logs.tables.schema import TABLES
 
 
 def counts(wh: str) -> dict[str, int]:

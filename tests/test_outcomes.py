@@ -16,7 +16,7 @@ from tests import outcome_jobs as jobs
 
 import pt2logs
 from pt2logs.cli import main
-from pt2logs.queries import run_named
+from pt2logs.query.queries import run_named
 
 pytest.importorskip("torch")
 pytestmark = pytest.mark.slow
@@ -282,7 +282,7 @@ def test_a_deadlock_stopped_from_outside_after_silence_is_hung(captures, monkeyp
 def test_a_rank_that_logged_until_the_end_did_not_go_silent(captures):
     """rank 0's real last trace event of the preempted run put at the run's end: no "went silent" line
     (it used to read "rank 1 went silent first: last trace event 0 s before the end")."""
-    from pt2logs.outcomes import run_outcome, silence_line
+    from pt2logs.reports.outcomes import run_outcome, silence_line
 
     con = pt2logs.connect(captures["wh"])
     o = run_outcome(con, _run(captures["wh"], "desync_hang")["run_id"])

@@ -11,11 +11,11 @@ import pytest
 from tests.conftest import SAMPLES
 
 import pt2logs
-from pt2logs.discover import discover
 from pt2logs.ingestion import plan
 from pt2logs.ingestion.engines import local
 from pt2logs.ingestion.engines.inprocess import Engine
-from pt2logs.schema import TABLES
+from pt2logs.inputs.discover import discover
+from pt2logs.tables.schema import TABLES
 
 DROP = ("txn", "ingest_date", "ingested_at", "committed_at")
 
@@ -57,7 +57,7 @@ def _pool(monkeypatch: pytest.MonkeyPatch) -> local.ProcessPoolEngine:
 def _all_rows(wh: str) -> dict[str, list[tuple]]:
     """Every table's live rows, sorted, without the columns that differ between equivalent ingests
     (tests.conftest.table_rows, with one connection for all the tables)."""
-    from pt2logs.views import arrow_table
+    from pt2logs.query.views import arrow_table
 
     con = pt2logs.connect(wh)
     out = {}

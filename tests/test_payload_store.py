@@ -1,4 +1,4 @@
-"""The payload store (pt2logs/payloads.py): each distinct payload once per warehouse, keyed by the hash of
+"""The payload store (pt2logs/store/payloads.py): each distinct payload once per warehouse, keyed by the hash of
 its bytes, put back by the `events` view. Every answer must be the one of a warehouse without the store
 (PT2LOGS_PAYLOAD_STORE=0, payloads in their rows), through damaged logs, tlparse folders, killed writers
 and compactions."""
@@ -20,10 +20,10 @@ from tests.test_crash_safety import _cli, _env
 
 import pt2logs
 import pt2logs.tables  # noqa: F401  (registers every table)
-from pt2logs.faults import COMPACT_STEPS, TXN_STEPS
-from pt2logs.parts import STORED
-from pt2logs.payloads import MIN_BYTES
-from pt2logs.schema import TABLES
+from pt2logs.store.faults import COMPACT_STEPS, TXN_STEPS
+from pt2logs.store.parts import STORED
+from pt2logs.store.payloads import MIN_BYTES
+from pt2logs.tables.schema import TABLES
 
 DROP = ("txn", "ingest_date", "ingested_at", "committed_at")
 TLPARSE = shutil.which("tlparse") or str(Path(sys.executable).parent / "tlparse")
@@ -139,7 +139,7 @@ def test_runs_of_one_model_share_their_payloads_across_transactions(tmp_path, mo
 
 def test_a_writer_that_may_hold_few_keys_stores_payloads_again_and_answers_the_same(tmp_path, monkeypatch, inputs):
     monkeypatch.setenv("PT2LOGS_PAYLOAD_KEYS", "5")  # 5 committed keys known, 5 of its own
-    monkeypatch.setattr("pt2logs.payloads.OWN_KEYS", 5)
+    monkeypatch.setattr("pt2logs.store.payloads.OWN_KEYS", 5)
     wh = str(tmp_path / "wh")
     pt2logs.ingest([str(inputs["a"])], wh, engine=_one_process())
     pt2logs.ingest([str(inputs["b"])], wh, engine=_one_process())
@@ -207,7 +207,7 @@ def test_compaction_keeps_payloads_that_runs_of_other_partitions_name(tmp_path, 
     if step is not None:
         assert _cli("compact", "-w", str(wh), PT2LOGS_DIE_AFTER=step).returncode == 137
         pt2logs.ingest([str(inputs["a"])], str(wh))  # recovers (the run is unchanged)
-    from pt2logs.compact import compact
+    from pt2logs.store.compact import compact
 
     compact(str(wh))
     assert not list(wh.glob("events/ingest_date=2020-01-01/*.parquet"))  # its rows were all dead
@@ -230,8 +230,8 @@ def test_a_split_batch_keeps_only_the_short_payloads_bytes(tmp_path):
     writer sizes its row groups by the buffers' bytes, so a copy of every payload would cut them small."""
     import pyarrow as pa
 
-    from pt2logs.parts import PAYLOAD_KEY, TxnInfo
-    from pt2logs.payloads import PayloadStore
+    from pt2logs.store.parts import PAYLOAD_KEY, TxnInfo
+    from pt2logs.store.payloads import PayloadStore
 
     texts = ["x" * 5000, "short", None, "y" * 70, "", "z" * (MIN_BYTES - 1)] * 50
     batch = pa.record_batch([pa.array(texts, type=pa.string()), pa.array(range(len(texts)), type=pa.int64())],

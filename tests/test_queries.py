@@ -11,7 +11,14 @@ from tests.conftest import SAMPLES
 from tests.rawscan import KERNEL, artifact_name, event_key, raw_records, read_text
 
 import pt2logs
-from pt2logs.queries import QueryError, bind, get_query, load_queries, parse_query_file, run_named
+from pt2logs.query.queries import (
+    QueryError,
+    bind,
+    get_query,
+    load_queries,
+    parse_query_file,
+    run_named,
+)
 
 METRICS = "compilation_metrics"
 
@@ -407,7 +414,7 @@ def check_dash_run_rank_ends(rows, e):
 
 
 def check_advice(rows, e):
-    from pt2logs.advice import load_rules
+    from pt2logs.query.advice import load_rules
 
     assert {r["id"] for r in rows} <= {r.id for r in load_rules()}
     assert all(r["evidence"] and r["advice"] and r["compile_s"] >= 0 for r in rows)
@@ -483,7 +490,7 @@ def test_clear_errors(sample_wh, tmp_path):
 
 
 def test_the_catalogue_is_read_once_per_process(monkeypatch):
-    from pt2logs import queries
+    from pt2logs.query import queries
 
     load_queries(reload=True)
     reads = []

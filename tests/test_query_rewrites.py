@@ -21,7 +21,7 @@ from tests.query_oracles import (
 )
 
 import pt2logs
-from pt2logs.queries import run_named
+from pt2logs.query.queries import run_named
 
 #: the bench's fleet rule repeats start times every 56 days (runs 280 apart start together)
 FLEET_RUNS = 300
@@ -134,7 +134,7 @@ def test_a_selection_gives_the_rows_it_gave(name: str, sample_wh: str, fleet_wh:
 def test_commands_given_no_run_take_the_run_the_queries_take(where: str, sample_wh: str, fleet_wh: str) -> None:
     """"The newest run" is one rule (selected_runs_or_newest): summary, advise, a bug report given no run
     (report.resolve_run) take the run trace_events and bug_report_artifacts answer for."""
-    from pt2logs.report import resolve_run
+    from pt2logs.reports.compose import resolve_run
 
     con = pt2logs.connect(sample_wh if where == "samples" else fleet_wh)
     run_id, name = _newest(con)
@@ -146,7 +146,7 @@ def test_commands_given_no_run_take_the_run_the_queries_take(where: str, sample_
 def test_of_runs_started_at_one_moment_the_newest_is_the_first_by_name_then_by_id() -> None:
     import duckdb
 
-    from pt2logs.views import MACROS
+    from pt2logs.query.views import MACROS
 
     wanted = ("MACRO tag_value(", "MACRO tag_match(", "MACRO selected_runs(", "MACRO selected_runs_or_newest(")
     rows = [("c3", "x", "2026-01-02"), ("b2", "x", "2026-01-02"), ("a1", "y", "2026-01-02"), ("a0", "a", "2026-01-01")]

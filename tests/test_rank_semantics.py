@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 import pt2logs
 from pt2logs.cli import main
-from pt2logs.queries import run_named
+from pt2logs.query.queries import run_named
 
 
 def test_a_run_without_ranks_is_one_process(sample_wh):
@@ -67,7 +67,7 @@ def test_figures_combined_over_ranks_say_so(sample_wh):
     per_rank = {r["rank"]: r["compiles"] for r in run_named(con, "rank_divergence", {"run_id": "ddp"}).to_pylist()}
     assert o["ranks"] == 2 and o["compiles"] == sum(per_rank.values()) and o["compiles_per_rank_max"] == max(per_rank.values())
     assert 0 < o["compile_s_per_rank_max"] < o["compile_s"]
-    from pt2logs.queries import load_queries
+    from pt2logs.query.queries import load_queries
 
     for name in ("run_overview", "cache_hit_rate", "compile_time_by_function", "top_recompile_causes", "dash_week_over_week"):
         q = load_queries()[name]

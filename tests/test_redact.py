@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 import pt2logs
 from pt2logs.cli import main
-from pt2logs.masking import Learnt, join
-from pt2logs.redact import PREFILTER, LineRedactor, redact
+from pt2logs.redaction.masking import Learnt, join
+from pt2logs.redaction.redact import PREFILTER, LineRedactor, redact
 
 
 def test_obvious_secrets_are_masked_and_ordinary_words_are_not() -> None:

@@ -133,7 +133,7 @@ def test_a_compaction_killed_holding_the_lock_blocks_writers_for_one_lease_only(
     _same_rows(wh, ref)
     assert s3.glob("lease-c/wh/_txn/*") == [] and not s3.exists("lease-c/wh/_lock")
     # and a compaction that is not killed: one file per table, the replaced ones deleted (no grace here)
-    from pt2logs.compact import compact
+    from pt2logs.store.compact import compact
 
     assert compact(wh, grace_s=0).partitions
     _same_rows(wh, ref)

@@ -15,7 +15,7 @@ from tests.conftest import SAMPLES
 from tests.s3server import moto_s3
 
 import pt2logs
-from pt2logs.views import arrow_table
+from pt2logs.query.views import arrow_table
 
 ROOT = Path(__file__).resolve().parents[1]
 #: every snapshot must show exactly these (one live transaction per run, all of its rows)
@@ -66,7 +66,7 @@ def test_reads_during_commits_on_s3_all_succeed_and_agree(s3, tmp_path):
     stop = tmp_path / "stop"
     script = (
         "import pt2logs, sys, os\n"
-        "from pt2logs.compact import compact\n"
+        "from pt2logs.store.compact import compact\n"
         "for i in range(40):\n"
         "    if os.path.exists(sys.argv[2]): break\n"
         "    pt2logs.ingest(['s3://snap-busy/traces/'], sys.argv[1], force=True)\n"
@@ -114,8 +114,8 @@ def test_reads_during_commits_on_s3_all_succeed_and_agree(s3, tmp_path):
 def test_check_and_reads_on_s3_name_a_truncated_file(s3):
     """On an object store the record's checksum is the ETag: a partial upload over a file is found by
     check, left out by reads with a warning, and a re-ingest restores its run."""
-    from pt2logs.repair import check
-    from pt2logs.views import read_warnings
+    from pt2logs.query.views import read_warnings
+    from pt2logs.store.repair import check
 
     s3.mkdir("snap-check")
     wh = "s3://snap-check/wh/"

@@ -1,4 +1,4 @@
-"""Rows.take / TupleRows.take (a small batch's columns made a type at a time: pt2logs.small_batch) make
+"""Rows.take / TupleRows.take (a small batch's columns made a type at a time: pt2logs.tables.small_batch) make
 the batch the per-column path (``schema._columns``, the oracle) makes from the same values, and report the
 same values as not fitting their column, in the same order; where the oracle raises, so does take."""
 
@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pt2logs.tables  # noqa: F401  (registers the tables)
-from pt2logs import schema
-from pt2logs.schema import TABLES, TS_LIMIT, TS_MIN, Rows, TupleRows, _columns
-from pt2logs.small_batch import SmallBatch
+from pt2logs.tables import schema
+from pt2logs.tables.schema import TABLES, TS_LIMIT, TS_MIN, Rows, TupleRows, _columns
+from pt2logs.tables.small_batch import SmallBatch
 
 _UTC = timezone.utc
 _INTS = [0, 1, -1, 7, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 2**53 + 1, 2**63 - 1, 2**63, -(2**63),

@@ -1,4 +1,4 @@
-"""SegmentRows (rows arriving in pieces) makes the batch :class:`~pt2logs.schema.Rows` makes from the same
+"""SegmentRows (rows arriving in pieces) makes the batch :class:`~pt2logs.tables.schema.Rows` makes from the same
 rows added one at a time: same values, same order, the same values reported as not fitting their column."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 import pt2logs.tables  # noqa: F401  (registers the tables)
 from pt2logs.analysis.cache_keys import component_kind
-from pt2logs.schema import Rows
-from pt2logs.segment_rows import SegmentRows
+from pt2logs.readers.segment_rows import SegmentRows
+from pt2logs.tables.schema import Rows
 
 _INT = st.one_of(st.integers(-5, 5), st.just(2**40), st.just("7"), st.just("x"), st.none(), st.just(1.5))
 _STR = st.one_of(st.text(max_size=4), st.none(), st.integers(0, 3), st.just(["a"]))
@@ -82,8 +82,8 @@ def test_derived_column_once_per_distinct_value():
 
 def _state():
     from pt2logs.readers.kit import FileContext
-    from pt2logs.readers.records import Record
-    from pt2logs.readers.trace_state import TraceState
+    from pt2logs.readers.trace.records import Record
+    from pt2logs.readers.trace.state import TraceState
 
     st = TraceState(FileContext(file="t.log", path="/x/t.log", mtime=1.7e9))
     st.rec = Record(5, 1, b"I", 1206, 3_600_000_123, 1, b"x.py", 1, b"{}", None)
@@ -126,7 +126,7 @@ class _Native:
         self.before.append(before)
 
     def take(self) -> tuple:
-        from pt2logs.schema import TABLES
+        from pt2logs.tables.schema import TABLES
 
         t = TABLES["compile_phases"]
         cols = []
@@ -146,9 +146,9 @@ _V = st.one_of(st.none(), st.integers(-3, 3), st.just(2**63), st.just(10**18), s
 def test_native_tuple_rows_keep_the_order_and_reports_of_tuple_rows(items):
     """Rows made natively (Arrow buffers) among tuple rows: the batch and the values reported are those of
     a TupleRows given every row as a tuple, in the order they were added."""
-    from pt2logs.readers.trace_events.phases import FIELDS, NATIVE_FIELDS
-    from pt2logs.schema import TupleRows
-    from pt2logs.segment_rows import NativeTupleRows
+    from pt2logs.readers.segment_rows import NativeTupleRows
+    from pt2logs.readers.trace.events.phases import FIELDS, NATIVE_FIELDS
+    from pt2logs.tables.schema import TupleRows
 
     fits = {"rank": 2, "line_no": 7, "compile_id": "0/0", "phase": "p", "parent_phase": None, "depth": 1, "stage": "s",
             "top_level": True, "start_us": 5, "duration_us": None, "ts": 1733498295925105, "is_instant": False,

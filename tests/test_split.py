@@ -7,7 +7,7 @@ from tests.conftest import fixture_path, table_rows
 
 import pt2logs
 from pt2logs.ingestion.engines import Engine
-from pt2logs.schema import TABLES
+from pt2logs.tables.schema import TABLES
 
 
 class InProcessPieces(Engine):

@@ -18,7 +18,7 @@ import pytest
 from tests.conftest import fixture_path
 
 import pt2logs
-from pt2logs.readers.compile_debug import read_compile_debug
+from pt2logs.readers.documents.compile_debug import read_compile_debug
 from pt2logs.readers.kit import FileContext, ReadStats
 
 
@@ -106,7 +106,7 @@ def test_pt2logs_run_records_the_installed_torch_last(tmp_path, wh):
     """A command that died before torch logged: the version is the one installed where pt2logs ran it."""
     import importlib.metadata
 
-    from pt2logs.capture import run_command
+    from pt2logs.recording.capture import run_command
 
     res = run_command(["python", "-c", "import sys; sys.exit(3)"], wh, folder=str(tmp_path / "cap"))
     assert res.exit_code == 3
@@ -117,7 +117,7 @@ def test_runs_written_before_v3_still_show_their_torch(tmp_path):
     """A v2 runs file has no torch_version_from: the views read it as NULL, summary shows no source."""
     import pyarrow.parquet as pq
 
-    from pt2logs.report import summary
+    from pt2logs.reports.compose import summary
 
     src = fixture_path("tlparse", "simple.log")
     wh = tmp_path / "wh"

@@ -21,7 +21,7 @@ from tests.chrome_trace_check import check_nesting, check_trace
 
 import pt2logs
 from pt2logs.cli import main
-from pt2logs.trace_export import ExportStats, chrome_trace
+from pt2logs.reports.trace_export import ExportStats, chrome_trace
 
 ALL = {"since": "2000-01-01"}
 
@@ -105,8 +105,8 @@ def test_one_run_by_name_and_errors(sample_wh: str, tmp_path: Path) -> None:
 def test_no_selection_exports_the_newest_run(sample_wh: str, tmp_path: Path) -> None:
     """With no run and no filter the query picks the newest run (the rule resolve_run shares); the file
     says which. An empty warehouse says it is empty, to a file or to stdout."""
-    from pt2logs.report import resolve_run
-    from pt2logs.warehouse import Warehouse
+    from pt2logs.reports.compose import resolve_run
+    from pt2logs.store.warehouse import Warehouse
 
     newest = resolve_run(pt2logs.connect(sample_wh), None)
     out = tmp_path / "n.json"
@@ -147,7 +147,7 @@ def test_perfetto_trace_processor_loads_it(exported: tuple[Path, dict]) -> None:
 @given(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 30)), max_size=40))
 def test_any_spans_are_laid_out_nested(spans: list[tuple[int, int]]) -> None:
     """Spans that overlap in any way (as threads of one process can) go to threads where they nest."""
-    from pt2logs.trace_export import _Process
+    from pt2logs.reports.trace_export import _Process
 
     p, meta = _Process(1), []
     events = [{"ph": "X", "pid": 1, "tid": p.tid("compile phases", s, s + d, meta), "ts": s, "dur": d}

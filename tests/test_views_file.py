@@ -15,8 +15,8 @@ from tests.conftest import SAMPLES
 import pt2logs
 from pt2logs.ingestion.engines import local
 from pt2logs.ingestion.views_file import ViewsFile
-from pt2logs.views import view_statements
-from pt2logs.warehouse import Warehouse
+from pt2logs.query.views import view_statements
+from pt2logs.store.warehouse import Warehouse
 
 
 def _unordered_lists(sql: str) -> str:

@@ -12,8 +12,8 @@ from tests import vllm_inputs as V
 import pt2logs
 from pt2logs import dashboard as D
 from pt2logs.cli import main
-from pt2logs.queries import run_named
-from pt2logs.report import summary
+from pt2logs.query.queries import run_named
+from pt2logs.reports.compose import summary
 
 
 @pytest.fixture(scope="module")

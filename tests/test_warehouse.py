@@ -17,8 +17,8 @@ import pytest
 from tests.conftest import fixture_path, table_rows
 
 import pt2logs
-from pt2logs.schema import TABLES
-from pt2logs.views import arrow_table
+from pt2logs.query.views import arrow_table
+from pt2logs.tables.schema import TABLES
 
 ALL_TABLES = sorted(TABLES)
 RUN_DROP = ("txn", "ingest_date", "ingested_at", "committed_at")
@@ -131,7 +131,7 @@ def test_two_ingests_at_once_do_not_corrupt(tmp_path):
 
 def test_parquet_carries_table_name_and_schema_version(wh):
     pt2logs.ingest([str(fixture_path("tlparse", "simple.log"))], wh)
-    from pt2logs.parts import PAYLOADS, file_schema
+    from pt2logs.store.parts import PAYLOADS, file_schema
 
     tables = set()
     for f in Path(wh).rglob("*.parquet"):
@@ -163,7 +163,7 @@ def test_other_engines_read_the_warehouse_without_pt2logs(wh):
 
 
 def test_a_killed_transactions_files_are_invisible_and_cleaned(tmp_path, wh):
-    from pt2logs.warehouse import Warehouse
+    from pt2logs.store.warehouse import Warehouse
 
     pt2logs.ingest([str(fixture_path("tlparse", "simple.log"))], wh)
     before = snapshot(wh)

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pt2logs.tables  # noqa: F401
-from pt2logs.schema import TABLES
+from pt2logs.tables.schema import TABLES
 
 GROUPS = {
     "core": "Runs, files, raw events",
@@ -46,7 +46,7 @@ def tables_markdown() -> str:
 
 
 def queries_markdown() -> str:
-    from pt2logs.queries import load_queries
+    from pt2logs.query.queries import load_queries
 
     out = ["# Named queries", "",
            "Generated from the headers of `queries/*.sql` by `python -m pt2logs.docgen`; a test fails when this",
@@ -92,13 +92,13 @@ def causes_markdown() -> str:
 
 
 def advice_markdown() -> str:
-    """docs/advice.md: the advice table, rule by rule (from src/pt2logs/advice.toml)."""
-    from pt2logs.advice import load_rules
+    """docs/advice.md: the advice table, rule by rule (from src/pt2logs/query/advice.toml)."""
+    from pt2logs.query.advice import load_rules
 
     out = ["# Advice", "",
-           "Generated from `src/pt2logs/advice.toml` by `python -m pt2logs.docgen`; a test fails when this file and",
+           "Generated from `src/pt2logs/query/advice.toml` by `python -m pt2logs.docgen`; a test fails when this file and",
            "the table disagree. Each rule is matched in SQL against a run's recompiles, graph breaks, failed",
-           "compiles and cache lookups (the `advice_items()` macro of `pt2logs.advice`); a fact goes to the first",
+           "compiles and cache lookups (the `advice_items()` macro of `pt2logs.query.advice`); a fact goes to the first",
            "rule that matches it, in the order below. Each item carries the run's own evidence, the frames it",
            "applies to and the cost at stake: the compile seconds of the compiles involved (`frame`: every compile",
            "of the frame), the recompiles, breaks and failed compiles.", "",

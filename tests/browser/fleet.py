@@ -196,9 +196,9 @@ def clone_runs(src: str, dst: str, copies: int, days: int = 27, now: dt.datetime
     """A big warehouse, fast: every run of ``src`` copied ``copies`` times straight into Parquet
     (one transaction), copy i starting i % ``days`` days before ``now`` and tagged model=m<i % 7>.
     Returns the number of runs written."""
-    from pt2logs.schema import TABLES
-    from pt2logs.views import arrow_table
-    from pt2logs.warehouse import Warehouse
+    from pt2logs.query.views import arrow_table
+    from pt2logs.store.warehouse import Warehouse
+    from pt2logs.tables.schema import TABLES
 
     now = now or dt.datetime.now(dt.timezone.utc)
     con = pt2logs.connect(src)

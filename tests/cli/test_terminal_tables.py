@@ -16,7 +16,7 @@ from tests.conftest import ROOT
 from pt2logs.cli import main
 from pt2logs.cli.layout import elide, fit
 from pt2logs.cli.render import SUMMARY_COLUMNS
-from pt2logs.report import SUMMARY_SECTIONS
+from pt2logs.reports.compose import SUMMARY_SECTIONS
 
 
 def cli(*args: str) -> str:

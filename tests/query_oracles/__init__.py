@@ -9,8 +9,8 @@ from typing import Any
 
 import duckdb
 
-from pt2logs.advice import DEFAULT_LIMIT, load_rules, match_sql
-from pt2logs.queries import bind, get_query, run_sql
+from pt2logs.query.advice import DEFAULT_LIMIT, load_rules, match_sql
+from pt2logs.query.queries import bind, get_query, run_sql
 
 HERE = Path(__file__).parent
 

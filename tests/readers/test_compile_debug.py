@@ -15,7 +15,11 @@ from tests.conftest import fixture_path
 import pt2logs
 from pt2logs.analysis.output_code import parse_output_code
 from pt2logs.readers import detect
-from pt2logs.readers.compile_debug import folder_facts, read_compile_debug, sniff_compile_debug
+from pt2logs.readers.documents.compile_debug import (
+    folder_facts,
+    read_compile_debug,
+    sniff_compile_debug,
+)
 from pt2logs.readers.kit import FileContext
 
 RUN_DIR = "run_2026_11_22_09_50_07_314672-pid_18968"

@@ -17,7 +17,7 @@ from tests.conftest import fixture_path
 from tests.rawscan import HEADER, raw_records
 
 import pt2logs
-from pt2logs.queries import run_named
+from pt2logs.query.queries import run_named
 
 PER_COMPILE = ("SELECT rank, compile_id, line_no, entire_frame_compile_time_s, backend_compile_time_s FROM compilation_metrics "
                "WHERE kind = 'compilation_metrics' ORDER BY line_no")

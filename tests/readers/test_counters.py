@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from tests.conftest import SAMPLES, fixture_path
 
 from pt2logs.readers import detect
-from pt2logs.readers.counters import (
+from pt2logs.readers.documents.counters import (
     parse_compile_times,
     read_compile_times,
     read_counters_json,

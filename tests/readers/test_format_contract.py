@@ -58,7 +58,7 @@ def _job_stderr(tmp: Path) -> tuple[str, bytes, dict[str, bytes]]:
 
 def _run_record(tmp: Path) -> tuple[str, bytes, dict[str, bytes]]:
     """pt2logs_run.json of a real `pt2logs run` of a command that fails before torch is imported."""
-    from pt2logs.capture import run_command
+    from pt2logs.recording.capture import run_command
 
     res = run_command([sys.executable, "-c", "import sys; print('no torch here', file=sys.stderr); sys.exit(2)"],
                       str(tmp / "wh"), echo=io.BytesIO())

@@ -19,7 +19,7 @@ from tests.readers.test_native_events import line, md5, tables
 from tests.readers.test_native_records import trace_files
 
 from pt2logs.analysis.cache_keys import is_backward, parse_components, split_line
-from pt2logs.readers import records_native
+from pt2logs.readers.trace import native as records_native
 
 pytestmark = pytest.mark.skipif(records_native._ext is None, reason="native extension not built")
 
@@ -281,8 +281,8 @@ def test_mutated_real_lists_same_as_the_oracle():
 def test_segment_pieces_arrive_as_arrow_arrays(monkeypatch):
     """The native pass's columns reach the accumulator as Arrow arrays (not per-item Python objects)."""
     from pt2logs.readers.kit import FileContext
-    from pt2logs.readers.torch_trace import read_trace
-    from pt2logs.segment_rows import SegmentRows
+    from pt2logs.readers.segment_rows import SegmentRows
+    from pt2logs.readers.trace.torch_trace import read_trace
 
     seen: list = []
     orig = SegmentRows.add_piece

@@ -17,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.readers.test_native_events import line, md5, tables
 
-from pt2logs.readers import records_native
-from pt2logs.readers.trace_events.phases import NATIVE_FIELDS, ROOTS, WRAPPERS
-from pt2logs.schema import TS_LIMIT, TS_MIN
+from pt2logs.readers.trace import native as records_native
+from pt2logs.readers.trace.events.phases import NATIVE_FIELDS, ROOTS, WRAPPERS
+from pt2logs.tables.schema import TS_LIMIT, TS_MIN
 
 pytestmark = pytest.mark.skipif(records_native._ext is None, reason="native extension not built")
 
@@ -247,7 +247,7 @@ def test_the_native_handler_takes_the_real_traces(monkeypatch):
     tests above prove little)."""
     from tests.readers.test_native_records import trace_files
 
-    from pt2logs.readers.trace_events.phases import chromium_event
+    from pt2logs.readers.trace.events.phases import chromium_event
 
     ext, calls = records_native._ext, {"in_pass": 0, "to_python": 0, "python_taken": 0, "left": 0}
 

@@ -21,11 +21,12 @@ from tests.conftest import FIXTURES, ROOT
 from tests.test_fuzz import mutate
 from tests.tracegen import chromium, record
 
-from pt2logs.readers import records, records_native
 from pt2logs.readers.kit import FileContext
-from pt2logs.readers.records import iter_records
-from pt2logs.readers.records_native import iter_records_native, native_status
-from pt2logs.readers.torch_trace import read_trace
+from pt2logs.readers.trace import native as records_native
+from pt2logs.readers.trace import records
+from pt2logs.readers.trace.native import iter_records_native, native_status
+from pt2logs.readers.trace.records import iter_records
+from pt2logs.readers.trace.torch_trace import read_trace
 
 # a build without a compiler is allowed only when asked for (PT2LOGS_NATIVE_BUILD=0): otherwise a
 # missing extension is a failed build, not a skip
@@ -71,9 +72,9 @@ for name in ("Scanner", "event_columns", "chromium", "split_components", "md5_he
 sys.modules[_records.__name__] = stale
 import pt2logs._native
 pt2logs._native._records = stale
-from pt2logs.readers.records_native import native_status
+from pt2logs.readers.trace.native import native_status
 from pt2logs.readers.kit import FileContext
-from pt2logs.readers.torch_trace import read_trace
+from pt2logs.readers.trace.torch_trace import read_trace
 print(native_status()[1])
 rows = sum(b.num_rows for t, b in read_trace([open(sys.argv[1], "rb").read()], FileContext(file="t.log")) if t == "compile_phases")
 print(rows)
@@ -242,8 +243,8 @@ def test_ingest_says_once_when_the_python_splitter_is_used(tmp_path, monkeypatch
 
 def test_content_hash_is_a_hash_of_every_stored_byte(tmp_path):
     import pt2logs
-    from pt2logs import sources
     from pt2logs.api import ingest
+    from pt2logs.inputs import sources
 
     log = tmp_path / "run" / "dedicated_log_torch_trace_rank_0_x.log"
     log.parent.mkdir()

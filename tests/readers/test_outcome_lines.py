@@ -8,9 +8,9 @@ traceback shapes are those of torch 2.13 (tests/test_outcomes.py makes them for 
 from __future__ import annotations
 
 import pt2logs
-from pt2logs.queries import run_named
+from pt2logs.query.queries import run_named
 from pt2logs.readers.kit import FileContext
-from pt2logs.readers.torch_logs import read_torch_logs
+from pt2logs.readers.lines.torch_logs import read_torch_logs
 
 NCCL_HANG = """\
 Time to load cpu_adam op: 22.287405014038086 seconds

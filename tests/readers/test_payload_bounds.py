@@ -13,8 +13,8 @@ import textwrap
 from pathlib import Path
 
 from pt2logs.readers.kit import FileContext
-from pt2logs.readers.records import MAX_PAYLOAD
-from pt2logs.readers.torch_trace import read_trace
+from pt2logs.readers.trace.records import MAX_PAYLOAD
+from pt2logs.readers.trace.torch_trace import read_trace
 
 HEAD = b'V1206 15:18:15.925000 1500233 torch/_dynamo/utils.py:1288] {"artifact": {"name": "x", "encoding": "string"}, "has_payload": "00"}\n'
 NEXT = b'V1206 15:18:16.925000 1500233 torch/_dynamo/utils.py:1288] {"dynamo_start": {}, "frame_id": 1, "frame_compile_id": 0}\n'

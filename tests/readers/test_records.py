@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.tracegen import chromium, record
 
-from pt2logs.readers.records import iter_records
+from pt2logs.readers.trace.records import iter_records
 
 
 def split(data: bytes, chunk: int = 1 << 20):

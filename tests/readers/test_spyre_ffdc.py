@@ -20,7 +20,7 @@ from pt2logs.readers import FORMATS, detect
 from pt2logs.readers.kit import FileContext
 from pt2logs.readers.spyre import SPYRE_FFDC, read_ffdc, read_spyre_log, sniff_spyre_log
 from pt2logs.readers.spyre.ffdc import ffdc_anchor
-from pt2logs.report import summary
+from pt2logs.reports.compose import summary
 
 JOB = Path(__file__).resolve().parents[1] / "inputs" / "spyre_ffdc" / "job"
 REPORTS = sorted((JOB / "ffdc_reports").glob("ffdc_*.json"))

@@ -27,8 +27,8 @@ from tests.conftest import SAMPLES, fixture_path
 
 import pt2logs
 from pt2logs.readers import detect
+from pt2logs.readers.documents.tlparse_dir import read_tlparse_dir
 from pt2logs.readers.kit import FileContext
-from pt2logs.readers.tlparse_dir import read_tlparse_dir
 
 TLPARSE = shutil.which("tlparse") or str(Path(sys.executable).parent / "tlparse")
 TABLES = ("compilation_metrics", "recompiles_all_sources", "graph_breaks_all_sources", "kernels_all_sources",

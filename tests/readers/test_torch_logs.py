@@ -19,7 +19,7 @@ from tests.conftest import ROOT, SAMPLES, fixture_path
 
 from pt2logs.readers import detect
 from pt2logs.readers.kit import FileContext
-from pt2logs.readers.torch_logs import read_torch_logs, sniff_torch_logs
+from pt2logs.readers.lines.torch_logs import read_torch_logs, sniff_torch_logs
 
 NOV_2026 = dt.datetime(2026, 11, 22, 12, tzinfo=dt.timezone.utc).timestamp()
 

@@ -13,7 +13,7 @@ from tests.conftest import fixture_path
 from tests.tracegen import chromium, record
 
 from pt2logs.readers.kit import FileContext
-from pt2logs.readers.torch_trace import read_trace
+from pt2logs.readers.trace.torch_trace import read_trace
 
 
 def read(text: str | bytes, **ctx_kw):
@@ -111,9 +111,9 @@ def test_compilation_metrics_every_field_and_extra():
     ("co_name", 5), ("co_name", {"a": 1}), ("dynamo_config", {"b": [1]}), ("dynamo_config", "{}"), ("restart_reasons", "one"),
 ])
 def test_compilation_metrics_values_are_coerced_as_the_column_kind_says(field, value):
-    """Each field's value as :func:`pt2logs.schema._coerce` makes it for its column (a value already of the
+    """Each field's value as :func:`pt2logs.tables.schema._coerce` makes it for its column (a value already of the
     column's type as it is); one that fits no column is NULL there and kept in ``extra``."""
-    from pt2logs.schema import TABLES, _coerce
+    from pt2logs.tables.schema import TABLES, _coerce
 
     kind = TABLES["compilation_metrics"].column(field).kind
     tables, _ = read(record({"compilation_metrics": {"compile_id": "0/0", field: value}, "frame_id": 0, "frame_compile_id": 0}))

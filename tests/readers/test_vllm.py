@@ -19,8 +19,8 @@ from tests.conftest import fixture_path
 import pt2logs
 from pt2logs.readers import detect
 from pt2logs.readers.kit import FileContext
-from pt2logs.readers.torch_logs import read_torch_logs
-from pt2logs.readers.vllm_log import read_vllm_log
+from pt2logs.readers.lines.torch_logs import read_torch_logs
+from pt2logs.readers.lines.vllm_log import read_vllm_log
 
 
 def read(reader, text: str, chunk: int | None = None) -> tuple[dict[str, list[dict]], FileContext]:
@@ -177,7 +177,7 @@ def test_a_cut_trace_keeps_its_rows_without_the_last_time(vllm_trace, tmp_path):
 
 def test_batches_do_not_change_the_rows(vllm_trace):
     trace, _ = vllm_trace
-    from pt2logs.readers.torch_trace import read_trace
+    from pt2logs.readers.trace.torch_trace import read_trace
 
     data = next(trace.glob("*.log")).read_bytes()
 
@@ -196,7 +196,7 @@ def test_batches_do_not_change_the_rows(vllm_trace):
 def test_weird_payload_values_are_bad_values_not_exceptions(vllm_trace, weird):
     """Every number of the vLLM payloads replaced by another JSON value (md5s left stale: damage)."""
     trace, _ = vllm_trace
-    from pt2logs.readers.torch_trace import read_trace
+    from pt2logs.readers.trace.torch_trace import read_trace
 
     text = next(trace.glob("*.log")).read_text()
     text = re.sub(r'("(?:piecewise_index|total_piecewise_compiles|compile_range_start|compile_range_end|is_single_size|model|backend)": )[^,}]+',

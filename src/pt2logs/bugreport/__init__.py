@@ -8,7 +8,7 @@ command and debug environment, the failing compile's exception, stack, Dynamo gr
 output code, the guard failures, for Spyre runs the TORCH_SPYRE_DEBUG excerpt, the kernel's sdsc spec
 and the sendnn vs spyre comparison, and the minifier command to try next. Home folders, user names,
 host names and secret-looking values are redacted unless ``redact=False``
-(:class:`pt2logs.redact.Redactor`).
+(:class:`pt2logs.redaction.redact.Redactor`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import duckdb
 
 from pt2logs.bugreport.facts import Facts, all_text, gather
 from pt2logs.bugreport.sections import SECTIONS, Ctx
-from pt2logs.redact import Redactor
-from pt2logs.report import Run, resolve_run
+from pt2logs.redaction.redact import Redactor
+from pt2logs.reports.compose import Run, resolve_run
 
 #: GitHub refuses an issue body over 65,536 characters; excerpts shrink until the report fits
 MAX_CHARS = 60_000

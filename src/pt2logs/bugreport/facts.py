@@ -11,9 +11,9 @@ from typing import Any
 import duckdb
 import orjson
 
-from pt2logs.queries import QueryError, run_named
-from pt2logs.report import resolve_run
-from pt2logs.sources import filesystem, read_head
+from pt2logs.inputs.sources import filesystem, read_head
+from pt2logs.query.queries import QueryError, run_named
+from pt2logs.reports.compose import resolve_run
 
 #: the log formats that tell which debug switches were on, when the run's own record does not say
 FORMAT_SWITCHES = {

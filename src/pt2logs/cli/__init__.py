@@ -33,7 +33,7 @@ from pt2logs.cli import (
     ingest,
     read,
 )
-from pt2logs.redact import redact
+from pt2logs.redaction.redact import redact
 from pt2logs.version import __version__
 
 ORDER = ["ingest", "run", "summary", "advise", "query", "queries", "diff", "ranks", "bundle", "dashboard", "export", "compact", "check", "repair", "tables", "formats"]

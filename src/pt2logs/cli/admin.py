@@ -24,8 +24,8 @@ def compact(warehouse: str, partitions: tuple[str, ...], as_json: bool) -> None:
     """
     import orjson
 
-    from pt2logs.compact import compact as do_compact
-    from pt2logs.warehouse import Warehouse
+    from pt2logs.store.compact import compact as do_compact
+    from pt2logs.store.warehouse import Warehouse
 
     wh = Warehouse(warehouse)
     if not wh.exists():
@@ -45,7 +45,7 @@ def compact(warehouse: str, partitions: tuple[str, ...], as_json: bool) -> None:
 
 
 def _existing(warehouse: str) -> object:
-    from pt2logs.warehouse import Warehouse
+    from pt2logs.store.warehouse import Warehouse
 
     wh = Warehouse(warehouse)
     if not wh.exists():
@@ -71,7 +71,7 @@ def check(warehouse: str, quick: bool, as_json: bool) -> None:
     """
     import orjson
 
-    from pt2logs.repair import check as do_check
+    from pt2logs.store.repair import check as do_check
 
     res = do_check(_existing(warehouse), full=not quick)
     if as_json:
@@ -108,7 +108,7 @@ def repair(warehouse: str, as_json: bool) -> None:
     """
     import orjson
 
-    from pt2logs.repair import repair as do_repair
+    from pt2logs.store.repair import repair as do_repair
 
     res = do_repair(_existing(warehouse))
     if as_json:
@@ -151,7 +151,7 @@ def tables(table: str | None) -> None:
       pt2logs tables recompiles
     """
     import pt2logs.tables  # noqa: F401
-    from pt2logs.schema import TABLES
+    from pt2logs.tables.schema import TABLES
 
     if table is None:
         for t in TABLES.values():

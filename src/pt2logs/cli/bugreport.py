@@ -32,7 +32,7 @@ def bundle(run: str | None, warehouse: str, compile_id: str | None, output: str 
       pt2logs bundle spyre-run --compare sendnn-run | pbcopy
     """
     from pt2logs.bugreport import bug_report
-    from pt2logs.queries import QueryError
+    from pt2logs.query.queries import QueryError
 
     con = connect_warehouse(warehouse)
     try:

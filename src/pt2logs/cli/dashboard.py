@@ -52,7 +52,7 @@ def dashboard(warehouse: str, since: str | None, until: str | None, tag: str | N
       pt2logs dashboard --dashboard vllm --since 8w     # vLLM cold starts: cold vs warm per model
     """
     from pt2logs.dashboard import DashboardError, build, images, render_html
-    from pt2logs.queries import QueryError
+    from pt2logs.query.queries import QueryError
 
     con = _connect(warehouse)
     try:

@@ -44,9 +44,9 @@ def perfetto(run: str | None, warehouse: str, since: str | None, until: str | No
       pt2logs export perfetto --since 7d --tag model=llama -o week.json
     Then open https://ui.perfetto.dev and drag the file in (or chrome://tracing → Load).
     """
-    from pt2logs.queries import QueryError
-    from pt2logs.report import check_selection, require_runs, resolve_run
-    from pt2logs.trace_export import ExportStats, chrome_trace
+    from pt2logs.query.queries import QueryError
+    from pt2logs.reports.compose import check_selection, require_runs, resolve_run
+    from pt2logs.reports.trace_export import ExportStats, chrome_trace
 
     con = connect_warehouse(warehouse)
     try:

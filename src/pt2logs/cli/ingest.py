@@ -6,8 +6,8 @@ import sys
 
 import click
 
-from pt2logs.capture import DEFAULT_TORCH_LOGS
 from pt2logs.cli.options import parse_tags, warehouse_option
+from pt2logs.recording.capture import DEFAULT_TORCH_LOGS
 
 
 @click.command()
@@ -42,9 +42,9 @@ def ingest(paths: tuple[str, ...], warehouse: str, run_id: str | None, tags: tup
       pt2logs ingest s3://bucket/traces/ -w s3://bucket/wh/ --engine ray --address auto
     """
     from pt2logs.cli.render import IngestProgress, print_ingest_result
-    from pt2logs.discover import InputError
     from pt2logs.ingestion import ingest as do_ingest
     from pt2logs.ingestion.engines import make_engine
+    from pt2logs.inputs.discover import InputError
 
     tag_map = parse_tags(tags)
     show = not quiet and not as_json and sys.stderr.isatty()
@@ -104,9 +104,9 @@ def run(command: tuple[str, ...], warehouse: str, tags: tuple[str, ...], torch_l
       pt2logs run -- python train.py --epochs 1
       pt2logs run --name nightly-ddp --tag model=llama -- torchrun --nproc-per-node 2 train.py
     """
-    from pt2logs.capture import run_command
     from pt2logs.cli.render import print_ingest_result
-    from pt2logs.masking import join
+    from pt2logs.recording.capture import run_command
+    from pt2logs.redaction.masking import join
 
     cmd = list(command)
     if cmd and cmd[0] == "--":

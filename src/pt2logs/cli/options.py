@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from pt2logs.cli.outputs import OUTPUT_FORMATS, formats_that
-from pt2logs.warehouse import DEFAULT_WAREHOUSE
+from pt2logs.store.warehouse import DEFAULT_WAREHOUSE
 
 WAREHOUSE_HELP = "Warehouse folder or URL (s3://, gs://, ...). Default: $PT2LOGS_WAREHOUSE or ./pt2logs_warehouse."
 
@@ -53,7 +53,7 @@ def _tag_filter(ctx: click.Context, param: click.Parameter, value: str | None) -
 
 def _time_filter(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """Check that --since/--until read as times, and, once both are known, that since < until."""
-    from pt2logs.queries import QueryError, parse_since
+    from pt2logs.query.queries import QueryError, parse_since
 
     if value is None:
         return None
@@ -87,14 +87,14 @@ def run_option(f: Any) -> Any:
 
 def connect_warehouse(warehouse: str) -> Any:
     """A DuckDB connection to an existing warehouse, or a usage error saying how to make one."""
-    from pt2logs.views import connect
-    from pt2logs.warehouse import Warehouse
+    from pt2logs.query.views import connect
+    from pt2logs.store.warehouse import Warehouse
 
     wh = Warehouse(warehouse)
     if not wh.exists():
         raise click.UsageError(f"no warehouse at {warehouse}: create one with `pt2logs ingest PATH --warehouse {warehouse}`")
     con = connect(wh)
-    from pt2logs.views import read_warnings
+    from pt2logs.query.views import read_warnings
 
     for w in read_warnings(con):  # files left out of this snapshot: the answers lack their rows
         click.echo(f"warning: {w}", err=True)
@@ -104,7 +104,7 @@ def connect_warehouse(warehouse: str) -> Any:
 def query_error(e: Exception) -> click.ClickException:
     """A QueryError as the CLI says it: a selection that names no run (report.NoMatch) is a usage
     error (status 2) naming the closest runs; any other problem, an error (status 1)."""
-    from pt2logs.report import NoMatch
+    from pt2logs.reports.compose import NoMatch
 
     if isinstance(e, NoMatch):
         return click.UsageError(str(e), click.get_current_context(silent=True))
@@ -113,8 +113,8 @@ def query_error(e: Exception) -> click.ClickException:
 
 def check_selection(con: Any, run: str | None, tag: str | None) -> None:
     """A usage error when --run / --tag (or RUN) match no run in the warehouse: see report.check_selection."""
-    from pt2logs.queries import QueryError
-    from pt2logs.report import check_selection as check
+    from pt2logs.query.queries import QueryError
+    from pt2logs.reports.compose import check_selection as check
 
     try:
         check(con, run, tag)

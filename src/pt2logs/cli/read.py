@@ -31,7 +31,7 @@ def queries(verbose: bool) -> None:
       pt2logs queries
       pt2logs query graph_break_hotspots --since 7d
     """
-    from pt2logs.queries import load_queries
+    from pt2logs.query.queries import load_queries
 
     for q in load_queries().values():
         click.echo(f"{click.style(q.name, bold=True)}  {q.title}")
@@ -66,7 +66,7 @@ def query(query: str, warehouse: str, params: tuple[tuple[str, str], ...], since
       pt2logs query "SELECT cause, count(*) FROM recompiles GROUP BY 1"
       echo "SELECT * FROM runs" | pt2logs query - -f csv
     """
-    from pt2logs.queries import QueryError, bind, get_query, load_queries, run_sql
+    from pt2logs.query.queries import QueryError, bind, get_query, load_queries, run_sql
 
     given: dict[str, Any] = {k: v for k, v in params}
     for k, v in (("since", since), ("until", until), ("tag", tag), ("run_id", run)):
@@ -111,8 +111,8 @@ def summary(run: str | None, warehouse: str, fmt: str, rows: int, wide: bool) ->
       pt2logs summary --wide
     """
     from pt2logs.cli.render import print_summary
-    from pt2logs.queries import QueryError
-    from pt2logs.report import summary as build
+    from pt2logs.query.queries import QueryError
+    from pt2logs.reports.compose import summary as build
 
     con = connect_warehouse(warehouse)
     try:
@@ -139,9 +139,9 @@ def diff(run_a: str, run_b: str, warehouse: str, fmt: str, fail_pct: float | Non
       pt2logs diff 3f2a 9c1b --fail-on-regression 10
     """
     from pt2logs.cli.render import print_diff
-    from pt2logs.queries import QueryError
-    from pt2logs.report import diff as build
-    from pt2logs.report import regression
+    from pt2logs.query.queries import QueryError
+    from pt2logs.reports.compose import diff as build
+    from pt2logs.reports.compose import regression
 
     con = connect_warehouse(warehouse)
     try:
@@ -172,9 +172,9 @@ def ranks(run: str | None, warehouse: str, fmt: str, output: str | None, wide: b
       pt2logs ranks ddp_2rank
     """
     from pt2logs.cli.render import print_ranks_header
-    from pt2logs.outcomes import merge_outcomes, run_outcome
-    from pt2logs.queries import QueryError, run_named
-    from pt2logs.report import resolve_run
+    from pt2logs.query.queries import QueryError, run_named
+    from pt2logs.reports.compose import resolve_run
+    from pt2logs.reports.outcomes import merge_outcomes, run_outcome
 
     con = connect_warehouse(warehouse)
     try:
@@ -216,8 +216,8 @@ def advise(run: str | None, warehouse: str, fmt: str, output: str | None, limit:
     import pyarrow as pa
 
     from pt2logs.cli.render import advice_markdown, print_advice
-    from pt2logs.queries import QueryError
-    from pt2logs.report import advise as build
+    from pt2logs.query.queries import QueryError
+    from pt2logs.reports.compose import advise as build
 
     con = connect_warehouse(warehouse)
     try:
@@ -240,6 +240,6 @@ def advise(run: str | None, warehouse: str, fmt: str, output: str | None, limit:
 
 def run_empty(con: Any) -> Any:
     """The advice query's columns, no rows (a format that writes a schema needs them)."""
-    from pt2logs.queries import run_named
+    from pt2logs.query.queries import run_named
 
     return run_named(con, "advice", {"run_id": "\x00no run", "limit": 0})

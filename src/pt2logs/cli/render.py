@@ -19,7 +19,7 @@ from rich.markup import escape
 
 from pt2logs.cli.outputs import cell
 from pt2logs.ingestion import IngestResult
-from pt2logs.schema import safe_text
+from pt2logs.tables.schema import safe_text
 
 
 def _mb(n: float) -> str:
@@ -223,7 +223,7 @@ def print_summary(s: Any, fmt: str = "table", max_rows: int = 10, wide: bool = F
 
 def _print_outcome(c: Any, outcome: Any) -> None:
     """The outcome line (and pt2logs run's command line) at the top of a summary."""
-    from pt2logs.outcomes import BAD, command_line, outcome_line, silence_line
+    from pt2logs.reports.outcomes import BAD, command_line, outcome_line, silence_line
 
     if outcome is None:
         return
@@ -237,7 +237,7 @@ def _print_outcome(c: Any, outcome: Any) -> None:
 def print_ranks_header(run: Any, rows: list[dict[str, Any]], outcome: Any) -> None:
     """What ``pt2logs ranks`` prints above its table: how many ranks differ (in their compiles, at the
     first divergence, or in how they ended), the run's outcome and the first divergence."""
-    from pt2logs.outcomes import (
+    from pt2logs.reports.outcomes import (
         differing_ranks,
         divergence_line,
         hung_ranks,
@@ -261,7 +261,7 @@ def print_ranks_header(run: Any, rows: list[dict[str, Any]], outcome: Any) -> No
 
 
 def _query_of(section: str) -> str:
-    from pt2logs.report import SUMMARY_SECTIONS
+    from pt2logs.reports.compose import SUMMARY_SECTIONS
 
     return next(q for k, _, q, _ in SUMMARY_SECTIONS if k == section)
 

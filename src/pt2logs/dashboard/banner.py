@@ -1,11 +1,11 @@
-"""The run page's banner: how the run ended, in the words of ``pt2logs summary`` (pt2logs.outcomes)."""
+"""The run page's banner: how the run ended, in the words of ``pt2logs summary`` (pt2logs.reports.outcomes)."""
 
 from __future__ import annotations
 
 import duckdb
 
 from pt2logs.dashboard.model import Banner
-from pt2logs.outcomes import (
+from pt2logs.reports.outcomes import (
     BAD,
     command_line,
     divergence_line,

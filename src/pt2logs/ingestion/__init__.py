@@ -9,7 +9,7 @@ The flow (see docs/architecture.md)::
            PartWriter (one per worker and transaction; on Ray one per group)
         ─► the parent writes `files` and `runs` rows: the commit                  commit.py
 
-Engines import only the worker; the planner asks the query side (:mod:`pt2logs.committed`) what is
+Engines import only the worker; the planner asks the query side (:mod:`pt2logs.ingestion.committed`) what is
 already committed. Nothing here prints: progress goes to a callback (events ``discover``, ``start``,
 ``file``, ``commit``, ``done``), results come back as an :class:`IngestResult` that the CLI formats.
 
@@ -23,18 +23,18 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from pt2logs.discover import InputError, RunPlan, discover
 from pt2logs.ingestion import plan
 from pt2logs.ingestion.commit import IngestResult, commit
 from pt2logs.ingestion.engines.inprocess import Engine
 from pt2logs.ingestion.views_file import ViewsFile
 from pt2logs.ingestion.worker import FileOutcome
+from pt2logs.inputs.discover import InputError, RunPlan, discover
 from pt2logs.readers import FORMATS
-from pt2logs.readers.records_native import native_status
-from pt2logs.warehouse import DEFAULT_WAREHOUSE, Warehouse
+from pt2logs.readers.trace.native import native_status
+from pt2logs.store.warehouse import DEFAULT_WAREHOUSE, Warehouse
 
 if TYPE_CHECKING:
-    from pt2logs.committed import KnownRuns
+    from pt2logs.ingestion.committed import KnownRuns
 
 __all__ = ["Engine", "IngestResult", "Progress", "ingest"]
 

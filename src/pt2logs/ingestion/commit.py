@@ -14,16 +14,16 @@ import orjson
 import pyarrow as pa
 
 from pt2logs.analysis.identity import common_dir, posix
-from pt2logs.discover import RunPlan
 from pt2logs.ingestion.worker import FileOutcome, FileTask
+from pt2logs.inputs.discover import RunPlan
+from pt2logs.inputs.sources import ReadResult
 from pt2logs.readers.kit import ReadStats
-from pt2logs.schema import TABLES, Rows, stamp
-from pt2logs.sources import ReadResult
+from pt2logs.store.warehouse import Txn
+from pt2logs.tables.schema import TABLES, Rows, stamp
 from pt2logs.version import __version__
-from pt2logs.warehouse import Txn
 
 if TYPE_CHECKING:
-    from pt2logs.committed import KnownRuns
+    from pt2logs.ingestion.committed import KnownRuns
 
 
 @dataclass

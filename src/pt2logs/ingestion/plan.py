@@ -9,7 +9,7 @@
   (:func:`chunks`; a worker keeps one writer per transaction, so a chunk costs no files of its own), or,
   for an engine whose chunks each write their own files (Ray), balanced over its jobs (:func:`balance`).
 
-What is already committed comes from the query side (:mod:`pt2logs.committed`), never raw SQL here.
+What is already committed comes from the query side (:mod:`pt2logs.ingestion.committed`), never raw SQL here.
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from pt2logs.discover import InputFile, RunPlan, _rank_of
 from pt2logs.ingestion import split
 from pt2logs.ingestion.worker import FileTask
-from pt2logs.sources import filesystem, is_remote, read_head
-from pt2logs.warehouse import Warehouse
+from pt2logs.inputs.discover import InputFile, RunPlan, _rank_of
+from pt2logs.inputs.sources import filesystem, is_remote, read_head
+from pt2logs.store.warehouse import Warehouse
 
 if TYPE_CHECKING:
-    from pt2logs.committed import KnownFiles, KnownRuns
+    from pt2logs.ingestion.committed import KnownFiles, KnownRuns
 
 #: a transaction commits after this many bytes of input or runs, whichever first
 #: (env PT2LOGS_TXN_BYTES / PT2LOGS_TXN_RUNS: an ingest killed midway loses at most one transaction)
@@ -43,7 +43,9 @@ def known(wh: Warehouse, force: bool) -> tuple[KnownFiles, KnownRuns]:
     """Committed files and runs (nothing when ``force``: every run is then ingested again as new)."""
     if force or not wh.table_files("runs"):  # nothing committed yet: not even DuckDB's import (~60 ms)
         return {}, {}
-    from pt2logs.committed import committed_state  # DuckDB: the parent's, never a worker's import
+    from pt2logs.ingestion.committed import (
+        committed_state,  # DuckDB: the parent's, never a worker's import
+    )
 
     return committed_state(wh)
 

@@ -15,7 +15,7 @@ a piece needs almost nothing from the ones before it:
 Each of these is a C-level scan of the prefix, done by the piece's own worker,
 so it overlaps with the other pieces' parsing. Only uncompressed local files
 are split (a compressed stream cannot be entered in the middle). The bytes come from
-:mod:`pt2logs.sources` (``local_size``, ``open_local``, ``line_blocks``); nothing here opens a file.
+:mod:`pt2logs.inputs.sources` (``local_size``, ``open_local``, ``line_blocks``); nothing here opens a file.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import BinaryIO
 
 import orjson
 
-from pt2logs import sources
+from pt2logs.inputs import sources
 
 _COMPILE_START = re.compile(rb'\n([VIWEC]\d{4} [^\n]*\] \{"chromium_event": \{\}[^\n]*)\n\t\{\n\t"name": "dynamo",\n')
 _STR = re.compile(rb'\] \{"str": \["((?:[^"\\\n]|\\.)*)", (\d+)\]\}')
@@ -58,7 +58,7 @@ SCAN_COST = 0.08
 
 
 def _blocks(f: BinaryIO, start: int, end: int) -> Iterator[tuple[bytearray, int]]:
-    """Whole-line blocks of f[start:end] of up to :data:`BLOCK` bytes (see :func:`pt2logs.sources.line_blocks`)."""
+    """Whole-line blocks of f[start:end] of up to :data:`BLOCK` bytes (see :func:`pt2logs.inputs.sources.line_blocks`)."""
     return sources.line_blocks(f, start, end, BLOCK)
 
 

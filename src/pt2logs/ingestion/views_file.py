@@ -24,9 +24,9 @@ from typing import Any
 
 import orjson
 
-from pt2logs.schema import TABLES
+from pt2logs.store.warehouse import Warehouse
+from pt2logs.tables.schema import TABLES
 from pt2logs.version import __version__
-from pt2logs.warehouse import Warehouse
 
 
 class ViewsFile:
@@ -57,7 +57,7 @@ class ViewsFile:
         try:
             import duckdb
 
-            from pt2logs.views import view_statements
+            from pt2logs.query.views import view_statements
 
             _remove(self._tmp)
             con = duckdb.connect(self._tmp)
@@ -85,7 +85,7 @@ class ViewsFile:
         """(Re)write the file when its signature changed; its path (None for a remote warehouse)."""
         if self.target is None:
             return None
-        from pt2logs.views import MACROS, PATH_MACROS, view_statements
+        from pt2logs.query.views import MACROS, PATH_MACROS, view_statements
 
         prepared = self._prepared()
         con = None
@@ -152,7 +152,7 @@ class _NoFiles:
 
 
 def _newest_columns(wh: Warehouse, table: str) -> set[str]:
-    from pt2logs.view_sources import _present_columns
+    from pt2logs.query.view_sources import _present_columns
 
     return _present_columns(None, wh, table) or set()  # type: ignore[arg-type]
 

@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from pt2logs.ingestion.split import piece_start
-from pt2logs.payloads import PayloadStore
-from pt2logs.payloads import enabled as payloads_enabled
+from pt2logs.inputs.sources import ReadResult, filesystem, stream, stream_range
 from pt2logs.readers import FORMATS
 from pt2logs.readers.kit import EXCERPT, FileContext, ReadStats
-from pt2logs.schema import TABLES, Rows, stamp
-from pt2logs.sources import ReadResult, filesystem, stream, stream_range
-from pt2logs.warehouse import PartWriter, TxnInfo
+from pt2logs.store.payloads import PayloadStore
+from pt2logs.store.payloads import enabled as payloads_enabled
+from pt2logs.store.warehouse import PartWriter, TxnInfo
+from pt2logs.tables.schema import TABLES, Rows, stamp
 
 
 @dataclass

@@ -10,18 +10,11 @@ line), vLLM captures without it (vllm_log), then stderr captures without either 
 
 from __future__ import annotations
 
-from pt2logs.readers import (
-    compile_debug,
-    counters,
-    job_stderr,
-    run_record,
-    spyre,
-    tlparse_dir,
-    torch_logs,
-    torch_trace,
-    vllm_log,
-)
+from pt2logs.readers import spyre
+from pt2logs.readers.documents import compile_debug, counters, run_record, tlparse_dir
 from pt2logs.readers.kit import FileContext, Format, Layout, ReadStats
+from pt2logs.readers.lines import job_stderr, torch_logs, vllm_log
+from pt2logs.readers.trace import torch_trace
 
 #: every format, in detection order
 ORDER: tuple[Format, ...] = (

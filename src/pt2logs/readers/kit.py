@@ -46,8 +46,8 @@ from pt2logs.readers.bounded import (  # noqa: F401  (the kit's names: readers i
     iter_lines,
     whole,
 )
-from pt2logs.schema import Rows, TupleRows
-from pt2logs.segment_rows import Derived, SegmentRows
+from pt2logs.readers.segment_rows import Derived, SegmentRows
+from pt2logs.tables.schema import Rows, TupleRows
 
 #: what a reader yields: (table name, record batch)
 Batch = tuple[str, pa.RecordBatch]
@@ -191,14 +191,14 @@ class RowSink:
         return r  # type: ignore[return-value]
 
     def tuples(self, name: str, fields: tuple[str, ...]) -> TupleRows:
-        """A tuple accumulator for a hot table (see :class:`~pt2logs.schema.TupleRows`)."""
+        """A tuple accumulator for a hot table (see :class:`~pt2logs.tables.schema.TupleRows`)."""
         r = self.rows.get(name)
         if r is None:
             r = self.rows[name] = TupleRows(name, fields)
         return r  # type: ignore[return-value]
 
     def segments(self, name: str, derived: Derived | None = None) -> SegmentRows:
-        """A piece accumulator (see :class:`~pt2logs.segment_rows.SegmentRows`; ``derived``: when it is made)."""
+        """A piece accumulator (see :class:`~pt2logs.readers.segment_rows.SegmentRows`; ``derived``: when it is made)."""
         r = self.rows.get(name)
         if r is None:
             r = self.rows[name] = SegmentRows(name, derived)

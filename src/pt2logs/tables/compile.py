@@ -4,7 +4,7 @@ Filled by the trace reader's handlers (``source='trace'``) and by the text
 readers (``source='torch_logs'``, ``'compile_debug'``, ``'spyre'``).
 """
 
-from pt2logs.schema import table
+from pt2logs.tables.schema import table
 
 #: the identity of a compiled function's file (docs: docs/architecture.md, "Identities")
 _CO_FILE = """

@@ -1,6 +1,6 @@
 """Core tables: runs, files, raw trace events, compilation metrics, ingest errors."""
 
-from pt2logs.schema import table
+from pt2logs.tables.schema import table
 
 RUNS = table(
     "runs", version=3, per_rank=False, grain="run (one job execution: a folder of per-rank logs, or one file)",

@@ -1,12 +1,12 @@
 """How runs ended: the evidence lines of a job's stderr and of ``pt2logs run``'s own record.
 
-Filled by :mod:`pt2logs.readers.outcome_lines` (every stderr capture) and
-:mod:`pt2logs.readers.run_record` (``pt2logs run``). The outcome of a run and of each rank is
+Filled by :mod:`pt2logs.readers.lines.outcome_lines` (every stderr capture) and
+:mod:`pt2logs.readers.documents.run_record` (``pt2logs run``). The outcome of a run and of each rank is
 decided at query time from these rows, the trace files' times and the compiles left open
 (``run_outcomes``, ``rank_outcomes``; see docs/architecture.md, "Run outcomes").
 """
 
-from pt2logs.schema import table
+from pt2logs.tables.schema import table
 
 OUTCOME_EVIDENCE = table(
     "outcome_evidence", version=1, group="outcomes",

@@ -6,7 +6,7 @@ Filled by :mod:`pt2logs.readers.spyre` (``source='spyre'``) from TORCH_SPYRE_DEB
 See docs/spyre.md for the line shapes and how a transfer is assembled.
 """
 
-from pt2logs.schema import table
+from pt2logs.tables.schema import table
 
 _WHERE = """
     source          str        always spyre

@@ -1,13 +1,13 @@
 """Text inputs: TORCH_LOGS stderr captures, counter dumps, compile_times(), TORCH_COMPILE_DEBUG files.
 
-Filled by :mod:`pt2logs.readers.torch_logs` (``log_lines``), :mod:`pt2logs.readers.counters`
-(``counters``, ``compile_times``) and :mod:`pt2logs.readers.compile_debug` (``debug_artifacts``).
+Filled by :mod:`pt2logs.readers.lines.torch_logs` (``log_lines``), :mod:`pt2logs.readers.documents.counters`
+(``counters``, ``compile_times``) and :mod:`pt2logs.readers.documents.compile_debug` (``debug_artifacts``).
 What these inputs say about recompiles, graph breaks and kernels goes to the shared compile tables
 (``recompiles``, ``graph_breaks``, ``kernels``, ``extern_calls``) with ``source`` = ``torch_logs`` or
 ``compile_debug``; see docs/inputs.md for which source the default views keep.
 """
 
-from pt2logs.schema import table
+from pt2logs.tables.schema import table
 
 LOG_LINES = table(
     "log_lines", version=1, group="text",

@@ -1,12 +1,12 @@
 """vLLM tables: what vLLM says about compiling a model, from its log lines and its TORCH_TRACE artifacts.
 
-``vllm_log_events`` is filled by :mod:`pt2logs.readers.vllm_lines` (a line reader chained into every
+``vllm_log_events`` is filled by :mod:`pt2logs.readers.lines.vllm_lines` (a line reader chained into every
 stderr/stdout capture); ``vllm_compiles`` and ``vllm_piecewise`` by
-:mod:`pt2logs.readers.trace_events.vllm` (the ``vllm_*`` artifacts vLLM ≥ 0.17 writes through
+:mod:`pt2logs.readers.trace.events.vllm` (the ``vllm_*`` artifacts vLLM ≥ 0.17 writes through
 ``trace_structured``). See docs/vllm.md for the wordings read and the vLLM versions that print them.
 """
 
-from pt2logs.schema import table
+from pt2logs.tables.schema import table
 
 LOG_EVENTS = table(
     "vllm_log_events", version=1, group="vllm", grain="vLLM log line about compiling, its cache, CUDA graphs or the engine",

@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable
 
 from pt2logs.ingestion.worker import FileOutcome, FileTask, memory_pool, new_writer, parse_file
-from pt2logs.warehouse import TxnInfo
+from pt2logs.store.warehouse import TxnInfo
 
 
 class Engine:

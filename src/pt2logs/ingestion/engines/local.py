@@ -1,6 +1,6 @@
 """A pool of worker processes over files (and pieces of big files), fed chunk by chunk.
 
-Each worker keeps one :class:`~pt2logs.warehouse.PartWriter` for the whole transaction: every chunk it
+Each worker keeps one :class:`~pt2logs.store.warehouse.PartWriter` for the whole transaction: every chunk it
 parses adds rows to the same Parquet files (one per table per worker), and the parent asks it to close
 them as soon as no chunk of the transaction is left for it (its last Parquet row groups are written
 while the other workers parse their last chunks). The parent hands out the next chunk to whichever
@@ -30,7 +30,7 @@ from typing import Any
 
 from pt2logs.ingestion.engines.inprocess import Engine
 from pt2logs.ingestion.worker import FileOutcome, FileTask, memory_pool, new_writer, parse_file
-from pt2logs.warehouse import PartWriter, TxnInfo
+from pt2logs.store.warehouse import PartWriter, TxnInfo
 
 #: below this much input a pool costs more than it saves
 MIN_POOL_BYTES = 48 << 20

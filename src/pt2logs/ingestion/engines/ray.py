@@ -20,7 +20,7 @@ from typing import Any
 
 from pt2logs.ingestion.engines.inprocess import Engine
 from pt2logs.ingestion.worker import FileOutcome, FileTask, run_tasks
-from pt2logs.warehouse import TxnInfo
+from pt2logs.store.warehouse import TxnInfo
 
 
 class RayEngine(Engine):

@@ -9,7 +9,7 @@ path``), the debugging guide's illustrative ``[TORCH_SPYRE_DEBUG] copy_to_device
 ``DataConversionInfo: {`` JSON blocks. Messages are matched on their content with whitespace-tolerant
 patterns (each shape spaces the same message differently). A transfer is assembled by a small state
 machine (:class:`~pt2logs.readers.spyre.lines.SpyreLines`). Any other line goes to the TORCH_LOGS line
-reader (:mod:`pt2logs.readers.torch_logs`): torch's own lines in the same capture become
+reader (:mod:`pt2logs.readers.lines.torch_logs`): torch's own lines in the same capture become
 ``recompiles`` / ``graph_breaks`` / ``log_lines`` rows, the rest foreign ``log_lines``.
 """
 
@@ -20,14 +20,14 @@ from collections.abc import Iterable, Iterator
 
 import pt2logs.tables.spyre  # noqa: F401  (registers the tables)
 from pt2logs.readers.kit import Batch, FileContext, Format, Layout, RowSink, read_lines
-from pt2logs.readers.outcome_lines import OutcomeLines
+from pt2logs.readers.lines.outcome_lines import OutcomeLines
+from pt2logs.readers.lines.torch_logs import LogLines
+from pt2logs.readers.lines.vllm_lines import VllmLines
 from pt2logs.readers.spyre.documents import read_kernel_spec, read_timing
 from pt2logs.readers.spyre.dtypes import dtype_width, parse_layout, torch_dtype
 from pt2logs.readers.spyre.ffdc import ffdc_anchor, read_ffdc, sniff_ffdc
 from pt2logs.readers.spyre.lines import SpyreLines
 from pt2logs.readers.spyre.patterns import INDUCTOR_MODULES
-from pt2logs.readers.torch_logs import LogLines
-from pt2logs.readers.vllm_lines import VllmLines
 
 
 def _spyre_lines(sink: RowSink) -> SpyreLines:

@@ -1,0 +1,177 @@
+"""Named queries: one question per ``queries/*.sql`` file, with a header that documents it.
+
+A query file starts with comment lines::
+
+    -- title: Top recompile causes
+    -- question: Which recompile causes cost the most, fleet-wide or in one run?
+    -- params: run_id (optional: a run id, id prefix or name), since (optional: 7d, 2w or a date)
+
+then one SQL statement over the warehouse views. Parameters are DuckDB named
+parameters (``$run_id``). Optional parameters default to NULL; write filters as
+``run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag))``
+(a macro defined in :mod:`pt2logs.query.views`) so every query filters runs the same way.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+_HEADER = re.compile(r"^--\s*(\w+)\s*:\s*(.*)$")
+_PARAM = re.compile(r"(\w+)\s*(?:\(((?:[^()]|\([^()]*\))*)\))?")
+_REF = re.compile(r"\$([A-Za-z_]\w*)")
+_SINCE = re.compile(r"^(\d+)\s*([hdw])$")
+
+
+class QueryError(Exception):
+    """A user-facing problem with a query: unknown name, missing parameter, SQL error."""
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    doc: str = ""
+    optional: bool = True
+
+
+@dataclass
+class NamedQuery:
+    name: str
+    title: str
+    question: str
+    params: list[Param]
+    sql: str
+    path: Path
+    meta: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def referenced(self) -> set[str]:
+        return set(_REF.findall(_strip_comments(self.sql)))
+
+
+def query_dirs() -> list[Path]:
+    """Where named queries live: the repo's queries/ (development) or the installed copy."""
+    package = Path(__file__).resolve().parents[1]  # src/pt2logs
+    dirs = [package.parents[1] / "queries", package / "_data" / "queries"]
+    return [d for d in dirs if d.is_dir()]
+
+
+def _strip_comments(sql: str) -> str:
+    return "\n".join(ln for ln in sql.splitlines() if not ln.lstrip().startswith("--"))
+
+
+def parse_query_file(path: Path) -> NamedQuery:
+    text = path.read_text()
+    meta: dict[str, str] = {}
+    for ln in text.splitlines():
+        if not ln.strip():
+            continue
+        m = _HEADER.match(ln.strip())
+        if not m:
+            break
+        meta[m.group(1).lower()] = m.group(2).strip()
+    params = []
+    for m in _PARAM.finditer(meta.get("params", "")):
+        doc = (m.group(2) or "").strip()
+        if m.group(1).lower() in ("none", "and", "or"):
+            continue
+        params.append(Param(m.group(1), doc, optional="optional" in doc.lower() or "default" in doc.lower()))
+    return NamedQuery(path.stem, meta.get("title", path.stem), meta.get("question", ""), params, text, path, meta)
+
+
+_catalogue: dict[str, NamedQuery] | None = None
+
+
+def load_queries(*, reload: bool = False) -> dict[str, NamedQuery]:
+    """Every named query by name. The files are read once per process (a dashboard asks for a
+    query dozens of times); ``reload=True`` reads them again (after editing one, in a test)."""
+    global _catalogue
+    if _catalogue is None or reload:
+        out: dict[str, NamedQuery] = {}
+        for d in query_dirs():
+            for p in sorted(d.glob("*.sql")):
+                out.setdefault(p.stem, parse_query_file(p))
+        _catalogue = out
+    return dict(_catalogue)  # a copy: a caller that edits it cannot change the catalogue
+
+
+def get_query(name: str) -> NamedQuery:
+    qs = _catalogue if _catalogue is not None else load_queries()
+    if name in qs:
+        return qs[name]
+    close = difflib.get_close_matches(name, list(qs), n=3)
+    hint = f" Did you mean: {', '.join(close)}?" if close else " List them with `pt2logs queries`."
+    raise QueryError(f"no named query {name!r}.{hint}")
+
+
+def parse_since(value: str | None, now: dt.datetime | None = None) -> dt.datetime | None:
+    """``7d`` / ``12h`` / ``2w`` (ago) or an ISO date/time, as an aware UTC datetime."""
+    if value is None or value == "":
+        return None
+    now = now or dt.datetime.now(dt.timezone.utc)
+    m = _SINCE.match(value.strip())
+    if m:
+        n, unit = int(m.group(1)), m.group(2)
+        return now - {"h": dt.timedelta(hours=n), "d": dt.timedelta(days=n), "w": dt.timedelta(weeks=n)}[unit]
+    try:
+        t = dt.datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise QueryError(f"cannot read {value!r} as a time: use 7d, 12h, 2w or a date like 2026-11-01") from None
+    return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
+
+
+TIME_PARAMS = ("since", "until")
+
+
+def bind(q: NamedQuery | None, sql: str, given: dict[str, Any]) -> dict[str, Any]:
+    """The parameters to pass for ``sql``: every referenced one, given or NULL if optional."""
+    refs = set(_REF.findall(_strip_comments(sql)))
+    declared = {p.name: p for p in q.params} if q else {}
+    unknown = [k for k in given if k not in refs and k not in declared]
+    if unknown and q is not None:
+        raise QueryError(f"query {q.name!r} takes no parameter {', '.join(map(repr, unknown))}; "
+                         f"it takes: {', '.join(declared) or 'none'}")
+    out: dict[str, Any] = {}
+    for r in sorted(refs):
+        if r in given and given[r] is not None:
+            v = given[r]
+            out[r] = parse_since(v) if r in TIME_PARAMS and isinstance(v, str) else v
+        elif r in declared and not declared[r].optional:
+            raise QueryError(f"query {q.name!r} needs -p {r} VALUE ({declared[r].doc or 'required'})")
+        else:
+            out[r] = None
+    return out
+
+
+def run_sql(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None) -> Any:
+    """Execute and return a pyarrow Table; DuckDB errors become QueryErrors with their position."""
+    from pt2logs.query.views import arrow_table
+
+    try:
+        return arrow_table(con, sql, params or None)
+    except duckdb.Error as e:
+        raise QueryError(f"{type(e).__name__.replace('Exception', ' error')}: {e}") from None
+
+
+def run_named(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None) -> Any:
+    q = get_query(name)
+    return run_sql(con, q.sql, bind(q, q.sql, params or {}))
+
+
+def iter_named(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None,
+               batch_rows: int = 50_000) -> Any:
+    """A named query's result as a stream of pyarrow RecordBatches (memory bounded by ``batch_rows``),
+    for results too big to hold (``pt2logs export``)."""
+    from pt2logs.query.views import arrow_batches
+
+    q = get_query(name)
+    try:
+        return arrow_batches(con, q.sql, batch_rows, bind(q, q.sql, params or {}))
+    except duckdb.Error as e:
+        raise QueryError(f"{type(e).__name__.replace('Exception', ' error')}: {e}") from None

@@ -1,0 +1,336 @@
+"""How processes ended, from a job's stderr: ``outcome_evidence`` rows.
+
+:class:`OutcomeLines` is a line reader of the kit (:func:`~pt2logs.readers.kit.read_lines`) chained
+*before* :class:`~pt2logs.readers.lines.torch_logs.LogLines`: it looks at every line, records the lines that
+say how a process ended (patterns and their sources: :mod:`pt2logs.readers.lines.outcome_patterns`) and
+takes none of them (``take`` returns False), so every line still becomes a ``log_lines`` row as before.
+
+Rules, each tested:
+
+* torchrun's ``--tee`` header (``[default0]:``) gives ``local_rank`` and is stripped first.
+* A line's rank comes from its ``[rankN]:`` prefix, else from NCCL's ``[Rank N]`` in the message,
+  else from its pid (another line of the file that ties that pid to a rank: a ``[rankN]:`` glog line,
+  an entry of ``ChildFailedError``'s table), else from the file's own rank; rows wait for the end of
+  the file so a pid named before its table entry still finds its rank. ``rank_from`` says which.
+* A traceback is one row, at its exception line (a traceback inside a glog message is an exception
+  that was logged, not the end of a process: it is not evidence), with the innermost frame as ``location``; lines of
+  several ranks interleave, so each rank (prefix) has its own open traceback. An exception line that
+  is itself evidence (a gloo timeout, a closed connection, CUDA out of memory) takes that kind.
+* ``ChildFailedError``'s table gives one ``child_failure`` row per entry (rank, local rank, pid, exit
+  code, signal, error file, the entry's ``traceback``, whether it is the root cause); lines inside the
+  table are not read again as other evidence.
+* The same NCCL timeout repeated (the watchdog's line, its exception, ``what():``) is one row.
+* Times: a glog or c10 prefix, or the table's ``time``: local time taken as UTC, the year from the
+  file's mtime (as ``log_lines``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+
+from pt2logs.readers.kit import EXCERPT, RowSink
+from pt2logs.readers.lines import outcome_patterns as P
+from pt2logs.readers.timebase import TimeBase
+from pt2logs.readers.timebase import time_of_day_us as _tod
+
+#: rows kept back until the end of the file (to find ranks by pid); more are written as they are
+MAX_PENDING = 50_000
+#: a line that can start or be evidence (the rest skip every other pattern)
+_QUIET = re.compile(P.TRIGGERS.pattern + r"|Traceback \(most recent call last\)").search
+_RANK_PID = re.compile(r"\[rank(\d{1,7})\]:[VIWEC]\d{4} \S+ +(\d+) ").match
+
+
+def _ms(seconds: str) -> int | str:
+    """Seconds as printed → whole milliseconds; text that is no number int64 holds stays text (the column's
+    rule stores NULL and reports it)."""
+    try:
+        ms = float(seconds) * 1000
+    except ValueError:
+        return seconds
+    return int(ms) if abs(ms) < 2**63 else seconds
+
+
+class _Traceback:
+    __slots__ = ("start", "frame")
+
+    def __init__(self, start: int):
+        self.start = start
+        self.frame: str | None = None
+
+
+class OutcomeLines:
+    """The evidence line reader (:class:`~pt2logs.readers.kit.LineReader`); it never takes a line."""
+
+    def __init__(self, sink: RowSink):
+        self.sink = sink
+        self.ctx = sink.ctx
+        self.tb = TimeBase(self.ctx.mtime)
+        self.pending: list[dict[str, Any]] = []
+        self.pid_rank: dict[int, int] = {}
+        self.closed_pids: set[int] = set()  # pids the launcher sent a closing signal
+        self.tracebacks: dict[tuple[int | None, int | None], _Traceback] = {}  # by (torchrun's local rank, rank)
+        self.local: int | None = None  # the local rank of torchrun's header on the line being read
+        self.seen: set[tuple] = set()
+        self.table: dict[str, Any] | None = None  # ChildFailedError's table being read
+        self.entry: dict[str, Any] | None = None
+
+    # -- rows --------------------------------------------------------------------------
+    def add(self, row: dict[str, Any]) -> None:
+        row.setdefault("n_lines", 1)
+        if row.get("local_rank") is None and self.local is not None:
+            row["local_rank"] = self.local
+        row["text"] = (row.get("text") or "")[:EXCERPT]
+        if row.get("rank") is not None:
+            row.setdefault("rank_from", "prefix")
+        self.sink.stats.kinds["outcome_evidence"] = self.sink.stats.kinds.get("outcome_evidence", 0) + 1
+        if len(self.pending) < MAX_PENDING:
+            self.pending.append(row)
+        else:
+            self._emit(row)
+
+    def _emit(self, row: dict[str, Any]) -> None:
+        if row.get("rank") is None and row.get("pid") in self.pid_rank:
+            row["rank"], row["rank_from"] = self.pid_rank[row["pid"]], "pid"
+        if row.get("rank") is None and self.ctx.rank is not None:
+            row["rank"], row["rank_from"] = self.ctx.rank, "file"
+        if row.get("pid") in self.closed_pids and row["kind"] in ("child_failure", "signal_received", "worker_exit") \
+                and row.get("signal") in ("SIGTERM", "SIGKILL"):
+            row["secondary"] = True  # the launcher ended it after another process failed
+        if isinstance(row.get("detail"), dict):
+            row["detail"] = orjson.dumps(row["detail"], default=str).decode()
+        self.sink.add("outcome_evidence", row)
+
+    def _ts(self, mmdd: str | None, time: str | None) -> int | None:
+        if not mmdd or not time:
+            return None
+        tod = _tod(time)
+        if tod is None:
+            return None
+        self.tb.fallback(0)
+        return self.tb.to_utc(self.tb.key(int(mmdd)), tod)
+
+    # -- lines -------------------------------------------------------------------------
+    def take(self, line_no: int, text: str) -> bool:
+        if not self.tracebacks and self.table is None and ("] [__" in text[:400] or _QUIET(text) is None):
+            # (a TORCH_LOGS artifact message, "] [__graph_breaks]", is torch's account of a compile: never evidence)
+            # most lines of a capture: nothing to record; only a [rankN]: glog line ties its pid to its rank
+            if text.startswith("[rank"):
+                m = _RANK_PID(text)
+                if m is not None and len(self.pid_rank) < MAX_PENDING:
+                    self.pid_rank.setdefault(int(m.group(2)), int(m.group(1)))
+            return False
+        raw = text
+        rank: int | None = None
+        local: int | None = None
+        if "\r" in text:
+            text = text[text.rfind("\r") + 1:]
+        t = P.TAIL_PREFIX.match(text) if self.table is None else None
+        if t is not None:
+            local = int(t.group(1) or t.group(2))
+            text = text[t.end():].lstrip(" ")
+        m = P.WRAPPER.match(text)
+        if m is not None and P.RANK_PREFIX.match(text) is None:
+            text = text[m.end():]
+        m = P.RANK_PREFIX.match(text)
+        if m is not None:
+            rank = int(m.group(1))
+            text = text[m.end():]
+        pid = mmdd = time = None
+        g = P.GLOG.match(text) or P.C10.match(text)
+        if g is not None:
+            mmdd, time = g.group("mmdd"), g.group("time")
+            if g.groupdict().get("pid"):
+                pid = int(g.group("pid"))
+                if rank is not None:
+                    self.pid_rank.setdefault(pid, rank)
+            text = text[g.end():]
+        if self.table is not None and self.table_line(line_no, text, raw):
+            return False
+        self.local = local
+        key = (local, rank)
+        tb = self.tracebacks.get(key)
+        if tb is not None:
+            f = P.FRAME.match(text)
+            if f is not None:
+                tb.frame = f"{f.group('file')}:{f.group('line')}" + (f" in {f.group('fn')}" if f.group("fn") else "")
+                return False
+            if text.startswith((" ", "\t")) or not text.strip():
+                return False
+            del self.tracebacks[key]
+            self.exception(line_no, text, raw, rank, tb)
+            return False
+        if g is None and P.TRACEBACK.match(text):
+            # (a traceback inside a log message is a logged exception, not the end of a process)
+            self.tracebacks[key] = _Traceback(line_no)
+            return False
+        if P.TRIGGERS.search(text) is not None:
+            # a message torch's Python logger wrote (its glog prefix): an error it caught and logged (autotune's
+            # "No valid triton configs. OutOfMemoryError: out of resource", a benchmark choice that failed) is not how
+            # the process ended; only the patterns that are evidence wherever they appear are read from it
+            logged = g is not None and g.re is P.GLOG
+            self.evidence(line_no, text, raw, rank, pid, self._ts(mmdd, time), skip=P.LOGGED_NOT_EVIDENCE if logged else ())
+        return False
+
+    def evidence(self, line_no: int, text: str, raw: str, rank: int | None, pid: int | None, ts: int | None,
+                 extra: dict[str, Any] | None = None, skip: tuple[str, ...] = ()) -> bool:
+        """A row for the first rule that matches ``text`` (rules of a kind in ``skip`` left out); False when none does."""
+        for kind, means, rx in P.LINE_RULES:
+            if kind in skip:
+                continue
+            m = rx.search(text)
+            if m is None:
+                continue
+            g = {k: v for k, v in m.groupdict().items() if v is not None}
+            row: dict[str, Any] = {"line_no": line_no, "ts": ts, "kind": kind, "means": means, "rank": rank,
+                                   "pid": int(g["pid"]) if "pid" in g else pid, "text": raw, "secondary": False}
+            if rank is None:
+                n = P.NCCL_RANK.search(text)
+                if n is not None:
+                    row["rank"], row["rank_from"] = int(n.group(1)), "message"
+                elif "rank" in g:
+                    row["rank"], row["rank_from"] = int(g["rank"]), "message"
+            self._fill(row, kind, g)
+            if extra:
+                row.update(extra)
+            key = (kind, row["rank"], row.get("detail", {}).get("work") if isinstance(row.get("detail"), dict) else None)
+            if kind in ("collective_timeout", "watchdog_status", "watchdog_exception", "heartbeat_timeout") and key[2] is not None:
+                if key in self.seen:
+                    return True
+                if len(self.seen) < MAX_PENDING:
+                    self.seen.add(key)
+            self.add(row)
+            if kind == "closing_signal" and row["pid"] is not None:
+                self.closed_pids.add(row["pid"])
+            return True
+        return False
+
+    @staticmethod
+    def _fill(row: dict[str, Any], kind: str, g: dict[str, str]) -> None:
+        sig = g.get("sig") or g.get("sig2") or g.get("sig3")
+        if sig and sig.isdigit():
+            sig = P.signal_name(-int(sig))
+        if sig:
+            row["signal"] = sig
+        if "code" in g:
+            row["exit_code"] = int(g["code"])
+            row["signal"] = row.get("signal") or P.signal_name(int(g["code"]))
+            row["means"] = P.exit_means(int(g["code"]), row.get("signal"))
+        if "signum" in g:
+            row["exit_code"] = -int(g["signum"])
+        if "local_rank" in g:
+            row["local_rank"] = int(g["local_rank"])
+        for k in ("timeout_ms", "elapsed_ms"):
+            if k in g:
+                row[k] = int(g[k])
+        if "elapsed_s" in g:  # seconds no int64 of ms holds (or `1.2.3`): the text, NULL and reported as bad_value
+            row["elapsed_ms"] = _ms(g["elapsed_s"])
+        if "op" in g:
+            row["collective"] = g["op"]
+        if "seq" in g:
+            row["seq_num"] = int(g["seq"])
+        if "work" in g:
+            w = P.parse_work(g["work"])
+            row["collective"] = w.get("OpType")
+            if w.get("SeqNum", "").lstrip("-").isdigit():
+                row["seq_num"] = int(w["SeqNum"])
+            if w.get("Timeout(ms)", "").isdigit():
+                row["timeout_ms"] = int(w["Timeout(ms)"])
+            row["detail"] = {"work": g["work"]}
+        if kind == "barrier_timeout":
+            row["collective"] = "barrier"
+        if kind in ("peer_closed", "closing_signal", "forced_kill"):
+            row["secondary"] = True
+
+    def exception(self, line_no: int, text: str, raw: str, rank: int | None, tb: _Traceback) -> None:
+        """The line that ends a traceback: one row, of the kind its message shows."""
+        m = P.EXCEPTION.match(text.strip())
+        exc = m.group("type") if m is not None else None
+        extra = {"exc_type": exc, "location": tb.frame, "n_lines": line_no - tb.start + 1}
+        if exc and exc.endswith("ChildFailedError"):
+            # the launcher's own exception: its table follows, one row per failed process
+            self.table = {"root": False, "start": line_no}
+            self.add({"line_no": line_no, "kind": "launcher_failed", "means": "info", "rank": None, "text": raw,
+                      "secondary": False, **extra})
+            return
+        if P.TRIGGERS.search(text) is not None and self.evidence(line_no, text, raw, rank, None, None, extra):
+            return
+        self.add({"line_no": line_no, "kind": "exception", "means": "failed", "rank": rank, "text": raw,
+                  "secondary": False, **extra})
+
+    # -- ChildFailedError's table ----------------------------------------------------------
+    def table_line(self, line_no: int, text: str, raw: str) -> bool:
+        """Read one line of the table; False when the table has ended (the line is read normally)."""
+        t = self.table
+        assert t is not None
+        if P.CFE_ROOT.match(text):
+            self.close_entry()
+            t["root"] = True
+            return True
+        e = P.CFE_ENTRY.match(text)
+        if e is not None:
+            self.close_entry()
+            self.entry = {"line_no": line_no, "root": t["root"], "lines": [raw], "fields": {}}
+            return True
+        f = P.CFE_FIELD.match(text)
+        if f is not None and self.entry is not None:
+            self.entry["fields"][f.group("key")] = f.group("value").strip()
+            self.entry["lines"].append(raw)
+            return True
+        if self.entry is not None and text.startswith("  "):
+            self.entry["lines"].append(raw)  # the entry's traceback, indented
+            return True
+        self.close_entry()
+        if P.CFE_BORDER.match(text) or text.strip().endswith(" FAILED") or text.startswith(("---", "Failures:")):
+            if P.CFE_BORDER.match(text) and t.get("bordered") and line_no - t["start"] > 3:
+                self.table = None  # the closing border
+            t["bordered"] = True
+            return True
+        if not text.strip() or text.strip() == "<NO_OTHER_FAILURES>":
+            return True
+        self.table = None
+        return False
+
+    def close_entry(self) -> None:
+        e, self.entry = self.entry, None
+        if e is None:
+            return
+        f = e["fields"]
+        row: dict[str, Any] = {"line_no": e["line_no"], "n_lines": len(e["lines"]), "kind": "child_failure",
+                               "text": "\n".join(e["lines"]), "secondary": False, "root_cause": e["root"]}
+        r = P.CFE_RANK.match(f.get("rank", ""))
+        if r is not None:
+            row["rank"], row["rank_from"], row["local_rank"] = int(r.group("rank")), "table", int(r.group("local_rank"))
+        x = P.CFE_EXIT.match(f.get("exitcode", ""))
+        if x is not None:
+            code, pid = int(x.group("code")), int(x.group("pid"))
+            row["exit_code"], row["pid"] = code, pid
+            row["signal"] = x.group("sig") or P.signal_name(code)
+            if r is not None:
+                self.pid_rank[pid] = row["rank"]
+        row["means"] = P.exit_means(row.get("exit_code"), row.get("signal"))
+        tm = P.CFE_TIME.match(f.get("time", ""))
+        if tm is not None:
+            y, mo, d, hh, mi, ss = tm.groups()
+            tod = _tod(f"{hh}:{mi}:{ss}")
+            key = int(mo + d)
+            if tod is not None:
+                base = TimeBase()
+                base.year = int(y)
+                row["ts"] = base.to_utc(key, tod)
+        row["detail"] = {k: f[k] for k in ("host", "error_file", "traceback") if k in f}
+        self.add(row)
+
+    def finish(self) -> None:
+        self.close_entry()
+        for (local, tb_rank), tb in list(self.tracebacks.items()):  # a traceback cut off by the end of the file
+            self.local = local
+            self.add({"line_no": tb.start, "kind": "exception", "means": "failed", "rank": tb_rank, "secondary": False,
+                      "text": "Traceback (most recent call last): (the file ends before its exception line)",
+                      "location": tb.frame})
+        self.tracebacks.clear()
+        rows, self.pending = self.pending, []
+        for row in rows:
+            self._emit(row)

@@ -1,0 +1,350 @@
+"""TORCH_LOGS text (a stderr capture) → ``log_lines``, and ``recompiles`` / ``graph_breaks`` /
+``kernels`` / ``extern_calls`` rows with ``source='torch_logs'``.
+
+A line of torch's log formatter (torch 2.1+)::
+
+    [rank1]:V1122 09:44:21.382000 14352 torch/_dynamo/guards.py:5396] [0/1] [__recompiles] Recompiling function ...
+
+Every line of a multi-line message repeats the prefix. Rules (each tested):
+
+* Consecutive lines of one process (``[rankN]`` + pid) with an identical prefix form one message.
+  Lines of other processes or foreign lines in between do not split it: several ranks writing into
+  one capture interleave (a large message goes out in several writes).
+* Lines that are not torch log lines (print output, warnings, tracebacks, progress bars) are normal
+  in a stderr capture: they are kept as ``foreign`` blocks in ``log_lines`` and counted
+  (``stats.kinds['foreign']``), never errors. A log line glued behind a progress bar (after a ``\\r``,
+  or a ``[rankN]:`` prefix mid-line) is split off and read.
+* The torch 2.0-2.3 format ``[rank0]:[2023-04-13 21:42:57,808] [0/1] torch._dynamo.guards.__recompiles: [DEBUG] ...``
+  (rank and compile id when known) is read too: the lines of one message repeat the prefix (2.1-2.3)
+  or are the indented lines that follow (2.0).
+* A glog line behind another program's prefix (``[2025-08-12 03:18:23.088] V0812 ...``, a wrapper's
+  time stamp or ``(Worker pid=7)``) is read as the glog line.
+* Closed messages become ``recompiles`` / ``graph_breaks`` / ``kernels`` / ``extern_calls`` rows in
+  :mod:`pt2logs.readers.lines.log_messages`.
+* :class:`LogLines` is a line reader of the kit (:func:`~pt2logs.readers.kit.read_lines`): it takes
+  every line, so it closes any chain, e.g. after the Spyre reader in a capture that mixes both.
+* Time: the glog prefix has no year and is local time, and a stderr capture has no epoch time; the
+  year is the file's mtime year (the year before when the first line's date is after the mtime), and
+  the local time is taken as UTC.
+
+Memory is bounded by the open messages (one per process) and the compiles whose rows may still change
+(at most :data:`~pt2logs.readers.lines.log_messages.MAX_PENDING`); rows leave in batches of ``ctx.batch_rows``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from datetime import date
+from typing import Any
+
+from pt2logs.readers.kit import Batch, FileContext, Format, RowSink, read_lines
+from pt2logs.readers.lines.log_messages import MessageRows
+from pt2logs.readers.lines.outcome_lines import OutcomeLines
+from pt2logs.readers.lines.vllm_lines import VllmLines
+from pt2logs.readers.timebase import TimeBase
+from pt2logs.readers.timebase import time_of_day_us as _tod
+
+#: the longest message (or foreign block) held: a longer one is cut into several rows (``message_too_long``)
+MAX_MESSAGE_BYTES = 16 << 20
+#: the most text held in the open messages of all processes together: past it they are all closed
+#: (each a row; a message that goes on starts a new one), so many processes cannot add up either
+MAX_OPEN_BYTES = 64 << 20
+#: the largest rank read from a log (a larger number is damage, not a rank)
+MAX_RANK = 1 << 20
+MAX_FOREIGN_LINES = 1000
+
+GLOG = re.compile(
+    r"(?:\[rank(?P<rank>\d+)\]:)?(?P<level>[VIWEC])(?P<mmdd>\d{4}) (?P<time>\S+) +(?P<pid>\d+) "
+    r"(?P<path>.+?):(?P<lineno>\d+)\](?: \[(?P<trace_id>!?\d+(?:/\d+){0,2}(?:_\d+)?)\])?"
+    r"(?: \[__(?P<artifact>\w+)\])?(?: (?P<msg>.*))?$"
+)
+#: torch 2.0-2.3: ``[rank0]:[2023-08-23 20:16:32,833] [12/21] torch._dynamo.x.__graph_breaks: [DEBUG] msg``
+#: (rank and compile id only when known); 2.1-2.3 repeat the whole prefix on every line of a message
+OLD = re.compile(
+    r"(?:\[rank(?P<rank>\d+)\]:)?\[(?P<date>\d{4}-\d\d-\d\d) (?P<time>\d\d:\d\d:\d\d),(?P<ms>\d{3})\]"
+    r"(?: \[(?P<trace_id>!?\d+(?:/\d+){0,2}(?:_\d+)?)\])? (?P<logger>[\w.]+): "
+    r"\[(?P<levelname>DEBUG|INFO|WARNING|ERROR|CRITICAL)\] ?(?P<msg>.*)$"
+)
+_EMBEDDED = re.compile(r"\[rank\d+\]:[VIWEC]\d{4} \d\d:\d\d:\d\d")
+#: a glog line behind another program's own prefix: ``[2025-08-12 03:18:23.088] V0812 ...`` or ``(Worker pid=7) V0812 ...``
+_WRAPPED = re.compile(r"^(?:\[[^\]\n]{1,64}\]|\([^)\n]{1,64}\))[ :]*(?=(?:\[rank\d+\]:)?[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ )")
+_LEVELS = {"DEBUG": "V", "INFO": "I", "WARNING": "W", "ERROR": "E", "CRITICAL": "C"}
+
+
+# ----------------------------------------------------------------------------- lines
+
+
+def split_compile_id(trace_id: str | None) -> tuple[str | None, int | None]:
+    """``0/1_2`` -> (``0/1``, 2); ``!0/1/2`` -> (``!0/1/2``, 0); None -> (None, None)."""
+    if not trace_id:
+        return None, None
+    cid, _, att = trace_id.partition("_")
+    return cid, int(att) if att else 0
+
+
+
+
+# ----------------------------------------------------------------------------- the reader
+
+
+class _Msg:
+    __slots__ = ("line_no", "n_lines", "prefix", "rank", "level", "pid", "path", "lineno",
+                 "cid", "attempt", "artifact", "parts", "nbytes", "ts")
+
+    def __init__(self, line_no: int, prefix: str, rank: int | None, level: str, pid: int | None, path: str | None,
+                 lineno: int | None, cid: str | None, attempt: int | None, artifact: str | None, msg: str):
+        self.line_no = line_no
+        self.n_lines = 1
+        self.prefix = prefix
+        self.rank = rank
+        self.level = level
+        self.pid = pid
+        self.path = path
+        self.lineno = lineno
+        self.cid = cid
+        self.attempt = attempt
+        self.artifact = artifact
+        self.parts = [msg]
+        self.nbytes = len(msg)
+        self.ts: int | None = None
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.parts)
+
+
+class LogLines:
+    """The TORCH_LOGS line reader (:class:`~pt2logs.readers.kit.LineReader`): it takes every line,
+    so it is the last of a chain; lines that are not torch's become foreign ``log_lines``."""
+
+    def __init__(self, sink: RowSink):
+        self.sink = sink
+        self.ctx = sink.ctx
+        self.stats = sink.stats
+        self.tb = TimeBase(self.ctx.mtime)
+        self.messages = MessageRows(sink)
+        self.open: dict[tuple[int | None, int | None], _Msg] = {}
+        self.held = 0  # bytes of text in self.open
+        self.old: _Msg | None = None  # an open pre-2.1 message (continuation lines have no prefix)
+        self.foreign: list[Any] | None = None  # [line_no, texts, bytes, lines]
+
+    def error(self, kind: str, line_no: int | None, message: str, excerpt: bytes | str = b"", severity: str = "warning") -> None:
+        self.sink.error(kind, line_no, message, excerpt, severity)
+
+    # -- time --------------------------------------------------------------------
+    def _ts(self, mmdd: int, tod: int | None, line_no: int) -> int | None:
+        tb = self.tb
+        tb.fallback_from_mtime(mmdd, self.ctx.mtime)
+        key = tb.key(mmdd)
+        ts = None if tod is None else tb.to_utc(key, tod)
+        if ts is None:
+            self.error("bad_timestamp", line_no, "the glog prefix has an impossible date or time; message kept without ts")
+        return ts
+
+    # -- lines -------------------------------------------------------------------
+    def take(self, line_no: int, text: str) -> bool:
+        m = GLOG.match(text)
+        if m is None and text[:1] in "[(" and (w := _WRAPPED.match(text)) is not None and GLOG.match(text, w.end()):
+            text = text[w.end():]  # the wrapper's prefix (its own time stamp) says nothing torch's does not
+            m = GLOG.match(text)
+        if m is None and ("\r" in text or "[rank" in text):
+            # a log line behind a progress bar (\r) or glued to other output: split it off
+            cut = text.rfind("\r") + 1
+            if not GLOG.match(text, cut):
+                e = _EMBEDDED.search(text)
+                cut = e.start() if e else 0
+            if cut and GLOG.match(text, cut):
+                self.add_foreign(line_no, text[:cut])
+                text = text[cut:]
+                m = GLOG.match(text)
+        if m is not None:
+            self.close_old()
+            self.close_foreign()
+            self.glog_line(line_no, text, m)
+        else:
+            o = OLD.match(text)
+            if o is not None:
+                self.close_foreign()
+                self.old_line(line_no, text, o)
+            elif self.old is not None and text[:1] in (" ", "\t") and text.strip():
+                self.old.parts.append(text)
+                self.old.n_lines += 1
+                self.old.nbytes += len(text) + 1
+            else:
+                self.close_old()
+                self.add_foreign(line_no, text)
+        return True
+
+    def glog_line(self, line_no: int, text: str, m: re.Match) -> None:
+        start = m.start("msg") if m.group("msg") is not None else len(text)
+        prefix = text[:start].rstrip()  # an empty message line may have lost its trailing space (pastes, editors)
+        rank = int(m.group("rank")) if m.group("rank") is not None else self.ctx.rank
+        if rank is not None and rank >= MAX_RANK:
+            self.error("bad_value", line_no, f"[rank{m.group('rank')[:40]}] is not a rank; read as no rank, line kept")
+            rank = None
+        pid = int(m.group("pid"))
+        msg = m.group("msg") or ""
+        key = (rank, pid)
+        cur = self.open.get(key)
+        if cur is not None and cur.prefix == prefix and cur.nbytes < MAX_MESSAGE_BYTES:
+            cur.parts.append(msg)
+            cur.n_lines += 1
+            cur.nbytes += len(msg) + 1
+            self.held += len(msg) + 1
+            if self.held > MAX_OPEN_BYTES:
+                self.error("message_too_long", line_no, f"the open messages hold more than {MAX_OPEN_BYTES >> 20} MiB: "
+                           "each was closed as a row (one that goes on continues in a new row)")
+                self.close_open()
+            return
+        if cur is not None:
+            if cur.prefix == prefix:
+                self.error("message_too_long", line_no, f"a message longer than {MAX_MESSAGE_BYTES >> 20} MiB was cut into several rows")
+            del self.open[key]
+            self.close(cur)
+        cid, attempt = split_compile_id(m.group("trace_id"))
+        new = _Msg(line_no, prefix, rank, m.group("level"), pid, m.group("path"), int(m.group("lineno")), cid, attempt,
+                   m.group("artifact"), msg)
+        new.ts = self._ts(int(m.group("mmdd")), _tod(m.group("time")), line_no)
+        self.open[key] = new
+        self.held += new.nbytes
+        if rank is not None:
+            self.stats.ranks.add(rank)
+
+    def old_line(self, line_no: int, text: str, o: re.Match) -> None:
+        prefix = text[: o.start("msg")].rstrip()
+        cur = self.old
+        if cur is not None and cur.prefix == prefix and cur.nbytes < MAX_MESSAGE_BYTES:
+            # torch 2.1-2.3 repeat the prefix on every line of one message
+            msg = o.group("msg")
+            cur.parts.append(msg)
+            cur.n_lines += 1
+            cur.nbytes += len(msg) + 1
+            return
+        self.close_old()
+        logger = o.group("logger")
+        art = logger.rsplit(".", 1)[-1]
+        rank = int(o.group("rank")) if o.group("rank") is not None else self.ctx.rank
+        if rank is not None and rank >= MAX_RANK:
+            self.error("bad_value", line_no, f"[rank{o.group('rank')[:40]}] is not a rank; read as no rank, line kept")
+            rank = None
+        elif rank is not None:
+            self.stats.ranks.add(rank)
+        cid, attempt = split_compile_id(o.group("trace_id"))
+        new = _Msg(line_no, prefix, rank, _LEVELS[o.group("levelname")], None, logger, None, cid, attempt,
+                   art[2:] if art.startswith("__") else None, o.group("msg"))
+        try:
+            d = date.fromisoformat(o.group("date"))
+            tod = _tod(f"{o.group('time')}.{o.group('ms')}")
+            new.ts = (d.toordinal() - date(1970, 1, 1).toordinal()) * 86_400_000_000 + (tod or 0)
+        except ValueError:
+            self.error("bad_timestamp", line_no, "impossible date in the log prefix; message kept without ts")
+        self.old = new  # ends at a line that is neither an indented continuation nor of the same prefix
+
+    def close_old(self) -> None:
+        if self.old is not None:
+            msg, self.old = self.old, None
+            self.close(msg)
+
+    # -- foreign lines -------------------------------------------------------------
+    def add_foreign(self, line_no: int, text: str, n: int = 1) -> None:
+        """One foreign line, or ``n`` blank ones as ``text`` = ``"\\n" * (n - 1)`` (joined with "\\n", the same text)."""
+        self.stats.kinds["foreign"] = self.stats.kinds.get("foreign", 0) + n
+        f = self.foreign
+        if f is not None and (f[3] + n > MAX_FOREIGN_LINES or f[2] >= MAX_MESSAGE_BYTES):
+            self.close_foreign()
+            f = None
+        if f is None:
+            self.foreign = [line_no, [text], len(text), n]
+        else:
+            f[1].append(text)
+            f[2] += len(text) + 1
+            f[3] += n
+
+    def blank_lines(self, line_no: int, k: int) -> None:
+        """``k`` blank lines after a blank line taken as foreign: in blocks of at most MAX_FOREIGN_LINES
+        lines, each added as one piece of text (no Python object per line)."""
+        while k:
+            f = self.foreign
+            room = MAX_FOREIGN_LINES - f[3] if f is not None else MAX_FOREIGN_LINES
+            n = min(k, room) if room > 0 else min(k, MAX_FOREIGN_LINES)
+            self.add_foreign(line_no, "\n" * (n - 1), n)
+            line_no += n
+            k -= n
+
+    def close_foreign(self) -> None:
+        f = self.foreign
+        if f is None:
+            return
+        self.foreign = None
+        text = "\n".join(f[1])
+        self.sink.nbytes += len(text)
+        self.sink.add("log_lines", {"file": self.ctx.file, "line_no": f[0], "n_lines": f[3], "rank": self.ctx.rank,
+                                    "message": text, "foreign": True})
+
+    # -- messages --------------------------------------------------------------------
+    def close(self, msg: _Msg) -> None:
+        if msg.pid is not None:
+            self.held -= msg.nbytes
+        text = msg.text
+        st = self.stats
+        st.events += 1
+        kind = msg.artifact or "untagged"
+        st.kinds[kind] = st.kinds.get(kind, 0) + 1
+        if msg.ts is not None:
+            st.merge_ts(msg.ts, msg.ts)
+        self.sink.nbytes += len(text)
+        self.sink.add("log_lines", {
+            "file": self.ctx.file, "line_no": msg.line_no, "n_lines": msg.n_lines, "ts": msg.ts, "level": msg.level,
+            "pid": msg.pid, "pathname": msg.path, "lineno": msg.lineno, "compile_id": msg.cid, "attempt": msg.attempt,
+            "artifact": msg.artifact, "message": text, "foreign": False, "rank": msg.rank,
+        })
+        self.messages.message(msg, text)
+
+    def finish(self) -> None:
+        self.close_old()
+        self.close_foreign()
+        self.close_open()
+        self.messages.finish()
+
+    def close_open(self) -> None:
+        """Close every open glog message, in line order."""
+        msgs = sorted(self.open.values(), key=lambda m: m.line_no)
+        self.open.clear()
+        for msg in msgs:
+            self.close(msg)
+
+
+def read_torch_logs(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
+    """Parse one TORCH_LOGS stderr capture given as byte chunks; yield ``(table, batch)``. The lines
+    that say how processes ended also become ``outcome_evidence`` rows (:mod:`.outcome_lines`), vLLM's
+    compile lines ``vllm_log_events`` rows (:mod:`.vllm_lines`)."""
+    return read_lines(chunks, ctx, [OutcomeLines, VllmLines, LogLines])
+
+
+# ----------------------------------------------------------------------------- sniffing
+
+_SNIFF_TEXT = re.compile(
+    rb"^(?:\[[^\]\n]{1,64}\][ :]*|\([^)\n]{1,64}\)[ :]*)?(?:\[rank\d+\]:)?[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d{1,6} +\d+ [^\]\n]+:\d+\](?P<json> \{)?", re.M)
+_SNIFF_OLD = re.compile(rb"^(?:\[rank\d+\]:)?\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\](?: \[!?[\d/_]+\])? torch\.[\w.]+: "
+                        rb"\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] ", re.M)
+
+
+def sniff_torch_logs(head: bytes, name: str) -> bool:
+    """TORCH_LOGS text: glog lines whose message is text (a TORCH_TRACE header's is a JSON object),
+    anywhere in the head (stderr often starts with warnings or prints). Captures that also hold
+    Spyre lines are recognised by the Spyre format first (it comes earlier in the registry) and read
+    with both line readers."""
+    text = trace_like = 0
+    for m in _SNIFF_TEXT.finditer(head):
+        if m.group("json"):
+            trace_like += 1
+        else:
+            text += 1
+    if text == 0:
+        text = len(_SNIFF_OLD.findall(head))
+    return text > 0 and text >= trace_like
+
+
+FORMAT = Format("torch_logs", "TORCH_LOGS text: a stderr capture of torch's log lines", sniff_torch_logs, read_torch_logs,
+                auxiliary=True, source="torch_logs", source_rank=4)
