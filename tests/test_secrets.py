@@ -144,3 +144,23 @@ def test_no_planted_secret_in_the_bundles_or_in_what_pt2logs_run_prints(planted:
     err = planted["run"].stderr
     own = err[err.index("pt2logs: `"):]  # after the program ended: pt2logs' own lines (the program's are its own)
     assert "--token ***" in own and [s for s in PLANTED if s in own] == []
+
+
+def test_a_secret_in_a_column_of_repeated_values_is_masked_in_every_row_that_holds_it() -> None:
+    """Columns whose values repeat (cache-key components, inductor configs) are scanned by their
+    distinct values: every row holding a secret-shaped value is still masked, the others untouched."""
+    import pyarrow as pa
+
+    from pt2logs.redaction.masking import scrub_batches
+
+    secret = "Authorization: token ghp_" + "x" * 36
+    values = (["fx_kwargs", "inputs", secret, "torch_version"] * 100)[:397]
+    batch = pa.record_batch({"component": values, "value": [f"v{i}" for i in range(397)]})
+    clean = pa.record_batch({"component": values[:2] * 200, "value": ["x"] * 400})
+    scrubbed = scrub_batches([clean, batch, clean])
+    assert scrubbed[0] is clean and scrubbed[2] is clean  # nothing secret-shaped: the batch itself, not a copy
+    out = scrubbed[1].column("component").to_pylist()
+    held = [i for i, v in enumerate(values) if v == secret]
+    assert len(held) == 99
+    assert all("ghp_" not in out[i] and "***" in out[i] for i in held)
+    assert [v for i, v in enumerate(out) if i not in held] == [v for i, v in enumerate(values) if i not in held]

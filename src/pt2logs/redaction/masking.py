@@ -10,7 +10,7 @@ Two halves:
   ingest reads them — in every file of the capture folder (:func:`scrub_folder`: trace records get their
   ``has_payload`` md5 recomputed, so they still read as intact). The secrets themselves are never
   written anywhere, so a later ``pt2logs ingest`` of the folder reads files that no longer hold them.
-* :func:`scrub_batch`: every string column of every row pt2logs writes (log lines, commands, error
+* :func:`scrub_batches`: every string column of every row pt2logs writes (log lines, commands, error
   messages, payloads: graphs, guards, output code) goes through :func:`pt2logs.redaction.redact.redact` when a
   cheap vectorised prefilter (one RE2 pass per column) says a secret shape could be in it.
 
@@ -22,7 +22,9 @@ killed before its scrub leaves the capture's trace as torch wrote it (stderr is 
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -233,31 +235,54 @@ _KEEP = frozenset({"run_id", "txn", "source", "file", "path", "relpath", "root",
                    "frame_key", "payload_key", "args_key", "tags", "user_root", "cwd"})
 
 
-def scrub_batch(batch: pa.RecordBatch, skip: Iterable[str] = ()) -> pa.RecordBatch:
-    """``batch`` with secret shapes masked in its text columns; untouched (the same object) when no
-    value could hold one; columns ``skip`` are left alone. One RE2 pass over all its text columns at once (compiling the pattern costs
-    more than scanning a small batch), then the Python rules on the few values it finds."""
+def scrub_batches(batches: list[pa.RecordBatch], skip: Iterable[str] = ()) -> list[pa.RecordBatch]:
+    """``batches`` with secret shapes masked in their text columns; a batch with no value that could
+    hold one is returned as it is (the same object); columns ``skip`` are left alone. One RE2 pass
+    over all their text columns at once (the writer scrubs a row group's batches together: compiling
+    the pattern costs more than scanning a small batch), each distinct value of a column whose values
+    repeat (cache-key components, inductor configs) scanned once; then the Python rules on the few
+    values it finds."""
     skip = set(skip)
-    idx = [i for i, f in enumerate(batch.schema)
-           if f.name not in _KEEP and f.name not in skip and (pa.types.is_string(f.type) or pa.types.is_large_string(f.type))]
-    if not idx or batch.num_rows == 0:
-        return batch
-    every = pa.concat_arrays([batch.column(i).cast(pa.large_string()) for i in idx])
+    pieces: list[tuple[int, int, pa.Array]] = []  # (batch, column, what is scanned)
+    for b, batch in enumerate(batches):
+        for i, f in enumerate(batch.schema):
+            if batch.num_rows and f.name not in _KEEP and f.name not in skip and \
+                    (pa.types.is_string(f.type) or pa.types.is_large_string(f.type)):
+                pieces.append((b, i, _distinct_when_repeated(batch.column(i))))
+    if not pieces:
+        return batches
+    scanned = [s.dictionary if isinstance(s, pa.DictionaryArray) else s for _, _, s in pieces]
+    every = pa.concat_arrays([s.cast(pa.large_string()) for s in scanned])
     hit = pc.match_substring_regex(every, PREFILTER)
     if not pc.any(hit).as_py():
-        return batch
-    n = batch.num_rows
-    changed: dict[int, dict[int, str]] = {}
-    at = pc.indices_nonzero(hit)
-    for j, v in zip(at.to_pylist(), pc.take(every, at).to_pylist(), strict=True):
-        if (r := redact(v)) != v:
-            changed.setdefault(idx[j // n], {})[j % n] = r
-    if not changed:
-        return batch
-    cols = list(batch.columns)
-    for i, rows in changed.items():
-        values = cols[i].to_pylist()
+        return batches
+    changed: dict[tuple[int, int], dict[int, str]] = {}
+    starts = list(itertools.accumulate((len(s) for s in scanned), initial=0))
+    for j, v in zip(pc.indices_nonzero(hit).to_pylist(), pc.filter(every, hit).to_pylist(), strict=True):
+        if (r := redact(v)) == v:
+            continue
+        k = bisect.bisect_right(starts, j) - 1
+        b, i, s = pieces[k]
+        rows = [j - starts[k]]
+        if isinstance(s, pa.DictionaryArray):  # every row holding that distinct value
+            rows = pc.indices_nonzero(pc.equal(s.indices, rows[0])).to_pylist()
+        changed.setdefault((b, i), {}).update(dict.fromkeys(rows, r))
+    out = list(batches)
+    for (b, i), rows in changed.items():
+        values = out[b].column(i).to_pylist()
         for j, r in rows.items():
             values[j] = r
-        cols[i] = pa.array(values, batch.schema.field(i).type)
-    return pa.RecordBatch.from_arrays(cols, schema=batch.schema)
+        out[b] = out[b].set_column(i, out[b].schema.field(i), pa.array(values, out[b].schema.field(i).type))
+    return out
+
+
+#: a column is scanned by its distinct values when its first rows hold at most one distinct value in this many
+REPEATS = 4
+
+
+def _distinct_when_repeated(col: pa.Array) -> pa.Array:
+    """``col``, or its dictionary encoding when its values repeat (judged on its first 256 rows):
+    hashing a value is cheaper than scanning it again."""
+    if len(col) < 64 or len(pc.unique(col.slice(0, 256))) * REPEATS > min(len(col), 256):
+        return col
+    return pc.dictionary_encode(col)

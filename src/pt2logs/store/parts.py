@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 import pt2logs.tables  # noqa: F401  (registers every table)
 from pt2logs.inputs.sources import filesystem, full_path, is_remote
-from pt2logs.redaction.masking import scrub_batch
+from pt2logs.redaction.masking import scrub_batches
 from pt2logs.tables.schema import TABLES
 
 PARTITION = "ingest_date"
@@ -177,9 +177,6 @@ class PartWriter:
     def write(self, table: str, batch: pa.RecordBatch) -> None:
         if batch.num_rows == 0:
             return
-        # secret shapes out of every text column (pt2logs.redaction.masking); a text the store keeps is scrubbed
-        # once, as the store's new row (below), not in every row that repeats it
-        batch = scrub_batch(batch, skip={t for t, _ in STORED.get(table, ())} if self.payloads is not None else ())
         for text, key in STORED.get(table, ()):
             if key in batch.schema.names:  # (a compaction copies rows with their keys)
                 continue
@@ -211,6 +208,9 @@ class PartWriter:
         nbytes = self._bytes.pop(table, 0)
         if not batches:
             return
+        # secret shapes out of every text column (pt2logs.redaction.masking), a row group at a time; a text the
+        # store keeps is scrubbed once, as the store's new row, not in every row that repeats it
+        batches = scrub_batches(batches, skip={t for t, _ in STORED.get(table, ())} if self.payloads is not None else ())
         schema = self._schema(table)
         data = pa.Table.from_batches(batches, schema=schema)
         w = self._writers.get(table)
