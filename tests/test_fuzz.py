@@ -26,7 +26,8 @@ from tests.readers.test_format_contract import EXAMPLES
 import pt2logs
 from pt2logs.readers import FORMATS
 from pt2logs.readers.kit import FileContext
-from pt2logs.tables.schema import TABLES, stamp
+from pt2logs.tables.rows import stamp
+from pt2logs.tables.schema import TABLES
 
 pytestmark = pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures not present")
 

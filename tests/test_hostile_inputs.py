@@ -44,7 +44,7 @@ def _table_rows(wh: str) -> dict[str, list[str]]:
 def test_a_trace_named_in_non_utf8_bytes_reads_the_same_on_both_paths(tmp_path, monkeypatch):
     """Before: the native path lost the file (reader_failed: surrogates not allowed, from the file
     column) where the Python path read it. Both now give the same rows in every table, the name's bad
-    bytes as \\xNN (schema.safe_text)."""
+    bytes as \\xNN (rows.safe_text)."""
     src = next(SAMPLE_TRACE.iterdir())
     d = tmp_path / "in"
     d.mkdir()

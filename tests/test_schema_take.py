@@ -1,5 +1,5 @@
 """Rows.take / TupleRows.take (a small batch's columns made a type at a time: pt2logs.tables.small_batch) make
-the batch the per-column path (``schema._columns``, the oracle) makes from the same values, and report the
+the batch the per-column path (``rows._columns``, the oracle) makes from the same values, and report the
 same values as not fitting their column, in the same order; where the oracle raises, so does take."""
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pt2logs.tables  # noqa: F401  (registers the tables)
-from pt2logs.tables import schema
-from pt2logs.tables.schema import TABLES, TS_LIMIT, TS_MIN, Rows, TupleRows, _columns
+from pt2logs.tables import rows
+from pt2logs.tables.rows import TS_LIMIT, TS_MIN, Rows, TupleRows, _columns
+from pt2logs.tables.schema import TABLES
 from pt2logs.tables.small_batch import SmallBatch
 
 _UTC = timezone.utc
@@ -215,7 +216,7 @@ def test_uneven_columns_fail_as_before():
 
 
 def test_the_fast_path_is_the_one_in_use():
-    assert schema._small.per_column is _columns
+    assert rows._small.per_column is _columns
 
 
 def test_text_arrow_cannot_store_in_a_json_column_is_reported_as_in_a_str_column():

@@ -1,4 +1,4 @@
-"""SegmentRows (rows arriving in pieces) makes the batch :class:`~pt2logs.tables.schema.Rows` makes from the same
+"""SegmentRows (rows arriving in pieces) makes the batch :class:`~pt2logs.tables.rows.Rows` makes from the same
 rows added one at a time: same values, same order, the same values reported as not fitting their column."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import pt2logs.tables  # noqa: F401  (registers the tables)
 from pt2logs.analysis.cache_keys import component_kind
 from pt2logs.readers.segment_rows import SegmentRows
-from pt2logs.tables.schema import Rows
+from pt2logs.tables.rows import Rows
 
 _INT = st.one_of(st.integers(-5, 5), st.just(2**40), st.just("7"), st.just("x"), st.none(), st.just(1.5))
 _STR = st.one_of(st.text(max_size=4), st.none(), st.integers(0, 3), st.just(["a"]))
@@ -148,7 +148,7 @@ def test_native_tuple_rows_keep_the_order_and_reports_of_tuple_rows(items):
     a TupleRows given every row as a tuple, in the order they were added."""
     from pt2logs.readers.segment_rows import NativeTupleRows
     from pt2logs.readers.trace.events.phases import FIELDS, NATIVE_FIELDS
-    from pt2logs.tables.schema import TupleRows
+    from pt2logs.tables.rows import TupleRows
 
     fits = {"rank": 2, "line_no": 7, "compile_id": "0/0", "phase": "p", "parent_phase": None, "depth": 1, "stage": "s",
             "top_level": True, "start_us": 5, "duration_us": None, "ts": 1733498295925105, "is_instant": False,

@@ -19,7 +19,7 @@ from tests.readers.test_native_events import line, md5, tables
 
 from pt2logs.readers.trace import native as records_native
 from pt2logs.readers.trace.events.phases import NATIVE_FIELDS, ROOTS, WRAPPERS
-from pt2logs.tables.schema import TS_LIMIT, TS_MIN
+from pt2logs.tables.rows import TS_LIMIT, TS_MIN
 
 pytestmark = pytest.mark.skipif(records_native._ext is None, reason="native extension not built")
 

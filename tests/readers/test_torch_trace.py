@@ -113,7 +113,8 @@ def test_compilation_metrics_every_field_and_extra():
 def test_compilation_metrics_values_are_coerced_as_the_column_kind_says(field, value):
     """Each field's value as :func:`pt2logs.tables.schema._coerce` makes it for its column (a value already of the
     column's type as it is); one that fits no column is NULL there and kept in ``extra``."""
-    from pt2logs.tables.schema import TABLES, _coerce
+    from pt2logs.tables.rows import _coerce
+    from pt2logs.tables.schema import TABLES
 
     kind = TABLES["compilation_metrics"].column(field).kind
     tables, _ = read(record({"compilation_metrics": {"compile_id": "0/0", field: value}, "frame_id": 0, "frame_compile_id": 0}))

@@ -11,7 +11,7 @@
  * Rows are written straight into Arrow column buffers (a PhaseCols, phase_cols.c), never as Python objects;
  * so a row is written here only when every value of it fits its column as the Python row's would (a rank
  * in int32, a start inside the `ts` column's years 1-9999, text that is UTF-8, a category that is text or
- * null): a value the Python path would report as not fitting (schema.to_array's on_bad) is left to it.
+ * null): a value the Python path would report as not fitting (rows.to_array's on_bad) is left to it.
  *
  * chromium(cols, payload, cid, spans, rows, rank, line_no, roots, wrappers)
  *   -> 0: not taken (nothing changed); 1: done; (cid, dur_us): done, and an entire_frame_compile span closed

@@ -19,7 +19,7 @@ from rich.markup import escape
 
 from pt2logs.cli.outputs import cell
 from pt2logs.ingestion import IngestResult
-from pt2logs.tables.schema import safe_text
+from pt2logs.tables.rows import safe_text
 
 
 def _mb(n: float) -> str:

@@ -40,7 +40,7 @@ from pt2logs.inputs.listing import entry, walk
 from pt2logs.inputs.run_folders import RunFolders, anchor
 from pt2logs.inputs.sources import COMPRESSED_SUFFIXES, filesystem, full_path, read_head
 from pt2logs.readers import FORMATS, Format, detect
-from pt2logs.tables.schema import safe_text
+from pt2logs.tables.rows import safe_text
 
 RANK_IN_NAME = re.compile(r"rank_(\d{1,6})(?!\d)")
 RANK_IN_HEAD = re.compile(rb'"rank": (\d{1,6})[,}]')

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pt2logs.inputs.sources import is_remote
-from pt2logs.tables.schema import safe_text
+from pt2logs.tables.rows import safe_text
 
 #: (path, size, mtime in seconds, change token) of one file
 Entry = tuple[str, int, float | None, str | None]

@@ -47,7 +47,7 @@ from pt2logs.readers.bounded import (  # noqa: F401  (the kit's names: readers i
     whole,
 )
 from pt2logs.readers.segment_rows import Derived, SegmentRows
-from pt2logs.tables.schema import Rows, TupleRows
+from pt2logs.tables.rows import Rows, TupleRows
 
 #: what a reader yields: (table name, record batch)
 Batch = tuple[str, pa.RecordBatch]
@@ -191,7 +191,7 @@ class RowSink:
         return r  # type: ignore[return-value]
 
     def tuples(self, name: str, fields: tuple[str, ...]) -> TupleRows:
-        """A tuple accumulator for a hot table (see :class:`~pt2logs.tables.schema.TupleRows`)."""
+        """A tuple accumulator for a hot table (see :class:`~pt2logs.tables.rows.TupleRows`)."""
         r = self.rows.get(name)
         if r is None:
             r = self.rows[name] = TupleRows(name, fields)

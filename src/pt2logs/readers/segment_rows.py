@@ -6,7 +6,7 @@ hands over as Arrow arrays. :class:`SegmentRows` keeps each piece as it came (it
 its row count, its own columns) and makes the batch at :meth:`SegmentRows.take`: a shared column is
 one small array of the pieces' values, repeated; the pieces' own columns are concatenated; a derived
 column is computed once per distinct value of the column it comes from. Same batch, row for row, as
-:class:`~pt2logs.tables.schema.Rows` would make from the same rows added one dict at a time (values that fit
+:class:`~pt2logs.tables.rows.Rows` would make from the same rows added one dict at a time (values that fit
 no column reported through ``on_bad`` once per row, as there).
 """
 
@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from pt2logs.tables.schema import TABLES, OnBad, Table, TupleRows, safe_text, to_array
+from pt2logs.tables.rows import OnBad, TupleRows, safe_text, to_array
+from pt2logs.tables.schema import TABLES, Table
 
 #: column → (the column it is computed from, the function of one value)
 Derived = dict[str, tuple[str, Callable[[Any], Any]]]
@@ -107,7 +108,7 @@ class SegmentRows:
 
 
 class NativeTupleRows(TupleRows):
-    """:class:`~pt2logs.tables.schema.TupleRows` (the Python handlers' rows, one tuple each) beside rows written
+    """:class:`~pt2logs.tables.rows.TupleRows` (the Python handlers' rows, one tuple each) beside rows written
     natively as Arrow column buffers: ``native`` (``_native/phase_cols.c``'s PhaseCols: the columns
     ``native_fields``, and for each of its rows how many tuple rows were added before it); the ``shared``
     columns (the same for every native row: source, file) are not in them. :meth:`take` makes the batch of

@@ -134,7 +134,7 @@ def _dead_rows(con, wh: Warehouse, by_table: dict[str, list[str]]) -> int:
 
 def _rewrite(con, wh: Warehouse, part: str, by_table: dict[str, list[str]], res: CompactResult) -> None:
     from pt2logs.query.views import arrow_batches
-    from pt2logs.tables.schema import stamp
+    from pt2logs.tables.rows import stamp
 
     txn = wh.begin()
     info = TxnInfo(wh.location, txn.id, part)

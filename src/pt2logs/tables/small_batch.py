@@ -7,7 +7,7 @@ Arrow type into one list, converts it with one ``pa.array`` call and hands each 
 column of only None gets a null array (cached per kind and length).
 
 It is a shortcut, never a second set of rules. The per-column path (``schema._columns`` →
-``schema.to_array``) makes a column with ``pa.array(values, type=...)`` and only does something else
+``rows.to_array``) makes a column with ``pa.array(values, type=...)`` and only does something else
 when that call fails (or, for ``ts``, finds a value out of range; for text, sees ``bytes`` first).
 Given the type, pyarrow converts each value on its own, so one call on a group's values succeeds
 exactly when every column's own call would, and gives their arrays one after another. A group is

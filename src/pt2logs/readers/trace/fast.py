@@ -32,7 +32,7 @@ from pt2logs.readers.trace.state import (
     KNOWN_PLAIN,
     TraceState,
 )
-from pt2logs.tables.schema import safe_text
+from pt2logs.tables.rows import safe_text
 
 #: the columns event_columns returns, in order, with their Arrow types; "key" and "tod" (the row's
 #: local date key and time of day) become ``ts`` when the time base is known

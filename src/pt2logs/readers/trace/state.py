@@ -23,7 +23,8 @@ from pt2logs.readers.kit import EXCERPT, Batch, FileContext, RowSink
 from pt2logs.readers.segment_rows import Derived, SegmentRows
 from pt2logs.readers.timebase import TimeBase
 from pt2logs.readers.trace.records import Record
-from pt2logs.tables.schema import TABLES, TS_LIMIT, TS_MIN, Rows, TupleRows, to_array
+from pt2logs.tables.rows import TS_LIMIT, TS_MIN, Rows, TupleRows, to_array
+from pt2logs.tables.schema import TABLES
 
 CONTEXT_KEYS = frozenset(
     {"rank", "compiled_autograd_id", "frame_id", "frame_compile_id", "attempt", "stack", "subgraph_name", "has_payload"}
@@ -97,7 +98,7 @@ class TraceState:
         return r  # type: ignore[return-value]
 
     def tuples(self, name: str, fields: tuple[str, ...]) -> TupleRows:
-        """A tuple accumulator for a hot table (see :class:`~pt2logs.tables.schema.TupleRows`)."""
+        """A tuple accumulator for a hot table (see :class:`~pt2logs.tables.rows.TupleRows`)."""
         return self.out.tuples(name, fields)
 
     def _fill(self, name: str, row: dict[str, Any]) -> dict[str, Any]:

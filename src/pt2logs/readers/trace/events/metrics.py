@@ -20,7 +20,8 @@ import orjson
 
 from pt2logs.readers.trace.state import TraceState, handles
 from pt2logs.tables.core import CM_OWN
-from pt2logs.tables.schema import TABLES, _coerce
+from pt2logs.tables.rows import _coerce
+from pt2logs.tables.schema import TABLES
 
 KINDS = ("compilation_metrics", "bwd_compilation_metrics", "compilation_metrics_runtime", "bwd_compilation_metrics_runtime")
 

@@ -19,7 +19,7 @@ import orjson
 from pt2logs.readers.segment_rows import NativeTupleRows
 from pt2logs.readers.trace.events.metrics import FRAME_SPAN_US
 from pt2logs.readers.trace.state import TraceState, handles
-from pt2logs.tables.schema import TupleRows
+from pt2logs.tables.rows import TupleRows
 
 #: compile_phases fields, in the order rows are built (TupleRows: one tuple per row)
 FIELDS = ("source", "file", "rank", "line_no", "compile_id", "phase", "parent_phase", "depth", "stage", "top_level",
