@@ -59,3 +59,9 @@ def iso_us(text: str) -> int | None:
         return None
     delta = d - _EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def carried_columns(c: Carried) -> dict[str, Any]:
+    """The ``log_lines`` columns of what a line carried (tables/text.py)."""
+    return {"stream": c.stream, "collected_ts": c.ts, "host": c.host, "pod": c.pod, "container": c.container,
+            "worker": c.worker, "repeat": c.repeat, "wrapped": c.via or None}

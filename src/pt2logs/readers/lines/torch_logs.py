@@ -39,6 +39,7 @@ from datetime import date
 from typing import Any
 
 from pt2logs.readers.kit import Batch, FileContext, Format, RowSink, read_lines
+from pt2logs.readers.lines.carried import carried_columns
 from pt2logs.readers.lines.log_messages import MessageRows
 from pt2logs.readers.lines.outcome_lines import OutcomeLines
 from pt2logs.readers.lines.vllm_lines import VllmLines
@@ -90,7 +91,7 @@ def split_compile_id(trace_id: str | None) -> tuple[str | None, int | None]:
 
 class _Msg:
     __slots__ = ("line_no", "n_lines", "prefix", "rank", "level", "pid", "path", "lineno",
-                 "cid", "attempt", "artifact", "parts", "nbytes", "ts")
+                 "cid", "attempt", "artifact", "parts", "nbytes", "ts", "carried")
 
     def __init__(self, line_no: int, prefix: str, rank: int | None, level: str, pid: int | None, path: str | None,
                  lineno: int | None, cid: str | None, attempt: int | None, artifact: str | None, msg: str):
@@ -108,6 +109,7 @@ class _Msg:
         self.parts = [msg]
         self.nbytes = len(msg)
         self.ts: int | None = None
+        self.carried: Any = None  # what the first line's collector framing and launcher prefixes said
 
     @property
     def text(self) -> str:
@@ -131,6 +133,10 @@ class LogLines:
 
     def error(self, kind: str, line_no: int | None, message: str, excerpt: bytes | str = b"", severity: str = "warning") -> None:
         self.sink.error(kind, line_no, message, excerpt, severity)
+
+    def _rank(self, carried: Any) -> int | None:
+        """The rank of a line without ``[rankN]:``: the one a launcher's prefix named (srun --label), else the file's."""
+        return carried.rank if carried is not None and carried.rank is not None else self.ctx.rank
 
     # -- time --------------------------------------------------------------------
     def _ts(self, mmdd: int, tod: int | None, line_no: int) -> int | None:
@@ -179,7 +185,8 @@ class LogLines:
     def glog_line(self, line_no: int, text: str, m: re.Match) -> None:
         start = m.start("msg") if m.group("msg") is not None else len(text)
         prefix = text[:start].rstrip()  # an empty message line may have lost its trailing space (pastes, editors)
-        rank = int(m.group("rank")) if m.group("rank") is not None else self.ctx.rank
+        carried = self.sink.carried
+        rank = int(m.group("rank")) if m.group("rank") is not None else self._rank(carried)
         if rank is not None and rank >= MAX_RANK:
             self.error("bad_value", line_no, f"[rank{m.group('rank')[:40]}] is not a rank; read as no rank, line kept")
             rank = None
@@ -206,6 +213,7 @@ class LogLines:
         new = _Msg(line_no, prefix, rank, m.group("level"), pid, m.group("path"), int(m.group("lineno")), cid, attempt,
                    m.group("artifact"), msg)
         new.ts = self._ts(int(m.group("mmdd")), _tod(m.group("time")), line_no)
+        new.carried = carried
         self.open[key] = new
         self.held += new.nbytes
         if rank is not None:
@@ -224,7 +232,7 @@ class LogLines:
         self.close_old()
         logger = o.group("logger")
         art = logger.rsplit(".", 1)[-1]
-        rank = int(o.group("rank")) if o.group("rank") is not None else self.ctx.rank
+        rank = int(o.group("rank")) if o.group("rank") is not None else self._rank(self.sink.carried)
         if rank is not None and rank >= MAX_RANK:
             self.error("bad_value", line_no, f"[rank{o.group('rank')[:40]}] is not a rank; read as no rank, line kept")
             rank = None
@@ -233,6 +241,7 @@ class LogLines:
         cid, attempt = split_compile_id(o.group("trace_id"))
         new = _Msg(line_no, prefix, rank, _LEVELS[o.group("levelname")], None, logger, None, cid, attempt,
                    art[2:] if art.startswith("__") else None, o.group("msg"))
+        new.carried = self.sink.carried
         try:
             d = date.fromisoformat(o.group("date"))
             tod = _tod(f"{o.group('time')}.{o.group('ms')}")
@@ -255,7 +264,7 @@ class LogLines:
             self.close_foreign()
             f = None
         if f is None:
-            self.foreign = [line_no, [text], len(text), n]
+            self.foreign = [line_no, [text], len(text), n, self.sink.carried]
         else:
             f[1].append(text)
             f[2] += len(text) + 1
@@ -279,8 +288,11 @@ class LogLines:
         self.foreign = None
         text = "\n".join(f[1])
         self.sink.nbytes += len(text)
-        self.sink.add("log_lines", {"file": self.ctx.file, "line_no": f[0], "n_lines": f[3], "rank": self.ctx.rank,
-                                    "message": text, "foreign": True})
+        row = {"file": self.ctx.file, "line_no": f[0], "n_lines": f[3], "rank": self._rank(f[4]), "message": text,
+               "foreign": True}
+        if f[4] is not None:
+            row.update(carried_columns(f[4]))
+        self.sink.add("log_lines", row)
 
     # -- messages --------------------------------------------------------------------
     def close(self, msg: _Msg) -> None:
@@ -294,11 +306,14 @@ class LogLines:
         if msg.ts is not None:
             st.merge_ts(msg.ts, msg.ts)
         self.sink.nbytes += len(text)
-        self.sink.add("log_lines", {
+        row = {
             "file": self.ctx.file, "line_no": msg.line_no, "n_lines": msg.n_lines, "ts": msg.ts, "level": msg.level,
             "pid": msg.pid, "pathname": msg.path, "lineno": msg.lineno, "compile_id": msg.cid, "attempt": msg.attempt,
             "artifact": msg.artifact, "message": text, "foreign": False, "rank": msg.rank,
-        })
+        }
+        if msg.carried is not None:
+            row.update(carried_columns(msg.carried))
+        self.sink.add("log_lines", row)
         self.messages.message(msg, text)
 
     def finish(self) -> None:
@@ -347,4 +362,4 @@ def sniff_torch_logs(head: bytes, name: str) -> bool:
 
 
 FORMAT = Format("torch_logs", "TORCH_LOGS text: a stderr capture of torch's log lines", sniff_torch_logs, read_torch_logs,
-                auxiliary=True, source="torch_logs", source_rank=4)
+                auxiliary=True, source="torch_logs", source_rank=4, lines=True)
