@@ -97,8 +97,8 @@ FRAMINGS: tuple[Framing, ...] = (
         'torch/_dynamo/convert_frame.py:1016] msg","timestamp":"2026-11-26T17:36:29.939238993Z"}',
         "json", needs=("line",), keys=("line",)),
     Framing(
-        "cloudwatch_json", "AWS CloudWatch Logs events, one per line (`aws logs filter-log-events` / `get-log-events` "
-        "events, Logs Insights JSON export); the message is often itself a Fluent Bit / Docker record",
+        "cloudwatch_json", "AWS CloudWatch Logs events written one per line (the events of `aws logs filter-log-events` "
+        "/ `get-log-events`, e.g. through `jq -c '.events[]'`); the message is often itself a Fluent Bit / Docker record",
         "docs.aws.amazon.com/AmazonCloudWatchLogs/latest/APIReference/API_FilteredLogEvent.html (logStreamName, "
         "timestamp in ms, message, ingestionTime, eventId)",
         '{"logStreamName":"trainer-0","timestamp":1795714589939,"message":"[rank0]:W1126 17:36:29.939000 1234 '

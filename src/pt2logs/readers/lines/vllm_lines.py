@@ -11,7 +11,9 @@ each reader that knows them. The lines it knows (the prefix and messages in
 
 Rules:
 
-* ANSI colour codes are removed first; a Ray `` [repeated Nx across cluster]`` suffix is dropped.
+* ANSI colour codes are removed first; a Ray `` [repeated Nx across cluster]`` suffix is taken off and N kept as
+  ``repeat`` (the unwrapping layer, :mod:`.framing`, takes it off first when the capture carries Ray's prefixes).
+* A process prefix the unwrapping layer took off (``sink.carried``) names the process when the line has none.
 * The process is the last ``(name pid=N)`` group before the logger's part; the rank is ``rank=N`` in
   it (``VllmWorker rank=0``), else the ``rank_<r>_<dp>`` folder of the cache directory the same pid named,
   else the file's own rank.
