@@ -183,3 +183,14 @@ def test_framed_foreign_text_stays_foreign() -> None:
         found, out = unwrap_file(data)
         assert found is not None and [t for _, t, _ in out] == foreign, name
         assert sniff("\n".join(t for _, t, _ in out).encode(), "stderr.log") is None, name
+
+
+def test_open_parts_are_bounded() -> None:
+    """Docker parts (no trailing \\n) of many made-up streams: at most MAX_OPEN held, the oldest handed over, none lost."""
+    lines = ['{"log":"whole\\n","stream":"stderr","time":"2026-11-26T17:36:29Z"}']
+    lines += [f'{{"log":"part{i}","stream":"s{i}","time":"2026-11-26T17:36:29Z"}}' for i in range(40)]
+    u = F.Unwrap(F.detect(("\n".join(lines) + "\n").encode()))
+    out = [x for i, t in enumerate(lines) for x in u.feed(i + 1, t)]
+    assert len(u.open) == F.MAX_OPEN
+    out += u.finish()
+    assert [t for _, t, _ in out] == ["whole"] + [f"part{i}" for i in range(40)]

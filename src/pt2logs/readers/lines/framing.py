@@ -43,6 +43,8 @@ from pt2logs.readers.lines.framing_patterns import FRAMINGS, PREFIXES, RAY_REPEA
 HEAD_LINES = 400
 #: the longest line handed over (the kit's MAX_TEXT_LINE): a longer joined line keeps its head
 MAX_LINE = 1 << 20
+#: the most lines open (written in parts, not yet ended) at once: one per stream, so a few
+MAX_OPEN = 8
 _JSON_START = re.compile(r'\{\s*"')
 
 
@@ -314,7 +316,10 @@ class Unwrap:
         cur = self.open.get(key)
         if cur is None and not partial:
             return [(line_no, *self.strip(msg[:-1] if msg.endswith("\r") else msg, c))]
+        out: list[Inner] = []
         if cur is None:
+            if len(self.open) >= MAX_OPEN:  # streams are few: a file that opens more is damage, the oldest goes over
+                out = self.close(min(self.open, key=lambda k: self.open[k][0]))
             cur = self.open[key] = [line_no, [], 0, c]
         if cur[2] < self.max_line:
             cur[1].append(msg)
@@ -323,8 +328,8 @@ class Unwrap:
                           f"{self.max_line >> 10} KiB were kept, the rest skipped")
         cur[2] += len(msg)
         if partial:
-            return []
-        return self.close(key)
+            return out
+        return out + self.close(key)
 
     def close(self, key: str | None) -> list[Inner]:
         line_no, parts, _, c = self.open.pop(key)
