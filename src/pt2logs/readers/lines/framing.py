@@ -105,9 +105,18 @@ def line_framing(line: str) -> Framing | None:
     return t[0] if t else None
 
 
+#: a line that may start a framing or a prefix (one scan of the head from newline to newline: most heads have
+#: none, and are done)
+_MAYBE = re.compile(
+    rb"\n(?:\d{4}-\d\d-\d\dT|[A-Z][a-z]{2} [ \d]\d \d\d:|\{ ?\"| {0,6}(?:P\d+ +)?\d{1,7}: |\[[A-Za-z_-]+\d+\]:|\[actor="
+    rb"|(?:\x1b\[[0-9;]*m)?(?:\([^()\n]{0,200}pid=|\((?:raylet|autoscaler|gcs_server|monitor)|[\w.-]{1,128} +\| ))")
+
+
 def detect(head: bytes) -> Found | None:
     """A file's wrapping from its first bytes; None when its lines are neither framed nor prefixed
     (nor carry Ray's repeat suffix): read it as it is."""
+    if _MAYBE.search(b"\n" + head) is None and b"x across cluster]" not in head:
+        return None
     text = head.decode("utf-8", "replace")
     lines = text.split("\n")
     if len(lines) > 1 and not head.endswith(b"\n"):

@@ -185,8 +185,12 @@ class LogLines:
     def glog_line(self, line_no: int, text: str, m: re.Match) -> None:
         start = m.start("msg") if m.group("msg") is not None else len(text)
         prefix = text[:start].rstrip()  # an empty message line may have lost its trailing space (pastes, editors)
-        carried = self.sink.carried
-        rank = int(m.group("rank")) if m.group("rank") is not None else self._rank(carried)
+        r = m.group("rank")
+        if r is not None:
+            rank = int(r)
+        else:  # a launcher's prefix may have named it (srun --label: sink.carried)
+            c = self.sink.carried
+            rank = self.ctx.rank if c is None or c.rank is None else c.rank
         if rank is not None and rank >= MAX_RANK:
             self.error("bad_value", line_no, f"[rank{m.group('rank')[:40]}] is not a rank; read as no rank, line kept")
             rank = None
@@ -213,7 +217,7 @@ class LogLines:
         new = _Msg(line_no, prefix, rank, m.group("level"), pid, m.group("path"), int(m.group("lineno")), cid, attempt,
                    m.group("artifact"), msg)
         new.ts = self._ts(int(m.group("mmdd")), _tod(m.group("time")), line_no)
-        new.carried = carried
+        new.carried = self.sink.carried
         self.open[key] = new
         self.held += new.nbytes
         if rank is not None:
