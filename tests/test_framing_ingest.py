@@ -77,17 +77,19 @@ def test_framed_capture_reads_as_the_raw_one(wh: tuple, name: str) -> None:
         raw = (*raw[:2], sorted((k, 0 if r is None else r, m) for k, r, m in raw[2]), *raw[3:])
     assert facts(con, name) == raw
     (run_id,) = con.execute("select run_id from runs where name = ?", [name]).fetchall()[0]
-    wrapped = {r[0] for r in con.execute("select distinct wrapped from log_lines where run_id = ? and message <> ''",
-                                         [run_id]).fetchall()}
-    assert wrapped and None not in wrapped
+    n, wrapped = con.execute("select count(*), count(distinct wrapped) from log_lines l left join collected_lines c "
+                             "using (run_id, file, line_no) where run_id = ? and l.message <> '' and c.wrapped is null",
+                             [run_id]).fetchall()[0]
+    assert n == 0, "every row of a wrapped capture has its collected_lines row"
 
 
 def test_carried_columns(wh: tuple) -> None:
     con = pt2logs.connect(wh[0])
-    row = con.execute("select l.stream, l.collected_ts, l.pod, l.container from log_lines l join runs r using (run_id) "
+    assert con.execute("select count(*) from collected_lines c join runs r using (run_id) where r.name = 'raw'").fetchall()[0][0] == 0
+    row = con.execute("select l.stream, l.collected_ts, l.pod, l.container from collected_lines l join runs r using (run_id) "
                       "where r.name = 'gcp_logentry' order by line_no limit 1").fetchall()[0]
     assert row[0] == "stderr" and row[1] is not None and row[2:] == ("trainer-0", "trainer")
-    row = con.execute("select l.host, l.worker from log_lines l join runs r using (run_id) "
+    row = con.execute("select l.host, l.worker from collected_lines l join runs r using (run_id) "
                       "where r.name = 'journald' order by line_no limit 1").fetchall()[0]
     assert row == ("gpu-node-3", "python3")
 

@@ -61,7 +61,7 @@ def iso_us(text: str) -> int | None:
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
-def carried_columns(c: Carried) -> dict[str, Any]:
-    """The ``log_lines`` columns of what a line carried (tables/text.py)."""
-    return {"stream": c.stream, "collected_ts": c.ts, "host": c.host, "pod": c.pod, "container": c.container,
+def carried_columns(c: Carried, file: str, line_no: int, rank: int | None) -> dict[str, Any]:
+    """The ``collected_lines`` row of what a ``log_lines`` row's first line carried (tables/text.py)."""
+    return {"file": file, "line_no": line_no, "rank": rank, "stream": c.stream, "collected_ts": c.ts, "host": c.host, "pod": c.pod, "container": c.container,
             "worker": c.worker, "repeat": c.repeat, "wrapped": c.via or None}

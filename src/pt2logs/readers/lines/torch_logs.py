@@ -292,11 +292,11 @@ class LogLines:
         self.foreign = None
         text = "\n".join(f[1])
         self.sink.nbytes += len(text)
-        row = {"file": self.ctx.file, "line_no": f[0], "n_lines": f[3], "rank": self._rank(f[4]), "message": text,
-               "foreign": True}
+        rank = self._rank(f[4])
+        self.sink.add("log_lines", {"file": self.ctx.file, "line_no": f[0], "n_lines": f[3], "rank": rank,
+                                    "message": text, "foreign": True})
         if f[4] is not None:
-            row.update(carried_columns(f[4]))
-        self.sink.add("log_lines", row)
+            self.sink.add("collected_lines", carried_columns(f[4], self.ctx.file, f[0], rank))
 
     # -- messages --------------------------------------------------------------------
     def close(self, msg: _Msg) -> None:
@@ -310,14 +310,13 @@ class LogLines:
         if msg.ts is not None:
             st.merge_ts(msg.ts, msg.ts)
         self.sink.nbytes += len(text)
-        row = {
+        self.sink.add("log_lines", {
             "file": self.ctx.file, "line_no": msg.line_no, "n_lines": msg.n_lines, "ts": msg.ts, "level": msg.level,
             "pid": msg.pid, "pathname": msg.path, "lineno": msg.lineno, "compile_id": msg.cid, "attempt": msg.attempt,
             "artifact": msg.artifact, "message": text, "foreign": False, "rank": msg.rank,
-        }
+        })
         if msg.carried is not None:
-            row.update(carried_columns(msg.carried))
-        self.sink.add("log_lines", row)
+            self.sink.add("collected_lines", carried_columns(msg.carried, self.ctx.file, msg.line_no, msg.rank))
         self.messages.message(msg, text)
 
     def finish(self) -> None:
