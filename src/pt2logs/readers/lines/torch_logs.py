@@ -19,6 +19,10 @@ Every line of a multi-line message repeats the prefix. Rules (each tested):
   or are the indented lines that follow (2.0).
 * A glog line behind another program's prefix (``[2025-08-12 03:18:23.088] V0812 ...``, a wrapper's
   time stamp or ``(Worker pid=7)``) is read as the glog line.
+* A capture as a collector or launcher wrote it (Kubernetes, Docker, journald, exports; srun, compose, Ray,
+  vLLM, torchrun prefixes) reaches this reader unwrapped (:mod:`pt2logs.readers.lines.framing`): a launcher's
+  rank (srun's task id) is the rank of a line without ``[rankN]:``; what the wrapping said about a row's
+  first line is its ``collected_lines`` row.
 * Closed messages become ``recompiles`` / ``graph_breaks`` / ``kernels`` / ``extern_calls`` rows in
   :mod:`pt2logs.readers.lines.log_messages`.
 * :class:`LogLines` is a line reader of the kit (:func:`~pt2logs.readers.kit.read_lines`): it takes
