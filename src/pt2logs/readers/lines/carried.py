@@ -65,3 +65,30 @@ def carried_columns(c: Carried, file: str, line_no: int, rank: int | None) -> di
     """The ``collected_lines`` row of what a ``log_lines`` row's first line carried (tables/text.py)."""
     return {"file": file, "line_no": line_no, "rank": rank, "stream": c.stream, "collected_ts": c.ts, "host": c.host, "pod": c.pod, "container": c.container,
             "worker": c.worker, "repeat": c.repeat, "wrapped": c.via or None}
+
+
+def labels_into(obj: dict, c: Carried) -> None:
+    """Kubernetes / Loki / GCP labels of a JSON record: pod, container, namespace, host, stream."""
+    k = obj.get("kubernetes")
+    if isinstance(k, dict):
+        c.pod = c.pod or str_or_none(k.get("pod_name"))
+        c.container = c.container or str_or_none(k.get("container_name"))
+        c.host = c.host or str_or_none(k.get("host"))
+    for key in ("labels", "resource"):
+        lab = obj.get(key)
+        if isinstance(lab, dict) and key == "resource":
+            lab = lab.get("labels")
+        if isinstance(lab, dict):
+            c.pod = c.pod or str_or_none(lab.get("pod") or lab.get("pod_name"))
+            c.container = c.container or str_or_none(lab.get("container") or lab.get("container_name"))
+            c.host = c.host or str_or_none(lab.get("node_name") or lab.get("host") or lab.get("hostname")
+                                  or lab.get("compute.googleapis.com/resource_name"))
+            c.stream = c.stream or str_or_none(lab.get("stream"))
+    log_name = obj.get("logName")
+    if c.stream is None and isinstance(log_name, str) and log_name.rsplit("/", 1)[-1] in ("stdout", "stderr"):
+        c.stream = log_name.rsplit("/", 1)[-1]
+
+
+def str_or_none(v: Any) -> str | None:
+    """A non-empty string value of a JSON record, else None."""
+    return v if isinstance(v, str) and v else None

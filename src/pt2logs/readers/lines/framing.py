@@ -36,7 +36,7 @@ from typing import Any
 
 import orjson
 
-from pt2logs.readers.lines.carried import Carried, iso_us  # noqa: F401  (the layer's names)
+from pt2logs.readers.lines.carried import Carried, iso_us, labels_into, str_or_none  # noqa: F401  (iso_us: the layer's names)
 from pt2logs.readers.lines.framing_patterns import FRAMINGS, PREFIXES, RAY_REPEAT, Framing, Prefix
 
 #: the lines of a head looked at (enough to see a framing and its prefixes; the head is at most 64 KB)
@@ -176,32 +176,6 @@ def detect(head: bytes) -> Found | None:
 Inner = tuple[int, str, Carried]
 
 
-def _labels(obj: dict, c: Carried) -> None:
-    """Kubernetes / Loki / GCP labels of a JSON record: pod, container, namespace, host, stream."""
-    k = obj.get("kubernetes")
-    if isinstance(k, dict):
-        c.pod = c.pod or _s(k.get("pod_name"))
-        c.container = c.container or _s(k.get("container_name"))
-        c.host = c.host or _s(k.get("host"))
-    for key in ("labels", "resource"):
-        lab = obj.get(key)
-        if isinstance(lab, dict) and key == "resource":
-            lab = lab.get("labels")
-        if isinstance(lab, dict):
-            c.pod = c.pod or _s(lab.get("pod") or lab.get("pod_name"))
-            c.container = c.container or _s(lab.get("container") or lab.get("container_name"))
-            c.host = c.host or _s(lab.get("node_name") or lab.get("host") or lab.get("hostname")
-                                  or lab.get("compute.googleapis.com/resource_name"))
-            c.stream = c.stream or _s(lab.get("stream"))
-    log_name = obj.get("logName")
-    if c.stream is None and isinstance(log_name, str) and log_name.rsplit("/", 1)[-1] in ("stdout", "stderr"):
-        c.stream = log_name.rsplit("/", 1)[-1]
-
-
-def _s(v: Any) -> str | None:
-    return v if isinstance(v, str) and v else None
-
-
 class Unwrap:
     """One file's unwrapping (see the module's rules). ``feed(line_no, text)`` → the inner lines that
     line completes (none while a partial line is open; several when a record holds several lines), each
@@ -275,7 +249,7 @@ class Unwrap:
                 return None
         elif not isinstance(msg, str):
             return None
-        c = Carried(f.name, _s(obj.get("stream")))
+        c = Carried(f.name, str_or_none(obj.get("stream")))
         t = obj.get("time") or obj.get("timestamp") or obj.get("__REALTIME_TIMESTAMP")
         if f.name == "journald_json" and isinstance(t, str) and t.isdigit():
             c.time = int(t)
@@ -284,16 +258,16 @@ class Unwrap:
         elif isinstance(t, str):
             c.time = t
         if f.name == "journald_json":
-            c.host = _s(obj.get("_HOSTNAME"))
-            c.worker = _s(obj.get("SYSLOG_IDENTIFIER"))
-            c.container = _s(obj.get("CONTAINER_NAME"))
+            c.host = str_or_none(obj.get("_HOSTNAME"))
+            c.worker = str_or_none(obj.get("SYSLOG_IDENTIFIER"))
+            c.container = str_or_none(obj.get("CONTAINER_NAME"))
             pid = obj.get("_PID")
             c.pid = int(pid) if isinstance(pid, str) and pid.isdigit() else None
             if obj.get("CONTAINER_PARTIAL_MESSAGE") == "true":
                 return msg, c, True
         if f.name == "cloudwatch_json":
-            c.pod = _s(obj.get("logStreamName"))
-        _labels(obj, c)
+            c.pod = str_or_none(obj.get("logStreamName"))
+        labels_into(obj, c)
         if depth == 0 and msg[:1] == "{" and _JSON_START.match(msg):  # a Docker / Fluent Bit record inside
             try:
                 inner = orjson.loads(msg)
