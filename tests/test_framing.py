@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 from conftest import fixture_path
 from framing_writers import WRITERS, lines_of
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pt2logs.readers import detect as sniff
 from pt2logs.readers.lines import framing as F
@@ -194,3 +196,16 @@ def test_open_parts_are_bounded() -> None:
     assert len(u.open) == F.MAX_OPEN
     out += u.finish()
     assert [t for _, t, _ in out] == ["whole"] + [f"part{i}" for i in range(40)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from([f.example for f in FRAMINGS] + [p.example for p in PREFIXES] + [
+    '{"log":"part","stream":"stderr","time":"x"}', '{"MESSAGE":[1,2,255]}', '{"line":3}', "2026-11-26T17:36:29Z stderr P ",
+    "0: (x pid=1) [repeated 99999999999x across cluster]", '{"message":"{\\"log\\":1}"}']), st.text(max_size=60)),
+    max_size=30), st.binary(max_size=200))
+def test_arbitrary_lines_never_raise(lines: list[str], junk: bytes) -> None:
+    """Whatever the head and the lines, the layer hands lines over and never raises (bad JSON, odd types, huge counts)."""
+    data = ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass") + junk
+    found, out = unwrap_file(data)
+    assert all(isinstance(t, str) for _, t, _ in out)
+    F.detect(junk)
