@@ -125,3 +125,14 @@ def test_summary_and_formats_cli(wh: tuple) -> None:
     r = CliRunner().invoke(main, ["summary", "-w", wh[0], "cri_parts"])
     assert r.exit_code == 0, r.output
     assert "hung" in r.output
+
+
+def test_framed_captures_are_detected_as_their_inner_format() -> None:
+    """The sniffer reads a framed capture by its own lines: a job's stderr, a vLLM log, TORCH_LOGS text."""
+    from pt2logs.readers import detect
+
+    vllm = [VLLM_LINE, VLLM_LINE.replace("03:18:25", "03:18:27")]
+    for name in ("cri", "docker_json", "loki_jsonl", "journald"):
+        assert detect(WRITERS[name](NCCL_HANG.splitlines())[:65536], "0.log").name == "job_stderr", name
+        assert detect(WRITERS[name](vllm)[:65536], "0.log").name == "vllm_log", name
+        assert detect(WRITERS[name](FOREIGN)[:65536], "stderr.log") is None, name
