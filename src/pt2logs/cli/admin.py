@@ -133,11 +133,19 @@ def repair(warehouse: str, as_json: bool) -> None:
 
 @click.command()
 def formats() -> None:
-    """List the input formats pt2logs detects, in detection order."""
+    """List the input formats pt2logs detects, in detection order, then the collectors' framings and the
+    launchers' prefixes a text capture is read through (docs/inputs.md "Logs as collected")."""
     from pt2logs.readers import FORMATS
+    from pt2logs.readers.lines.framing_patterns import FRAMINGS, PREFIXES
 
     for f in FORMATS.values():
         click.echo(f"{f.name:16} {f.description}")
+    click.echo("\nframings (a text capture as a collector wrote it: its lines are read inside):")
+    for fr in FRAMINGS:
+        click.echo(f"{fr.name:16} {fr.writer}")
+    click.echo("\nprefixes (a launcher's label before each line, any number stacked):")
+    for p in PREFIXES:
+        click.echo(f"{p.name:16} {p.writer}")
 
 
 @click.command()

@@ -6,6 +6,8 @@ every format, in detection order — the first whose sniffer accepts a file's fi
 order is stated here, once: specific formats first, Spyre captures before TORCH_LOGS text (a capture
 holding both is read by the Spyre format with both line readers), TORCH_LOGS text (any glog text
 line), vLLM captures without it (vllm_log), then stderr captures without either (job_stderr). Adding a format is its module and one line in :data:`ORDER`.
+A text capture framed by a collector (Kubernetes, Docker, journald, log exports) or behind launcher
+prefixes is sniffed by its unwrapped lines (:mod:`pt2logs.readers.lines.unwrapped`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pt2logs.readers import spyre
 from pt2logs.readers.documents import compile_debug, counters, run_record, tlparse_dir
 from pt2logs.readers.kit import FileContext, Format, Layout, ReadStats
 from pt2logs.readers.lines import job_stderr, torch_logs, vllm_log
+from pt2logs.readers.lines.unwrapped import unwrap_head
 from pt2logs.readers.trace import torch_trace
 
 #: every format, in detection order
@@ -34,6 +37,8 @@ ORDER: tuple[Format, ...] = (
 )
 
 FORMATS: dict[str, Format] = {f.name: f for f in ORDER}
+#: the formats read line by line (kit.read_lines): behind the unwrapping layer, in detection order
+LINE_FORMATS: tuple[Format, ...] = tuple(f for f in ORDER if f.lines)
 
 
 def detect(head: bytes, name: str, only: str | None = None) -> Format | None:
@@ -42,7 +47,18 @@ def detect(head: bytes, name: str, only: str | None = None) -> Format | None:
         return FORMATS[only]
     if not head.strip():
         return None
-    for fmt in ORDER:
+    fmt = _first(ORDER, head, name)
+    if fmt is None or fmt.lines:
+        # a text capture as a collector or launcher wrote it: its own lines decide (readers/lines/framing.py);
+        # a framed file of foreign text is no format, whatever its framing looks like
+        found, inner = unwrap_head(head)
+        if found is not None and (found.framing is not None or fmt is None):
+            return _first(LINE_FORMATS, inner, name)
+    return fmt
+
+
+def _first(formats: tuple[Format, ...], head: bytes, name: str) -> Format | None:
+    for fmt in formats:
         try:
             if fmt.sniff(head, name):
                 return fmt

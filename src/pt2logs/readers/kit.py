@@ -46,6 +46,7 @@ from pt2logs.readers.bounded import (  # noqa: F401  (the kit's names: readers i
     iter_lines,
     whole,
 )
+from pt2logs.readers.lines.unwrapped import lines_of
 from pt2logs.readers.segment_rows import Derived, SegmentRows
 from pt2logs.tables.rows import Rows, TupleRows
 
@@ -183,6 +184,10 @@ class RowSink:
         self.batch_rows = batch_rows or ctx.batch_rows
         self.n = 0  # rows added since the last flush
         self.nbytes = 0  # bytes of text added since the last flush, as counted by the reader
+        #: what the line being read carried in its collector's framing and launchers' prefixes
+        #: (:class:`~pt2logs.readers.lines.carried.Carried`), None for a line that carried nothing (read_lines)
+        self.carried: Any = None
+        self.lines_read = 0  # the file's lines, when its records were joined (read_lines)
 
     def table(self, name: str) -> Rows:
         r = self.rows.get(name)
@@ -311,7 +316,7 @@ def read_lines(chunks: Iterable[bytes], ctx: FileContext, factories: Iterable[Li
     chain = [f(sink) for f in factories]
     takers = [r.take for r in chain]
     last = 0
-    for line_no, raw in iter_lines(chunks, sink.error):
+    for line_no, raw in lines_of(chunks, sink):  # iter_lines, the collector's framing taken off (lines/unwrapped.py)
         last = line_no
         if raw[:1] == b"\n":  # a run of len(raw) + 1 blank lines: the first as a line, the rest in bulk
             last = line_no + len(raw)
@@ -330,7 +335,7 @@ def read_lines(chunks: Iterable[bytes], ctx: FileContext, factories: Iterable[Li
             yield from sink.flush()
     for r in chain:
         r.finish()
-    ctx.stats.lines = last
+    ctx.stats.lines = max(last, sink.lines_read)
     yield from sink.flush()
 
 
@@ -377,3 +382,5 @@ class Format:
     source: str | None = None
     source_rank: int | None = None
     layout: Layout = Layout()
+    #: a text capture read line by line (read_lines): sniffed and read behind the unwrapping layer
+    lines: bool = False

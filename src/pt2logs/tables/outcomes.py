@@ -29,7 +29,7 @@ OUTCOME_EVIDENCE = table(
     root_cause  bool  the entry ChildFailedError's table calls `Root Cause (first observed failure)`
     pid         i64   process id the line names (or that wrote it)
     local_rank  i32   local rank the line names (torchrun's lines)
-    rank_from   str   how `rank` was found: prefix ([rankN]:), message ([Rank N]), table (ChildFailedError entry), pid (another line of that pid), file (the file's rank), run (pt2logs run: the whole job)
+    rank_from   str   how `rank` was found: prefix ([rankN]:), launcher (srun --label's task id before the line), message ([Rank N]), table (ChildFailedError entry), pid (another line of that pid), file (the file's rank), run (pt2logs run: the whole job)
     exit_code   i32   exit status; negative: ended by that signal (-9: SIGKILL)
     signal      str   the signal that ended the process (SIGKILL, SIGTERM, SIGABRT, ...)
     exc_type    str   exception type of a traceback (RuntimeError, torch.OutOfMemoryError, ...)

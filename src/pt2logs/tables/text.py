@@ -16,7 +16,9 @@ LOG_LINES = table(
     parsed (a multi-line message, whose every line repeats the prefix, is one row) and the lines around them
     that are not torch log lines (print output, warnings, tracebacks, progress bars) as `foreign` blocks.
     Timestamps: the glog prefix has no year and is local time, and a stderr capture has no epoch time to fix
-    either; the year comes from the file's mtime and the local time is taken as UTC (docs/inputs.md).""",
+    either; the year comes from the file's mtime and the local time is taken as UTC (docs/inputs.md). A capture as a
+    collector or launcher wrote it (docs/inputs.md "Logs as collected") is read by its lines; what the wrapping
+    said about a row's first line is its `collected_lines` row.""",
     columns="""
     file        str   the file (relative to the run root)
     line_no     i64   1-based line of the row's first line
@@ -31,6 +33,27 @@ LOG_LINES = table(
     artifact    str   TORCH_LOGS artifact from the `[__name]` tag (recompiles, graph_breaks, output_code, ...); NULL for plain logger output
     message     str   the message, prefixes stripped, lines joined with newlines (foreign blocks: the lines as written)
     foreign     bool  a block of consecutive lines that are not torch log lines (at most 1,000 lines per row)
+    """,
+)
+
+COLLECTED_LINES = table(
+    "collected_lines", version=1, group="text",
+    grain="log_lines row of a capture read through a collector's framing or a launcher's prefixes (its first line)",
+    doc="""What the wrapping of a text capture said about each `log_lines` row's first line: a Kubernetes node log's
+    stream and time, a JSON export's pod and container, journald's host and identifier, srun's task, Ray's or vLLM's
+    process tag, Ray's repeat count (docs/inputs.md "Logs as collected"). Joined to `log_lines` on `run_id`, `file`
+    and `line_no`. A capture read as it was written has no rows here (nothing is spent on it).""",
+    columns="""
+    file         str   the file (relative to the run root)
+    line_no      i64   the `log_lines` row's line_no
+    stream       str   stdout or stderr, as the collector recorded it (Kubernetes, Docker, Loki, GCP)
+    collected_ts ts    when the collector received the line (its RFC 3339 time, in UTC with its year); NULL when it gives none
+    host         str   the host the collector or launcher names (journald, Ray's `ip=`, a node label)
+    pod          str   the Kubernetes pod (or CloudWatch log stream) the line came from
+    container    str   the container (Kubernetes, docker compose's service-replica name)
+    worker       str   the process a launcher's prefix names: Ray actor or task, vLLM process (`EngineCore_DP0`), journald identifier
+    repeat       i32   Ray's log deduplication: the line stands for this many lines of other processes (`[repeated 7x across cluster]`: 7) besides the one printed before
+    wrapped      str   the framing and prefixes taken off the line, outermost first, joined by `+` (`cri+srun_label+process_tag`)
     """,
 )
 

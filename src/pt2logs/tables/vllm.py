@@ -9,7 +9,7 @@ stderr/stdout capture); ``vllm_compiles`` and ``vllm_piecewise`` by
 from pt2logs.tables.schema import table
 
 LOG_EVENTS = table(
-    "vllm_log_events", version=1, group="vllm", grain="vLLM log line about compiling, its cache, CUDA graphs or the engine",
+    "vllm_log_events", version=2, group="vllm", grain="vLLM log line about compiling, its cache, CUDA graphs or the engine",
     doc="""The lines of vLLM's own logger that time a cold start: Dynamo bytecode transform, one compile
     per compile range (or shape), loads from vLLM's compile cache, torch.compile's total, CUDA graph
     capture, the cache directory, the engine's model and version. Each line stays a (foreign) `log_lines`
@@ -35,6 +35,7 @@ LOG_EVENTS = table(
     model           str        the model (engine_config: the `model=` of the engine's config)
     vllm_version    str        vLLM's version (engine_config: `Initializing a V1 LLM engine (vX)`)
     message         str        the message as logged (after the prefix)
+    repeat          i32        Ray's log deduplication (`[repeated 7x across cluster]`): the line stands for this many lines of other processes besides the one printed before (a timing of 8 workers, not one); NULL when not deduplicated
     """,
 )
 

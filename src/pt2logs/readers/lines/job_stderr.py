@@ -46,4 +46,4 @@ def read_job_stderr(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch
 
 
 FORMAT = Format("job_stderr", "a job's stderr without TORCH_LOGS lines: tracebacks, NCCL and torchrun failure lines",
-                sniff_job_stderr, read_job_stderr, auxiliary=True)
+                sniff_job_stderr, read_job_stderr, auxiliary=True, lines=True)

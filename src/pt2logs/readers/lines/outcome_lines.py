@@ -73,6 +73,7 @@ class OutcomeLines:
         self.closed_pids: set[int] = set()  # pids the launcher sent a closing signal
         self.tracebacks: dict[tuple[int | None, int | None], _Traceback] = {}  # by (torchrun's local rank, rank)
         self.local: int | None = None  # the local rank of torchrun's header on the line being read
+        self.launcher = False  # the rank of the line being read is the one a launcher's prefix named (srun --label)
         self.seen: set[tuple] = set()
         self.table: dict[str, Any] | None = None  # ChildFailedError's table being read
         self.entry: dict[str, Any] | None = None
@@ -84,7 +85,7 @@ class OutcomeLines:
             row["local_rank"] = self.local
         row["text"] = (row.get("text") or "")[:EXCERPT]
         if row.get("rank") is not None:
-            row.setdefault("rank_from", "prefix")
+            row.setdefault("rank_from", "launcher" if self.launcher else "prefix")
         self.sink.stats.kinds["outcome_evidence"] = self.sink.stats.kinds.get("outcome_evidence", 0) + 1
         if len(self.pending) < MAX_PENDING:
             self.pending.append(row)
@@ -138,6 +139,12 @@ class OutcomeLines:
         if m is not None:
             rank = int(m.group(1))
             text = text[m.end():]
+        launcher = False
+        if (c := self.sink.carried) is not None:  # the launcher's prefixes the unwrapping layer took off
+            if local is None:
+                local = c.local_rank
+            if rank is None and c.rank is not None:
+                rank, launcher = c.rank, True
         pid = mmdd = time = None
         g = P.GLOG.match(text) or P.C10.match(text)
         if g is not None:
@@ -150,6 +157,7 @@ class OutcomeLines:
         if self.table is not None and self.table_line(line_no, text, raw):
             return False
         self.local = local
+        self.launcher = launcher
         key = (local, rank)
         tb = self.tracebacks.get(key)
         if tb is not None:

@@ -19,6 +19,10 @@ Every line of a multi-line message repeats the prefix. Rules (each tested):
   or are the indented lines that follow (2.0).
 * A glog line behind another program's prefix (``[2025-08-12 03:18:23.088] V0812 ...``, a wrapper's
   time stamp or ``(Worker pid=7)``) is read as the glog line.
+* A capture as a collector or launcher wrote it (Kubernetes, Docker, journald, exports; srun, compose, Ray,
+  vLLM, torchrun prefixes) reaches this reader unwrapped (:mod:`pt2logs.readers.lines.framing`): a launcher's
+  rank (srun's task id) is the rank of a line without ``[rankN]:``; what the wrapping said about a row's
+  first line is its ``collected_lines`` row.
 * Closed messages become ``recompiles`` / ``graph_breaks`` / ``kernels`` / ``extern_calls`` rows in
   :mod:`pt2logs.readers.lines.log_messages`.
 * :class:`LogLines` is a line reader of the kit (:func:`~pt2logs.readers.kit.read_lines`): it takes
@@ -39,6 +43,7 @@ from datetime import date
 from typing import Any
 
 from pt2logs.readers.kit import Batch, FileContext, Format, RowSink, read_lines
+from pt2logs.readers.lines.carried import carried_columns
 from pt2logs.readers.lines.log_messages import MessageRows
 from pt2logs.readers.lines.outcome_lines import OutcomeLines
 from pt2logs.readers.lines.vllm_lines import VllmLines
@@ -90,7 +95,7 @@ def split_compile_id(trace_id: str | None) -> tuple[str | None, int | None]:
 
 class _Msg:
     __slots__ = ("line_no", "n_lines", "prefix", "rank", "level", "pid", "path", "lineno",
-                 "cid", "attempt", "artifact", "parts", "nbytes", "ts")
+                 "cid", "attempt", "artifact", "parts", "nbytes", "ts", "carried")
 
     def __init__(self, line_no: int, prefix: str, rank: int | None, level: str, pid: int | None, path: str | None,
                  lineno: int | None, cid: str | None, attempt: int | None, artifact: str | None, msg: str):
@@ -108,6 +113,7 @@ class _Msg:
         self.parts = [msg]
         self.nbytes = len(msg)
         self.ts: int | None = None
+        self.carried: Any = None  # what the first line's collector framing and launcher prefixes said
 
     @property
     def text(self) -> str:
@@ -131,6 +137,10 @@ class LogLines:
 
     def error(self, kind: str, line_no: int | None, message: str, excerpt: bytes | str = b"", severity: str = "warning") -> None:
         self.sink.error(kind, line_no, message, excerpt, severity)
+
+    def _rank(self, carried: Any) -> int | None:
+        """The rank of a line without ``[rankN]:``: the one a launcher's prefix named (srun --label), else the file's."""
+        return carried.rank if carried is not None and carried.rank is not None else self.ctx.rank
 
     # -- time --------------------------------------------------------------------
     def _ts(self, mmdd: int, tod: int | None, line_no: int) -> int | None:
@@ -179,7 +189,12 @@ class LogLines:
     def glog_line(self, line_no: int, text: str, m: re.Match) -> None:
         start = m.start("msg") if m.group("msg") is not None else len(text)
         prefix = text[:start].rstrip()  # an empty message line may have lost its trailing space (pastes, editors)
-        rank = int(m.group("rank")) if m.group("rank") is not None else self.ctx.rank
+        r = m.group("rank")
+        if r is not None:
+            rank = int(r)
+        else:  # a launcher's prefix may have named it (srun --label: sink.carried)
+            c = self.sink.carried
+            rank = self.ctx.rank if c is None or c.rank is None else c.rank
         if rank is not None and rank >= MAX_RANK:
             self.error("bad_value", line_no, f"[rank{m.group('rank')[:40]}] is not a rank; read as no rank, line kept")
             rank = None
@@ -206,6 +221,7 @@ class LogLines:
         new = _Msg(line_no, prefix, rank, m.group("level"), pid, m.group("path"), int(m.group("lineno")), cid, attempt,
                    m.group("artifact"), msg)
         new.ts = self._ts(int(m.group("mmdd")), _tod(m.group("time")), line_no)
+        new.carried = self.sink.carried
         self.open[key] = new
         self.held += new.nbytes
         if rank is not None:
@@ -224,7 +240,7 @@ class LogLines:
         self.close_old()
         logger = o.group("logger")
         art = logger.rsplit(".", 1)[-1]
-        rank = int(o.group("rank")) if o.group("rank") is not None else self.ctx.rank
+        rank = int(o.group("rank")) if o.group("rank") is not None else self._rank(self.sink.carried)
         if rank is not None and rank >= MAX_RANK:
             self.error("bad_value", line_no, f"[rank{o.group('rank')[:40]}] is not a rank; read as no rank, line kept")
             rank = None
@@ -233,6 +249,7 @@ class LogLines:
         cid, attempt = split_compile_id(o.group("trace_id"))
         new = _Msg(line_no, prefix, rank, _LEVELS[o.group("levelname")], None, logger, None, cid, attempt,
                    art[2:] if art.startswith("__") else None, o.group("msg"))
+        new.carried = self.sink.carried
         try:
             d = date.fromisoformat(o.group("date"))
             tod = _tod(f"{o.group('time')}.{o.group('ms')}")
@@ -255,7 +272,7 @@ class LogLines:
             self.close_foreign()
             f = None
         if f is None:
-            self.foreign = [line_no, [text], len(text), n]
+            self.foreign = [line_no, [text], len(text), n, self.sink.carried]
         else:
             f[1].append(text)
             f[2] += len(text) + 1
@@ -279,8 +296,11 @@ class LogLines:
         self.foreign = None
         text = "\n".join(f[1])
         self.sink.nbytes += len(text)
-        self.sink.add("log_lines", {"file": self.ctx.file, "line_no": f[0], "n_lines": f[3], "rank": self.ctx.rank,
+        rank = self._rank(f[4])
+        self.sink.add("log_lines", {"file": self.ctx.file, "line_no": f[0], "n_lines": f[3], "rank": rank,
                                     "message": text, "foreign": True})
+        if f[4] is not None:
+            self.sink.add("collected_lines", carried_columns(f[4], self.ctx.file, f[0], rank))
 
     # -- messages --------------------------------------------------------------------
     def close(self, msg: _Msg) -> None:
@@ -299,6 +319,8 @@ class LogLines:
             "pid": msg.pid, "pathname": msg.path, "lineno": msg.lineno, "compile_id": msg.cid, "attempt": msg.attempt,
             "artifact": msg.artifact, "message": text, "foreign": False, "rank": msg.rank,
         })
+        if msg.carried is not None:
+            self.sink.add("collected_lines", carried_columns(msg.carried, self.ctx.file, msg.line_no, msg.rank))
         self.messages.message(msg, text)
 
     def finish(self) -> None:
@@ -347,4 +369,4 @@ def sniff_torch_logs(head: bytes, name: str) -> bool:
 
 
 FORMAT = Format("torch_logs", "TORCH_LOGS text: a stderr capture of torch's log lines", sniff_torch_logs, read_torch_logs,
-                auxiliary=True, source="torch_logs", source_rank=4)
+                auxiliary=True, source="torch_logs", source_rank=4, lines=True)

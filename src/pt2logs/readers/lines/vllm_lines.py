@@ -11,7 +11,9 @@ each reader that knows them. The lines it knows (the prefix and messages in
 
 Rules:
 
-* ANSI colour codes are removed first; a Ray `` [repeated Nx across cluster]`` suffix is dropped.
+* ANSI colour codes are removed first; a Ray `` [repeated Nx across cluster]`` suffix is taken off and N kept as
+  ``repeat`` (the unwrapping layer, :mod:`.framing`, takes it off first when the capture carries Ray's prefixes).
+* A process prefix the unwrapping layer took off (``sink.carried``) names the process when the line has none.
 * The process is the last ``(name pid=N)`` group before the logger's part; the rank is ``rank=N`` in
   it (``VllmWorker rank=0``), else the ``rank_<r>_<dp>`` folder of the cache directory the same pid named,
   else the file's own rank.
@@ -62,7 +64,10 @@ class VllmLines:
         m = P.LINE.search(text)
         if m is None:
             return False
-        msg = P.RAY_REPEAT.sub("", m.group("msg").rstrip())
+        msg = m.group("msg").rstrip()
+        repeat = None
+        if (r := P.RAY_REPEAT.search(msg)) is not None:
+            repeat, msg = int(r.group("repeat")), msg[: r.start()]
         if not msg.startswith(P.STARTS) and not (msg[:1] == "[" and P.TAG.match(msg)):
             return False
         tag = None
@@ -71,21 +76,27 @@ class VllmLines:
         for kind, pat in P.MESSAGES:
             g = pat.match(msg)
             if g is not None:
-                self._row(line_no, text[: m.start()], m, tag, kind, g, msg)
+                self._row(line_no, text[: m.start()], m, tag, kind, g, msg, repeat)
                 break
         return False
 
     def finish(self) -> None:
         pass
 
-    def _row(self, line_no: int, before: str, m: re.Match, tag: str | None, kind: str, g: re.Match, msg: str) -> None:
+    def _row(self, line_no: int, before: str, m: re.Match, tag: str | None, kind: str, g: re.Match, msg: str,
+             repeat: int | None) -> None:
         procs = list(P.PROCESS.finditer(before))
         name = pid = rank = None
+        c = self.sink.carried  # the prefixes the unwrapping layer took off, Ray's repeat count
         if procs:
             p = procs[-1]
             name, pid = p.group("name").strip() or None, int(p.group("pid"))
-            if name and (r := P.WORKER_RANK.search(name)):
-                rank = int(r.group(1))
+        elif c is not None:
+            name, pid, rank = c.worker, c.pid, c.rank
+        if name and (r := P.WORKER_RANK.search(name)):
+            rank = int(r.group(1))
+        if c is not None and repeat is None:
+            repeat = c.repeat
         gd = g.groupdict()
         path = gd.get("path")
         if kind == "cache_dir" and path and (c := _CACHE_RANK.search(path)) and pid is not None:
@@ -116,7 +127,7 @@ class VllmLines:
             "kind": kind, "compile_range": what, "range_start": start, "range_end": end,
             "dynamic": dynamic,
             "seconds": _num(gd.get("s")), "gib": _num(gd.get("gib")), "path": path, "model": model,
-            "vllm_version": gd.get("version"), "message": msg[:MAX_MESSAGE]})
+            "vllm_version": gd.get("version"), "message": msg[:MAX_MESSAGE], "repeat": repeat})
 
     def _ts(self, m: re.Match, line_no: int) -> int | None:
         tb = self.tb

@@ -40,4 +40,4 @@ def read_vllm_log(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
 
 
 FORMAT = Format("vllm_log", "vLLM's log output (stdout/stderr of vllm serve or an LLM script), with any TORCH_LOGS lines",
-                sniff_vllm_log, read_vllm_log, auxiliary=True)
+                sniff_vllm_log, read_vllm_log, auxiliary=True, lines=True)

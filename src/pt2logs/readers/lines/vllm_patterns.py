@@ -58,7 +58,7 @@ LINE = re.compile(
 #: a process prefix before it: ``(VllmWorker rank=0 pid=7)``, ``(EngineCore_DP0 pid=7)``, ``(RayWorkerWrapper pid=7, ip=...)``
 PROCESS = re.compile(r"\((?P<name>[^()]{0,80}?) ?pid=(?P<pid>\d{1,10})(?:, ip=[^()\s]{1,64})?\)")
 WORKER_RANK = re.compile(r"\brank=(\d{1,7})\b")
-RAY_REPEAT = re.compile(r" \[repeated \d+x across cluster\]$")
+RAY_REPEAT = re.compile(r" \[repeated (?P<repeat>\d{1,9})x across cluster\]$")
 TAG = re.compile(r"^\[(?P<tag>[^\]\s]{1,80})\] ")
 
 #: seconds as ``%.2f`` prints them, inf and nan included (a broken clock): read, then stored as NULL and reported

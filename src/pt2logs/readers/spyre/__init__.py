@@ -77,7 +77,7 @@ def sniff_timing(head: bytes, name: str) -> bool:
 
 
 SPYRE_LOG = Format("spyre_log", "torch-spyre debug log (TORCH_SPYRE_DEBUG=1, TORCH_LOGS=+torch_spyre), with any TORCH_LOGS lines",
-                   sniff_spyre_log, read_spyre_log, source="spyre")
+                   sniff_spyre_log, read_spyre_log, source="spyre", lines=True)
 SPYRE_KERNEL_SPEC = Format("spyre_kernel_spec", "torch-spyre kernel spec (sdsc_<N>.json, sdsc.json)", sniff_kernel_spec,
                            read_kernel_spec, auxiliary=True, source="spyre")
 SPYRE_TIMING = Format("spyre_timing", "TORCH_SPYRE_TIMING record (rec.<pid>.json)", sniff_timing, read_timing,

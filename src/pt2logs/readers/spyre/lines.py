@@ -81,6 +81,8 @@ class SpyreLines:
         body = text
         if text.startswith("(") and (m := P.WORKER.match(text)):
             worker, pid, body = m.group(1) or None, int(m.group(2)), text[m.end():]
+        elif (c := self.out.carried) is not None:  # a prefix the unwrapping layer took off
+            worker, pid = c.worker, c.pid
         c = body[:1]
         if c == "[":
             if m := P.LEGACY.match(body):
