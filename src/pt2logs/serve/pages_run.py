@@ -4,6 +4,7 @@ graphs and output code, kernels, cache lookups, phases, metrics, failure)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 from typing import Any
 
@@ -12,7 +13,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from pt2logs.dashboard import build
+from pt2logs.dashboard import Selection, build_card, get_dashboard
 from pt2logs.outcomes import command_line, outcome_line, rank_lines, silence_line
 from pt2logs.queries import run_named
 from pt2logs.report import resolve_run, summary
@@ -25,6 +26,8 @@ ARTIFACTS = [("dynamo_output_graph", "Dynamo graph"), ("aot_joint_graph", "AOT j
              ("aot_inference_graph", "AOT inference graph"), ("inductor_post_grad_graph", "Post-grad graph"),
              ("fx_graph_runnable", "fx_graph_runnable"), ("inductor_output_code", "Inductor output code"),
              ("dynamo_cpp_guards_str", "Guards"), ("dynamo_error", "Dynamo error (traceback)")]
+#: the run dashboard's charts (dashboards/run.toml) a run page draws; its other cards are the summary's tables
+RUN_CHARTS = ("waterfall", "rank_ends", "recompile_chain")
 #: the compile's own queries: (key, title, named query)
 COMPILE_SECTIONS = [("graph_breaks", "Graph breaks", "compile_graph_breaks"), ("kernels", "Kernels", "compile_kernels"),
                     ("cache_lookups", "Cache lookups", "compile_cache_lookups"),
@@ -51,14 +54,15 @@ def run(request: Request) -> Response:
     with st.store.read() as con:
         s = summary(con, request.path_params["run"])
         rid = s.run.run_id
-        pg = build(con, run=rid, warehouse=st.warehouse)
+        sel = Selection(None, None, None, None, rid, s.run.name, dt.datetime.now(dt.timezone.utc), 10.0)
+        cards = [build_card(con, x, sel, 1) for x in get_dashboard("run").sections if x.key in RUN_CHARTS]
         compiles = [c for c in run_named(con, "bug_report_compiles", {"run_id": rid}).to_pylist() if c["run_id"] == rid]
     o = s.outcome
     outcome = None
     if o is not None:
         outcome = {"outcome": o.outcome, "line": outcome_line(o), "evidence": o.run.get("evidence"),
                    "more": [x for x in (silence_line(o), command_line(o)) if x], "ranks": rank_lines(o)}
-    charts = [c for c in pg.cards if c.key in ("waterfall", "rank_ends", "recompile_chain") and c.spec is not None]
+    charts = [c for c in cards if c.spec is not None]
     data = {**s.as_dict(), "compiles": compiles}
     return st.renderer.page(request, "run.html", {
         "title": f"{s.run.name}", "body_run": rid, "s": s, "o": outcome, "charts": charts, "compiles": compiles,
