@@ -26,7 +26,7 @@ from tests.conftest import ROOT, SAMPLES
 
 import pt2logs
 from pt2logs.cli import main
-from pt2logs.queries import load_queries, run_named
+from pt2logs.query.queries import load_queries, run_named
 from pt2logs.serve.render import compile_url, query_url, run_url, site_url
 from pt2logs.serve.server import Background
 

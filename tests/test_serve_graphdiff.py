@@ -11,7 +11,7 @@ import pytest
 from tests import serve_site
 
 import pt2logs
-from pt2logs.queries import run_named
+from pt2logs.query.queries import run_named
 from pt2logs.serve.graphdiff import diff_graphs, parse_graph
 
 

@@ -35,7 +35,7 @@ def serve(warehouse: str, host: str, port: int, open_browser: bool) -> None:
     """
     from pt2logs.serve.app import create_app
     from pt2logs.serve.server import bind, make_server, url_of
-    from pt2logs.warehouse import Warehouse
+    from pt2logs.store.warehouse import Warehouse
 
     if not Warehouse(warehouse).exists():
         raise click.UsageError(f"no warehouse at {warehouse}: create one with `pt2logs ingest PATH --warehouse {warehouse}`")

@@ -1,6 +1,6 @@
 """``pt2logs serve``: a read-only local web app over a warehouse, from the fleet down to one graph.
 
-    store.py       the one DuckDB connection; views made again when a commit lands
+    connection.py  the one DuckDB connection; views made again when a commit lands
     render.py      Jinja templates (autoescaped), ?format=json / csv, URLs of runs, compiles, sites, queries
     pages_fleet.py /  (the weekly dashboard, live), /runs, /query/NAME, /queries
     pages_run.py   /runs/RUN, /runs/RUN/compiles/ID
@@ -10,6 +10,6 @@
     server.py      uvicorn on a socket bound first (foreground or a thread)
     templates/ static/   the pages' markup, script and style (no CDN: the Vega bundle comes from vl-convert)
 
-Every number comes from a named query (``queries/*.sql``) or a report of :mod:`pt2logs.report`, so a
+Every number comes from a named query (``queries/*.sql``) or a report of :mod:`pt2logs.reports.compose`, so a
 page agrees with the CLI. docs/serve.md describes the URLs.
 """

@@ -20,12 +20,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from pt2logs.queries import QueryError
-from pt2logs.redact import redact
-from pt2logs.report import NoMatch
+from pt2logs.query.queries import QueryError
+from pt2logs.redaction.redact import redact
+from pt2logs.reports.compose import NoMatch
 from pt2logs.serve import pages_diff, pages_fleet, pages_run
+from pt2logs.serve.connection import Store
 from pt2logs.serve.render import HEADERS, Renderer, Writer
-from pt2logs.serve.store import Store
 
 STATIC = Path(__file__).parent / "static"
 Handler = Callable[[Request], Response]

@@ -9,9 +9,9 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from pt2logs.queries import run_named
-from pt2logs.report import diff as run_diff
-from pt2logs.report import resolve_run
+from pt2logs.query.queries import run_named
+from pt2logs.reports.compose import diff as run_diff
+from pt2logs.reports.compose import resolve_run
 from pt2logs.serve.graphdiff import diff_graphs
 
 #: the graphs two compiles can be compared on (?graph=), the Dynamo graph by default

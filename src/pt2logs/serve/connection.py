@@ -3,7 +3,7 @@
 Every page reads through :meth:`Store.read`, which holds a lock (a DuckDB connection is used by one
 thread at a time; pages are short) and, at most once per :data:`CHECK_S`, lists the warehouse's
 commits (its ``runs`` files): when they changed since the views were made, the views are made again
-over the new snapshot (:func:`pt2logs.views.create_views`), so a page never shows a half-committed
+over the new snapshot (:func:`pt2logs.query.views.create_views`), so a page never shows a half-committed
 ingest and never needs a restart to show a new one.
 """
 
@@ -17,10 +17,10 @@ from typing import Any
 
 import duckdb
 
-from pt2logs.queries import run_named, run_sql
-from pt2logs.snapshot import is_data_path
-from pt2logs.views import apply_settings, create_views
-from pt2logs.warehouse import Warehouse
+from pt2logs.query.queries import run_named, run_sql
+from pt2logs.query.views import apply_settings, create_views
+from pt2logs.store.snapshot import is_data_path
+from pt2logs.store.warehouse import Warehouse
 
 #: how often a request may list the warehouse's commits (a listing costs a round trip on an object store)
 CHECK_S = 1.0
