@@ -47,16 +47,27 @@ def routes(wh: str) -> list[tuple[str, str]]:
 
 
 def time_routes(wh: str, repeat: int = REPEAT) -> dict[str, Any]:
+    """Each route's median with the page cache off (what a page costs to make) and on (a page seen before)."""
     from pt2logs.cli.outputs import OUTPUT_FORMATS
     from pt2logs.serve.app import create_app
-    from pt2logs.serve.server import Background
 
     t0 = time.perf_counter()
-    app = create_app(wh, {"json": OUTPUT_FORMATS["json"], "csv": OUTPUT_FORMATS["csv"]})
+    app = create_app(wh, {"json": OUTPUT_FORMATS["json"], "csv": OUTPUT_FORMATS["csv"]}, cache_pages=0)
     start_s = time.perf_counter() - t0
+    rows = _fetch(app, routes(wh), repeat)
+    app.state.cache.entries = 256
+    for row, hit in zip(rows, _fetch(app, routes(wh), repeat), strict=True):
+        row["cached_ms"] = hit["median_ms"]
+    app.state.store.close()
+    return {"runs": fleet.run_count(Path(wh)), "start_s": start_s, "routes": rows}
+
+
+def _fetch(app: Any, paths: list[tuple[str, str]], repeat: int) -> list[dict[str, Any]]:
+    from pt2logs.serve.server import Background
+
     rows = []
     with Background(app) as url:
-        for name, path in routes(wh):
+        for name, path in paths:
             times, size, status = [], 0, 0
             for i in range(repeat + 1):
                 t = time.perf_counter()
@@ -67,8 +78,7 @@ def time_routes(wh: str, repeat: int = REPEAT) -> dict[str, Any]:
                 size = len(body)
             rows.append({"route": name, "median_ms": 1000 * statistics.median(times), "max_ms": 1000 * max(times),
                          "kb": size / 1024, "status": status})
-    app.state.store.close()
-    return {"runs": fleet.run_count(Path(wh)), "start_s": start_s, "routes": rows}
+    return rows
 
 
 def bench(out: Path, n_runs: int) -> dict[str, Any]:
@@ -84,17 +94,20 @@ def bench(out: Path, n_runs: int) -> dict[str, Any]:
 def markdown(x: dict[str, Any], title: list[str]) -> list[str]:
     """The RESULTS.md section: one row per route, the median at the samples and at the fleet."""
     big = x.get("fleet")
-    head = f"| route | ms at {x['samples']['runs']} runs (median) | max |" + (f" ms at {big['runs']:,} runs (median) | max |" if big else "")
+    head = (f"| route | ms at {x['samples']['runs']} runs (median) | max | cached |"
+            + (f" ms at {big['runs']:,} runs (median) | max | cached |" if big else ""))
     out = [*title, "`python -m bench --only serve`: each page kind fetched over HTTP from the app served by uvicorn in a "
-           f"thread, {REPEAT} times after a warm-up; the sample warehouse (sample_traces/)"
+           f"thread, {REPEAT} times after a warm-up, with the page cache off (what a page costs to make) and on (`cached`: a "
+           "page seen before over the same commits); the sample warehouse (sample_traces/)"
            + (", and the synthesized fleet of bench/fleet.py" if big else "") + ". One DuckDB connection, pages one at a time.",
-           "", head, "|---|---|---|" + ("---|---|" if big else "")]
+           "", head, "|---|---|---|---|" + ("---|---|---|" if big else "")]
     by = {r["route"]: r for r in big["routes"]} if big else {}
     for r in x["samples"]["routes"]:
-        row = f"| `{r['route']}` | {r['median_ms']:,.0f} | {r['max_ms']:,.0f} |"
+        row = f"| `{r['route']}` | {r['median_ms']:,.0f} | {r['max_ms']:,.0f} | {r.get('cached_ms', float('nan')):,.1f} |"
         if big:
             b = by.get(r["route"], {})
-            row += f" **{b.get('median_ms', float('nan')):,.0f}** | {b.get('max_ms', float('nan')):,.0f} |"
+            row += (f" **{b.get('median_ms', float('nan')):,.0f}** | {b.get('max_ms', float('nan')):,.0f} "
+                    f"| {b.get('cached_ms', float('nan')):,.1f} |")
         out.append(row)
     out += ["", f"App start (views made, assets read): {x['samples']['start_s']:.2f} s at the samples"
             + (f", {big['start_s']:.2f} s at {big['runs']:,} runs." if big else "."), ""]
@@ -104,4 +117,5 @@ def markdown(x: dict[str, Any], title: list[str]) -> list[str]:
 if __name__ == "__main__":
     r = time_routes(sys.argv[1])
     for row in r["routes"]:
-        print(f"{row['route']:40} {row['median_ms']:9.1f} ms  (max {row['max_ms']:.1f})  {row['kb']:.0f} KB  {row['status']}")
+        print(f"{row['route']:40} {row['median_ms']:9.1f} ms  (max {row['max_ms']:.1f}, cached {row['cached_ms']:.1f})"
+              f"  {row['kb']:.0f} KB  {row['status']}")

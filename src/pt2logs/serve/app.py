@@ -8,6 +8,7 @@ reaches the file system: assets are read once from the package into memory and l
 
 from __future__ import annotations
 
+import collections
 import functools
 import threading
 from collections.abc import Callable, Mapping
@@ -24,7 +25,7 @@ from pt2logs.query.queries import QueryError
 from pt2logs.redaction.redact import redact
 from pt2logs.reports.compose import NoMatch
 from pt2logs.serve import pages_diff, pages_fleet, pages_run
-from pt2logs.serve.connection import Store
+from pt2logs.serve.connection import Connection
 from pt2logs.serve.render import HEADERS, Renderer, Writer
 
 STATIC = Path(__file__).parent / "static"
@@ -69,15 +70,52 @@ class Assets:
         return (data, self.TYPES["." + name.rsplit(".", 1)[-1]]) if data is not None else None
 
 
+class PageCache:
+    """The last pages answered, by URL and views generation: the warehouse only changes by commits, and a
+    commit makes a new generation (:meth:`Connection.current`), so a page is never served stale. At most
+    ``entries`` pages, none over :data:`PAGE_BYTES`."""
+
+    PAGE_BYTES = 4 << 20
+
+    def __init__(self, entries: int):
+        self.entries = entries
+        self.pages: collections.OrderedDict[tuple, tuple[bytes, int, dict[str, str]]] = collections.OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple) -> Response | None:
+        with self.lock:
+            hit = self.pages.get(key)
+            if hit is not None:
+                self.pages.move_to_end(key)
+        return Response(hit[0], hit[1], headers=hit[2]) if hit is not None else None
+
+    def put(self, key: tuple, resp: Response) -> None:
+        body = getattr(resp, "body", None)
+        if not self.entries or resp.status_code != 200 or body is None or len(body) > self.PAGE_BYTES:
+            return
+        with self.lock:
+            self.pages[key] = (bytes(body), resp.status_code, dict(resp.headers))
+            while len(self.pages) > self.entries:
+                self.pages.popitem(last=False)
+
+
 def page(fn: Callable[[Request], Response]) -> Callable[[Request], Response]:
     """A route whose failures are pages: a name that matches nothing is a 404, a bad parameter a 400,
-    anything else a 500 that says what failed (secrets redacted), never a traceback."""
+    anything else a 500 that says what failed (secrets redacted), never a traceback. Answers come from
+    the page cache when the same URL was answered over the same views."""
 
     @functools.wraps(fn)
     def wrapped(request: Request) -> Response:
         r: Renderer = request.app.state.renderer
+        cache: PageCache = request.app.state.cache
         try:
-            return fn(request)
+            key = (request.app.state.store.current(), request.url.path, request.url.query)
+            hit = cache.get(key)
+            if hit is not None:
+                return hit
+            resp = fn(request)
+            cache.put(key, resp)
+            return resp
         except HTTPException as e:
             return r.error(request, e.status_code, str(e.detail))
         except NoMatch as e:
@@ -112,14 +150,16 @@ ROUTES = [
 
 
 def create_app(warehouse: str, writers: Mapping[str, Writer], *, bundle: str | None = None,
-               store: Store | None = None) -> Starlette:
+               store: Connection | None = None, cache_pages: int = 256) -> Starlette:
     """The app over ``warehouse``; ``writers``: ``{"json": ..., "csv": ...}`` (the CLI's
-    OUTPUT_FORMATS); ``bundle``: the Vega script (built in memory when None)."""
+    OUTPUT_FORMATS); ``bundle``: the Vega script (built in memory when None); ``cache_pages``: how many
+    answered pages to keep (0: none)."""
     routes = [Route(path, page(fn), methods=["GET", "HEAD"]) for path, fn in ROUTES]
     routes.append(Route("/static/{name}", static, methods=["GET", "HEAD"]))
     app = Starlette(routes=routes, exception_handlers={HTTPException: _not_found, Exception: _not_found})
-    app.state.store = store or Store(warehouse)
+    app.state.store = store or Connection(warehouse)
     app.state.renderer = Renderer(writers)
+    app.state.cache = PageCache(cache_pages)
     app.state.assets = Assets(bundle)
     app.state.warehouse = warehouse
     return app

@@ -1,6 +1,6 @@
 """The server's one DuckDB connection: views built once, taken anew when a commit lands.
 
-Every page reads through :meth:`Store.read`, which holds a lock (a DuckDB connection is used by one
+Every page reads through :meth:`Connection.read`, which holds a lock (a DuckDB connection is used by one
 thread at a time; pages are short) and, at most once per :data:`CHECK_S`, lists the warehouse's
 commits (its ``runs`` files): when they changed since the views were made, the views are made again
 over the new snapshot (:func:`pt2logs.query.views.create_views`), so a page never shows a half-committed
@@ -31,7 +31,7 @@ def commits(wh: Warehouse) -> frozenset[str]:
     return frozenset(f.rsplit("/", 1)[-1] for f in wh.table_files("runs") if is_data_path(wh.rel(f)))
 
 
-class Store:
+class Connection:
     def __init__(self, warehouse: str | Warehouse):
         self.wh = warehouse if isinstance(warehouse, Warehouse) else Warehouse(warehouse)
         self.lock = threading.Lock()
@@ -53,6 +53,12 @@ class Store:
             create_views(self.con, self.wh)
             self.commits = seen
             self.generation += 1
+
+    def current(self) -> int:
+        """The generation of the views a page would read now (after taking a new snapshot if a commit landed)."""
+        with self.lock:
+            self._fresh()
+            return self.generation
 
     @contextlib.contextmanager
     def read(self) -> Iterator[duckdb.DuckDBPyConnection]:
