@@ -199,6 +199,14 @@ def test_compile_page_shows_evidence(url):
     for words in ("Replaces", "shape_mismatch", "Graph diff against 0/0", "guard diff against 0/0", "Dynamo graph",
                   "Inductor output code", 'class="hl"', "Cache lookups", "Phases", "Metrics", "Kernels"):
         assert words in html, words
+    assert '<section class="card" id="stack">' in html and "generate.py:87</b> in shape_static" in html  # a user frame
+    from pt2logs.serve.pages_run import split_stack
+
+    user, lib = split_stack(["Line: 474, Name: <module>, Filename: /home/a/generate.py",
+                             "Line: 511, Name: __call__, Filename: /x/lib/python3.11/site-packages/torch/_dynamo/eval_frame.py",
+                             "Line: 67, Name: inner, Filename: /x/lib/python3.11/site-packages/torch/_dynamo/external_utils.py",
+                             "Line: 12, Name: f, Filename: /home/a/model.py"])
+    assert [f["func"] for f in user] == ["<module>", "f"] and [f["func"] for f in lib] == ["__call__", "inner"]
     fail = get(url, compile_url("compile_failure", "0/0"))[2].decode()
     assert "Failed:" in fail and "/sites/" in fail
 

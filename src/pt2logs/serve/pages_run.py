@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import re
 from typing import Any
 
 from markupsafe import Markup, escape
@@ -13,6 +14,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
+from pt2logs.analysis.identity import classify_path
 from pt2logs.dashboard import Selection, build_card, get_dashboard
 from pt2logs.query.queries import run_named
 from pt2logs.reports.compose import resolve_run, summary
@@ -47,6 +49,22 @@ def highlight(text: str | None) -> tuple[Markup, int]:
     from pygments.lexers import PythonLexer
 
     return Markup(pyg(text, PythonLexer(), HtmlFormatter(cssclass="hl"))), cut
+
+
+_FRAME = re.compile(r"^Line: (?P<line>\d+), Name: (?P<func>.*), Filename: (?P<file>.*)$")
+
+
+def split_stack(frames: list[str] | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A compile's stack (compilation_metrics.stack_trace, outermost first) as (user frames, library and
+    standard-library frames), each in stack order; a frame's kind is the identity rule's
+    (:func:`pt2logs.analysis.identity.classify_path`)."""
+    user, lib = [], []
+    for text in frames or []:
+        m = _FRAME.match(text)
+        f = {"file": m.group("file"), "line": int(m.group("line")), "func": m.group("func")} if m else \
+            {"file": text, "line": None, "func": None}
+        (user if classify_path(f["file"]).kind == "user" else lib).append(f)
+    return user, lib
 
 
 def run(request: Request) -> Response:
@@ -133,7 +151,8 @@ def compile_page(request: Request) -> Response:
             shown.append({"what": what, "title": title, "html": html, "cut": cut, "a": a,
                           "lines": a["payload"].count("\n") + 1})
     data = {k: v for k, v in f.items()}
+    stack = next((m["stack_trace"] for m in f["metrics"] if m.get("stack_trace")), None)
     return st.renderer.page(request, "compile.html", {
         "title": f"{r.name} · compile {cid}", "body_run": r.run_id, "r": r, "cid": cid, "f": f,
-        "c": f["compile"] or {}, "shown": shown,
+        "c": f["compile"] or {}, "stack": split_stack(stack), "shown": shown,
         "sections": [(k, t, f[k]) for k, t, _ in COMPILE_SECTIONS]}, data=data)
