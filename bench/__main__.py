@@ -5,6 +5,7 @@
     python -m bench --only ingest --sizes 200,1000
     python -m bench --only fleet --fleet-runs 10000
     python -m bench --only storage                  # warehouse bytes ÷ input bytes, 100 runs
+    python -m bench --only serve --serve-runs 10000 # pt2logs serve: page latency per route
     python -m bench --only bombs --bomb-mb 5000
     python -m bench --only bombs --bomb-before /work/main/src   # the readers' bombs also against other code
 
@@ -266,17 +267,19 @@ def bytecode() -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", choices=["ingest", "profile", "many", "reingest", "bombs", "fleet", "storage"], action="append")
+    ap.add_argument("--only", choices=["ingest", "profile", "many", "reingest", "bombs", "fleet", "storage", "serve"], action="append")
     ap.add_argument("--sizes", default="200,1000", help="single-log sizes in MB (default 200,1000)")
     ap.add_argument("--many-runs", type=int, default=300)
     ap.add_argument("--reingest-runs", type=int, default=10000)
     ap.add_argument("--fleet-runs", type=int, default=10000)
+    ap.add_argument("--serve-runs", type=int, default=10000, help="runs of the fleet `serve` is also timed at (0: samples only)")
     ap.add_argument("--bomb-mb", type=int, default=5000, help="MB of zeros / newlines after the trace in each bomb")
     ap.add_argument("--bomb-before", metavar="SRC", help="also ingest the readers' bombs with PYTHONPATH=SRC (the code before a change)")
     ap.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
     args = ap.parse_args()
     if args.quick:
         args.sizes, args.many_runs, args.reingest_runs, args.fleet_runs, args.bomb_mb = "20", 20, 200, 200, 100
+        args.serve_runs = 200
     OUT.mkdir(parents=True, exist_ok=True)
     bytecode()
     load = os.getloadavg()[0]  # other work on the machine: wall times of this run are worth that much less
@@ -299,6 +302,11 @@ def main() -> None:
 
         results["storage"] = storage(100 if not args.quick else 10)
         print(json.dumps(results["storage"], default=lambda x: round(x, 2)), flush=True)
+    if "serve" in only:
+        from bench.serve import bench as bench_serve
+
+        results["serve"] = bench_serve(OUT, args.serve_runs)
+        print(json.dumps(results["serve"], default=lambda x: round(x, 1)), flush=True)
     when = (dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
             + f"; load average {load:.1f} on {os.cpu_count()} cores when it started (above 1, other work shared the machine)")
     results["measured_at"] = {**_saved(args).get("measured_at", {}), **dict.fromkeys(results, when)}

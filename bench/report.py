@@ -226,6 +226,10 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
                     for k in sorted(set(with_) | set(without), key=lambda k: -max(with_.get(k, 0), without.get(k, 0)))[:5]:
                         out.append(f"| {name} | {top} `{k}` | {_f(without.get(k, 0.0))} | {_f(with_.get(k, 0.0))} |")
         out.append("")
+    if "serve" in r:
+        from bench.serve import markdown as serve_markdown
+
+        out += serve_markdown(r["serve"], title("## pt2logs serve: page latency", "serve"))
     out += _targets(r)
     return "\n".join(out) + "\n"
 

@@ -53,7 +53,7 @@ def test_the_cli_has_every_command_the_issues_ask_for():
     from pt2logs.cli import main
 
     assert set(main.list_commands(click.Context(main))) == {
-        "ingest", "run", "summary", "advise", "query", "queries", "diff", "ranks", "bundle", "dashboard", "export", "compact", "check", "repair", "tables",
+        "ingest", "run", "summary", "advise", "query", "queries", "diff", "ranks", "bundle", "dashboard", "serve", "export", "compact", "check", "repair", "tables",
         "formats"}
 
 

@@ -434,6 +434,41 @@ def check_dash_advice(rows, e):
         assert sum(r["compile_s"] for r in rows) <= total_compile(e) + 0.01
 
 
+def _newest_only(rows, e):
+    assert rows and {r["run"] for r in rows} == {e["newest"]}
+
+
+def check_compile_graph_breaks(rows, e):  # no selection: the newest run's every compile
+    assert sum(r["occurrences"] for r in rows) == e["by_run"][(e["newest"], "graph_breaks")]
+    assert all(r["break_key"] and r["reason"] for r in rows)
+
+
+def check_compile_kernels(rows, e):
+    _newest_only(rows, e)
+    assert len(rows) <= e["kernels"] and all(r["kernel_name"] for r in rows)
+
+
+def check_compile_cache_lookups(rows, e):
+    _newest_only(rows, e)
+    assert len(rows) == sum(n for (run, _), n in e["cache_by_run"].items() if run == e["newest"])
+
+
+def check_compile_phase_spans(rows, e):
+    _newest_only(rows, e)
+    efc = sum(r["seconds"] or 0 for r in rows if r["phase"] == "entire_frame_compile")
+    assert efc == pytest.approx(total_compile(e, e["newest"]), abs=0.01)
+
+
+def check_compile_metrics(rows, e):
+    _newest_only(rows, e)
+    assert len([r for r in rows if r["kind"] == "compilation_metrics"]) == sum(
+        1 for m in e["metrics"] if m["scenario"] == e["newest"])
+
+
+def check_site_occurrences(rows, e):
+    assert rows == []  # no site given: nothing matches (tests/test_serve.py checks real sites)
+
+
 CHECKS = {name[len("check_"):]: fn for name, fn in globals().items() if name.startswith("check_")}
 for _q in ("spyre_transfer_volume", "spyre_padding_waste", "spyre_repeated_copies", "spyre_failure_reports", "spyre_debug_excerpt"):
     CHECKS[_q] = check_spyre

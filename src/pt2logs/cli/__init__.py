@@ -9,6 +9,7 @@ This package is the only code that writes to the terminal; the core never import
     read.py        queries, query, summary, advise, diff, ranks
     bugreport.py   bundle (a bug report: Markdown or .zip)
     dashboard.py   dashboard
+    serve.py       serve (the local web app)
     export.py      export perfetto
     admin.py       compact, formats, tables
     render.py      rich terminal output: progress bar, summary and diff reports
@@ -32,11 +33,12 @@ from pt2logs.cli import (
     export,
     ingest,
     read,
+    serve,
 )
 from pt2logs.redaction.redact import redact
 from pt2logs.version import __version__
 
-ORDER = ["ingest", "run", "summary", "advise", "query", "queries", "diff", "ranks", "bundle", "dashboard", "export", "compact", "check", "repair", "tables", "formats"]
+ORDER = ["ingest", "run", "summary", "advise", "query", "queries", "diff", "ranks", "bundle", "dashboard", "serve", "export", "compact", "check", "repair", "tables", "formats"]
 
 
 class Group(click.Group):
@@ -90,6 +92,6 @@ def main() -> None:
 
 
 for _cmd in (ingest.ingest, ingest.run, read.summary, read.advise, read.query, read.queries, read.diff, read.ranks,
-             bugreport.bundle, dashboard.dashboard, export.export, admin.compact, admin.check, admin.repair, admin.tables, admin.formats):
+             bugreport.bundle, dashboard.dashboard, serve.serve, export.export, admin.compact, admin.check, admin.repair, admin.tables, admin.formats):
     main.add_command(_cmd)
 del _cmd

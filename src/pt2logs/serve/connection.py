@@ -1,0 +1,80 @@
+"""The server's one DuckDB connection: views built once, taken anew when a commit lands.
+
+Every page reads through :meth:`Connection.read`, which holds a lock (a DuckDB connection is used by one
+thread at a time; pages are short) and, at most once per :data:`CHECK_S`, lists the warehouse's
+commits (its ``runs`` files): when they changed since the views were made, the views are made again
+over the new snapshot (:func:`pt2logs.query.views.create_views`), so a page never shows a half-committed
+ingest and never needs a restart to show a new one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import duckdb
+
+from pt2logs.query.queries import run_named, run_sql
+from pt2logs.query.views import apply_settings, create_views
+from pt2logs.store.snapshot import is_data_path
+from pt2logs.store.warehouse import Warehouse
+
+#: how often a request may list the warehouse's commits (a listing costs a round trip on an object store)
+CHECK_S = 1.0
+
+
+def commits(wh: Warehouse) -> frozenset[str]:
+    """The ``runs`` files (the commit points) the warehouse holds now."""
+    return frozenset(f.rsplit("/", 1)[-1] for f in wh.table_files("runs") if is_data_path(wh.rel(f)))
+
+
+class Connection:
+    def __init__(self, warehouse: str | Warehouse):
+        self.wh = warehouse if isinstance(warehouse, Warehouse) else Warehouse(warehouse)
+        self.lock = threading.Lock()
+        self.con = duckdb.connect()
+        apply_settings(self.con)
+        self.commits = commits(self.wh)
+        create_views(self.con, self.wh)
+        self.checked = time.monotonic()
+        #: how many times the views were made (1 at start): a test sees a commit land through it
+        self.generation = 1
+
+    def _fresh(self) -> None:
+        now = time.monotonic()
+        if now - self.checked < CHECK_S:
+            return
+        self.checked = now
+        seen = commits(self.wh)
+        if seen != self.commits:
+            create_views(self.con, self.wh)
+            self.commits = seen
+            self.generation += 1
+
+    def current(self) -> int:
+        """The generation of the views a page would read now (after taking a new snapshot if a commit landed)."""
+        with self.lock:
+            self._fresh()
+            return self.generation
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """The connection, for one page's queries (views refreshed first when a commit landed)."""
+        with self.lock:
+            self._fresh()
+            yield self.con
+
+    def named(self, name: str, params: dict[str, Any] | None = None) -> Any:
+        with self.read() as con:
+            return run_named(con, name, params)
+
+    def sql(self, sql: str, params: dict[str, Any] | None = None) -> Any:
+        with self.read() as con:
+            return run_sql(con, sql, params)
+
+    def close(self) -> None:
+        with self.lock:
+            self.con.close()
