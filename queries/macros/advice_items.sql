@@ -12,7 +12,7 @@ CREATE OR REPLACE MACRO advice_items(p_run, p_since, p_until, p_tag) AS TABLE
 WITH sel AS (SELECT run_id FROM selected_runs(p_run, p_since, p_until, p_tag)),
 ru AS (SELECT * FROM advice_rules()),
 cm AS (
-  SELECT run_id, rank, compile_id, regexp_extract(compile_id, '(\d+)/\d+$', 1) AS frame_no,
+  SELECT run_id, rank, compile_id, frame_id AS frame_no,
          co_name, function_file(co_file, co_filename) AS ffile, function_line(co_file_kind, co_firstlineno) AS fline,
          coalesce(entire_frame_compile_time_s, 0) AS s
   FROM compilation_metrics
@@ -23,7 +23,7 @@ fr AS (
          count(*) AS compiles, sum(s) AS frame_s
   FROM cm GROUP BY ALL),
 rc AS (
-  SELECT 'recompiles' AS facts, run_id, rank, compile_id, ts, co_name, function_file(co_file, co_filename) AS ffile,
+  SELECT 'recompiles' AS facts, run_id, rank, compile_id, frame_id AS frame_no, frame_compile_id, ts, co_name, function_file(co_file, co_filename) AS ffile,
          function_line(co_file_kind, co_firstlineno) AS fline, cause, guard_kind,
          coalesce(guard_source, guard_subject) AS subject0, guard_expected AS v1, guard_actual AS v2,
          coalesce(is_limit_hit, false) AS limit_hit, NULL::VARCHAR AS gb_id, NULL::VARCHAR AS exc_type,
@@ -33,29 +33,29 @@ rc AS (
          NULL::VARCHAR AS detail0, 1::BIGINT AS n
   FROM recompiles WHERE run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, p_since)),
 gb AS (
-  SELECT 'graph_breaks' AS facts, run_id, rank, compile_id, ts, co_name, function_file(co_file, co_filename) AS ffile,
+  SELECT 'graph_breaks' AS facts, run_id, rank, compile_id, frame_id AS frame_no, ts, co_name, function_file(co_file, co_filename) AS ffile,
          function_line(co_file_kind, co_firstlineno) AS fline, gb_id, concat_ws(chr(10), gb_type, reason, explanation) AS text,
          site_file || ':' || site_line AS location,
          -- data-dependent branching explains itself with "# File F, line N, in fn, code: <line>" (2.7+)
          nullif(trim(regexp_extract(reason, 'code: ([^\n]*)', 1)), '') AS code, coalesce(occurrences, 1)::BIGINT AS n
   FROM graph_break_sites() WHERE run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, p_since)),
 fl AS (
-  SELECT 'failures' AS facts, run_id, rank, compile_id, ts, co_name, function_file(co_file, co_filename) AS ffile,
+  SELECT 'failures' AS facts, run_id, rank, compile_id, frame_id AS frame_no, ts, co_name, function_file(co_file, co_filename) AS ffile,
          function_line(co_file_kind, co_firstlineno) AS fline, coalesce(exc_type, fail_type) AS exc_type,
          coalesce(exc_type, fail_type) AS subject0, coalesce(exc_message, fail_reason, '') AS text,
          frame_file || ':' || frame_line AS location, left(message_line(coalesce(exc_message, fail_reason, '')), 200) AS detail0,
          1::BIGINT AS n
   FROM failures WHERE NOT coalesce(is_restart, false) AND run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, p_since)),
 ce AS (
-  SELECT 'cache_events' AS facts, run_id, rank, compile_id, ts, outcome, cache AS subject0, coalesce(reason, '') AS text,
+  SELECT 'cache_events' AS facts, run_id, rank, compile_id, frame_id AS frame_no, ts, outcome, cache AS subject0, coalesce(reason, '') AS text,
          nullif(left(trim(split_part(reason, chr(10), 1)), 200), '') AS detail0, 1::BIGINT AS n
   FROM cache_events WHERE {{cache_filter}} AND run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, p_since)),
 facts AS (
   SELECT row_number() OVER () AS fid, f.* REPLACE (coalesce(f.co_name, fr.co_name) AS co_name, coalesce(f.ffile, fr.ffile) AS ffile,
-         coalesce(f.fline, fr.fline) AS fline), regexp_extract(f.compile_id, '(\d+)/\d+$', 1) AS frame_no
+         coalesce(f.fline, fr.fline) AS fline)
   FROM (SELECT * FROM rc UNION ALL BY NAME SELECT * FROM gb UNION ALL BY NAME SELECT * FROM fl UNION ALL BY NAME SELECT * FROM ce) f
   LEFT JOIN fr ON fr.run_id = f.run_id AND fr.rank IS NOT DISTINCT FROM f.rank
-       AND fr.frame_no = regexp_extract(f.compile_id, '(\d+)/\d+$', 1)),
+       AND fr.frame_no = f.frame_no),
 kinds AS (  -- the first rule (advice.toml's order) each distinct kind of fact matches: facts repeat (the same
             -- break in every run of a program), so the patterns are tried once per kind
   SELECT f.*, {{rule_case}} AS rule_id
@@ -78,7 +78,7 @@ cfg_frames AS (  -- the frames whose config an item shows: those of matched reco
   UNION SELECT run_id, rank, frame_no FROM fr WHERE run_id IN (SELECT run_id FROM hit_runs)),
 cm_cfg AS MATERIALIZED (  -- the compiles with a config: its hash (hashed as it is read, the text goes no further;
                           -- every compile of the selection: read while the facts are matched, see above)
-  SELECT run_id, rank, regexp_extract(compile_id, '(\d+)/\d+$', 1) AS frame_no, hash(dynamo_config) AS h
+  SELECT run_id, rank, frame_id AS frame_no, hash(dynamo_config) AS h
   FROM compilation_metrics
   WHERE kind = 'compilation_metrics' AND dynamo_config IS NOT NULL AND since_partition(ingest_date, p_since)
     AND run_id IN (SELECT run_id FROM sel)),
@@ -93,7 +93,7 @@ cfg AS (  -- the dynamo config they were compiled under
          bool_or(v[1] = 'false') AS auto_off, bool_or(v[1] = 'true') AS auto_on, bool_or(v[2] = 'false') AS dyn_true
   FROM (SELECT c.run_id, c.rank, c.frame_no, t.v FROM cm_cfg c JOIN cfg_text t ON t.h = c.h AND t.sole
         UNION ALL  -- two configs of one hash: those compiles' configs parsed one by one
-        SELECT run_id, rank, regexp_extract(compile_id, '(\d+)/\d+$', 1), TRY(json_extract_string(dynamo_config, ['$.automatic_dynamic_shapes', '$.assume_static_by_default', '$.recompile_limit',
+        SELECT run_id, rank, frame_id, TRY(json_extract_string(dynamo_config, ['$.automatic_dynamic_shapes', '$.assume_static_by_default', '$.recompile_limit',
                                          '$.cache_size_limit']))
         FROM compilation_metrics
         WHERE kind = 'compilation_metrics' AND dynamo_config IS NOT NULL AND since_partition(ingest_date, p_since)
@@ -128,7 +128,7 @@ items AS (
          min(detail) AS detail, list_distinct(list(rank) FILTER (WHERE rank IS NOT NULL)) AS ranks,
          string_agg(DISTINCT compile_id, ', ' ORDER BY compile_id) AS compile_ids,
          flatten(list([v1, v2] ORDER BY ts, compile_id)) AS vals_seen,
-         max(TRY_CAST(regexp_extract(compile_id, '/(\d+)$', 1) AS INTEGER)) FILTER (WHERE limit_hit) AS limit_compiles,
+         max(frame_compile_id) FILTER (WHERE limit_hit) AS limit_compiles,
          string_agg(DISTINCT compile_id, ', ' ORDER BY compile_id) FILTER (WHERE limit_hit) AS limit_cids,
          min(ts) AS first_ts
   FROM keyed GROUP BY rule_id, run_id, item_key, subject) i

@@ -9,7 +9,7 @@ WITH frames AS (
          any_value(function_line(co_file_kind, co_firstlineno)) AS fn_line
   FROM compilation_metrics WHERE kind = 'compilation_metrics' GROUP BY ALL)
 SELECT c.run_id, r.name AS run, r.started_at, coalesce(CAST(r.tags AS VARCHAR), '{}') AS tags, c.rank, c.file,
-       c.line_no, c.ts, c.compile_id, regexp_extract(c.compile_id, '/(\d+)$', 1) AS nth_compile,
+       c.line_no, c.ts, c.compile_id, CAST(c.frame_compile_id AS VARCHAR) AS nth_compile,
        c.cache, row_number() OVER (PARTITION BY c.run_id, c.rank, c.file, c.compile_id, c.cache ORDER BY c.line_no) AS lookup,
        c.outcome, c.key, c.reason, c.n_components, f.co_name, f.fn_file, f.fn_line
 FROM cache_events c JOIN runs r USING (run_id)

@@ -34,6 +34,7 @@ from pt2logs.store.warehouse import (
     Warehouse,
     WarehouseError,
 )
+from pt2logs.tables.compile import FRAME_ID_TABLES
 from pt2logs.tables.schema import TABLES, Table
 
 _DUCK = {
@@ -67,9 +68,13 @@ def _select_list(t: Table, present: set[str] | None) -> str:
 
 
 def _relative_items(t: Table) -> list[str]:
-    """``REPLACE`` items: the table's user-code path columns relative to the run's root."""
-    return [f"run_relative(t.{_ident(col)}, {('t.' + _ident(kind)) if kind else 'NULL'}, u.user_root) AS {_ident(col)}"
-            for col, kind in t.run_relative]
+    """``REPLACE`` items: the table's user-code path columns relative to the run's root; its compile id's
+    integers, from the text in rows stored before them (compile_id_frames())."""
+    items = [f"run_relative(t.{_ident(col)}, {('t.' + _ident(kind)) if kind else 'NULL'}, u.user_root) AS {_ident(col)}"
+             for col, kind in t.run_relative]
+    if t.name in FRAME_ID_TABLES:
+        items += [f"coalesce(t.{c}, compile_id_frames(t.compile_id).{c}) AS {c}" for c in ("frame_id", "frame_compile_id")]
+    return items
 
 
 def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: bool = False) -> list[str]:
