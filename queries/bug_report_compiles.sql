@@ -7,7 +7,7 @@
 -- trace's dynamo_error artifact (the full traceback) is in `bug_report_artifacts`.
 WITH sel AS (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)),
 m AS (
-  SELECT run_id, rank, compile_id, any_value(co_name) AS co_name,
+  SELECT run_id, rank, compile_id, any_value(frame_id) AS frame_id, any_value(co_name) AS co_name,
          any_value(function_file(co_file, co_filename)) AS fn_file, any_value(co_firstlineno) AS fn_line,
          min(ts) AS ts, sum(entire_frame_compile_time_s) AS compile_s, any_value(fail_type) AS fail_type,
          any_value(cuda_version) AS cuda_version, any_value(triton_version) AS triton_version,
@@ -17,7 +17,7 @@ m AS (
     AND ($compile_id IS NULL OR compile_id = $compile_id)
   GROUP BY run_id, rank, compile_id),
 f AS (
-  SELECT run_id, rank, compile_id, arg_min(exc_type, line_no) AS exc_type, arg_min(coalesce(exc_message, fail_reason), line_no) AS exc_message,
+  SELECT run_id, rank, compile_id, any_value(frame_id) AS frame_id, arg_min(exc_type, line_no) AS exc_type, arg_min(coalesce(exc_message, fail_reason), line_no) AS exc_message,
          arg_min(stack, line_no) AS stack, arg_min(failure_id(failure_key, fail_type, fail_reason), line_no) AS failure_key,
          arg_min(frame_file, line_no) AS frame_file, arg_min(frame_line, line_no) AS frame_line,
          arg_min(co_name, line_no) AS co_name, min(ts) AS ts, arg_min(file, line_no) AS file, min(line_no) AS line_no,
@@ -26,7 +26,7 @@ f AS (
   WHERE NOT is_restart AND run_id IN (SELECT run_id FROM sel) AND ($compile_id IS NULL OR compile_id IS NOT DISTINCT FROM $compile_id)
   GROUP BY run_id, rank, compile_id),
 fr AS (  -- a frame's function, from any of its compiles (a compile refused by the recompile limit names none)
-  SELECT run_id, rank, regexp_extract(compile_id, '(\d+)/\d+$', 1) AS frame, any_value(co_name) AS co_name,
+  SELECT run_id, rank, frame_id AS frame, any_value(co_name) AS co_name,
          any_value(function_file(co_file, co_filename)) AS fn_file, any_value(co_firstlineno) AS fn_line
   FROM compilation_metrics WHERE co_name IS NOT NULL AND run_id IN (SELECT run_id FROM sel) GROUP BY ALL)
 SELECT r.name AS run, coalesce(m.rank, f.rank) AS rank, coalesce(m.compile_id, f.compile_id) AS compile_id,
@@ -40,5 +40,5 @@ SELECT r.name AS run, coalesce(m.rank, f.rank) AS rank, coalesce(m.compile_id, f
 FROM m FULL JOIN f ON f.run_id = m.run_id AND f.rank IS NOT DISTINCT FROM m.rank AND f.compile_id IS NOT DISTINCT FROM m.compile_id
 JOIN runs r ON r.run_id = coalesce(m.run_id, f.run_id)
 LEFT JOIN fr ON fr.run_id = coalesce(m.run_id, f.run_id) AND fr.rank IS NOT DISTINCT FROM coalesce(m.rank, f.rank)
-           AND fr.frame = regexp_extract(coalesce(m.compile_id, f.compile_id), '(\d+)/\d+$', 1)
+           AND fr.frame = coalesce(m.frame_id, f.frame_id)
 ORDER BY run, failed DESC, coalesce(f.ts, m.ts) NULLS LAST, rank NULLS FIRST, compile_id;

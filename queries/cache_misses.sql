@@ -5,7 +5,7 @@
 -- device, settings, custom_passes, other); `components`: their names (up to 6; `pt2logs query
 -- cache_key_diff` lists each with both values). A key without components (AOTAutograd in recent torch
 -- logs them only with its logger at DEBUG) can only say that the key differs. The rules:
--- src/pt2logs/query/cache_rules.py.
+-- queries/macros/cache_pairs.sql and cache_pair_diffs.sql.
 WITH paired AS MATERIALIZED (  -- each pair, with its differing components in words (NULL for a pair with none)
   SELECT *,
          CASE WHEN len(diffs) > 0 THEN nullif(array_to_string(list_sort(list_distinct(list_transform(diffs, lambda x: x.kind))), ', '), '')

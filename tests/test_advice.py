@@ -321,7 +321,8 @@ def test_older_torch_messages_go_to_their_rule(facts, gb_id, text, rule, subject
 def test_the_kind_of_a_fact_is_every_column_a_rule_can_read():
     """advice_items() matches each distinct kind of fact once (MATCH_COLUMNS) and joins the facts to their
     kind by those columns: a rule condition on another column would be matched on a kind that mixes facts."""
-    from pt2logs.query.advice import MATCH_COLUMNS, Rule, items_macro, match_sql, predicate
+    from pt2logs.query.advice import MATCH_COLUMNS, Rule, match_sql, predicate
+    from pt2logs.query.macros import macro_sql
 
     every = Rule(id="x", finding="x", facts="recompiles", evidence="x", advice="x", causes=("c",), guard_kinds=("g",),
                  limit_hit=True, gb_ids=("gb1",), text="t", not_text="n", exc_types=("E",), outcomes=("miss",))
@@ -332,7 +333,7 @@ def test_the_kind_of_a_fact_is_every_column_a_rule_can_read():
     sql = match_sql((every,))
     assert [c.strip() for c in sql["KIND_COLUMNS"].split(",")] == list(MATCH_COLUMNS)
     assert set(re.findall(r"\bf\.(\w+)", sql["KIND_JOIN"])) == set(re.findall(r"\br\.(\w+)", sql["KIND_JOIN"])) == set(MATCH_COLUMNS)
-    assert "{KIND_" not in items_macro()
+    assert "{KIND_" not in macro_sql("advice_items") and "{{" not in macro_sql("advice_items")
 
 
 def test_markdown_pastes_as_is(fixtures_wh):

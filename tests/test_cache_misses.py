@@ -191,10 +191,10 @@ def test_the_words_for_every_shape_of_differences_are_as_before(torch_runs):
     for the real pairs with their differences made into every shape, mixed within a compile."""
     from tests.query_oracles import named_sql, oracle_sql, rows
 
-    from pt2logs.query.cache_rules import CACHE_PAIR_DIFFS
+    from pt2logs.query.macros import macro_sql
 
     con = pt2logs.connect(torch_runs)
-    con.execute(CACHE_PAIR_DIFFS.replace("MACRO cache_pair_diffs(", "MACRO cache_pair_diffs_real(", 1))
+    con.execute(macro_sql("cache_pair_diffs").replace("MACRO cache_pair_diffs(", "MACRO cache_pair_diffs_real(", 1))
     seen = []
     for off in range(5):
         con.execute(f"""CREATE OR REPLACE MACRO cache_pair_diffs(run, since, until, tag, base) AS TABLE

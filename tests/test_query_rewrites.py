@@ -146,7 +146,7 @@ def test_commands_given_no_run_take_the_run_the_queries_take(where: str, sample_
 def test_of_runs_started_at_one_moment_the_newest_is_the_first_by_name_then_by_id() -> None:
     import duckdb
 
-    from pt2logs.query.views import MACROS
+    from pt2logs.query.macros import statements
 
     wanted = ("MACRO tag_value(", "MACRO tag_match(", "MACRO selected_runs(", "MACRO selected_runs_or_newest(")
     rows = [("c3", "x", "2026-01-02"), ("b2", "x", "2026-01-02"), ("a1", "y", "2026-01-02"), ("a0", "a", "2026-01-01")]
@@ -154,7 +154,7 @@ def test_of_runs_started_at_one_moment_the_newest_is_the_first_by_name_then_by_i
         con = duckdb.connect()
         con.execute("CREATE TABLE runs (run_id VARCHAR, name VARCHAR, started_at TIMESTAMPTZ, tags VARCHAR)")
         con.executemany("INSERT INTO runs VALUES (?, ?, ?, '{}')", order)
-        for m in MACROS:
+        for m in [s for part in statements() for s in part]:
             if any(w in m for w in wanted):
                 con.execute(m)
         assert con.execute("SELECT * FROM selected_runs_or_newest(NULL, NULL, NULL, NULL)").fetchall() == [("b2",)]

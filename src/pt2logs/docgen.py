@@ -1,5 +1,5 @@
-"""Generate docs/tables.md, docs/queries.md, docs/recompile_causes.md and docs/advice.md from the
-declarations (tests keep them in sync).
+"""Generate docs/tables.md, docs/queries.md (named queries and macros), docs/recompile_causes.md and
+docs/advice.md from the declarations (tests keep them in sync).
 
     python -m pt2logs.docgen            # rewrite docs/tables.md and docs/queries.md
 """
@@ -70,7 +70,33 @@ def queries_markdown() -> str:
     for q in load_queries().values():
         params = "; ".join(f"`{p.name}`" + (f" ({p.doc})" if p.doc else "") for p in q.params) or "none"
         out.append(f"| `{q.name}` | **{q.title}.** {q.question} | {params} |")
-    return "\n".join(out) + "\n"
+    return "\n".join(out + ["", *macros_markdown()]) + "\n"
+
+
+def _items(ps: list) -> str:
+    return "; ".join(f"`{p.name}`" + (f" ({p.doc})" if p.doc else "") for p in ps) or "none"
+
+
+def macros_markdown() -> list[str]:
+    """The macros section of docs/queries.md, from the headers of ``queries/macros/*.sql``."""
+    from pt2logs.query.macros import FILLS, load_macros
+
+    macros = sorted(load_macros().values(), key=lambda m: m.name)
+    out = ["## Macros", "",
+           "The rules named queries share, each a DuckDB macro in `queries/macros/NAME.sql` with a header (title, what,",
+           "params, fills, columns or returns; `pt2logs.query.macros` reads them once per process). Every connection has",
+           "them, the views file `pt2logs.duckdb` too. `NAME.*` in columns: every column of that view or macro.", "",
+           "| macro | what | parameters | columns (table) / result (scalar) |", "|---|---|---|---|"]
+    for m in macros:
+        result = _items(m.columns) if m.table else m.returns
+        cells = [f"`{m.signature}`", f"**{m.title}.** {m.what}", _items(m.params), result]
+        out.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+    out += ["", "Fills: SQL made from Python facts where a macro says `{{name}}` (`pt2logs.query.macros.FILLS`, the one list).", "",
+            "| fill | what | macros |", "|---|---|---|"]
+    for name, (what, _) in FILLS.items():
+        users = ", ".join(f"`{m.name}`" for m in macros if name in m.fills)
+        out.append(f"| `{name}` | {what} | {users} |")
+    return out
 
 
 def causes_markdown() -> str:
@@ -98,7 +124,7 @@ def advice_markdown() -> str:
     out = ["# Advice", "",
            "Generated from `src/pt2logs/query/advice.toml` by `python -m pt2logs.docgen`; a test fails when this file and",
            "the table disagree. Each rule is matched in SQL against a run's recompiles, graph breaks, failed",
-           "compiles and cache lookups (the `advice_items()` macro of `pt2logs.query.advice`); a fact goes to the first",
+           "compiles and cache lookups (the `advice_items()` macro, `queries/macros/advice_items.sql`); a fact goes to the first",
            "rule that matches it, in the order below. Each item carries the run's own evidence, the frames it",
            "applies to and the cost at stake: the compile seconds of the compiles involved (`frame`: every compile",
            "of the frame), the recompiles, breaks and failed compiles.", "",

@@ -1,6 +1,6 @@
--- advice_items() as src/pt2logs/query/advice_sql.py had it before the rewrite for speed: every fact matched
+-- advice_items() as src/pt2logs/query/advice_sql.py (now queries/macros/advice_items.sql) had it before the rewrite for speed: every fact matched
 -- against the rules one by one, every compile's dynamo config parsed. The oracle of the macro
--- (tests/test_query_rewrites.py), completed like pt2logs.query.advice.items_macro ({RULE_CASE} ...).
+-- (tests/test_query_rewrites.py), completed with pt2logs.query.advice.match_sql ({RULE_CASE} ...).
 CREATE OR REPLACE MACRO advice_items(p_run, p_since, p_until, p_tag) AS TABLE
 WITH sel AS (SELECT run_id FROM selected_runs(p_run, p_since, p_until, p_tag)),
 ru AS (SELECT * FROM advice_rules()),

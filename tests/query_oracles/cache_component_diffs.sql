@@ -1,4 +1,4 @@
--- cache_component_diffs() as src/pt2logs/query/cache_rules.py had it before cache_pair_diffs(): it pairs the lookups
+-- cache_component_diffs() as src/pt2logs/query/cache_rules.py (now queries/macros/) had it before cache_pair_diffs(): it pairs the lookups
 -- itself, so a query that also needed the pairs paired them twice. The oracle of cache_pair_diffs()
 -- (tests/test_query_rewrites.py), created as cache_component_diffs_oracle().
 CREATE OR REPLACE MACRO cache_component_diffs_oracle(run, since, until, tag, base) AS TABLE

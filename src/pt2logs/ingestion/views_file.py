@@ -85,12 +85,14 @@ class ViewsFile:
         """(Re)write the file when its signature changed; its path (None for a remote warehouse)."""
         if self.target is None:
             return None
-        from pt2logs.query.views import MACROS, PATH_MACROS, view_statements
+        from pt2logs.query.macros import statements
+        from pt2logs.query.views import view_statements
 
         prepared = self._prepared()
         con = None
         try:
-            signature = orjson.dumps([__version__, MACROS, PATH_MACROS] + [
+            macros = [s for part in statements() for s in part]
+            signature = orjson.dumps([__version__, macros] + [
                 [name, bool(self.wh.table_files(name)), sorted(_newest_columns(self.wh, name))] for name in sorted(TABLES)])
             sig_path = self.wh.path("_views.json")
             if self._exists():
@@ -99,7 +101,7 @@ class ViewsFile:
                         return self.target
             import duckdb
 
-            made = frozenset(PATH_MACROS) | frozenset(MACROS) if prepared else frozenset()
+            made = frozenset(macros) if prepared else frozenset()
             if not prepared:
                 _remove(self._tmp)
             con = duckdb.connect(self._tmp)

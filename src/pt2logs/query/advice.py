@@ -1,8 +1,9 @@
 """Advice: what to do about what a run's logs show, from the declarative table ``advice.toml``.
 
 The table (one ``[[rule]]`` per finding: how it matches, the evidence to show, the advice, the cost
-measure) is read once and turned into two DuckDB macros that :mod:`pt2logs.query.views` adds to every
-connection, so the matching happens in SQL, next to the data:
+measure) is read once and fills two DuckDB macros (``queries/macros/advice_rules.sql`` and
+``advice_items.sql``, :mod:`pt2logs.query.macros`) that every connection has, so the matching happens in
+SQL, next to the data:
 
 * ``advice_rules()``: the table's rules as rows;
 * ``advice_items(run, since, until, tag)``: one row per item (a rule, a run, a frame or break site,
@@ -23,8 +24,6 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-
-from pt2logs.query.advice_sql import ITEMS_MACRO, TIMES_MACRO
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -160,22 +159,15 @@ def _b(v: bool | None) -> str:
     return "NULL::BOOLEAN" if v is None else ("true" if v else "false")
 
 
-RULE_COLUMNS = ("rule_order", "rule_id", "finding", "rule_facts", "causes", "guard_kinds", "want_limit_hit",
-                "gb_ids", "text_re", "not_text_re", "exc_types", "min_events", "min_values", "subject_re", "detail_re",
-                "subject_default", "evidence_tpl", "advice", "cost")
-#: (the match columns are documentation in advice_rules(); advice_items() matches with match_sql's CASE)
-
-
-def rules_macro(rules: tuple[Rule, ...] | None = None) -> str:
-    """``advice_rules()``: the table as rows (the columns of :data:`RULE_COLUMNS`)."""
+def rule_rows(rules: tuple[Rule, ...]) -> str:
+    """The rules as SQL ``VALUES`` rows, in the order of ``advice_rules()``' columns (queries/macros/advice_rules.sql)."""
     rows = []
-    for i, r in enumerate(rules if rules is not None else load_rules()):
+    for i, r in enumerate(rules):
         rows.append("(" + ", ".join([
             str(i), _s(r.id), _s(r.finding), _s(r.facts), _l(r.causes), _l(r.guard_kinds), _b(r.limit_hit),
             _l(r.gb_ids), _s(r.text), _s(r.not_text), _l(r.exc_types), str(int(r.min_events)), str(int(r.min_values)), _s(r.subject),
             _s(r.detail), _s(r.subject_default), _s(r.evidence), _s(r.advice), _s(r.cost)]) + ")")
-    return (f"CREATE OR REPLACE MACRO advice_rules() AS TABLE SELECT * FROM (VALUES {', '.join(rows)}) "
-            f"t({', '.join(RULE_COLUMNS)})")
+    return ", ".join(rows)
 
 
 def _in(col: str, vals: tuple[str, ...]) -> str:
@@ -205,8 +197,8 @@ def predicate(r: Rule, f: str = "f") -> str:
 
 
 def match_sql(rules: tuple[Rule, ...]) -> dict[str, str]:
-    """The SQL expressions advice_items() is completed with: ``RULE_CASE`` (the id of the first rule a
-    fact matches, NULL for none), ``SUBJECT_CASE`` / ``DETAIL_CASE`` (a rule's ``subject`` / ``detail``
+    """The SQL expressions advice_items() is completed with (its fills, :data:`pt2logs.query.macros.FILLS`):
+    ``RULE_CASE`` (the id of the first rule a fact matches, NULL for none), ``SUBJECT_CASE`` / ``DETAIL_CASE`` (a rule's ``subject`` / ``detail``
     expression applied to the fact's text), ``CACHE_FILTER`` (the cache lookups any rule can match),
     ``KIND_COLUMNS`` / ``KIND_JOIN`` (a kind of fact: its :data:`MATCH_COLUMNS`; a fact joined to its kind).
     Constant patterns: DuckDB compiles each once."""
@@ -225,16 +217,3 @@ def match_sql(rules: tuple[Rule, ...]) -> dict[str, str]:
             "DETAIL_CASE": extract("detail"), "CACHE_FILTER": cache_filter,
             "KIND_COLUMNS": ", ".join(MATCH_COLUMNS),
             "KIND_JOIN": " AND ".join(f"r.{c} IS NOT DISTINCT FROM f.{c}" for c in MATCH_COLUMNS)}
-
-
-def items_macro(rules: tuple[Rule, ...] | None = None) -> str:
-    """``advice_items(run, since, until, tag)`` for these rules (default: the package's table)."""
-    sql = ITEMS_MACRO.replace("{DEFAULT_LIMIT}", str(DEFAULT_LIMIT))
-    for k, v in match_sql(rules if rules is not None else load_rules()).items():
-        sql = sql.replace("{" + k + "}", v)
-    return sql
-
-
-def advice_macros() -> list[str]:
-    """The macros :mod:`pt2logs.query.views` adds to every connection."""
-    return [TIMES_MACRO, rules_macro(), items_macro()]

@@ -9,7 +9,7 @@ A query file starts with comment lines::
 then one SQL statement over the warehouse views. Parameters are DuckDB named
 parameters (``$run_id``). Optional parameters default to NULL; write filters as
 ``run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag))``
-(a macro defined in :mod:`pt2logs.query.views`) so every query filters runs the same way.
+(a macro: ``queries/macros/selected_runs.sql``, :mod:`pt2logs.query.macros`) so every query filters runs the same way.
 """
 
 from __future__ import annotations
@@ -23,21 +23,14 @@ from typing import Any
 
 import duckdb
 
-_HEADER = re.compile(r"^--\s*(\w+)\s*:\s*(.*)$")
-_PARAM = re.compile(r"(\w+)\s*(?:\(((?:[^()]|\([^()]*\))*)\))?")
+from pt2logs.query.sql_files import Param, parse_params, query_dirs, read_header
+
 _REF = re.compile(r"\$([A-Za-z_]\w*)")
 _SINCE = re.compile(r"^(\d+)\s*([hdw])$")
 
 
 class QueryError(Exception):
     """A user-facing problem with a query: unknown name, missing parameter, SQL error."""
-
-
-@dataclass(frozen=True)
-class Param:
-    name: str
-    doc: str = ""
-    optional: bool = True
 
 
 @dataclass
@@ -55,33 +48,14 @@ class NamedQuery:
         return set(_REF.findall(_strip_comments(self.sql)))
 
 
-def query_dirs() -> list[Path]:
-    """Where named queries live: the repo's queries/ (development) or the installed copy."""
-    package = Path(__file__).resolve().parents[1]  # src/pt2logs
-    dirs = [package.parents[1] / "queries", package / "_data" / "queries"]
-    return [d for d in dirs if d.is_dir()]
-
-
 def _strip_comments(sql: str) -> str:
     return "\n".join(ln for ln in sql.splitlines() if not ln.lstrip().startswith("--"))
 
 
 def parse_query_file(path: Path) -> NamedQuery:
     text = path.read_text()
-    meta: dict[str, str] = {}
-    for ln in text.splitlines():
-        if not ln.strip():
-            continue
-        m = _HEADER.match(ln.strip())
-        if not m:
-            break
-        meta[m.group(1).lower()] = m.group(2).strip()
-    params = []
-    for m in _PARAM.finditer(meta.get("params", "")):
-        doc = (m.group(2) or "").strip()
-        if m.group(1).lower() in ("none", "and", "or"):
-            continue
-        params.append(Param(m.group(1), doc, optional="optional" in doc.lower() or "default" in doc.lower()))
+    meta = read_header(text)
+    params = parse_params(meta.get("params", ""))
     return NamedQuery(path.stem, meta.get("title", path.stem), meta.get("question", ""), params, text, path, meta)
 
 

@@ -15,12 +15,8 @@ from typing import Any
 
 import duckdb
 
-from pt2logs.query.advice import advice_macros
-from pt2logs.query.cache_rules import CACHE_MACROS
-from pt2logs.query.outcome_rules import OUTCOME_MACROS
+from pt2logs.query.macros import statements as macro_statements
 from pt2logs.query.view_sources import Glob, Listed
-from pt2logs.query.vllm_rules import VLLM_MACROS
-from pt2logs.readers import source_ranks
 from pt2logs.store.recovery import gc_grace_s
 from pt2logs.store.snapshot import (
     Snapshot,
@@ -38,6 +34,7 @@ from pt2logs.store.warehouse import (
     Warehouse,
     WarehouseError,
 )
+from pt2logs.tables.compile import FRAME_ID_TABLES
 from pt2logs.tables.schema import TABLES, Table
 
 _DUCK = {
@@ -70,30 +67,14 @@ def _select_list(t: Table, present: set[str] | None) -> str:
     return ", ".join(cols)
 
 
-#: When one run has several sources describing the same compiles (a trace and its stderr capture),
-#: the views keep, per run, the rows of its best source (lowest rank), chosen from the formats of
-#: the run's files; the ``<table>_all_sources`` views keep every row. The ranks are the formats' own
-#: (``Format.source_rank``); sources with none (e.g. ``spyre``) describe other things and are always kept.
-_RANKED = source_ranks()
-SOURCE_RANK = {src: rank for src, (_, rank) in _RANKED.items()}
-#: the input format that yields each ranked source
-SOURCE_FORMAT = {src: fmt for src, (fmt, _) in _RANKED.items()}
-
-
-def _rank_sql(col: str) -> str:
-    whens = " ".join(f"WHEN {_q(k)} THEN {v}" for k, v in SOURCE_RANK.items())
-    return f"CASE {col} {whens} ELSE NULL END"
-
-
-def _format_rank_sql(col: str) -> str:
-    whens = " ".join(f"WHEN {_q(SOURCE_FORMAT[k])} THEN {v}" for k, v in SOURCE_RANK.items())
-    return f"CASE {col} {whens} ELSE NULL END"
-
-
 def _relative_items(t: Table) -> list[str]:
-    """``REPLACE`` items: the table's user-code path columns relative to the run's root."""
-    return [f"run_relative(t.{_ident(col)}, {('t.' + _ident(kind)) if kind else 'NULL'}, u.user_root) AS {_ident(col)}"
-            for col, kind in t.run_relative]
+    """``REPLACE`` items: the table's user-code path columns relative to the run's root; its compile id's
+    integers, from the text in rows stored before them (compile_id_frames())."""
+    items = [f"run_relative(t.{_ident(col)}, {('t.' + _ident(kind)) if kind else 'NULL'}, u.user_root) AS {_ident(col)}"
+             for col, kind in t.run_relative]
+    if t.name in FRAME_ID_TABLES:
+        items += [f"coalesce(t.{c}, compile_id_frames(t.compile_id).{c}) AS {c}" for c in ("frame_id", "frame_compile_id")]
+    return items
 
 
 def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: bool = False) -> list[str]:
@@ -112,7 +93,8 @@ def _statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: bool,
     listed to make them: listed before the statements read them, so a commit that lands after the
     listing is one the snapshot may hold but the names lack (a query is then run again, never skipped).
     With ``snap`` the views read exactly its files."""
-    stmts = list(PATH_MACROS)
+    scalar, table = macro_statements()  # (queries/macros/*.sql: scalar ones before the views, table ones after)
+    stmts = list(scalar)
     src: Any = Listed(con, wh, snap) if snap is not None else Glob(con, wh)
     commits = snap.commits if snap is not None else _commits(wh)
     runs_present = src.present("runs")
@@ -123,8 +105,8 @@ def _statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: bool,
     stmts.append("CREATE OR REPLACE VIEW _run_roots AS SELECT run_id, user_root FROM _runs_all SEMI JOIN _live USING (run_id, txn)")
     files_src = (f"(SELECT run_id, txn, format FROM {src.sql('files')}) f SEMI JOIN _live USING (run_id, txn)"
                  if src.present("files") is not None else "(SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS format WHERE false) f")
-    stmts.append(f"CREATE OR REPLACE VIEW _run_source AS SELECT run_id, min({_format_rank_sql('format')}) AS best "
-                 f"FROM {files_src} GROUP BY run_id")
+    # a run's best source (lowest rank: format_rank(), source_rank()): the views of a table with a source keep its rows
+    stmts.append(f"CREATE OR REPLACE VIEW _run_source AS SELECT run_id, min(format_rank(format)) AS best FROM {files_src} GROUP BY run_id")
     stmts.append(_payloads_view(src))
     for name, t in TABLES.items():
         if name == "runs":
@@ -155,12 +137,12 @@ def _statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: bool,
             )
         if "source" in t.names:
             # a join with a per-run table (not a window), so filters on the partition column reach the scan
-            rk = _rank_sql("t.source")
+            rk = "source_rank(t.source)"
             stmts.append(
                 f"CREATE OR REPLACE VIEW {_ident(name)} AS SELECT t.* FROM {target} t LEFT JOIN _run_source s USING (run_id) "
                 f"WHERE {rk} IS NULL OR s.best IS NULL OR {rk} = s.best"
             )
-    stmts += MACROS
+    stmts += table
     return stmts, commits
 
 
@@ -172,83 +154,6 @@ def _payloads_view(src: Any) -> str:
         return f"CREATE OR REPLACE VIEW _payloads AS SELECT NULL::BLOB AS {_ident(PAYLOAD_KEY)}, NULL::VARCHAR AS payload WHERE false"
     return (f"CREATE OR REPLACE VIEW _payloads AS SELECT {_ident(PAYLOAD_KEY)}, any_value(payload) AS payload "
             f"FROM (SELECT {_ident(PAYLOAD_KEY)}, payload FROM {src.sql(PAYLOADS)}) GROUP BY {_ident(PAYLOAD_KEY)}")
-
-
-#: what the views themselves use (created before them): a user-code path made relative to its
-#: run's root (runs.user_root, ending in /); other kinds of paths (library, stdlib) are keys already
-PATH_MACROS = [
-    """CREATE OR REPLACE MACRO run_relative(path, kind, root) AS
-         CASE WHEN path IS NULL OR coalesce(kind, 'user') <> 'user' OR root IS NULL OR NOT starts_with(path, root)
-              THEN path ELSE substr(path, length(root) + 1) END""",
-]
-
-#: helpers the named queries share: selecting runs the same way, and rules stated once
-MACROS = [
-    # partition pruning: a run is always ingested after it started, so ingest_date >= since keeps them all
-    """CREATE OR REPLACE MACRO since_partition(ingest_date, since) AS
-         since IS NULL OR ingest_date >= strftime(CAST(since AS TIMESTAMPTZ) AT TIME ZONE 'UTC', '%Y-%m-%d')""",
-    # a tag's value by key: a JSON Pointer (~ and / escaped), so any key works, quotes and $ included
-    """CREATE OR REPLACE MACRO tag_value(tags, tag_key) AS
-         json_extract_string(tags, '/' || replace(replace(tag_key, '~', '~0'), '/', '~1'))""",
-    # tag is KEY=VALUE, split at the first '=' (k=a=b: key k, value a=b)
-    """CREATE OR REPLACE MACRO tag_match(tags, tag) AS
-         tag IS NULL OR tag_value(tags, substr(tag, 1, strpos(tag, '=') - 1)) = substr(tag, strpos(tag, '=') + 1)""",
-    """CREATE OR REPLACE MACRO selected_runs(run, since, until, tag) AS TABLE
-         SELECT run_id FROM runs
-         WHERE (run IS NULL OR run_id = run OR name = run OR starts_with(run_id, run) OR starts_with(name, run))
-           AND (since IS NULL OR started_at >= since)
-           AND (until IS NULL OR started_at < until)
-           AND tag_match(tags, tag)""",
-    # the same selection, but with no filter at all the newest run only (newest start, then name, then
-    # id), not the fleet: for queries about one run (trace events, a bug report's graphs) and for every
-    # command about one run given none (pt2logs.reports.compose.resolve_run)
-    """CREATE OR REPLACE MACRO selected_runs_or_newest(run, since, until, tag) AS TABLE
-         SELECT run_id FROM selected_runs(run, since, until, tag)
-         WHERE run IS NOT NULL OR since IS NOT NULL OR until IS NOT NULL OR tag IS NOT NULL
-         UNION ALL
-         (SELECT run_id FROM runs WHERE run IS NULL AND since IS NULL AND until IS NULL AND tag IS NULL
-          ORDER BY started_at DESC NULLS LAST, name, run_id LIMIT 1)""",
-    # graph-break sites (the identity of docs/tables.md#graph_breaks): break id + user frame + library
-    # frame; rows ingested before the identity columns (break_key NULL) fall back to their raw location
-    """CREATE OR REPLACE MACRO graph_break_sites() AS TABLE
-         SELECT *, coalesce(break_key, gb_id, gb_type) AS site_break,
-                CASE WHEN break_key IS NULL THEN user_filename ELSE frame_file END AS site_file,
-                CASE WHEN break_key IS NULL THEN user_lineno ELSE frame_line END AS site_line,
-                lib_file || coalesce(' in ' || lib_func, '') AS library_frame
-         FROM graph_breaks""",
-    # a compiled function's identity: its file's identity (co_file, raw co_filename before v2) + co_name
-    # + for user code its first line (two `forward`s of one file are two functions; a library's lines
-    # move between releases, so they are not part of its functions' identity)
-    """CREATE OR REPLACE MACRO function_file(co_file, co_filename) AS coalesce(co_file, co_filename)""",
-    """CREATE OR REPLACE MACRO function_line(co_file_kind, co_firstlineno) AS
-         CASE WHEN co_file_kind IN ('library', 'stdlib', 'other') THEN NULL ELSE co_firstlineno END""",
-    # a failure's identity: failure_key; before v2 the type and the reason's first line
-    """CREATE OR REPLACE MACRO failure_id(failure_key, fail_type, fail_reason) AS
-         coalesce(failure_key, concat_ws(': ', fail_type, split_part(fail_reason, chr(10), 1)))""",
-    # an exception message on one line: up to its first blank line or torch's Explanation / Hint /
-    # Developer debug context, whitespace collapsed ("backend='x' raised: RuntimeError: boom")
-    r"""CREATE OR REPLACE MACRO message_line(msg) AS
-         trim(regexp_replace(split_part(regexp_replace(regexp_replace(msg, '\r', '', 'g'),
-              '\n[ \t]*(?:\n|(?:Explanation|Hint|Developer debug context):)', chr(10) || chr(10), 'g'),
-              chr(10) || chr(10), 1), '\s+', ' ', 'g'))""",
-    # the non-overlapping stages of frame compiles: each nested time clamped to the one that contains it
-    """CREATE OR REPLACE MACRO frame_compile_stages() AS TABLE
-         SELECT run_id, rank, ingest_date,
-                coalesce(entire_frame_compile_time_s, 0) AS total,
-                least(coalesce(backend_compile_time_s, 0), coalesce(entire_frame_compile_time_s, 0)) AS backend,
-                least(coalesce(inductor_compile_time_s, 0), coalesce(backend_compile_time_s, 0)) AS inductor,
-                least(coalesce(code_gen_time_s, 0), coalesce(inductor_compile_time_s, 0)) AS codegen
-         FROM compilation_metrics
-         WHERE kind = 'compilation_metrics'""",
-    # rank_outcomes(run, since, until, tag): how each rank of the selected runs ended (pt2logs.query.outcome_rules)
-    *OUTCOME_MACROS,
-    # vllm_cold_starts(run, since, until, tag): a vLLM run's cold start in parts (pt2logs.query.vllm_rules)
-    *VLLM_MACROS,
-    # advice_rules() / advice_items(run, since, until, tag): advice.toml matched against the facts (pt2logs.query.advice)
-    *advice_macros(),
-    # cache_lookups(), cache_pairs(...), cache_pair_diffs(...), cache_component_diffs(...): why a cache missed (pt2logs.query.cache_rules)
-    *CACHE_MACROS,
-]
 
 
 #: how often a query is run again when a file it listed was deleted before it was read

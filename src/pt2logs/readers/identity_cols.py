@@ -9,6 +9,7 @@ Python version its paths show. A column the reader filled already is left alone.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pt2logs.analysis.guard_parts import guard_parts
@@ -21,15 +22,22 @@ from pt2logs.analysis.identity import (
     pick_frames,
     user_dir,
 )
+from pt2logs.tables.compile import FRAME_ID_TABLES
 
 #: tables with identity columns
 TABLES = frozenset({"compilation_metrics", "recompiles", "graph_breaks", "failures"})
+#: tables whose rows carry the integers of their compile id
+FRAME_TABLES = frozenset(FRAME_ID_TABLES)
+#: a compile id's last two parts, both numbers (queries/macros/compile_id_frames.sql: the same rule)
+_FRAME_IDS = re.compile(r"(?:^|/)(\d{1,9})/(\d{1,9})\Z", re.ASCII)
 _GUARD = ("guard_kind", "guard_source", "guard_expected", "guard_actual")
 
 
 def fill(table: str, row: dict[str, Any], stats: Any) -> None:
     """Add the identity columns of ``row`` (a row of ``table``) that are not there yet; ``stats``
     (a :class:`~pt2logs.readers.kit.ReadStats`) learns the user folders and Python version seen."""
+    if table in FRAME_TABLES and "frame_id" not in row:
+        row["frame_id"], row["frame_compile_id"] = frame_ids(row.get("compile_id"))
     if table not in TABLES:
         return
     co = row.get("co_filename")
@@ -53,6 +61,15 @@ def fill(table: str, row: dict[str, Any], stats: Any) -> None:
             if py:
                 stats.python_from_paths = py
                 break
+
+
+def frame_ids(compile_id: str | None) -> tuple[int | None, int | None]:
+    """F and C of a compile id in torch's text form (``F/C``, ``!A/F/C``; ``!A`` alone has neither; the
+    attempt is never part of it: readers keep it apart): its last two parts when both are numbers (that fit
+    the INTEGER columns: up to 9 digits). The one rule; SQL reads the stored integers
+    (queries/macros/compile_id_frames.sql applies it to rows stored without them)."""
+    m = _FRAME_IDS.search(compile_id) if compile_id else None
+    return (int(m.group(1)), int(m.group(2))) if m else (None, None)
 
 
 def _note(stats: Any, kind: str | None, key: str | None, python: str | None) -> None:

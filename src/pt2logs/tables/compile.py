@@ -19,6 +19,14 @@ _FRAME = """
 """
 _RELATIVE = {"co_file": "co_file_kind", "frame_file": None}
 
+#: the integers of the compile id ([!A/]F/C), stored so SQL never parses the text (readers/identity_cols.py fills
+#: them in every row of FRAME_ID_TABLES; the views read them from compile_id in files older than these columns)
+FRAME_IDS = """
+    frame_id        i32         F of the compile id [!A/]F/C: the frame (a code object, numbered in the order its process met them); NULL without one (a compile id !A alone, or none)
+    frame_compile_id i32        C of the compile id: which compile of that frame (0 the first)
+"""
+FRAME_ID_TABLES = ("compilation_metrics", "recompiles", "graph_breaks", "failures", "cache_events")
+
 _WHERE = """
     source          str   where the row came from: trace, torch_logs, tlparse_dir, compile_debug, spyre
     file            str   the file (relative to the run root)
@@ -27,7 +35,7 @@ _WHERE = """
 """
 
 RECOMPILES = table(
-    "recompiles", version=2, run_relative={"co_file": "co_file_kind"}, group="compile", grain="recompilation (a compile of a frame that was compiled before), or a refusal by the recompile limit",
+    "recompiles", version=3, run_relative={"co_file": "co_file_kind"}, group="compile", grain="recompilation (a compile of a frame that was compiled before), or a refusal by the recompile limit",
     doc="Why did it recompile? The failed guard, classified into a small taxonomy of causes (see docs/recompile_causes.md).",
     columns=_WHERE + """
     ts              ts          when it happened
@@ -44,11 +52,11 @@ RECOMPILES = table(
     guard_source    str         the guarded expression, L['x'] written x as torch >= 2.6 prints it (x.size()[1], offset, self._modules['attn'].processor); a guard's identity is guard_kind + guard_source
     guard_expected  str         the value the guard expected (8, Float, True; the condition of a symbolic guard)
     guard_actual    str         the value it saw, when the text says (16, Double)
-    """ + _CO_FILE,
+    """ + _CO_FILE + FRAME_IDS,
 )
 
 GRAPH_BREAKS = table(
-    "graph_breaks", version=2, group="compile", grain="graph break", run_relative=_RELATIVE,
+    "graph_breaks", version=3, group="compile", grain="graph break", run_relative=_RELATIVE,
     doc="""Where does it break the graph? One row per graph break reported. A site (the hotspot key,
     the same on every machine, Python and torch) is (break_key, frame_file, frame_line, lib_file,
     lib_func): the break's id, the user line that led to it, and the library function it happened in
@@ -74,7 +82,7 @@ GRAPH_BREAKS = table(
     lib_func        str         that library frame's function; lib_file + lib_func is its identity (torch's line numbers move between releases)
     lib_line        i32         that library frame's line (shown, not part of the identity)
     user_stack      list<str>   the break's user stack as logged, outermost first (file:line in function)
-    """ + _CO_FILE,
+    """ + _CO_FILE + FRAME_IDS,
 )
 
 KERNELS = table(
@@ -124,7 +132,7 @@ COMPILE_PHASES = table(
 )
 
 CACHE_EVENTS = table(
-    "cache_events", version=2, group="compile", grain="cache lookup",
+    "cache_events", version=3, group="compile", grain="cache lookup",
     doc="""Cache behaviour: FX graph cache, AOTAutograd cache, Dynamo / precompile caches. One row per
     lookup torch logged; the key's components are in `cache_key_components` (same file and line_no).
     A lookup's identity across runs is (rank, compile_id, cache, its number among that compile's
@@ -139,7 +147,7 @@ CACHE_EVENTS = table(
     detail          json        the artifact's payload without its components
     n_components    i32         components of the key torch logged (0: none, e.g. AOTAutograd in torch >= 2.7 without DEBUG logging)
     is_backward     bool        the lookup was for a backward graph (fx_kwargs[is_backward]), when the key says
-    """,
+    """ + FRAME_IDS,
 )
 
 CACHE_KEY_COMPONENTS = table(
@@ -158,7 +166,7 @@ CACHE_KEY_COMPONENTS = table(
 )
 
 FAILURES = table(
-    "failures", version=2, group="compile", grain="failed compile or restart", run_relative=_RELATIVE,
+    "failures", version=3, group="compile", grain="failed compile or restart", run_relative=_RELATIVE,
     doc="""Compiles that failed (fail_type/fail_reason) and restarts of analysis, with the user location
     when known. A failure's identity is `failure_key` (exception type + masked message); the full text
     is in `exc_message`.""",
@@ -177,7 +185,7 @@ FAILURES = table(
     failure_key     str         the failure's identity: exc_type + ': ' + the message with addresses, numbers, temp paths, ids and install paths masked (at most 300 characters of it)
     """ + _FRAME + """
     stack           list<str>   the exception's traceback frames (else the compile's user stack), outermost first (file:line in function)
-    """ + _CO_FILE,
+    """ + _CO_FILE + FRAME_IDS,
 )
 
 GUARDS = table(

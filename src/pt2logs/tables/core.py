@@ -1,5 +1,6 @@
 """Core tables: runs, files, raw trace events, compilation metrics, ingest errors."""
 
+from pt2logs.tables.compile import FRAME_IDS
 from pt2logs.tables.schema import table
 
 RUNS = table(
@@ -196,18 +197,18 @@ _CM_FIELDS = """
 """
 
 COMPILATION_METRICS = table(
-    "compilation_metrics", version=2, grain="compilation_metrics record (one per compile attempt)",
+    "compilation_metrics", version=3, grain="compilation_metrics record (one per compile attempt)",
     run_relative={"co_file": "co_file_kind"},
     doc="""Every field torch emits in compilation_metrics / bwd_compilation_metrics and their
     _runtime variants, one column each (torch 2.13's full CompilationMetrics); unknown fields go to `extra`.""",
     columns="file str the file (relative to the run root)\n" + _CM_FIELDS + """
     co_file  str  co_filename's identity: package-relative for installed packages and torch, <stdlib>/… for the standard library, relative to the run's root (runs.user_root) for user code in the views (absolute in the Parquet files)
     co_file_kind  str  user, library, stdlib or other
-    """,
+    """ + FRAME_IDS,
 )
 
 #: compilation_metrics fields that map to a column (everything but our own bookkeeping)
-CM_OWN = {"file", "kind", "line_no", "ts", "extra", "co_file", "co_file_kind"}
+CM_OWN = {"file", "kind", "line_no", "ts", "extra", "co_file", "co_file_kind", "frame_id", "frame_compile_id"}
 
 INGEST_ERRORS = table(
     "ingest_errors", version=1, grain="bad or suspicious piece of input",

@@ -1,41 +1,18 @@
-"""The ``advice_items(run, since, until, tag)`` DuckDB table macro: advice.toml's rules matched in SQL.
-
-Steps (see :mod:`pt2logs.query.advice` for the table):
-
-1. facts: every recompile, graph break (one per site and compile, ``occurrences`` kept), failed
-   compile (restarts are not failures) and cache lookup of the selected runs, in one shape: the compile, its frame
-   (``F`` of compile id ``F/C``: a frame is one code object of one process), a subject (the guard's
-   source expression, the exception type), the values the guard expected and saw, the text rules
-   match (break type + reason + explanation, exception message), the user line and code line.
-2. each fact goes to the first rule (``rule_order``) whose conditions hold: one ``CASE`` generated
-   from the table by :func:`pt2logs.query.advice.match_sql`, so that every regular expression is a constant
-   (compiled once, not per row); the rules' ``subject`` / ``detail`` expressions likewise. Facts repeat
-   (the same break in every run of a program): the patterns run once per distinct kind of fact (what
-   the rules look at: :data:`pt2logs.query.advice.MATCH_COLUMNS`, the one list of them), and each fact is
-   joined to its kind's rule.
-3. items: a rule's facts grouped per run and frame (breaks: per site; cache lookups: per reason) and subject; items with fewer
-   than ``min_events`` facts are dropped; the evidence template is filled in.
-
-Per frame: its compiles and their compile time (``compilation_metrics``), the dynamo config in force
-(``dynamo_config``: ``automatic_dynamic_shapes``, ``assume_static_by_default``, ``recompile_limit`` /
-``cache_size_limit``; each distinct config text parsed once, found again by its hash, and parsed compile by
-compile only where two texts share a hash). The hash, not the text: a compile's config is a ~5 KB text that
-every compile repeats (the bench's 10,000 runs: 86,000 compiles, 4 distinct texts); hashed as it is read, the
-text goes no further. Joining the compiles to the distinct texts by the text itself, or reading only the
-compiles of the frames an item shows (which waits for the facts to be matched), took ``advice`` from 0.7 s to
-0.85-1.3 s there. The recompile limit in force is the config's, else the one the warning names
-(``torch._dynamo hit config.recompile_limit (N)``, torch/_dynamo/convert_frame.py, in ``log_lines``),
-else the one gb0039's explanation names (``currently set to N``), else torch's default.
-"""
-
-#: ``1 time``, ``3 times``
-TIMES_MACRO = "CREATE OR REPLACE MACRO times_of(k) AS k::VARCHAR || CASE WHEN k = 1 THEN ' time' ELSE ' times' END"
-
-ITEMS_MACRO = r"""CREATE OR REPLACE MACRO advice_items(p_run, p_since, p_until, p_tag) AS TABLE
+-- title: Advice items
+-- what: advice.toml's rules matched against the selected runs' facts (pt2logs.query.advice; docs/advice.md). One row per item: a rule, a run, a frame or break site (cache lookups: a reason), a subject. Steps: facts (every recompile, graph break, failed compile and cache lookup in one shape); each distinct kind of fact (advice.MATCH_COLUMNS) to the first rule whose conditions hold (one CASE of constant patterns: DuckDB compiles each once); items grouped, those with fewer than min_events facts on one rank dropped, the evidence template filled in, the frames' compile time and the dynamo config in force (each distinct config text parsed once, found again by its hash) joined. The recompile limit in force is the config's, else the one the warning names (log_lines), else the one gb0039's explanation names, else torch's default.
+-- params: p_run (a run id, id prefix, name or name prefix; NULL: every run), p_since (runs started at or after; NULL: no bound), p_until (runs started before; NULL: no bound), p_tag (KEY=VALUE; NULL: any)
+-- fills: rule_case, subject_case, detail_case, cache_filter, kind_columns, kind_join, default_limit
+-- columns: run, run_id, id (the rule), finding, evidence (the template filled in), frames, subject, location, compile_s (the cost: compile seconds of the compiles involved, or of their frames), recompiles, breaks, failures, advice, cost, ranks, compile_ids, rule_order, first_ts
+-- Why the config's hash, not its text: a compile's config is a ~5 KB text that every compile repeats (the
+-- bench's 10,000 runs: 86,000 compiles, 4 distinct texts); hashed as it is read, the text goes no further.
+-- Joining the compiles to the distinct texts by the text itself, or reading only the compiles of the frames
+-- an item shows (which waits for the facts to be matched), took `advice` from 0.7 s to 0.85-1.3 s there.
+-- Facts repeat (the same break in every run of a program): the patterns run once per distinct kind of fact.
+CREATE OR REPLACE MACRO advice_items(p_run, p_since, p_until, p_tag) AS TABLE
 WITH sel AS (SELECT run_id FROM selected_runs(p_run, p_since, p_until, p_tag)),
 ru AS (SELECT * FROM advice_rules()),
 cm AS (
-  SELECT run_id, rank, compile_id, regexp_extract(compile_id, '(\d+)/\d+$', 1) AS frame_no,
+  SELECT run_id, rank, compile_id, frame_id AS frame_no,
          co_name, function_file(co_file, co_filename) AS ffile, function_line(co_file_kind, co_firstlineno) AS fline,
          coalesce(entire_frame_compile_time_s, 0) AS s
   FROM compilation_metrics
@@ -46,7 +23,7 @@ fr AS (
          count(*) AS compiles, sum(s) AS frame_s
   FROM cm GROUP BY ALL),
 rc AS (
-  SELECT 'recompiles' AS facts, run_id, rank, compile_id, ts, co_name, function_file(co_file, co_filename) AS ffile,
+  SELECT 'recompiles' AS facts, run_id, rank, compile_id, frame_id AS frame_no, frame_compile_id, ts, co_name, function_file(co_file, co_filename) AS ffile,
          function_line(co_file_kind, co_firstlineno) AS fline, cause, guard_kind,
          coalesce(guard_source, guard_subject) AS subject0, guard_expected AS v1, guard_actual AS v2,
          coalesce(is_limit_hit, false) AS limit_hit, NULL::VARCHAR AS gb_id, NULL::VARCHAR AS exc_type,
@@ -56,40 +33,40 @@ rc AS (
          NULL::VARCHAR AS detail0, 1::BIGINT AS n
   FROM recompiles WHERE run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, p_since)),
 gb AS (
-  SELECT 'graph_breaks' AS facts, run_id, rank, compile_id, ts, co_name, function_file(co_file, co_filename) AS ffile,
+  SELECT 'graph_breaks' AS facts, run_id, rank, compile_id, frame_id AS frame_no, ts, co_name, function_file(co_file, co_filename) AS ffile,
          function_line(co_file_kind, co_firstlineno) AS fline, gb_id, concat_ws(chr(10), gb_type, reason, explanation) AS text,
          site_file || ':' || site_line AS location,
          -- data-dependent branching explains itself with "# File F, line N, in fn, code: <line>" (2.7+)
          nullif(trim(regexp_extract(reason, 'code: ([^\n]*)', 1)), '') AS code, coalesce(occurrences, 1)::BIGINT AS n
   FROM graph_break_sites() WHERE run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, p_since)),
 fl AS (
-  SELECT 'failures' AS facts, run_id, rank, compile_id, ts, co_name, function_file(co_file, co_filename) AS ffile,
+  SELECT 'failures' AS facts, run_id, rank, compile_id, frame_id AS frame_no, ts, co_name, function_file(co_file, co_filename) AS ffile,
          function_line(co_file_kind, co_firstlineno) AS fline, coalesce(exc_type, fail_type) AS exc_type,
          coalesce(exc_type, fail_type) AS subject0, coalesce(exc_message, fail_reason, '') AS text,
          frame_file || ':' || frame_line AS location, left(message_line(coalesce(exc_message, fail_reason, '')), 200) AS detail0,
          1::BIGINT AS n
   FROM failures WHERE NOT coalesce(is_restart, false) AND run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, p_since)),
 ce AS (
-  SELECT 'cache_events' AS facts, run_id, rank, compile_id, ts, outcome, cache AS subject0, coalesce(reason, '') AS text,
+  SELECT 'cache_events' AS facts, run_id, rank, compile_id, frame_id AS frame_no, ts, outcome, cache AS subject0, coalesce(reason, '') AS text,
          nullif(left(trim(split_part(reason, chr(10), 1)), 200), '') AS detail0, 1::BIGINT AS n
-  FROM cache_events WHERE {CACHE_FILTER} AND run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, p_since)),
+  FROM cache_events WHERE {{cache_filter}} AND run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, p_since)),
 facts AS (
   SELECT row_number() OVER () AS fid, f.* REPLACE (coalesce(f.co_name, fr.co_name) AS co_name, coalesce(f.ffile, fr.ffile) AS ffile,
-         coalesce(f.fline, fr.fline) AS fline), regexp_extract(f.compile_id, '(\d+)/\d+$', 1) AS frame_no
+         coalesce(f.fline, fr.fline) AS fline)
   FROM (SELECT * FROM rc UNION ALL BY NAME SELECT * FROM gb UNION ALL BY NAME SELECT * FROM fl UNION ALL BY NAME SELECT * FROM ce) f
   LEFT JOIN fr ON fr.run_id = f.run_id AND fr.rank IS NOT DISTINCT FROM f.rank
-       AND fr.frame_no = regexp_extract(f.compile_id, '(\d+)/\d+$', 1)),
+       AND fr.frame_no = f.frame_no),
 kinds AS (  -- the first rule (advice.toml's order) each distinct kind of fact matches: facts repeat (the same
             -- break in every run of a program), so the patterns are tried once per kind
-  SELECT f.*, {RULE_CASE} AS rule_id
-  FROM (SELECT DISTINCT {KIND_COLUMNS} FROM facts) f),
+  SELECT f.*, {{rule_case}} AS rule_id
+  FROM (SELECT DISTINCT {{kind_columns}} FROM facts) f),
 ruled AS (  -- and the rule's subject and detail patterns applied to its text
-  SELECT m.* EXCLUDE (text), {SUBJECT_CASE} AS subject_found, {DETAIL_CASE} AS detail_found, m.text FROM kinds m),
+  SELECT m.* EXCLUDE (text), {{subject_case}} AS subject_found, {{detail_case}} AS detail_found, m.text FROM kinds m),
 m AS (  -- each fact to its rule (its text stays behind: matched once above)
   SELECT * FROM (
     SELECT f.* EXCLUDE (text), r.rule_id, r.subject_found, r.detail_found,
            coalesce(f.co_name, '?') || coalesce(' (' || f.ffile || coalesce(':' || f.fline, '') || ')', '') AS frame
-    FROM facts f JOIN ruled r ON {KIND_JOIN}) f
+    FROM facts f JOIN ruled r ON {{kind_join}}) f
   JOIN (SELECT rule_id, subject_default FROM ru) USING (rule_id)),  -- the rule's texts join its items, below
 ms AS (
   SELECT m.* EXCLUDE (subject0, subject_found, detail_found),
@@ -101,7 +78,7 @@ cfg_frames AS (  -- the frames whose config an item shows: those of matched reco
   UNION SELECT run_id, rank, frame_no FROM fr WHERE run_id IN (SELECT run_id FROM hit_runs)),
 cm_cfg AS MATERIALIZED (  -- the compiles with a config: its hash (hashed as it is read, the text goes no further;
                           -- every compile of the selection: read while the facts are matched, see above)
-  SELECT run_id, rank, regexp_extract(compile_id, '(\d+)/\d+$', 1) AS frame_no, hash(dynamo_config) AS h
+  SELECT run_id, rank, frame_id AS frame_no, hash(dynamo_config) AS h
   FROM compilation_metrics
   WHERE kind = 'compilation_metrics' AND dynamo_config IS NOT NULL AND since_partition(ingest_date, p_since)
     AND run_id IN (SELECT run_id FROM sel)),
@@ -116,7 +93,7 @@ cfg AS (  -- the dynamo config they were compiled under
          bool_or(v[1] = 'false') AS auto_off, bool_or(v[1] = 'true') AS auto_on, bool_or(v[2] = 'false') AS dyn_true
   FROM (SELECT c.run_id, c.rank, c.frame_no, t.v FROM cm_cfg c JOIN cfg_text t ON t.h = c.h AND t.sole
         UNION ALL  -- two configs of one hash: those compiles' configs parsed one by one
-        SELECT run_id, rank, regexp_extract(compile_id, '(\d+)/\d+$', 1), TRY(json_extract_string(dynamo_config, ['$.automatic_dynamic_shapes', '$.assume_static_by_default', '$.recompile_limit',
+        SELECT run_id, rank, frame_id, TRY(json_extract_string(dynamo_config, ['$.automatic_dynamic_shapes', '$.assume_static_by_default', '$.recompile_limit',
                                          '$.cache_size_limit']))
         FROM compilation_metrics
         WHERE kind = 'compilation_metrics' AND dynamo_config IS NOT NULL AND since_partition(ingest_date, p_since)
@@ -151,7 +128,7 @@ items AS (
          min(detail) AS detail, list_distinct(list(rank) FILTER (WHERE rank IS NOT NULL)) AS ranks,
          string_agg(DISTINCT compile_id, ', ' ORDER BY compile_id) AS compile_ids,
          flatten(list([v1, v2] ORDER BY ts, compile_id)) AS vals_seen,
-         max(TRY_CAST(regexp_extract(compile_id, '/(\d+)$', 1) AS INTEGER)) FILTER (WHERE limit_hit) AS limit_compiles,
+         max(frame_compile_id) FILTER (WHERE limit_hit) AS limit_compiles,
          string_agg(DISTINCT compile_id, ', ' ORDER BY compile_id) FILTER (WHERE limit_hit) AS limit_cids,
          min(ts) AS first_ts
   FROM keyed GROUP BY rule_id, run_id, item_key, subject) i
@@ -181,7 +158,7 @@ ifrc AS (
   GROUP BY ALL),
 hit_frames AS (SELECT DISTINCT run_id, rank, frame_no FROM m WHERE limit_hit),
 near AS (  -- the other frames of a run, by compiles: how close they are to the limit
-  SELECT fr.run_id, string_agg(coalesce(fr.co_name, '?') || ' ' || fr.compiles || ' of ' || coalesce(fr.cfg_limit, l.text_limit, {DEFAULT_LIMIT}),
+  SELECT fr.run_id, string_agg(coalesce(fr.co_name, '?') || ' ' || fr.compiles || ' of ' || coalesce(fr.cfg_limit, l.text_limit, {{default_limit}}),
                                ', ' ORDER BY fr.compiles DESC, fr.co_name) AS closest
   FROM (SELECT run_id, co_name, compiles, cfg_limit, row_number() OVER (PARTITION BY run_id ORDER BY compiles DESC, co_name) AS k
         FROM (SELECT fr.run_id, fr.co_name, max(fr.compiles) AS compiles, max(c.cfg_limit) AS cfg_limit
@@ -218,7 +195,7 @@ SELECT r.name AS run, f.run_id, f.rule_id AS id, f.finding,
          '{subject}', f.subject_text), '{values}', f.values_text), '{n}', f.n::VARCHAR), '{times}', f.times_text), '{frame}', array_to_string(f.frames, ', ')),
          '{location}', coalesce(f.location, '?')), '{code}', coalesce(': `' || f.code || '`', '')), '{detail}', coalesce(f.detail, '?')),
          '{compile_ids}', coalesce(f.compile_ids, '?')),
-         '{limit}', coalesce(f.known_limit::VARCHAR, '{DEFAULT_LIMIT}, the default')),
+         '{limit}', coalesce(f.known_limit::VARCHAR, '{{default_limit}}, the default')),
          '{compiles}', coalesce(', after ' || f.limit_compiles || ' compiles (refused: ' || f.limit_cids || ')', '')),
          '{closest}', coalesce(f.closest, CASE WHEN f.run_id IN (SELECT run_id FROM fr) THEN 'none (no other frame compiled more than once)'
                                               ELSE 'not known (these logs have no compile records)' END)), '{dynamic}', f.dynamic_text) AS evidence,
@@ -228,4 +205,4 @@ SELECT r.name AS run, f.run_id, f.rule_id AS id, f.finding,
        CASE WHEN f.facts = 'graph_breaks' THEN f.n ELSE 0 END AS breaks,
        CASE WHEN f.facts = 'failures' THEN f.n ELSE 0 END AS failures,
        f.advice, f.cost, f.ranks, f.compile_ids, f.rule_order, f.first_ts
-FROM filled f JOIN runs r USING (run_id)"""
+FROM filled f JOIN runs r USING (run_id);

@@ -1,17 +1,8 @@
-"""A vLLM run's cold start, split into its parts: the ``vllm_cold_starts`` DuckDB table macro (added
-to the views' macros), read by the ``vllm_cold_start`` and ``vllm_cold_vs_warm`` queries, ``summary``
-and the dashboard.
-
-From ``vllm_log_events`` (vLLM's log lines): per process, Dynamo bytecode transform, compiles per
-compile range (cold) and loads of compiled graphs from vLLM's cache (warm), torch.compile's total,
-CUDA graph capture; the run gets the figures of its slowest process (vLLM's workers compile at the
-same time), the engine's model, version and init time. From ``vllm_compiles`` (the TORCH_TRACE
-artifacts): the piecewise compiles, their time, the model. A run is ``cold`` when it compiled and loaded
-nothing, ``warm`` when it only loaded (graphs or an AOT artifact), ``mixed`` when both, NULL when its
-logs say neither. ``model`` is the run's ``model`` tag, else the engine's, else the trace's.
-"""
-
-VLLM_COLD_STARTS = """CREATE OR REPLACE MACRO vllm_cold_starts(p_run, p_since, p_until, p_tag) AS TABLE
+-- title: A vLLM run's cold start in parts
+-- what: From vllm_log_events (vLLM's log lines): per process, Dynamo bytecode transform, compiles per compile range (cold), loads of compiled graphs from vLLM's cache (warm), torch.compile's total, CUDA graph capture; the run gets the figures of its slowest process (vLLM's workers compile at the same time), the engine's model, version and init time. From vllm_compiles (the TORCH_TRACE artifacts): the piecewise compiles, their time, the model. Read by the vllm_cold_start and vllm_cold_vs_warm queries, summary and the dashboard (docs/vllm.md).
+-- params: p_run (a run id, id prefix, name or name prefix; NULL: every run), p_since (runs started at or after; NULL: no bound), p_until (runs started before; NULL: no bound), p_tag (KEY=VALUE; NULL: any)
+-- columns: run_id, run, started_at, model (the run's model tag, else the engine's, else the trace's), vllm_version, start (cold: compiled and loaded nothing; warm: only loaded, graphs or an AOT artifact; mixed: both; NULL when the logs say neither), rank, pid (the slowest process), processes, dynamo_s, compile_s, ranges_compiled, cache_load_s, ranges_loaded, torch_compile_s, cudagraph_s, cudagraph_gib, cold_start_s (dynamo + compiles + cache loads + CUDA graphs), engine_init_s, piecewise_compiles, piecewise_s
+CREATE OR REPLACE MACRO vllm_cold_starts(p_run, p_since, p_until, p_tag) AS TABLE
 WITH sel AS (SELECT run_id FROM selected_runs(p_run, p_since, p_until, p_tag)),
 e AS (SELECT * FROM vllm_log_events WHERE run_id IN (SELECT run_id FROM sel)),
 proc AS (
@@ -52,7 +43,4 @@ SELECT r.run_id, r.name AS run, r.started_at,
        round(coalesce(s.dynamo_s, 0) + coalesce(s.compile_s, 0) + coalesce(s.cache_load_s, 0) + coalesce(s.cudagraph_s, 0), 3) AS cold_start_s,
        eng.engine_init_s, tr.piecewise_compiles, tr.piecewise_s
 FROM runs r LEFT JOIN slowest s USING (run_id) LEFT JOIN eng USING (run_id) LEFT JOIN tr USING (run_id)
-WHERE r.run_id IN (SELECT run_id FROM sel) AND (s.run_id IS NOT NULL OR eng.run_id IS NOT NULL OR tr.run_id IS NOT NULL)
-"""
-
-VLLM_MACROS = [VLLM_COLD_STARTS]
+WHERE r.run_id IN (SELECT run_id FROM sel) AND (s.run_id IS NOT NULL OR eng.run_id IS NOT NULL OR tr.run_id IS NOT NULL);
