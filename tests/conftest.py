@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,34 @@ def fixture_path(*parts: str) -> Path:
     if not p.exists():
         pytest.skip(f"fixture {p} not available (set PT2LOGS_FIXTURES)")
     return p
+
+
+_SESSION: dict[str, Path] = {}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_root(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The folder every process of this test session shares (xdist workers: their basetemp's parent)."""
+    base = tmp_path_factory.getbasetemp()
+    _SESSION["root"] = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def shared_dir(name: str, make: Callable[[Path], None]) -> Path:
+    """``root/name``, filled by ``make(folder)`` once per test session and shared by every xdist worker
+    (the others wait on a lock meanwhile): for real captures several test files read, e.g. a
+    torch.compile run. Left in pytest's temporary folder (pytest keeps the last three sessions')."""
+    root = _SESSION["root"]
+    folder = root / name
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / f"{name}.done").exists():
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            (root / f"{name}.done").touch()
+    return folder
 
 
 @pytest.fixture(scope="session")
@@ -40,16 +70,26 @@ def wh(tmp_path: Path) -> str:
 
 def table_rows(warehouse: str, table: str, drop: tuple[str, ...] = ("txn", "ingest_date")) -> list[tuple]:
     """All live rows of a table, without the columns that differ between equivalent ingests, sorted."""
-    import pt2logs
+    return tables_rows(warehouse, {table: drop})[table]
 
-    con = pt2logs.connect(warehouse)
+
+def tables_rows(warehouse: str, drops: dict[str, tuple[str, ...]]) -> dict[str, list[tuple]]:
+    """``table_rows`` of each table in ``drops`` (table -> columns to drop), over one connection: a
+    connection lists the warehouse and makes a view per table (about a second on a busy machine), so a
+    whole-warehouse snapshot made with one connection per table cost half a minute."""
+    import pt2logs
     from pt2logs.query.views import arrow_table
 
-    cols = [c for c in arrow_table(con, f'SELECT * FROM "{table}" LIMIT 0').schema.names if c not in drop]
-    sel = ", ".join(f'"{c}"' for c in cols)
-    rows = con.execute(f'SELECT {sel} FROM "{table}"').fetchall()
-    con.close()
-    return sorted(rows, key=repr)
+    con = pt2logs.connect(warehouse)
+    try:
+        out = {}
+        for table, drop in drops.items():
+            cols = [c for c in arrow_table(con, f'SELECT * FROM "{table}" LIMIT 0').schema.names if c not in drop]
+            sel = ", ".join(f'"{c}"' for c in cols)
+            out[table] = sorted(con.execute(f'SELECT {sel} FROM "{table}"').fetchall(), key=repr)
+        return out
+    finally:
+        con.close()
 
 
 def scalar(warehouse: str | Path, sql: str) -> object:
