@@ -21,21 +21,19 @@ def fixture_path(*parts: str) -> Path:
     return p
 
 
-_SESSION: dict[str, Path] = {}
-
-
 @pytest.fixture(scope="session", autouse=True)
 def _session_root(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """The folder every process of this test session shares (xdist workers: their basetemp's parent)."""
+    """The folder every process of this test session shares (xdist workers: their basetemp's parent),
+    in the environment: tests import this file as ``tests.conftest``, another module than pytest's."""
     base = tmp_path_factory.getbasetemp()
-    _SESSION["root"] = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    os.environ["PT2LOGS_TEST_SESSION_ROOT"] = str(base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base)
 
 
 def shared_dir(name: str, make: Callable[[Path], None]) -> Path:
     """``root/name``, filled by ``make(folder)`` once per test session and shared by every xdist worker
     (the others wait on a lock meanwhile): for real captures several test files read, e.g. a
     torch.compile run. Left in pytest's temporary folder (pytest keeps the last three sessions')."""
-    root = _SESSION["root"]
+    root = Path(os.environ["PT2LOGS_TEST_SESSION_ROOT"])
     folder = root / name
     with open(root / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
