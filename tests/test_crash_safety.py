@@ -241,7 +241,7 @@ def test_readers_never_fail_while_compactions_replace_files(tmp_path, monkeypatc
     wh = str(tmp_path / "wh")
     pt2logs.ingest([str(SAMPLES)], wh)
     before = counts(wh)
-    reader = subprocess.Popen([sys.executable, "-c", _READER, wh, "15"], env=_env(), stdout=subprocess.PIPE,
+    reader = subprocess.Popen([sys.executable, "-c", _READER, wh, "5"], env=_env(), stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     rewrites = deleted = 0
     while reader.poll() is None:
