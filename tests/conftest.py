@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,32 @@ def fixture_path(*parts: str) -> Path:
     if not p.exists():
         pytest.skip(f"fixture {p} not available (set PT2LOGS_FIXTURES)")
     return p
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_root(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The folder every process of this test session shares (xdist workers: their basetemp's parent),
+    in the environment: tests import this file as ``tests.conftest``, another module than pytest's."""
+    base = tmp_path_factory.getbasetemp()
+    os.environ["PT2LOGS_TEST_SESSION_ROOT"] = str(base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base)
+
+
+def shared_dir(name: str, make: Callable[[Path], None]) -> Path:
+    """``root/name``, filled by ``make(folder)`` once per test session and shared by every xdist worker
+    (the others wait on a lock meanwhile): for real captures several test files read, e.g. a
+    torch.compile run. Left in pytest's temporary folder (pytest keeps the last three sessions')."""
+    root = Path(os.environ["PT2LOGS_TEST_SESSION_ROOT"])
+    folder = root / name
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / f"{name}.done").exists():
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            (root / f"{name}.done").touch()
+    return folder
 
 
 @pytest.fixture(scope="session")
@@ -40,16 +68,26 @@ def wh(tmp_path: Path) -> str:
 
 def table_rows(warehouse: str, table: str, drop: tuple[str, ...] = ("txn", "ingest_date")) -> list[tuple]:
     """All live rows of a table, without the columns that differ between equivalent ingests, sorted."""
-    import pt2logs
+    return tables_rows(warehouse, {table: drop})[table]
 
-    con = pt2logs.connect(warehouse)
+
+def tables_rows(warehouse: str, drops: dict[str, tuple[str, ...]]) -> dict[str, list[tuple]]:
+    """``table_rows`` of each table in ``drops`` (table -> columns to drop), over one connection: a
+    connection lists the warehouse and makes a view per table (about a second on a busy machine), so a
+    whole-warehouse snapshot made with one connection per table cost half a minute."""
+    import pt2logs
     from pt2logs.query.views import arrow_table
 
-    cols = [c for c in arrow_table(con, f'SELECT * FROM "{table}" LIMIT 0').schema.names if c not in drop]
-    sel = ", ".join(f'"{c}"' for c in cols)
-    rows = con.execute(f'SELECT {sel} FROM "{table}"').fetchall()
-    con.close()
-    return sorted(rows, key=repr)
+    con = pt2logs.connect(warehouse)
+    try:
+        out = {}
+        for table, drop in drops.items():
+            cols = [c for c in arrow_table(con, f'SELECT * FROM "{table}" LIMIT 0').schema.names if c not in drop]
+            sel = ", ".join(f'"{c}"' for c in cols)
+            out[table] = sorted(con.execute(f'SELECT {sel} FROM "{table}"').fetchall(), key=repr)
+        return out
+    finally:
+        con.close()
 
 
 def scalar(warehouse: str | Path, sql: str) -> object:
@@ -61,3 +99,56 @@ def scalar(warehouse: str | Path, sql: str) -> object:
         return con.execute(sql).fetchone()[0]
     finally:
         con.close()
+
+
+# ----------------------------------------------------------------------------- how xdist spreads the suite
+# (pyproject: --dist loadgroup --no-loadscope-reorder). The wall time is bounded by the longest unit a
+# worker takes, and by units that start last: the longest units go first, and the files whose tests are
+# long one by one are spread test by test; every other file stays whole on one worker (its module
+# fixtures made once).
+
+#: units that take longest (a file, or one test of a SPREAD file), longest first (figures: --durations
+#: on 2 cores)
+LONGEST = (
+    "tests/test_s3_readers.py::test_reads_during_commits",  # a writer commits while readers read (60-100 s)
+    "tests/test_outcomes.py",  # 2-rank torchrun jobs, a deadlock stopped after 68 s of silence (80 s setup)
+    "tests/test_two_installs.py",  # three torch.compile scenarios (50 s setup)
+    "tests/test_warehouse.py::test_sigkill_midway",  # three ingests killed and run again (45 s)
+    "tests/test_sources_agree.py",  # makes real_run (30-70 s), which 4 other files read later
+    "tests/test_s3_lease.py",  # lease waits (30 s a test)
+    "tests/test_cache_misses.py",  # three torch runs (27 s setup)
+    "tests/test_crash_safety.py::test_readers_never_fail",  # compactions while a reader reads (25 s)
+    "tests/test_fuzz.py::test_mutated_fixtures_never_crash",  # (25 s)
+    "tests/test_advice.py",  # a torch run (15 s setup)
+    "tests/test_payload_store.py",
+    "tests/test_crash_safety.py",  # a process killed at every step (5-20 s each)
+    "tests/test_damaged_inputs.py",  # every command on 60 damaged runs (2-7 s each)
+)
+#: files spread test by test: tests long one by one, module fixtures cheap next to them
+SPREAD = {"tests/test_s3_readers.py", "tests/test_warehouse.py", "tests/test_s3_lease.py", "tests/test_crash_safety.py",
+          "tests/test_fuzz.py", "tests/test_damaged_inputs.py"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("dist", None) != "loadgroup":
+        return  # one process (-p no:xdist, -n 0): the files' own order
+
+    def rank(nodeid: str) -> int:
+        return next((i for i, p in enumerate(LONGEST) if nodeid.startswith(p)), len(LONGEST))
+
+    files: dict[str, int] = {}
+    for item in items:  # a file kept whole goes where its longest test goes
+        path = item.nodeid.split("::")[0]
+        files[path] = min(files.get(path, len(LONGEST)), rank(item.nodeid))
+    order = {id(item): i for i, item in enumerate(items)}
+
+    def key(item: pytest.Item) -> tuple[int, int]:
+        path = item.nodeid.split("::")[0]
+        return (rank(item.nodeid) if path in SPREAD else files[path], order[id(item)])
+
+    items.sort(key=key)
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        if path not in SPREAD:
+            item.add_marker(pytest.mark.xdist_group(path))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from tests.conftest import SAMPLES, fixture_path, table_rows
+from tests.conftest import SAMPLES, fixture_path, tables_rows
 from tests.old_warehouse import rerecord
 from tests.test_crash_safety import _cli, _env
 
@@ -34,7 +34,7 @@ def snapshot(wh: str) -> dict:
     con = pt2logs.connect(wh)
     counts = {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in sorted(TABLES)}
     con.close()
-    return {t: table_rows(wh, t, DROP) for t in STORED} | {"counts": counts}
+    return tables_rows(wh, dict.fromkeys(STORED, DROP)) | {"counts": counts}
 
 
 

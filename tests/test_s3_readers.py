@@ -35,11 +35,6 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-def _cli(*args: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pt2logs", *args], env=_env(**env), capture_output=True, text=True,
-                          timeout=120)
-
-
 def test_an_old_connection_takes_a_new_snapshot_without_registering_the_filesystem_again(s3, monkeypatch):
     s3.mkdir("snap-old")
     wh = "s3://snap-old/wh/"
@@ -74,11 +69,16 @@ def test_reads_during_commits_on_s3_all_succeed_and_agree(s3, tmp_path):
         "    print('round', i, flush=True)\n")
     writer = subprocess.Popen([sys.executable, "-c", script, wh, str(stop)], env=_env(PT2LOGS_GC_GRACE_S="3"),
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # CLI reads (each a process, the summary a long reader that re-snapshots between its queries) run
+    # beside the Python reads: the same reads as one after the other, in the time of the longest
+    clis = [subprocess.Popen([sys.executable, "-m", "pt2logs", *args], env=_env(PT2LOGS_GC_GRACE_S="3"),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for args in (["summary", "-w", wh], ["query", "SELECT count(*) AS n FROM graph_breaks", "-w", wh, "--format", "csv"])]
     old = pt2logs.connect(wh)  # one connection kept through the writer's commits (re-snapshots after 1.5 s)
     seen, errors = 0, []
     os.environ["PT2LOGS_GC_GRACE_S"] = "3"
     try:
-        for i in range(6):
+        for _ in range(6):
             for c in (old, None):
                 fresh = c is None
                 c = c or pt2logs.connect(wh)
@@ -92,19 +92,21 @@ def test_reads_during_commits_on_s3_all_succeed_and_agree(s3, tmp_path):
                 finally:
                     if fresh:
                         c.close()
-            if i % 3 == 0:  # CLI reads too (each a process)
-                for args in (["summary", "-w", wh], ["query", "SELECT count(*) AS n FROM graph_breaks", "-w", wh, "--format", "csv"]):
-                    p = _cli(*args, PT2LOGS_GC_GRACE_S="3")
-                    if p.returncode != 0:
-                        errors.append(f"{args[0]}: {p.stderr.strip()[-300:]}")
-                    elif args[0] == "query" and p.stdout.split()[-1] != "7":
-                        errors.append(f"query: {p.stdout}")
             time.sleep(0.2)
+        for name, p in zip(("summary", "query"), clis):
+            stdout, stderr = p.communicate(timeout=300)
+            if p.returncode != 0:
+                errors.append(f"{name}: {stderr.strip()[-300:]}")
+            elif name == "query" and stdout.split()[-1] != "7":
+                errors.append(f"query: {stdout}")
     finally:
         os.environ.pop("PT2LOGS_GC_GRACE_S", None)
         stop.touch()
         out = writer.communicate(timeout=300)[0]
         old.close()
+        for p in clis:
+            if p.poll() is None:
+                p.kill()
     assert writer.returncode == 0, out
     assert out.count("round") >= 2, out  # commits (and a compaction) landed while the readers read
     assert seen == 12

@@ -12,16 +12,14 @@
 
 from __future__ import annotations
 
-import atexit
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
-from tests.conftest import fixture_path
+from tests.conftest import fixture_path, shared_dir
 
 import pt2logs
 
@@ -69,20 +67,19 @@ with open(sys.argv[1], "w") as fh:
 
 
 def real_run() -> Path:
-    """A folder made by a real torch.compile run on CPU (about 30 s, once per test session):
-    ``torch_compile_debug/`` (TORCH_COMPILE_DEBUG=1, with its ``tlparse/`` trace), ``torch_logs.txt``
-    (stderr with TORCH_LOGS=recompiles,graph_breaks,output_code) and ``counters.json``."""
+    """A folder made by a real torch.compile run on CPU (about 30 s, once per test session, shared by
+    the xdist workers): ``torch_compile_debug/`` (TORCH_COMPILE_DEBUG=1, with its ``tlparse/`` trace),
+    ``torch_logs.txt`` (stderr with TORCH_LOGS=recompiles,graph_breaks,output_code) and ``counters.json``."""
     import importlib.util
 
     if importlib.util.find_spec("torch") is None:
         pytest.skip("torch is not installed")
-    base = Path(tempfile.gettempdir()) / f"pt2logs-real-run-{os.getpid()}"
+    return shared_dir("real_run", _make_real_run) / "rr"
+
+
+def _make_real_run(base: Path) -> None:
     run = base / "rr"
-    if (base / "DONE").exists():
-        return run
-    shutil.rmtree(base, ignore_errors=True)
-    run.mkdir(parents=True)
-    atexit.register(shutil.rmtree, base, True)
+    run.mkdir()
     (base / "workload.py").write_text(WORKLOAD)
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("TORCH_LOGS", "TORCH_TRACE", "TORCH_COMPILE_DEBUG", "TORCHINDUCTOR_", "TORCHDYNAMO_"))}
@@ -92,8 +89,6 @@ def real_run() -> Path:
         p = subprocess.run([sys.executable, str(base / "workload.py"), str(run / "counters.json")], cwd=run, env=env,
                            stdout=subprocess.DEVNULL, stderr=err, timeout=900)
     assert p.returncode == 0, (run / "torch_logs.txt").read_text()[-3000:]
-    (base / "DONE").touch()
-    return run
 
 
 # ----------------------------------------------------------------------------- helpers

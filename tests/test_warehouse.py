@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from tests.conftest import fixture_path, table_rows
+from tests.conftest import fixture_path, tables_rows
 
 import pt2logs
 from pt2logs.query.views import arrow_table
@@ -25,7 +25,7 @@ RUN_DROP = ("txn", "ingest_date", "ingested_at", "committed_at")
 
 
 def snapshot(wh: str) -> dict[str, list]:
-    return {t: table_rows(wh, t, RUN_DROP if t == "runs" else ("txn", "ingest_date")) for t in ALL_TABLES}
+    return tables_rows(wh, {t: RUN_DROP if t == "runs" else ("txn", "ingest_date") for t in ALL_TABLES})
 
 
 def make_corpus(dest: Path, copies: int) -> Path:
