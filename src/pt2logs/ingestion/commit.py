@@ -19,7 +19,8 @@ from pt2logs.inputs.discover import RunPlan
 from pt2logs.inputs.sources import ReadResult
 from pt2logs.readers.kit import ReadStats
 from pt2logs.store.warehouse import Txn
-from pt2logs.tables.schema import TABLES, Rows, stamp
+from pt2logs.tables import TABLES
+from pt2logs.tables.schema import Rows, stamp
 from pt2logs.version import __version__
 
 if TYPE_CHECKING:

@@ -24,7 +24,8 @@ from pt2logs.readers.kit import EXCERPT, FileContext, ReadStats
 from pt2logs.store.payloads import PayloadStore
 from pt2logs.store.payloads import enabled as payloads_enabled
 from pt2logs.store.warehouse import PartWriter, TxnInfo
-from pt2logs.tables.schema import TABLES, Rows, stamp
+from pt2logs.tables import TABLES
+from pt2logs.tables.schema import Rows, stamp
 
 
 @dataclass

@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from pt2logs.tables.schema import TABLES, OnBad, Table, TupleRows, safe_text, to_array
+from pt2logs.tables import TABLES
+from pt2logs.tables.schema import OnBad, Table, TupleRows, safe_text, to_array
 
 #: column → (the column it is computed from, the function of one value)
 Derived = dict[str, tuple[str, Callable[[Any], Any]]]

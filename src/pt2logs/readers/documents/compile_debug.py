@@ -29,13 +29,11 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import pt2logs.tables  # noqa: F401  (registers the tables)
 from pt2logs.analysis.output_code import parse_output_code
+from pt2logs.readers.format import DOCUMENT, Format, Layout
 from pt2logs.readers.kit import (
     Batch,
     FileContext,
-    Format,
-    Layout,
     RowSink,
     decode,
     read_document,
@@ -162,5 +160,5 @@ def debug_anchor(folder: str, root: str) -> str | None:
 
 
 FORMAT = Format("compile_debug", "TORCH_COMPILE_DEBUG graph folder file (output_code.py, fx_graph_*.py, ir_*_fusion.txt)",
-                sniff_compile_debug, read_compile_debug, auxiliary=True, source=SOURCE, source_rank=3,
+                sniff_compile_debug, read_compile_debug, role=DOCUMENT, auxiliary=True, switch="TORCH_COMPILE_DEBUG=1", source=SOURCE, source_rank=3,
                 layout=Layout(anchor=debug_anchor))

@@ -42,14 +42,13 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pt2logs.readers.format import TRACE, Format, Layout
 from pt2logs.readers.kit import (
     EXCERPT,
     MAX_DOC,
     MAX_LINE,
     Batch,
     FileContext,
-    Format,
-    Layout,
     iter_lines,
     whole,
 )
@@ -368,7 +367,7 @@ def is_tlparse_folder(names: set[str]) -> bool:
 
 
 FORMAT = Format("tlparse_dir", "tlparse output folder (raw.jsonl + payloads/ + chromium_events.json)", sniff_tlparse_raw,
-                read_tlparse_dir, source=SOURCE, source_rank=2,
+                read_tlparse_dir, role=TRACE, source=SOURCE, source_rank=2, switch="TORCH_TRACE, read through tlparse",
                 layout=Layout(run_folder=is_tlparse_folder, rank_folder=re.compile(r"^rank_\d+$"),
                               parent_files=re.compile(r"^(?:index\.html|chromium_events\.json|.*\.html)$"),
                               read_first=("raw.log", "raw.jsonl")))

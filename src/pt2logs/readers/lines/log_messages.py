@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import pt2logs.tables  # noqa: F401  (registers the tables)
 from pt2logs.analysis.failures import parse_wont_convert
 from pt2logs.analysis.graph_breaks import parse_graph_break
 from pt2logs.analysis.guards import (

@@ -28,8 +28,7 @@ from pt2logs.analysis.guards import classify_guard, split_recompile_reasons
 from pt2logs.analysis.output_code import parse_output_code
 from pt2logs.readers.identity_cols import break_frames
 from pt2logs.readers.trace.events.basics import resolve
-from pt2logs.readers.trace.events.metrics import METRICS_HOOKS
-from pt2logs.readers.trace.state import TraceState, handles
+from pt2logs.readers.trace.state import TraceState
 
 #: torch's restart reason when a speculation failed without a reason (symbolic_convert.SpeculationEntry):
 #: a restart of the analysis, kept in failures (is_restart), not a graph-break site
@@ -57,7 +56,6 @@ def _recompile_row(st: TraceState, cid: str | None, reasons: list[tuple[str | No
     return row
 
 
-@handles("recompile_reasons", artifact=True)
 def recompile_reasons(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
     reasons = split_recompile_reasons(st.text())
     sc = st.scratch(cid)
@@ -72,7 +70,6 @@ def _gb_key(gb: dict[str, Any]) -> tuple:
     return (gb.get("gb_id") or gb.get("gb_type"), gb.get("user_filename"), gb.get("user_lineno"))
 
 
-@handles("dynamo_graph_break_reason", artifact=True)
 def graph_break(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
     gb = parse_graph_break(st.text())
     breaks: dict = st.scratch(cid).setdefault("gb", {})
@@ -89,14 +86,12 @@ def graph_break(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
 # ---------------------------------------------------------------- guards
 
 
-@handles("dynamo_cpp_guards_str")
 def cpp_guards(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
     sc = st.scratch(cid)
     sc["guards"] = st.text()
     sc["guards_line"] = st.rec.line_no
 
 
-@handles("create_symbol")
 def create_symbol(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
     if isinstance(meta, dict):
         sc = st.scratch(cid)
@@ -121,7 +116,6 @@ def _count_guards(text: str) -> int:
 # ---------------------------------------------------------------- kernels
 
 
-@handles("inductor_output_code")
 def output_code(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
     oc = parse_output_code(st.text())
     base = _base(st, cid)
@@ -221,8 +215,6 @@ def _emit_guards(st: TraceState, sc: dict[str, Any], cid: str | None, meta: dict
                       "guards": text, "n_guard_lines": _guard_lines(text) if text else None,
                       "dynamic_symbols": symbols, "symbol_sources": sources})
 
-
-METRICS_HOOKS.append(on_metrics)
 
 
 def finish(st: TraceState) -> None:
