@@ -70,6 +70,16 @@ class FileContext:
     open_sibling: Callable[[str], Iterable[bytes]] | None = None
 
 
+def error_row(path: str, kind: str, line_no: int | None, message: str, excerpt: bytes | str = b"",
+              severity: str = "error", rank: int | None = None) -> dict[str, Any]:
+    """An ``ingest_errors`` row (the one place it is built: readers through :func:`add_error`, the ingest
+    layer for a file or folder that could not be read)."""
+    if isinstance(excerpt, bytes):
+        excerpt = excerpt[:EXCERPT].decode("utf-8", "replace")
+    return {"rank": rank, "path": path, "line_no": line_no, "kind": kind, "severity": severity, "message": message,
+            "excerpt": excerpt[:EXCERPT]}
+
+
 def add_error(rows: Rows, ctx: FileContext, kind: str, line_no: int | None, message: str,
               excerpt: bytes | str = b"", severity: str = "error", rank: int | None = None) -> None:
     """Count one bad piece of input in ``ctx.stats`` and add its ``ingest_errors`` row to ``rows``."""
@@ -77,10 +87,7 @@ def add_error(rows: Rows, ctx: FileContext, kind: str, line_no: int | None, mess
         ctx.stats.warnings += 1
     else:
         ctx.stats.errors += 1
-    if isinstance(excerpt, bytes):
-        excerpt = excerpt[:EXCERPT].decode("utf-8", "replace")
-    rows.add({"rank": ctx.rank if rank is None else rank, "path": ctx.path or ctx.file, "line_no": line_no,
-              "kind": kind, "severity": severity, "message": message, "excerpt": excerpt[:EXCERPT]})
+    rows.add(error_row(ctx.path or ctx.file, kind, line_no, message, excerpt, severity, ctx.rank if rank is None else rank))
 
 
 class RowSink:

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pt2logs.analysis.output_code import parse_output_code
+from pt2logs.readers.compile_rows import kernel_rows
 from pt2logs.readers.format import DOCUMENT, Format, Layout
 from pt2logs.readers.kit import (
     Batch,
@@ -104,12 +105,12 @@ def read_compile_debug(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Ba
         graph = facts["graph"] or oc.graph
         facts["graph"] = graph
         lines = {m.group(1): text.count("\n", 0, m.start()) + 1 for m in _KERNEL_LINE.finditer(text)}
-        base = {"source": SOURCE, "file": ctx.file, "compile_id": None, "rank": ctx.rank, "graph": graph, "cache_hit": None}
-        for k in oc.kernels:
-            sink.add("kernels", dict(base, line_no=lines.get(k.kernel_name), kernel_name=k.kernel_name, backend=k.backend,
-                                     kind=k.kind, fused_ops=list(k.fused_ops)))
-        for op, n in sorted(oc.extern_calls.items()):
-            sink.add("extern_calls", dict(base, line_no=None, op=op, count=n))
+        where = {"source": SOURCE, "file": ctx.file, "compile_id": None, "rank": ctx.rank, "cache_hit": None}
+        kernels, externs = kernel_rows(where, oc, graph, lines)
+        for r in kernels:
+            sink.add("kernels", r)
+        for r in externs:
+            sink.add("extern_calls", r)
         n_nodes = len(oc.kernels)
     elif kind.startswith("fx_graph"):
         n_nodes = len(_FX_NODE.findall(text))

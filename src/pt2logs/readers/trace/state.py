@@ -111,6 +111,13 @@ class TraceState:
         identity_cols.fill(name, row, self.stats)
         return row
 
+    def where(self, cid: str | None) -> dict[str, Any]:
+        """Where a compile-table row made now is seen: its source, compile id, file, rank, the record's line
+        and (local) time. A row that waits for later facts (its compile's metrics) keeps these."""
+        rec = self.rec
+        return {"source": "trace", "compile_id": cid, "file": self.ctx.file, "rank": self.rank,
+                "line_no": rec.line_no if rec else None, "ts": (self.key, rec.tod_us) if rec else None}
+
     def add(self, name: str, row: dict[str, Any]) -> None:
         """Add a derived row; file, line, rank and (local) time are filled in."""
         self.table(name).add(self._fill(name, row))
