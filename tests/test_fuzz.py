@@ -133,16 +133,16 @@ def test_a_malformed_value_keeps_the_record_and_the_other_files(tmp_path: Path) 
 def test_a_reader_that_fails_fails_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A reader bug no test foresaw (here: the dynamo_start handler raising on one file) costs that file's
     remaining rows and is reported; the other files of the transaction and the rows before it stay."""
-    from pt2logs.readers.trace import state as trace_state
+    from pt2logs.readers.trace import handlers as trace_handlers
 
-    real = trace_state.HANDLERS["dynamo_start"]
+    real = trace_handlers.HANDLERS["dynamo_start"]
 
     def buggy(st, env, meta, cid):
         if "bad" in st.ctx.path:
             raise KeyError("a handler bug")
         real(st, env, meta, cid)
 
-    monkeypatch.setitem(trace_state.HANDLERS, "dynamo_start", buggy)
+    monkeypatch.setitem(trace_handlers.HANDLERS, "dynamo_start", buggy)
     trace = (FIXTURES / "tlparse" / "simple.log").read_bytes()
     for name in ("good1", "bad", "good2"):
         (tmp_path / "in" / name).mkdir(parents=True)

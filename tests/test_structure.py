@@ -172,3 +172,17 @@ def test_the_map_names_every_module():
     }
     named = map_modules((ROOT / "docs" / "architecture.md").read_text())
     assert modules - named == set(), "modules the map does not name (docs/architecture.md)"
+
+
+def test_table_declarations_are_imported_for_what_they_hold():
+    """Code that looks a table up imports the registry of every declaration, ``pt2logs.tables.TABLES``; no
+    module imports ``pt2logs.tables`` for its side effect, nor ``TABLES`` from ``tables.schema`` (filled only
+    when something else happened to import the declarations)."""
+    for mod, path in _modules().items():
+        if mod == "pt2logs.tables" or mod.startswith("pt2logs.tables."):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                assert not any(a.name.startswith("pt2logs.tables") for a in node.names), mod
+            elif isinstance(node, ast.ImportFrom) and node.module == "pt2logs.tables.schema":
+                assert "TABLES" not in {a.name for a in node.names}, mod

@@ -82,3 +82,13 @@ def test_dashboard_cards_chart_the_vllm_runs(vllm_wh):
     weekly = {c.key: c for c in D.build(pt2logs.connect(wh), since="2020-01-01", until="2030-01-01").cards}
     for key in ("vllm_cold_start", "vllm_cold_vs_warm"):  # the weekly page shows them: the selection has vLLM runs
         assert weekly[key].spec is not None and weekly[key].rows == cards[key].rows
+
+
+def test_a_vllm_capture_gives_the_run_its_end(vllm_wh):
+    """A vLLM capture is a stderr capture to the outcome rules (its Format's role): the run ends at its last
+    line's time. vllm_log was missing from their list of stderr formats, and the end was the file's mtime."""
+    wh, _ = vllm_wh
+    con = pt2logs.connect(wh)
+    (rank,) = [r for r in run_named(con, "rank_outcomes", {"run_id": "cold"}).to_pylist() if r["run"] == "cold"]
+    (last,) = con.execute("SELECT max(f.last_ts) FROM files f JOIN runs r USING (run_id) WHERE r.name = 'cold'").fetchone()
+    assert (rank["run_end_from"], rank["run_end"]) == ("stderr", last)

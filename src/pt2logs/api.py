@@ -14,7 +14,7 @@ def table(name: str, warehouse: str = DEFAULT_WAREHOUSE) -> Any:
     """A table of the warehouse as a polars LazyFrame (live rows only)."""
     import polars as pl
 
-    from pt2logs.tables.schema import TABLES
+    from pt2logs.tables import TABLES
 
     if name not in TABLES:
         raise KeyError(f"unknown table {name!r}; tables: {', '.join(sorted(TABLES))}")

@@ -9,8 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pt2logs.tables  # noqa: F401
-from pt2logs.tables.schema import TABLES
+from pt2logs.tables import TABLES
 
 GROUPS = {
     "core": "Runs, files, raw events",

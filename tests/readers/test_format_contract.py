@@ -21,8 +21,8 @@ import pytest
 from tests.conftest import FIXTURES, fixture_path
 from tests.readers.test_compile_debug import output_code_modules
 
-from pt2logs.readers import FORMATS, ORDER, detect
-from pt2logs.readers.kit import FileContext, Format
+from pt2logs.readers import DOCUMENT, FORMATS, ORDER, Format, detect, named
+from pt2logs.readers.kit import FileContext
 
 
 def _fixture(*parts: str) -> Callable[[Path], tuple[str, bytes, dict[str, bytes]]]:
@@ -96,8 +96,8 @@ EXAMPLES: dict[str, Callable[[Path], tuple[str, bytes, dict[str, bytes]]]] = {
     "vllm_log": _vllm_log,
     "job_stderr": _job_stderr,
 }
-#: formats read as one whole document: damage is recorded without a line number
-DOCUMENTS = {"spyre_kernel_spec", "spyre_timing", "spyre_ffdc", "counters_json", "compile_times", "compile_debug", "run_record"}
+#: formats read as one whole document (their role says so): damage is recorded without a line number
+DOCUMENTS = set(named(DOCUMENT))
 
 needs_fixtures = pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures not present")
 

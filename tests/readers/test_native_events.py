@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from pt2logs.readers.kit import FileContext
 from pt2logs.readers.trace import native as records_native
+from pt2logs.readers.trace.handlers import ARTIFACT_HANDLERS, HANDLERS
 from pt2logs.readers.trace.records import Record
-from pt2logs.readers.trace.state import ARTIFACT_HANDLERS, HANDLERS
 from pt2logs.readers.trace.torch_trace import read_trace
 
 pytestmark = pytest.mark.skipif(records_native._ext is None, reason="native extension not built")

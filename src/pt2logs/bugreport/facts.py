@@ -13,18 +13,12 @@ import orjson
 
 from pt2logs.inputs.sources import filesystem, read_head
 from pt2logs.query.queries import QueryError, run_named
+from pt2logs.readers import switches
 from pt2logs.reports.compose import resolve_run
 
-#: the log formats that tell which debug switches were on, when the run's own record does not say
-FORMAT_SWITCHES = {
-    "torch_trace": "TORCH_TRACE (structured trace)",
-    "torch_logs": "TORCH_LOGS (stderr text)",
-    "tlparse_dir": "TORCH_TRACE, read through tlparse",
-    "compile_debug": "TORCH_COMPILE_DEBUG=1",
-    "spyre_log": "TORCH_SPYRE_DEBUG=1 or TORCH_LOGS=+torch_spyre",
-    "spyre_timing": "TORCH_SPYRE_TIMING=1",
-    "spyre_kernel_spec": "torch-spyre kernel specs (sdsc json) kept",
-}
+#: the log formats that tell which debug switches were on, when the run's own record does not say (each
+#: Format's ``switch``)
+FORMAT_SWITCHES = switches()
 #: the most read from one of the run's files (a kernel spec, the run record)
 FILE_BYTES = 256 << 10
 #: advice items in a report (the most costly)

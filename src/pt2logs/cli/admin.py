@@ -158,8 +158,7 @@ def tables(table: str | None) -> None:
       pt2logs tables
       pt2logs tables recompiles
     """
-    import pt2logs.tables  # noqa: F401
-    from pt2logs.tables.schema import TABLES
+    from pt2logs.tables import TABLES
 
     if table is None:
         for t in TABLES.values():

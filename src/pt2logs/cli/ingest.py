@@ -84,10 +84,10 @@ def nothing_read(paths: tuple[str, ...], res: object) -> str:
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @warehouse_option
 @click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Label the run, e.g. --tag model=llama.")
-@click.option("--logs", "torch_logs", metavar="ARTIFACTS", help=f"TORCH_LOGS to capture (default: $TORCH_LOGS or {DEFAULT_TORCH_LOGS}).")
+@click.option("--logs", metavar="ARTIFACTS", help=f"TORCH_LOGS to capture (default: $TORCH_LOGS or {DEFAULT_TORCH_LOGS}).")
 @click.option("--dir", "folder", type=click.Path(file_okay=False), help="Where to keep the capture (default: <warehouse>/_captures/).")
 @click.option("--name", help="Name the run (default: the capture folder's name).")
-def run(command: tuple[str, ...], warehouse: str, tags: tuple[str, ...], torch_logs: str | None, folder: str | None,
+def run(command: tuple[str, ...], warehouse: str, tags: tuple[str, ...], logs: str | None, folder: str | None,
         name: str | None) -> None:
     """Run COMMAND with TORCH_TRACE and TORCH_LOGS captured, then ingest it as one run.
 
@@ -112,7 +112,7 @@ def run(command: tuple[str, ...], warehouse: str, tags: tuple[str, ...], torch_l
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
     try:
-        res = run_command(cmd, warehouse, tags=parse_tags(tags), folder=folder, torch_logs=torch_logs, name=name)
+        res = run_command(cmd, warehouse, tags=parse_tags(tags), folder=folder, torch_logs=logs, name=name)
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     how = f"was ended by {res.signal}" if res.signal else f"exited with {res.exit_code}"

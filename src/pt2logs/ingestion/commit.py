@@ -17,10 +17,10 @@ from pt2logs.analysis.identity import common_dir, posix
 from pt2logs.ingestion.worker import FileOutcome, FileTask
 from pt2logs.inputs.discover import RunPlan
 from pt2logs.inputs.sources import ReadResult
-from pt2logs.readers.kit import ReadStats
+from pt2logs.readers.kit import ReadStats, error_row
 from pt2logs.store.warehouse import Txn
+from pt2logs.tables import TABLES
 from pt2logs.tables.rows import Rows, stamp
-from pt2logs.tables.schema import TABLES
 from pt2logs.version import __version__
 
 if TYPE_CHECKING:
@@ -170,8 +170,7 @@ def _write_problems(txn: Txn, plans: list[RunPlan]) -> None:
                 continue
             rows = Rows("ingest_errors")
             for path, why in plan.problems:
-                rows.add({"rank": None, "path": path, "line_no": None, "kind": "unreadable", "severity": "error",
-                          "message": why, "excerpt": ""})
+                rows.add(error_row(path, "unreadable", None, why))
             w.write("ingest_errors", stamp(rows.take(), TABLES["ingest_errors"], {"run_id": plan.run_id, "txn": txn.id}))
     except BaseException:
         w.discard()

@@ -22,6 +22,7 @@ from pt2logs.ingestion import split
 from pt2logs.ingestion.worker import FileTask
 from pt2logs.inputs.discover import InputFile, RunPlan, _rank_of
 from pt2logs.inputs.sources import filesystem, is_remote, read_head
+from pt2logs.readers import FORMATS
 from pt2logs.store.warehouse import Warehouse
 
 if TYPE_CHECKING:
@@ -95,8 +96,10 @@ def _ensure_head(f: InputFile) -> None:
 
 
 def pieces(task: FileTask, compression: str, jobs: int) -> list[FileTask]:
-    """A large, uncompressed, local trace file becomes one task per piece (see ingest.split)."""
-    if jobs <= 1 or task.fmt != "torch_trace" or compression != "none" or task.size < split.SPLIT_MIN_BYTES:
+    """A large, uncompressed, local file of a format that splits (a trace) becomes one task per piece (see
+    ingestion.split)."""
+    fmt = FORMATS.get(task.fmt)
+    if jobs <= 1 or fmt is None or not fmt.splits or compression != "none" or task.size < split.SPLIT_MIN_BYTES:
         return [task]
     fs, path = filesystem(task.url)
     if is_remote(fs):

@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 
 from pt2logs.store.warehouse import Warehouse
-from pt2logs.tables.schema import TABLES
+from pt2logs.tables import TABLES
 from pt2logs.version import __version__
 
 

@@ -20,12 +20,12 @@ from typing import Any
 from pt2logs.ingestion.split import piece_start
 from pt2logs.inputs.sources import ReadResult, filesystem, stream, stream_range
 from pt2logs.readers import FORMATS
-from pt2logs.readers.kit import EXCERPT, FileContext, ReadStats
+from pt2logs.readers.kit import EXCERPT, FileContext, ReadStats, add_error
 from pt2logs.store.payloads import PayloadStore
 from pt2logs.store.payloads import enabled as payloads_enabled
 from pt2logs.store.warehouse import PartWriter, TxnInfo
+from pt2logs.tables import TABLES
 from pt2logs.tables.rows import Rows, stamp
-from pt2logs.tables.schema import TABLES
 
 
 @dataclass
@@ -138,23 +138,17 @@ def _parse_file(info: TxnInfo, task: FileTask, writer: PartWriter) -> FileOutcom
         try:
             item = next(batches, None)
         except Exception as e:  # noqa: BLE001 - a reader bug or an input nobody foresaw: this file fails alone
-            ctx.stats.errors += 1
-            err.add({"rank": task.rank, "path": task.url, "line_no": None, "kind": "reader_failed", "severity": "error",
-                     "message": f"the {fmt.name} reader stopped: {type(e).__name__}: {str(e)[:300]}; the rows read before "
-                                "were kept (please report this file)", "excerpt": _where(e)})
+            add_error(err, ctx, "reader_failed", None, f"the {fmt.name} reader stopped: {type(e).__name__}: {str(e)[:300]}; "
+                      "the rows read before were kept (please report this file)", _where(e))
             break
         if item is None:
             break
         table, batch = item
         writer.write(table, stamp(batch, TABLES[table], stamp_values))
     if rr.error:
-        ctx.stats.errors += 1
-        err.add({"rank": task.rank, "path": task.url, "line_no": None, "kind": rr.error_kind, "severity": "error",
-                 "message": rr.error + " (rows before this point were kept)", "excerpt": ""})
+        add_error(err, ctx, rr.error_kind, None, rr.error + " (rows before this point were kept)")
     if rr.warning:
-        ctx.stats.warnings += 1
-        err.add({"rank": task.rank, "path": task.url, "line_no": None, "kind": rr.warning_kind,
-                 "severity": "warning", "message": rr.warning, "excerpt": rr.warning_excerpt})
+        add_error(err, ctx, rr.warning_kind, None, rr.warning, rr.warning_excerpt, "warning")
     if len(err):
         writer.write("ingest_errors", stamp(err.take(), TABLES["ingest_errors"], stamp_values))
     return FileOutcome(task, ctx.stats, rr, time.perf_counter() - t0)

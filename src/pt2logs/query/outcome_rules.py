@@ -61,6 +61,8 @@ file's mtime, rounded likewise (used when within 2 minutes of a multiple and at 
 
 from __future__ import annotations
 
-#: format names whose files are stderr captures / traces
-STDERR_FORMATS = ("torch_logs", "job_stderr", "spyre_log")
-TRACE_FORMATS = ("torch_trace", "tlparse_dir")
+from pt2logs.readers import CAPTURE, TRACE, named
+
+#: format names whose files are stderr captures / traces: from the registry (each Format's role)
+STDERR_FORMATS = named(CAPTURE)
+TRACE_FORMATS = named(TRACE)

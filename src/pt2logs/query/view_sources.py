@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pt2logs.store.parts import PARTITION, file_schema
-from pt2logs.tables.schema import TABLES
+from pt2logs.tables import TABLES
 
 if TYPE_CHECKING:
     import duckdb

@@ -34,8 +34,9 @@ from pt2logs.store.warehouse import (
     Warehouse,
     WarehouseError,
 )
+from pt2logs.tables import TABLES
 from pt2logs.tables.compile import FRAME_ID_TABLES
-from pt2logs.tables.schema import TABLES, Table
+from pt2logs.tables.schema import Table
 
 _DUCK = {
     "str": "VARCHAR", "json": "VARCHAR", "i32": "INTEGER", "i64": "BIGINT", "f64": "DOUBLE", "bool": "BOOLEAN",

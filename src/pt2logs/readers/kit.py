@@ -1,11 +1,9 @@
-"""The reader kit: what every input format shares.
+"""The reader kit: what every input format's reader shares.
 
-A format is a :class:`Format`: how to recognise it from the first 64 KB of a file, the pure function
-that reads it (``read(chunks, ctx) -> Iterator[(table, RecordBatch)]``), whether it describes a run
-rather than makes one (auxiliary), the rank of its rows among the sources of one run, and what it
-says about folder layouts (:class:`Layout`). Readers never open files, print or touch DuckDB: they get
-byte chunks and a :class:`FileContext`, fill its :class:`ReadStats`, and put rows in a
-:class:`RowSink`.
+A format is a :class:`~pt2logs.readers.format.Format` (its facts: sniffer, reader, role, line readers,
+layout...). Its reader never opens files, prints or touches DuckDB: it gets byte chunks and a
+:class:`FileContext`, fills its :class:`~pt2logs.readers.read_stats.ReadStats` (re-exported here), and
+puts rows in a :class:`RowSink`.
 
 Shared rules, stated once:
 
@@ -27,7 +25,6 @@ Shared rules, stated once:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -47,94 +44,13 @@ from pt2logs.readers.bounded import (  # noqa: F401  (the kit's names: readers i
     whole,
 )
 from pt2logs.readers.lines.unwrapped import lines_of
+from pt2logs.readers.read_stats import TORCH_SOURCES, ReadStats, repro_torch_version  # noqa: F401  (the kit's names)
 from pt2logs.readers.segment_rows import Derived, SegmentRows
+from pt2logs.tables import TABLES
 from pt2logs.tables.rows import Rows, TupleRows
 
 #: what a reader yields: (table name, record batch)
 Batch = tuple[str, pa.RecordBatch]
-
-
-#: where a run's torch version can be read, best first: torch's own ``torch_version`` artifact (trace), the
-#: ``# torch version:`` line torch's repro writer puts in ``fx_graph_runnable`` payloads and files,
-#: ``compilation_metrics.pytorch_version``, the counters dump's ``torch``, the torch installed where
-#: ``pt2logs run`` ran the command
-TORCH_SOURCES = ("torch_version_artifact", "repro_payload", "compilation_metrics", "counters", "pt2logs_run")
-_TORCH_RANK = {s: i for i, s in enumerate(TORCH_SOURCES)}
-#: torch/_dynamo/repro/after_aot.py (and repro/aoti.py), torch 2.0+: ``# torch version: {torch.version.__version__}``
-_REPRO_TORCH = re.compile(rb"^\t?# torch version: ([^\s#]+)", re.M)
-
-
-def repro_torch_version(data: bytes) -> str | None:
-    """The version in a repro script's ``# torch version:`` line (fx_graph_runnable), else None."""
-    m = _REPRO_TORCH.search(data)
-    return m.group(1).decode("utf-8", "replace") if m else None
-
-
-@dataclass
-class ReadStats:
-    """What a reader saw in one file (or one piece of it); the ingest layer puts it in ``files`` and ``runs``."""
-
-    lines: int = 0
-    events: int = 0
-    errors: int = 0
-    warnings: int = 0
-    unknown: int = 0
-    first_ts: int | None = None
-    last_ts: int | None = None
-    ranks: set[int] = field(default_factory=set)
-    #: the torch version the logs name, and where it was read (a :data:`TORCH_SOURCES` name)
-    torch_version: str | None = None
-    torch_from: str | None = None
-    kinds: dict[str, int] = field(default_factory=dict)
-    #: the Python version the logs name (compilation_metrics), else the one their paths show
-    python_version: str | None = None
-    python_from_paths: str | None = None
-    #: the smallest and largest folder of user code seen: their common prefix is the run's root
-    user_dir_lo: str | None = None
-    user_dir_hi: str | None = None
-    #: ``runs`` fields a run's own record gives (``pt2logs_run.json``: command, exit code, wall time...)
-    run_fields: dict[str, Any] = field(default_factory=dict)
-
-    def note_torch(self, version: str | None, source: str) -> None:
-        """Keep ``version`` when ``source`` ranks better than where the current one came from
-        (:data:`TORCH_SOURCES`, best first); the first seen wins among equals."""
-        version = version.strip() if isinstance(version, str) else None
-        if not version:
-            return
-        if self.torch_version is None or _TORCH_RANK.get(source, 99) < _TORCH_RANK.get(self.torch_from or "", 99):
-            self.torch_version, self.torch_from = version[:200], source
-
-    def note_user_dir(self, lo: str | None, hi: str | None = None) -> None:
-        hi = hi or lo
-        if lo is not None and (self.user_dir_lo is None or lo < self.user_dir_lo):
-            self.user_dir_lo = lo
-        if hi is not None and (self.user_dir_hi is None or hi > self.user_dir_hi):
-            self.user_dir_hi = hi
-
-    def merge_ts(self, lo: int | None, hi: int | None) -> None:
-        if lo is not None and (self.first_ts is None or lo < self.first_ts):
-            self.first_ts = lo
-        if hi is not None and (self.last_ts is None or hi > self.last_ts):
-            self.last_ts = hi
-
-    def merge(self, other: ReadStats) -> ReadStats:
-        """Add ``other`` (another piece of the same file, or another file) into this one; returns self.
-        ``lines`` is the larger of the two: pieces number their lines from the start of the file."""
-        self.lines = max(self.lines, other.lines)
-        self.events += other.events
-        self.errors += other.errors
-        self.warnings += other.warnings
-        self.unknown += other.unknown
-        self.merge_ts(other.first_ts, other.last_ts)
-        self.ranks |= other.ranks
-        self.note_torch(other.torch_version, other.torch_from or "")
-        self.python_version = self.python_version or other.python_version
-        self.python_from_paths = self.python_from_paths or other.python_from_paths
-        self.note_user_dir(other.user_dir_lo, other.user_dir_hi)
-        for k, v in other.kinds.items():
-            self.kinds[k] = self.kinds.get(k, 0) + v
-        self.run_fields = {**other.run_fields, **self.run_fields}
-        return self
 
 
 @dataclass
@@ -155,6 +71,16 @@ class FileContext:
     open_sibling: Callable[[str], Iterable[bytes]] | None = None
 
 
+def error_row(path: str, kind: str, line_no: int | None, message: str, excerpt: bytes | str = b"",
+              severity: str = "error", rank: int | None = None) -> dict[str, Any]:
+    """An ``ingest_errors`` row (the one place it is built: readers through :func:`add_error`, the ingest
+    layer for a file or folder that could not be read)."""
+    if isinstance(excerpt, bytes):
+        excerpt = excerpt[:EXCERPT].decode("utf-8", "replace")
+    return {"rank": rank, "path": path, "line_no": line_no, "kind": kind, "severity": severity, "message": message,
+            "excerpt": excerpt[:EXCERPT]}
+
+
 def add_error(rows: Rows, ctx: FileContext, kind: str, line_no: int | None, message: str,
               excerpt: bytes | str = b"", severity: str = "error", rank: int | None = None) -> None:
     """Count one bad piece of input in ``ctx.stats`` and add its ``ingest_errors`` row to ``rows``."""
@@ -162,10 +88,7 @@ def add_error(rows: Rows, ctx: FileContext, kind: str, line_no: int | None, mess
         ctx.stats.warnings += 1
     else:
         ctx.stats.errors += 1
-    if isinstance(excerpt, bytes):
-        excerpt = excerpt[:EXCERPT].decode("utf-8", "replace")
-    rows.add({"rank": ctx.rank if rank is None else rank, "path": ctx.path or ctx.file, "line_no": line_no,
-              "kind": kind, "severity": severity, "message": message, "excerpt": excerpt[:EXCERPT]})
+    rows.add(error_row(ctx.path or ctx.file, kind, line_no, message, excerpt, severity, ctx.rank if rank is None else rank))
 
 
 class RowSink:
@@ -180,7 +103,7 @@ class RowSink:
         self.ctx = ctx
         self.stats = ctx.stats
         self.rows: dict[str, Rows | TupleRows | SegmentRows] = {}
-        self.errors = Rows("ingest_errors")
+        self.errors = Rows(TABLES["ingest_errors"])
         self.batch_rows = batch_rows or ctx.batch_rows
         self.n = 0  # rows added since the last flush
         self.nbytes = 0  # bytes of text added since the last flush, as counted by the reader
@@ -192,21 +115,21 @@ class RowSink:
     def table(self, name: str) -> Rows:
         r = self.rows.get(name)
         if r is None:
-            r = self.rows[name] = Rows(name)
+            r = self.rows[name] = Rows(TABLES[name])
         return r  # type: ignore[return-value]
 
     def tuples(self, name: str, fields: tuple[str, ...]) -> TupleRows:
         """A tuple accumulator for a hot table (see :class:`~pt2logs.tables.rows.TupleRows`)."""
         r = self.rows.get(name)
         if r is None:
-            r = self.rows[name] = TupleRows(name, fields)
+            r = self.rows[name] = TupleRows(TABLES[name], fields)
         return r  # type: ignore[return-value]
 
     def segments(self, name: str, derived: Derived | None = None) -> SegmentRows:
         """A piece accumulator (see :class:`~pt2logs.readers.segment_rows.SegmentRows`; ``derived``: when it is made)."""
         r = self.rows.get(name)
         if r is None:
-            r = self.rows[name] = SegmentRows(name, derived)
+            r = self.rows[name] = SegmentRows(TABLES[name], derived)
         elif not isinstance(r, SegmentRows):
             raise TypeError(f"{name}: rows were added one by one before; a table takes pieces from its first row on")
         return r
@@ -337,50 +260,3 @@ def read_lines(chunks: Iterable[bytes], ctx: FileContext, factories: Iterable[Li
         r.finish()
     ctx.stats.lines = max(last, sink.lines_read)
     yield from sink.flush()
-
-
-# ----------------------------------------------------------------------------- formats
-
-Reader = Callable[[Iterable[bytes], FileContext], Iterator[Batch]]
-
-
-@dataclass(frozen=True)
-class Layout:
-    """What a format says about how its files sit in folders; discovery asks, never hard-codes.
-
-    * ``rank_files``: files whose names match are one run per folder, one file per rank (TORCH_TRACE's
-      ``dedicated_log_torch_trace_*``);
-    * ``run_folder``: given the file names of a folder, whether the folder is one run of this format
-      (a tlparse output folder); ``rank_folder`` names its per-rank subfolders and ``parent_files`` the
-      files beside them that belong to the run; ``read_first`` lists, in preference order, the files of
-      such a folder that are read (the others belong to it and are not read on their own): the first
-      one present wins when its format ranks better than this format's own, else the last;
-    * ``anchor``: for an auxiliary file, the folder of the run it belongs to (the ``torch_compile_debug``
-      folder above a graph file), given its folder and the input root; None when it has none.
-    """
-
-    rank_files: re.Pattern[str] | None = None
-    run_folder: Callable[[set[str]], bool] | None = None
-    rank_folder: re.Pattern[str] | None = None
-    parent_files: re.Pattern[str] | None = None
-    read_first: tuple[str, ...] = ()
-    anchor: Callable[[str, str], str | None] | None = None
-
-
-@dataclass(frozen=True)
-class Format:
-    """One input format. ``source`` is the value its rows carry in ``source`` columns and
-    ``source_rank`` that source's rank when one run has several (1 = best; None = rows that describe
-    other things and are always kept)."""
-
-    name: str
-    description: str
-    sniff: Callable[[bytes, str], bool]
-    read: Reader
-    #: auxiliary formats describe a run (stderr, counters) rather than make one
-    auxiliary: bool = False
-    source: str | None = None
-    source_rank: int | None = None
-    layout: Layout = Layout()
-    #: a text capture read line by line (read_lines): sniffed and read behind the unwrapping layer
-    lines: bool = False

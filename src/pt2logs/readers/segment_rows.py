@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from pt2logs.tables import TABLES
 from pt2logs.tables.rows import OnBad, TupleRows, safe_text, to_array
-from pt2logs.tables.schema import TABLES, Table
+from pt2logs.tables.schema import Table
 
 #: column → (the column it is computed from, the function of one value)
 Derived = dict[str, tuple[str, Callable[[Any], Any]]]

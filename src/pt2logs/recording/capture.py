@@ -39,6 +39,8 @@ from typing import Any
 
 from pt2logs._alloc import USER_ARROW_POOL
 from pt2logs.ingestion import IngestResult, ingest
+from pt2logs.readers.documents.counters import dump_document
+from pt2logs.readers.documents.run_record import FORMAT as RUN_RECORD
 from pt2logs.readers.documents.run_record import NAME as RECORD_NAME
 from pt2logs.readers.lines.outcome_patterns import signal_name
 from pt2logs.recording.tee import TEE_ARGV, stderr_read_by
@@ -180,7 +182,7 @@ def _record_extra(rec: dict[str, Any]) -> dict[str, Any]:
 def _not_skipped(res: IngestResult, d: Path, rec: dict[str, Any]) -> None:
     """The stderr is part of the run (read by the record, or empty): not a skipped file."""
     err = d / rec["stderr"]
-    if rec.get("stderr_read_by") == "run_record" or not err.is_file() or err.stat().st_size == 0:
+    if rec.get("stderr_read_by") == RUN_RECORD.name or not err.is_file() or err.stat().st_size == 0:
         res.skipped = [(p, why) for p, why in res.skipped if Path(p).name != rec["stderr"] or Path(p).parent != d]
 
 
@@ -321,7 +323,7 @@ def capture(warehouse: str = DEFAULT_WAREHOUSE, *, tags: dict[str, str] | None =
             ct = dutils.compile_times(repr="str", aggregate=False)
         except Exception:  # noqa: BLE001
             ct = None
-        (d / "counters.json").write_text(json.dumps({"counters": counters, "compile_times": ct, "torch": torch.__version__}, indent=1))
+        (d / "counters.json").write_text(json.dumps(dump_document(counters, ct, torch.__version__), indent=1))
         scrub_folder(d, learnt)
         rec = write_record(d, command=f"{Path(sys.argv[0]).name} (pt2logs.capture)", exit_code=code, wall_s=wall,
                            started_at=started, ended_at=started + wall, env={k: learnt.text(v) for k, v in os.environ.items()})

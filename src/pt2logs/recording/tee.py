@@ -54,12 +54,13 @@ def stderr_read_by(err: Path) -> str | None:
     """``"run_record"`` when the record's reader reads the stderr ``err``: it holds text that no format
     recognises (a command that died before torch logged); None when a format does, or it is empty."""
     from pt2logs.readers import detect
+    from pt2logs.readers.documents.run_record import FORMAT as RUN_RECORD
 
     head = b""
     if err.is_file():
         with open(err, "rb") as fh:
             head = fh.read(64 << 10)
-    return "run_record" if head.strip() and detect(head, err.name) is None else None
+    return RUN_RECORD.name if head.strip() and detect(head, err.name) is None else None
 
 
 def claim_stderr(log: str, record: str) -> None:

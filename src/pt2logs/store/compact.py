@@ -32,7 +32,7 @@ import pyarrow as pa
 from pt2logs.store import faults, manifest, recovery
 from pt2logs.store.parts import PAYLOAD_KEY, PAYLOADS, STORED, file_schema, stored_tables
 from pt2logs.store.warehouse import PARTITION, PartWriter, TxnInfo, Warehouse
-from pt2logs.tables.schema import TABLES
+from pt2logs.tables import TABLES
 
 
 @dataclass

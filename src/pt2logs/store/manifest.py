@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pt2logs.store.parts import PARTITION, Layout, stored_tables, txn_of
-from pt2logs.tables.schema import TABLES
+from pt2logs.tables import TABLES
 
 KEY = b"pt2logs.files"
 VERSION = 1

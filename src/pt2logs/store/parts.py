@@ -20,10 +20,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-import pt2logs.tables  # noqa: F401  (registers every table)
 from pt2logs.inputs.sources import filesystem, full_path, is_remote
 from pt2logs.redaction.masking import scrub_batches
-from pt2logs.tables.schema import TABLES
+from pt2logs.tables import TABLES
 
 PARTITION = "ingest_date"
 ROW_GROUP_ROWS = 1_000_000

@@ -66,7 +66,8 @@ from pt2logs.store.parts import (  # noqa: F401  (re-exported: the writer side o
     txn_of,
 )
 from pt2logs.store.recovery import GC_DIR, TXN_DIR
-from pt2logs.tables.schema import TABLES, WAREHOUSE_FORMAT
+from pt2logs.tables import TABLES
+from pt2logs.tables.schema import WAREHOUSE_FORMAT
 
 DEFAULT_WAREHOUSE = "./pt2logs_warehouse"
 

@@ -29,13 +29,12 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import pt2logs.tables  # noqa: F401  (registers the tables)
 from pt2logs.analysis.output_code import parse_output_code
+from pt2logs.readers.compile_rows import kernel_rows
+from pt2logs.readers.format import DOCUMENT, Format, Layout
 from pt2logs.readers.kit import (
     Batch,
     FileContext,
-    Format,
-    Layout,
     RowSink,
     decode,
     read_document,
@@ -106,12 +105,12 @@ def read_compile_debug(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Ba
         graph = facts["graph"] or oc.graph
         facts["graph"] = graph
         lines = {m.group(1): text.count("\n", 0, m.start()) + 1 for m in _KERNEL_LINE.finditer(text)}
-        base = {"source": SOURCE, "file": ctx.file, "compile_id": None, "rank": ctx.rank, "graph": graph, "cache_hit": None}
-        for k in oc.kernels:
-            sink.add("kernels", dict(base, line_no=lines.get(k.kernel_name), kernel_name=k.kernel_name, backend=k.backend,
-                                     kind=k.kind, fused_ops=list(k.fused_ops)))
-        for op, n in sorted(oc.extern_calls.items()):
-            sink.add("extern_calls", dict(base, line_no=None, op=op, count=n))
+        where = {"source": SOURCE, "file": ctx.file, "compile_id": None, "rank": ctx.rank, "cache_hit": None}
+        kernels, externs = kernel_rows(where, oc, graph, lines)
+        for r in kernels:
+            sink.add("kernels", r)
+        for r in externs:
+            sink.add("extern_calls", r)
         n_nodes = len(oc.kernels)
     elif kind.startswith("fx_graph"):
         n_nodes = len(_FX_NODE.findall(text))
@@ -162,5 +161,5 @@ def debug_anchor(folder: str, root: str) -> str | None:
 
 
 FORMAT = Format("compile_debug", "TORCH_COMPILE_DEBUG graph folder file (output_code.py, fx_graph_*.py, ir_*_fusion.txt)",
-                sniff_compile_debug, read_compile_debug, auxiliary=True, source=SOURCE, source_rank=3,
+                sniff_compile_debug, read_compile_debug, role=DOCUMENT, auxiliary=True, switch="TORCH_COMPILE_DEBUG=1", source=SOURCE, source_rank=3,
                 layout=Layout(anchor=debug_anchor))

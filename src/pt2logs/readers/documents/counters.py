@@ -25,13 +25,12 @@ from typing import Any
 
 import orjson
 
-import pt2logs.tables  # noqa: F401  (registers the tables)
+from pt2logs.readers.format import DOCUMENT, Format
 from pt2logs.readers.kit import (
     EXCERPT,
     MAX_JSON_DOC,
     Batch,
     FileContext,
-    Format,
     RowSink,
     decode,
     read_document,
@@ -196,6 +195,11 @@ def _text(v: Any) -> str | None:
     return orjson.dumps(v, default=str).decode()
 
 
+def dump_document(counters: dict[str, Any], compile_times: str | None, torch: str | None) -> dict[str, Any]:
+    """A counters dump as this format reads it (what ``pt2logs.capture()`` writes to ``counters.json``)."""
+    return {"counters": counters, "compile_times": compile_times, "torch": torch}
+
+
 def read_counters_json(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
     """A JSON dump of ``torch._dynamo.utils.counters`` (wrapped or bare) → ``counters`` (+ compile_times)."""
     out = _Out(ctx)
@@ -293,6 +297,6 @@ def sniff_compile_times(head: bytes, name: str) -> bool:
 
 
 COUNTERS_JSON = Format("counters_json", "torch._dynamo counters dumped as JSON (+ compile_times text)", sniff_counters_json,
-                       read_counters_json, auxiliary=True)
+                       read_counters_json, role=DOCUMENT, auxiliary=True)
 COMPILE_TIMES = Format("compile_times", "torch._dynamo.utils.compile_times() text", sniff_compile_times, read_compile_times,
-                       auxiliary=True)
+                       role=DOCUMENT, auxiliary=True)

@@ -21,20 +21,17 @@ from typing import Any
 
 import orjson
 
+from pt2logs.readers.format import DOCUMENT, Format
 from pt2logs.readers.kit import (
     MAX_JSON_DOC,
     Batch,
     FileContext,
-    Format,
     ReadStats,
     RowSink,
     read_document,
-    read_lines,
 )
-from pt2logs.readers.lines.outcome_lines import OutcomeLines
 from pt2logs.readers.lines.outcome_patterns import exit_means, signal_name
-from pt2logs.readers.lines.torch_logs import LogLines
-from pt2logs.readers.lines.vllm_lines import VllmLines
+from pt2logs.readers.lines.torch_logs import read_capture
 
 NAME = "pt2logs_run.json"
 _SNIFF = re.compile(rb'^\s*\{\s*"pt2logs_run"\s*:\s*1\b')
@@ -99,7 +96,7 @@ def read_run_record(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch
         sub = FileContext(file=posixpath.join(posixpath.dirname(ctx.file), stderr), path=posixpath.join(posixpath.dirname(ctx.path), stderr),
                           rank=ctx.rank, mtime=ctx.mtime, batch_rows=ctx.batch_rows, batch_bytes=ctx.batch_bytes, stats=ReadStats())
         try:
-            yield from read_lines(ctx.open_sibling(stderr), sub, [OutcomeLines, VllmLines, LogLines])
+            yield from read_capture(ctx.open_sibling(stderr), sub)
         except OSError as e:
             sink.error("unreadable", None, f"the command's stderr {stderr} could not be read: {e}")
             yield from sink.flush()
@@ -113,4 +110,4 @@ def sniff_run_record(head: bytes, name: str) -> bool:
 
 
 FORMAT = Format("run_record", "pt2logs run's record of a command (pt2logs_run.json): exit status, wall time, stderr",
-                sniff_run_record, read_run_record, auxiliary=True)
+                sniff_run_record, read_run_record, role=DOCUMENT, auxiliary=True)

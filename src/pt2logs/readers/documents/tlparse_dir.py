@@ -39,17 +39,19 @@ from datetime import datetime, timezone
 from typing import Any
 
 import orjson
-import pyarrow as pa
-import pyarrow.compute as pc
 
+from pt2logs.readers.documents.tlparse_chromium import (
+    CHROMIUM_BASE,
+    CHROMIUM_FILE,
+    chromium_elements,
+    compile_ctx,
+    retag,
+)
+from pt2logs.readers.format import TRACE, Format, Layout
 from pt2logs.readers.kit import (
-    EXCERPT,
-    MAX_DOC,
     MAX_LINE,
     Batch,
     FileContext,
-    Format,
-    Layout,
     iter_lines,
     whole,
 )
@@ -58,10 +60,6 @@ from pt2logs.readers.trace.records import MAX_PAYLOAD, Record
 from pt2logs.readers.trace.state import CONTEXT_KEYS, TraceState, compile_id_text
 
 SOURCE = "tlparse_dir"
-#: line numbers of records rebuilt from chromium_events.json are offset by this much until the batch
-#: leaves, when they are put back as (chromium_events.json, line)
-CHROMIUM_BASE = 1 << 40
-CHROMIUM_FILE = "chromium_events.json"
 ADDED_KEYS = ("timestamp", "thread", "pathname", "lineno", "payload_filename")
 _TIMESTAMP = re.compile(r"^\d{4}-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?")
 _DAY_US = 86_400_000_000
@@ -118,7 +116,7 @@ class _Rebuild:
         chunks = self.chunks(CHROMIUM_FILE)
         if chunks is None:
             return
-        for k, (_, ev) in enumerate(_chromium_elements(chunks, None)):
+        for k, (_, ev) in enumerate(chromium_elements(chunks, None)):
             if k >= n:
                 break
             args = ev.get("args") if isinstance(ev, dict) else None
@@ -210,7 +208,7 @@ class _Rebuild:
         if chunks is None:
             self.warn("no_chromium_events", None, f"no {CHROMIUM_FILE} beside raw.jsonl: no compile phases")
             return
-        for line_no, ev in _chromium_elements(chunks, self.st):
+        for line_no, ev in chromium_elements(chunks, self.st):
             if not isinstance(ev, dict):
                 continue
             ts = ev.get("ts")
@@ -219,7 +217,7 @@ class _Rebuild:
             args = ev.get("args")
             cid = args.get("compile_id") if isinstance(args, dict) else None
             if isinstance(cid, str):
-                env.update(_compile_ctx(cid))
+                env.update(compile_ctx(cid))
             env["has_payload"] = hashlib.md5(payload).hexdigest()
             mmdd, tod = self._local(ts)
             yield Record(CHROMIUM_BASE + line_no, 1, None, mmdd, tod, None, None, None, orjson.dumps(env), payload)
@@ -238,22 +236,6 @@ class _Rebuild:
 
 
 _RANK_DIR = re.compile(r"(?:^|/)rank_(\d{1,6})/[^/]*$")
-_CID = re.compile(r"^(?:!(\d+)(?:/|$))?(?:(\d+)/(\d+))?(?:_(\d+))?$")
-
-
-def _compile_ctx(cid: str) -> dict[str, int]:
-    m = _CID.match(cid.strip())
-    if m is None:
-        return {}
-    ca, fid, fcid, _ = m.groups()
-    out = {}
-    if ca is not None:
-        out["compiled_autograd_id"] = int(ca)
-    if fid is not None:
-        out["frame_id"], out["frame_compile_id"] = int(fid), int(fcid)
-    return out
-
-
 def _head(chunks: Iterable[bytes], n: int) -> Iterator[bytes]:
     """The first ``n`` bytes of a stream, in its chunks."""
     for c in chunks:
@@ -261,55 +243,6 @@ def _head(chunks: Iterable[bytes], n: int) -> Iterator[bytes]:
             return
         yield c[:n]
         n -= len(c)
-
-
-def _chromium_elements(chunks: Iterable[bytes], st: TraceState | None) -> Iterator[tuple[int, Any]]:
-    """(1-based line, element) of tlparse's array, streamed: tlparse pretty-prints it with one element
-    per ``  {`` ... ``  }`` block; any other layout is loaded whole (at most MAX_DOC bytes)."""
-    def report(kind: str, line_no: int, message: str, excerpt: bytes) -> None:
-        if st is not None:
-            st.error(kind, CHROMIUM_BASE + line_no, message, excerpt)
-
-    lines = iter_lines(chunks, lambda *a: None, MAX_LINE)
-    head: list[bytes] = []
-    for _, line in lines:
-        head.append(line)
-        if len(head) == 2:
-            break
-    if len(head) == 2 and head[0].strip() == b"[" and head[1].rstrip() == b"  {":
-        start, body = 2, [head[1]]
-        for line_no, line in lines:
-            s = line.rstrip()
-            if s == b"  {":
-                start, body = line_no, [line]
-            elif s in (b"  }", b"  },"):
-                try:
-                    yield start, orjson.loads(b"\n".join(body) + b"\n}")
-                except orjson.JSONDecodeError as e:
-                    report("bad_chromium_event", start, f"element of {CHROMIUM_FILE} is not JSON ({e})", b"\n".join(body)[:EXCERPT])
-                body = []
-            elif body:
-                body.append(line)
-                if len(body) > 100_000:
-                    report("bad_chromium_event", start, f"element of {CHROMIUM_FILE} too long; skipped", body[0])
-                    body = []
-        return
-    rest = [b"\n".join(head)]
-    size = len(rest[0])
-    for _, line in lines:
-        size += len(line) + 1
-        if size > MAX_DOC:
-            report("too_large", 1, f"{CHROMIUM_FILE} is not in tlparse's layout and larger than {MAX_DOC >> 20} MiB; no compile phases", b"")
-            return
-        rest.append(line)
-    data = b"\n".join(rest)
-    try:
-        arr = orjson.loads(data)
-    except orjson.JSONDecodeError as e:
-        report("bad_json", 1, f"{CHROMIUM_FILE} is not valid JSON ({e}); no compile phases", data[:EXCERPT])
-        return
-    for ev in arr if isinstance(arr, list) else []:
-        yield 1, ev
 
 
 def read_tlparse_dir(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
@@ -335,25 +268,8 @@ def read_tlparse_dir(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batc
     chromium_file = posixpath.join(folder, CHROMIUM_FILE) if folder else CHROMIUM_FILE
     chromium_path = posixpath.join(posixpath.dirname(ctx.path), CHROMIUM_FILE) if ctx.path else chromium_file
     for table, batch in read_records(st, records()):
-        yield table, _retag(batch, chromium_file, chromium_path)
+        yield table, retag(batch, SOURCE, chromium_file, chromium_path)
     ctx.stats.lines = rb.n_lines
-
-
-def _retag(batch: pa.RecordBatch, chromium_file: str, chromium_path: str) -> pa.RecordBatch:
-    names = batch.schema.names
-    cols = {n: batch.column(i) for i, n in enumerate(names)}
-    if "source" in cols:
-        cols["source"] = pa.array([SOURCE] * batch.num_rows, type=pa.string())
-    if "line_no" in cols and batch.num_rows:
-        ln = cols["line_no"]
-        mask = pc.fill_null(pc.greater_equal(ln, CHROMIUM_BASE), False)
-        if pc.any(mask).as_py():
-            cols["line_no"] = pc.if_else(mask, pc.subtract(ln, CHROMIUM_BASE), ln)
-            if "file" in cols:
-                cols["file"] = pc.if_else(mask, pa.scalar(chromium_file), cols["file"])
-            if "path" in cols:
-                cols["path"] = pc.if_else(mask, pa.scalar(chromium_path), cols["path"])
-    return pa.RecordBatch.from_arrays([cols[n] for n in names], schema=batch.schema)
 
 
 def sniff_tlparse_raw(head: bytes, name: str) -> bool:
@@ -368,7 +284,7 @@ def is_tlparse_folder(names: set[str]) -> bool:
 
 
 FORMAT = Format("tlparse_dir", "tlparse output folder (raw.jsonl + payloads/ + chromium_events.json)", sniff_tlparse_raw,
-                read_tlparse_dir, source=SOURCE, source_rank=2,
+                read_tlparse_dir, role=TRACE, source=SOURCE, source_rank=2, switch="TORCH_TRACE, read through tlparse",
                 layout=Layout(run_folder=is_tlparse_folder, rank_folder=re.compile(r"^rank_\d+$"),
                               parent_files=re.compile(r"^(?:index\.html|chromium_events\.json|.*\.html)$"),
                               read_first=("raw.log", "raw.jsonl")))

@@ -13,12 +13,9 @@ Every line is kept as a ``log_lines`` row (foreign, as in any capture) and the e
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
 
-from pt2logs.readers.kit import Batch, FileContext, Format, read_lines
-from pt2logs.readers.lines.outcome_lines import OutcomeLines
-from pt2logs.readers.lines.torch_logs import LogLines
-from pt2logs.readers.lines.vllm_lines import VllmLines
+from pt2logs.readers.format import CAPTURE, Format
+from pt2logs.readers.lines.torch_logs import capture_chain
 
 _STRONG = re.compile(
     rb"^(?:\[rank\d+\]:\s?Traceback \(most recent call last\):"
@@ -41,9 +38,5 @@ def sniff_job_stderr(head: bytes, name: str) -> bool:
     return bool(_CAPTURE_NAME.search(name)) and _TRACEBACK.search(head) is not None
 
 
-def read_job_stderr(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
-    return read_lines(chunks, ctx, [OutcomeLines, VllmLines, LogLines])
-
-
 FORMAT = Format("job_stderr", "a job's stderr without TORCH_LOGS lines: tracebacks, NCCL and torchrun failure lines",
-                sniff_job_stderr, read_job_stderr, auxiliary=True, lines=True)
+                sniff_job_stderr, role=CAPTURE, lines=capture_chain(), auxiliary=True)

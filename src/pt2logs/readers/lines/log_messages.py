@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import pt2logs.tables  # noqa: F401  (registers the tables)
 from pt2logs.analysis.failures import parse_wont_convert
 from pt2logs.analysis.graph_breaks import parse_graph_break
 from pt2logs.analysis.guards import (
@@ -26,6 +25,7 @@ from pt2logs.analysis.guards import (
     parse_recompiles_message,
 )
 from pt2logs.analysis.output_code import parse_output_code
+from pt2logs.readers.compile_rows import break_site, graph_break_row, kernel_rows
 from pt2logs.readers.identity_cols import break_frames
 from pt2logs.readers.kit import RowSink
 from pt2logs.readers.lines.log_caches import CacheLines
@@ -125,14 +125,11 @@ class MessageRows:
             if not piece.strip():
                 continue
             gb = parse_graph_break(piece)
-            k = (gb.get("gb_id") or gb.get("gb_type"), gb.get("user_filename"), gb.get("user_lineno"))
+            k = break_site(gb)
             if k in breaks:
                 breaks[k]["occurrences"] += 1
                 continue
-            row = self._base(msg)
-            row.update({c: gb.get(c) for c in ("gb_id", "gb_type", "reason", "user_filename", "user_lineno", "explanation", "hints")})
-            row.update(self._break_frames(gb, k), occurrences=1, origin="log_line")
-            breaks[k] = row
+            breaks[k] = graph_break_row(self._base(msg), gb, "log_line", self._break_frames(gb, k))
 
     def _break_frames(self, gb: dict[str, Any], site: tuple) -> dict[str, Any]:
         key = (self.sink.ctx.file, *site)
@@ -150,13 +147,11 @@ class MessageRows:
             self.sink.add("failures", {**self._base(msg), **row})
 
     def output_code(self, msg: Any, text: str) -> None:
-        oc = parse_output_code(text)
-        base = self._base(msg)
-        for k in oc.kernels:
-            self.sink.add("kernels", dict(base, kernel_name=k.kernel_name, backend=k.backend, kind=k.kind,
-                                          fused_ops=list(k.fused_ops), graph=oc.graph, cache_hit=None))
-        for op, n in sorted(oc.extern_calls.items()):
-            self.sink.add("extern_calls", dict(base, op=op, count=n, graph=oc.graph, cache_hit=None))
+        kernels, externs = kernel_rows(dict(self._base(msg), cache_hit=None), parse_output_code(text))
+        for r in kernels:
+            self.sink.add("kernels", r)
+        for r in externs:
+            self.sink.add("extern_calls", r)
 
     def _pend(self, d: dict, key: tuple, value: Any) -> None:
         d[key] = value

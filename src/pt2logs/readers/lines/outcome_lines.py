@@ -33,6 +33,7 @@ import orjson
 
 from pt2logs.readers.kit import EXCERPT, RowSink
 from pt2logs.readers.lines import outcome_patterns as P
+from pt2logs.readers.lines.child_failures import ChildFailedTable
 from pt2logs.readers.timebase import TimeBase
 from pt2logs.readers.timebase import time_of_day_us as _tod
 
@@ -75,8 +76,7 @@ class OutcomeLines:
         self.local: int | None = None  # the local rank of torchrun's header on the line being read
         self.launcher = False  # the rank of the line being read is the one a launcher's prefix named (srun --label)
         self.seen: set[tuple] = set()
-        self.table: dict[str, Any] | None = None  # ChildFailedError's table being read
-        self.entry: dict[str, Any] | None = None
+        self.table: ChildFailedTable | None = None  # ChildFailedError's table being read
 
     # -- rows --------------------------------------------------------------------------
     def add(self, row: dict[str, Any]) -> None:
@@ -154,8 +154,12 @@ class OutcomeLines:
                 if rank is not None:
                     self.pid_rank.setdefault(pid, rank)
             text = text[g.end():]
-        if self.table is not None and self.table_line(line_no, text, raw):
-            return False
+        if self.table is not None:
+            taken = self.table.line(line_no, text, raw)
+            if self.table.ended:
+                self.table = None
+            if taken:
+                return False
         self.local = local
         self.launcher = launcher
         key = (local, rank)
@@ -259,7 +263,7 @@ class OutcomeLines:
         extra = {"exc_type": exc, "location": tb.frame, "n_lines": line_no - tb.start + 1}
         if exc and exc.endswith("ChildFailedError"):
             # the launcher's own exception: its table follows, one row per failed process
-            self.table = {"root": False, "start": line_no}
+            self.table = ChildFailedTable(line_no, self.add, self.pid_rank)
             self.add({"line_no": line_no, "kind": "launcher_failed", "means": "info", "rank": None, "text": raw,
                       "secondary": False, **extra})
             return
@@ -268,71 +272,9 @@ class OutcomeLines:
         self.add({"line_no": line_no, "kind": "exception", "means": "failed", "rank": rank, "text": raw,
                   "secondary": False, **extra})
 
-    # -- ChildFailedError's table ----------------------------------------------------------
-    def table_line(self, line_no: int, text: str, raw: str) -> bool:
-        """Read one line of the table; False when the table has ended (the line is read normally)."""
-        t = self.table
-        assert t is not None
-        if P.CFE_ROOT.match(text):
-            self.close_entry()
-            t["root"] = True
-            return True
-        e = P.CFE_ENTRY.match(text)
-        if e is not None:
-            self.close_entry()
-            self.entry = {"line_no": line_no, "root": t["root"], "lines": [raw], "fields": {}}
-            return True
-        f = P.CFE_FIELD.match(text)
-        if f is not None and self.entry is not None:
-            self.entry["fields"][f.group("key")] = f.group("value").strip()
-            self.entry["lines"].append(raw)
-            return True
-        if self.entry is not None and text.startswith("  "):
-            self.entry["lines"].append(raw)  # the entry's traceback, indented
-            return True
-        self.close_entry()
-        if P.CFE_BORDER.match(text) or text.strip().endswith(" FAILED") or text.startswith(("---", "Failures:")):
-            if P.CFE_BORDER.match(text) and t.get("bordered") and line_no - t["start"] > 3:
-                self.table = None  # the closing border
-            t["bordered"] = True
-            return True
-        if not text.strip() or text.strip() == "<NO_OTHER_FAILURES>":
-            return True
-        self.table = None
-        return False
-
-    def close_entry(self) -> None:
-        e, self.entry = self.entry, None
-        if e is None:
-            return
-        f = e["fields"]
-        row: dict[str, Any] = {"line_no": e["line_no"], "n_lines": len(e["lines"]), "kind": "child_failure",
-                               "text": "\n".join(e["lines"]), "secondary": False, "root_cause": e["root"]}
-        r = P.CFE_RANK.match(f.get("rank", ""))
-        if r is not None:
-            row["rank"], row["rank_from"], row["local_rank"] = int(r.group("rank")), "table", int(r.group("local_rank"))
-        x = P.CFE_EXIT.match(f.get("exitcode", ""))
-        if x is not None:
-            code, pid = int(x.group("code")), int(x.group("pid"))
-            row["exit_code"], row["pid"] = code, pid
-            row["signal"] = x.group("sig") or P.signal_name(code)
-            if r is not None:
-                self.pid_rank[pid] = row["rank"]
-        row["means"] = P.exit_means(row.get("exit_code"), row.get("signal"))
-        tm = P.CFE_TIME.match(f.get("time", ""))
-        if tm is not None:
-            y, mo, d, hh, mi, ss = tm.groups()
-            tod = _tod(f"{hh}:{mi}:{ss}")
-            key = int(mo + d)
-            if tod is not None:
-                base = TimeBase()
-                base.year = int(y)
-                row["ts"] = base.to_utc(key, tod)
-        row["detail"] = {k: f[k] for k in ("host", "error_file", "traceback") if k in f}
-        self.add(row)
-
     def finish(self) -> None:
-        self.close_entry()
+        if self.table is not None:
+            self.table.close_entry()
         for (local, tb_rank), tb in list(self.tracebacks.items()):  # a traceback cut off by the end of the file
             self.local = local
             self.add({"line_no": tb.start, "kind": "exception", "means": "failed", "rank": tb_rank, "secondary": False,

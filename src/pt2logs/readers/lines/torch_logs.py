@@ -42,8 +42,19 @@ from collections.abc import Iterable, Iterator
 from datetime import date
 from typing import Any
 
-from pt2logs.readers.kit import Batch, FileContext, Format, RowSink, read_lines
+from pt2logs.readers.format import CAPTURE, Format
+from pt2logs.readers.kit import Batch, FileContext, LineReaderFactory, RowSink, read_lines
 from pt2logs.readers.lines.carried import carried_columns
+from pt2logs.readers.lines.glog import (
+    EMBEDDED,
+    GLOG,
+    LEVELS,
+    OLD,
+    WRAPPED,
+    Message,
+    sniff_torch_logs,
+    split_compile_id,
+)
 from pt2logs.readers.lines.log_messages import MessageRows
 from pt2logs.readers.lines.outcome_lines import OutcomeLines
 from pt2logs.readers.lines.vllm_lines import VllmLines
@@ -59,65 +70,7 @@ MAX_OPEN_BYTES = 64 << 20
 MAX_RANK = 1 << 20
 MAX_FOREIGN_LINES = 1000
 
-GLOG = re.compile(
-    r"(?:\[rank(?P<rank>\d+)\]:)?(?P<level>[VIWEC])(?P<mmdd>\d{4}) (?P<time>\S+) +(?P<pid>\d+) "
-    r"(?P<path>.+?):(?P<lineno>\d+)\](?: \[(?P<trace_id>!?\d+(?:/\d+){0,2}(?:_\d+)?)\])?"
-    r"(?: \[__(?P<artifact>\w+)\])?(?: (?P<msg>.*))?$"
-)
-#: torch 2.0-2.3: ``[rank0]:[2023-08-23 20:16:32,833] [12/21] torch._dynamo.x.__graph_breaks: [DEBUG] msg``
-#: (rank and compile id only when known); 2.1-2.3 repeat the whole prefix on every line of a message
-OLD = re.compile(
-    r"(?:\[rank(?P<rank>\d+)\]:)?\[(?P<date>\d{4}-\d\d-\d\d) (?P<time>\d\d:\d\d:\d\d),(?P<ms>\d{3})\]"
-    r"(?: \[(?P<trace_id>!?\d+(?:/\d+){0,2}(?:_\d+)?)\])? (?P<logger>[\w.]+): "
-    r"\[(?P<levelname>DEBUG|INFO|WARNING|ERROR|CRITICAL)\] ?(?P<msg>.*)$"
-)
-_EMBEDDED = re.compile(r"\[rank\d+\]:[VIWEC]\d{4} \d\d:\d\d:\d\d")
-#: a glog line behind another program's own prefix: ``[2025-08-12 03:18:23.088] V0812 ...`` or ``(Worker pid=7) V0812 ...``
-_WRAPPED = re.compile(r"^(?:\[[^\]\n]{1,64}\]|\([^)\n]{1,64}\))[ :]*(?=(?:\[rank\d+\]:)?[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ )")
-_LEVELS = {"DEBUG": "V", "INFO": "I", "WARNING": "W", "ERROR": "E", "CRITICAL": "C"}
-
-
-# ----------------------------------------------------------------------------- lines
-
-
-def split_compile_id(trace_id: str | None) -> tuple[str | None, int | None]:
-    """``0/1_2`` -> (``0/1``, 2); ``!0/1/2`` -> (``!0/1/2``, 0); None -> (None, None)."""
-    if not trace_id:
-        return None, None
-    cid, _, att = trace_id.partition("_")
-    return cid, int(att) if att else 0
-
-
-
-
 # ----------------------------------------------------------------------------- the reader
-
-
-class _Msg:
-    __slots__ = ("line_no", "n_lines", "prefix", "rank", "level", "pid", "path", "lineno",
-                 "cid", "attempt", "artifact", "parts", "nbytes", "ts", "carried")
-
-    def __init__(self, line_no: int, prefix: str, rank: int | None, level: str, pid: int | None, path: str | None,
-                 lineno: int | None, cid: str | None, attempt: int | None, artifact: str | None, msg: str):
-        self.line_no = line_no
-        self.n_lines = 1
-        self.prefix = prefix
-        self.rank = rank
-        self.level = level
-        self.pid = pid
-        self.path = path
-        self.lineno = lineno
-        self.cid = cid
-        self.attempt = attempt
-        self.artifact = artifact
-        self.parts = [msg]
-        self.nbytes = len(msg)
-        self.ts: int | None = None
-        self.carried: Any = None  # what the first line's collector framing and launcher prefixes said
-
-    @property
-    def text(self) -> str:
-        return "\n".join(self.parts)
 
 
 class LogLines:
@@ -130,9 +83,9 @@ class LogLines:
         self.stats = sink.stats
         self.tb = TimeBase(self.ctx.mtime)
         self.messages = MessageRows(sink)
-        self.open: dict[tuple[int | None, int | None], _Msg] = {}
+        self.open: dict[tuple[int | None, int | None], Message] = {}
         self.held = 0  # bytes of text in self.open
-        self.old: _Msg | None = None  # an open pre-2.1 message (continuation lines have no prefix)
+        self.old: Message | None = None  # an open pre-2.1 message (continuation lines have no prefix)
         self.foreign: list[Any] | None = None  # [line_no, texts, bytes, lines]
 
     def error(self, kind: str, line_no: int | None, message: str, excerpt: bytes | str = b"", severity: str = "warning") -> None:
@@ -155,14 +108,14 @@ class LogLines:
     # -- lines -------------------------------------------------------------------
     def take(self, line_no: int, text: str) -> bool:
         m = GLOG.match(text)
-        if m is None and text[:1] in "[(" and (w := _WRAPPED.match(text)) is not None and GLOG.match(text, w.end()):
+        if m is None and text[:1] in "[(" and (w := WRAPPED.match(text)) is not None and GLOG.match(text, w.end()):
             text = text[w.end():]  # the wrapper's prefix (its own time stamp) says nothing torch's does not
             m = GLOG.match(text)
         if m is None and ("\r" in text or "[rank" in text):
             # a log line behind a progress bar (\r) or glued to other output: split it off
             cut = text.rfind("\r") + 1
             if not GLOG.match(text, cut):
-                e = _EMBEDDED.search(text)
+                e = EMBEDDED.search(text)
                 cut = e.start() if e else 0
             if cut and GLOG.match(text, cut):
                 self.add_foreign(line_no, text[:cut])
@@ -218,7 +171,7 @@ class LogLines:
             del self.open[key]
             self.close(cur)
         cid, attempt = split_compile_id(m.group("trace_id"))
-        new = _Msg(line_no, prefix, rank, m.group("level"), pid, m.group("path"), int(m.group("lineno")), cid, attempt,
+        new = Message(line_no, prefix, rank, m.group("level"), pid, m.group("path"), int(m.group("lineno")), cid, attempt,
                    m.group("artifact"), msg)
         new.ts = self._ts(int(m.group("mmdd")), _tod(m.group("time")), line_no)
         new.carried = self.sink.carried
@@ -247,7 +200,7 @@ class LogLines:
         elif rank is not None:
             self.stats.ranks.add(rank)
         cid, attempt = split_compile_id(o.group("trace_id"))
-        new = _Msg(line_no, prefix, rank, _LEVELS[o.group("levelname")], None, logger, None, cid, attempt,
+        new = Message(line_no, prefix, rank, LEVELS[o.group("levelname")], None, logger, None, cid, attempt,
                    art[2:] if art.startswith("__") else None, o.group("msg"))
         new.carried = self.sink.carried
         try:
@@ -303,7 +256,7 @@ class LogLines:
             self.sink.add("collected_lines", carried_columns(f[4], self.ctx.file, f[0], rank))
 
     # -- messages --------------------------------------------------------------------
-    def close(self, msg: _Msg) -> None:
+    def close(self, msg: Message) -> None:
         if msg.pid is not None:
             self.held -= msg.nbytes
         text = msg.text
@@ -337,36 +290,20 @@ class LogLines:
             self.close(msg)
 
 
-def read_torch_logs(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
-    """Parse one TORCH_LOGS stderr capture given as byte chunks; yield ``(table, batch)``. The lines
-    that say how processes ended also become ``outcome_evidence`` rows (:mod:`.outcome_lines`), vLLM's
-    compile lines ``vllm_log_events`` rows (:mod:`.vllm_lines`)."""
-    return read_lines(chunks, ctx, [OutcomeLines, VllmLines, LogLines])
+def capture_chain(*own: LineReaderFactory) -> tuple[LineReaderFactory, ...]:
+    """The line readers of a stderr / stdout capture, in order: :class:`~.outcome_lines.OutcomeLines` (the
+    lines that say how processes ended → ``outcome_evidence``) and :class:`~.vllm_lines.VllmLines` (vLLM's
+    compile lines → ``vllm_log_events``) look at every line and take none; then a format's ``own``
+    readers (Spyre's); :class:`LogLines` takes the rest. Every capture format is read with it."""
+    return (OutcomeLines, VllmLines, *own, LogLines)
 
 
-# ----------------------------------------------------------------------------- sniffing
-
-_SNIFF_TEXT = re.compile(
-    rb"^(?:\[[^\]\n]{1,64}\][ :]*|\([^)\n]{1,64}\)[ :]*)?(?:\[rank\d+\]:)?[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d{1,6} +\d+ [^\]\n]+:\d+\](?P<json> \{)?", re.M)
-_SNIFF_OLD = re.compile(rb"^(?:\[rank\d+\]:)?\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\](?: \[!?[\d/_]+\])? torch\.[\w.]+: "
-                        rb"\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] ", re.M)
+def read_capture(chunks: Iterable[bytes], ctx: FileContext, own: tuple[LineReaderFactory, ...] = ()) -> Iterator[Batch]:
+    """One capture given as byte chunks, read with :func:`capture_chain`; yields ``(table, batch)``."""
+    return read_lines(chunks, ctx, capture_chain(*own))
 
 
-def sniff_torch_logs(head: bytes, name: str) -> bool:
-    """TORCH_LOGS text: glog lines whose message is text (a TORCH_TRACE header's is a JSON object),
-    anywhere in the head (stderr often starts with warnings or prints). Captures that also hold
-    Spyre lines are recognised by the Spyre format first (it comes earlier in the registry) and read
-    with both line readers."""
-    text = trace_like = 0
-    for m in _SNIFF_TEXT.finditer(head):
-        if m.group("json"):
-            trace_like += 1
-        else:
-            text += 1
-    if text == 0:
-        text = len(_SNIFF_OLD.findall(head))
-    return text > 0 and text >= trace_like
-
-
-FORMAT = Format("torch_logs", "TORCH_LOGS text: a stderr capture of torch's log lines", sniff_torch_logs, read_torch_logs,
-                auxiliary=True, source="torch_logs", source_rank=4, lines=True)
+#: a TORCH_LOGS capture: its reader is the capture chain
+FORMAT = Format("torch_logs", "TORCH_LOGS text: a stderr capture of torch's log lines", sniff_torch_logs, role=CAPTURE,
+                lines=capture_chain(), auxiliary=True, source="torch_logs", source_rank=4, switch="TORCH_LOGS (stderr text)")
+read_torch_logs = FORMAT.read

@@ -12,12 +12,9 @@ is this format. One that has them is ``torch_logs``, read with the same chain of
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
 
-from pt2logs.readers.kit import Batch, FileContext, Format, read_lines
-from pt2logs.readers.lines.outcome_lines import OutcomeLines
-from pt2logs.readers.lines.torch_logs import LogLines
-from pt2logs.readers.lines.vllm_lines import VllmLines
+from pt2logs.readers.format import CAPTURE, Format
+from pt2logs.readers.lines.torch_logs import capture_chain
 
 #: a vLLM logger line: optional prefixes and colours, LEVEL MM-DD HH:MM:SS [file.py:N] (brackets from 0.8)
 _SNIFF = re.compile(
@@ -35,9 +32,6 @@ def sniff_vllm_log(head: bytes, name: str) -> bool:
     return n == 1 and (b"vllm" in head.lower() or b"torch.compile" in head)
 
 
-def read_vllm_log(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
-    return read_lines(chunks, ctx, [OutcomeLines, VllmLines, LogLines])
-
-
 FORMAT = Format("vllm_log", "vLLM's log output (stdout/stderr of vllm serve or an LLM script), with any TORCH_LOGS lines",
-                sniff_vllm_log, read_vllm_log, auxiliary=True, lines=True)
+                sniff_vllm_log, role=CAPTURE, lines=capture_chain(), auxiliary=True)
+read_vllm_log = FORMAT.read

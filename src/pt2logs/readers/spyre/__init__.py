@@ -16,13 +16,10 @@ reader (:mod:`pt2logs.readers.lines.torch_logs`): torch's own lines in the same 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
 
-import pt2logs.tables.spyre  # noqa: F401  (registers the tables)
-from pt2logs.readers.kit import Batch, FileContext, Format, Layout, RowSink, read_lines
-from pt2logs.readers.lines.outcome_lines import OutcomeLines
-from pt2logs.readers.lines.torch_logs import LogLines
-from pt2logs.readers.lines.vllm_lines import VllmLines
+from pt2logs.readers.format import CAPTURE, DOCUMENT, Format, Layout
+from pt2logs.readers.kit import RowSink
+from pt2logs.readers.lines.torch_logs import capture_chain
 from pt2logs.readers.spyre.documents import read_kernel_spec, read_timing
 from pt2logs.readers.spyre.dtypes import dtype_width, parse_layout, torch_dtype
 from pt2logs.readers.spyre.ffdc import ffdc_anchor, read_ffdc, sniff_ffdc
@@ -35,10 +32,6 @@ def _spyre_lines(sink: RowSink) -> SpyreLines:
     return SpyreLines(sink)
 
 
-def read_spyre_log(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
-    """A Spyre text capture → Spyre rows from its Spyre lines, TORCH_LOGS rows from torch's lines,
-    foreign ``log_lines`` for the rest; in batches."""
-    return read_lines(chunks, ctx, [OutcomeLines, VllmLines, _spyre_lines, LogLines])
 
 
 # ----------------------------------------------------------------------------- sniffers
@@ -76,14 +69,20 @@ def sniff_timing(head: bytes, name: str) -> bool:
     return h.startswith(b"{") and b'"recorder_version"' in h and (b'"events"' in h or b'"clock"' in h)
 
 
+#: a Spyre text capture → Spyre rows from its Spyre lines, TORCH_LOGS rows from torch's lines, foreign
+#: ``log_lines`` for the rest; in batches
 SPYRE_LOG = Format("spyre_log", "torch-spyre debug log (TORCH_SPYRE_DEBUG=1, TORCH_LOGS=+torch_spyre), with any TORCH_LOGS lines",
-                   sniff_spyre_log, read_spyre_log, source="spyre", lines=True)
+                   sniff_spyre_log, role=CAPTURE, lines=capture_chain(_spyre_lines), source="spyre",
+                   switch="TORCH_SPYRE_DEBUG=1 or TORCH_LOGS=+torch_spyre")
+read_spyre_log = SPYRE_LOG.read
 SPYRE_KERNEL_SPEC = Format("spyre_kernel_spec", "torch-spyre kernel spec (sdsc_<N>.json, sdsc.json)", sniff_kernel_spec,
-                           read_kernel_spec, auxiliary=True, source="spyre")
-SPYRE_TIMING = Format("spyre_timing", "TORCH_SPYRE_TIMING record (rec.<pid>.json)", sniff_timing, read_timing,
-                      auxiliary=True, source="spyre")
+                           read_kernel_spec, role=DOCUMENT, auxiliary=True, source="spyre",
+                           switch="torch-spyre kernel specs (sdsc json) kept")
+SPYRE_TIMING = Format("spyre_timing", "TORCH_SPYRE_TIMING record (rec.<pid>.json)", sniff_timing, read_timing, role=DOCUMENT,
+                      auxiliary=True, source="spyre", switch="TORCH_SPYRE_TIMING=1")
+#: (its switch, TORCH_SPYRE_FFDC=1, is not listed among a bug report's switches: the report has its own section)
 SPYRE_FFDC = Format("spyre_ffdc", "torch-spyre FFDC failure report (TORCH_SPYRE_FFDC=1: ffdc_reports/ffdc_<category>_<time>_<pid>.json)",
-                    sniff_ffdc, read_ffdc, auxiliary=True, source="spyre", layout=Layout(anchor=ffdc_anchor))
+                    sniff_ffdc, read_ffdc, role=DOCUMENT, auxiliary=True, source="spyre", layout=Layout(anchor=ffdc_anchor))
 
 __all__ = ["SPYRE_FFDC", "SPYRE_KERNEL_SPEC", "SPYRE_LOG", "SPYRE_TIMING", "dtype_width", "parse_layout", "read_kernel_spec",
            "read_spyre_log", "read_timing", "sniff_kernel_spec", "sniff_spyre_log", "sniff_timing", "torch_dtype"]

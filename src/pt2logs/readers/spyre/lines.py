@@ -2,38 +2,30 @@
 ``spyre_messages``.
 
 Messages are matched on their content (:mod:`.patterns`); a transfer is assembled by a small state
-machine (:class:`SpyreLines`) from the lines that describe it: tensor info, allocation, layout, the
+machine (:class:`SpyreLines`; the rows it makes: :mod:`.transfers`, line prefixes: :mod:`.prefixes`) from the lines that
+describe it: tensor info, allocation, layout, the
 copy's source and destination, the DataConversionInfo block, the illustrative format's status line.
 """
 
 from __future__ import annotations
 
-import calendar
-import math
 import posixpath
-import re
 from typing import Any
 
 from pt2logs.readers.kit import EXCERPT, RowSink
 from pt2logs.readers.spyre import patterns as P
-from pt2logs.readers.spyre.dtypes import (
-    dtype_width,
-    int64,
-    int64_list,
-    int_list,
-    loads,
-    nbytes,
-    parse_layout,
-    torch_dtype,
+from pt2logs.readers.spyre.dtypes import int64, int_list, torch_dtype
+from pt2logs.readers.spyre.prefixes import Prefixes
+from pt2logs.readers.spyre.transfers import (
+    MAX_MESSAGE,
+    dci_fields,
+    layout_row,
+    layout_sizes,
+    new_tensor,
+    transfer_row,
 )
 
 MAX_BLOCK_LINES = 20_000
-MAX_MESSAGE = 64 << 10
-
-
-def _new_tensor(at: dict, **kw: Any) -> dict[str, Any]:
-    return {**at, "dtype": None, "host_shape": None, "host_strides": None, "device": None, "alloc": None,
-            "layout": None, "parts": [], **kw}
 
 
 class SpyreLines:
@@ -51,12 +43,12 @@ class SpyreLines:
         self.illus = False  # the last Spyre line was the illustrative format
         self.codes: dict[int, str] = {}  # DCI dataformat code -> device dtype, learned from this log
         self.launches: dict[str, int] = {}
-        self._date: tuple[str, int | None] = ("", None)
+        self.prefixes = Prefixes()
 
     def take(self, no: int, text: str) -> bool:
         """Read a Spyre line (True); leave any other line to the next reader (False), after taking the
         layout a foreign line may print."""
-        p = self._prefix(text)
+        p = self.prefixes.parse(text, self.out.carried)
         if (b := self.block) is not None:
             if p is None and (not text or text[0] in " \t}]") and len(b["lines"]) < MAX_BLOCK_LINES:
                 b["lines"].append(text)
@@ -74,44 +66,6 @@ class SpyreLines:
         if "SpyreTensorLayout(" in text:
             self._layout({"line_no": no, "ts": None, "func": None}, text, "embedded")
         return False
-
-    def _prefix(self, text: str) -> tuple | None:
-        """(shape, level, component, func, ts, worker, pid, message) of a Spyre line, else None."""
-        worker = pid = None
-        body = text
-        if text.startswith("(") and (m := P.WORKER.match(text)):
-            worker, pid, body = m.group(1) or None, int(m.group(2)), text[m.end():]
-        elif (c := self.out.carried) is not None:  # a prefix the unwrapping layer took off
-            worker, pid = c.worker, c.pid
-        c = body[:1]
-        if c == "[":
-            if m := P.LEGACY.match(body):
-                return ("legacy", None, None, m.group(1), None, worker, pid, m.group(2).strip())
-            if m := P.LEVELED.match(body):
-                level, comp, msg = m.group(1).upper(), m.group(2), m.group(3)
-                if d := P.DATE.match(msg):
-                    f = P.CFUNC.match(d.group(8))
-                    func, msg = (f.group(1), f.group(2)) if f else (None, d.group(8))
-                    return ("unified", level, comp, func, self._ts(d), worker, pid, msg.strip())
-                return ("python", level, comp, None, None, worker, pid, msg.strip())
-            if (m := P.MODULE_LEVELED.match(body)) and m.group(2) in P.INDUCTOR_MODULES:
-                return ("module", m.group(1), m.group(2), None, None, worker, pid, m.group(3).strip())
-            if m := P.ILLUS.match(body):
-                return ("illustrative", None, None, m.group(1), None, worker, pid, m.group(2).strip())
-        elif (c == "R" and P.RUN.match(body)) or (c == "G" and P.GENERATING.match(body)):
-            return ("print", None, None, None, None, worker, pid, body.strip())
-        return None
-
-    def _ts(self, d: re.Match) -> int | None:
-        """Epoch µs of a unified-logging date, read as UTC (the log does not say its zone)."""
-        if self._date[0] != d.group(0)[:19]:
-            try:
-                us = calendar.timegm(tuple(int(d.group(i)) for i in range(1, 7)) + (0, 0, 0)) * 1_000_000
-            except (ValueError, OverflowError):
-                us = None
-            self._date = (d.group(0)[:19], us)
-        base, frac = self._date[1], d.group(7)
-        return int64(base + (int(frac.ljust(6, "0")) if frac else 0)) if base is not None else None
 
     def _spyre(self, no: int, p: tuple) -> None:
         shape, level, comp, func, ts, worker, pid, msg = p
@@ -155,7 +109,7 @@ class SpyreLines:
             return "dci"
         if m := P.TENSOR_INFO.search(msg):
             self._close_alloc()
-            self.tensor = _new_tensor(at, dtype=torch_dtype(m.group(3))[0], host_shape=int_list(m.group(1)),
+            self.tensor = new_tensor(at, dtype=torch_dtype(m.group(3))[0], host_shape=int_list(m.group(1)),
                                       host_strides=int_list(m.group(2)), device=m.group(4) or None, parts=["tensor_info"], **self._take_name())
             return "tensor_info"
         if m := (P.ALLOCATING.match(msg) or P.ALLOCATED_N.match(msg)):
@@ -180,7 +134,7 @@ class SpyreLines:
         self._close_alloc()
         t = self.tensor
         if t is None or t["alloc"] is not None or t["layout"] is not None:
-            t = self.tensor = _new_tensor(at, device=device, **self._take_name())
+            t = self.tensor = new_tensor(at, device=device, **self._take_name())
         t["alloc"] = self.alloc = {"source": "spyre", **at, "nbytes": nbytes, "device": device or t["device"],
                                    "dtype": t["dtype"], "host_shape": t["host_shape"]}
         t["parts"].append("alloc")
@@ -206,29 +160,20 @@ class SpyreLines:
             self.alloc = None
 
     def _layout(self, at: dict, text: str, origin: str) -> dict[str, Any] | None:
-        parsed = parse_layout(text)
-        if parsed is None:
+        lay = layout_row(at, text, origin)
+        if lay is None:
             return None
-        f, raw = parsed
-        lay = {"source": "spyre", **at, "origin": origin, "layout_text": raw[:MAX_MESSAGE],
-               **{k: int64_list(f.pop(k, None)) for k in ("device_size", "dim_map", "stride_map")}}
-        dd = f.pop("device_dtype", None)
-        lay["device_dtype"], lay["fields"] = (str(dd) if dd is not None else None), (f or None)
         owner = self.xfer if origin == "illustrative" else None
         if origin == "allocation":
             if self.tensor is None or self.tensor["layout"] is not None:
-                self.tensor = _new_tensor(at, **self._take_name())
+                self.tensor = new_tensor(at, **self._take_name())
             owner = self.tensor
         if owner is not None:
             owner["layout"] = lay
             owner["parts"].append("layout")
             lay["dtype"] = owner.get("dtype") or torch_dtype(owner.get("raw_dtype"))[0]
             lay["host_shape"] = owner.get("host_shape") or owner.get("name_shape") or owner.get("illus_shape")
-        lay["device_bytes"] = nbytes(lay["device_size"], dtype_width(lay["device_dtype"]) or dtype_width(lay.get("dtype")))
-        lay["host_bytes"] = nbytes(lay.get("host_shape"), dtype_width(lay.get("dtype")))
-        if lay["host_bytes"] is not None and lay["device_bytes"] is not None:
-            lay["padding_bytes"] = lay["device_bytes"] - lay["host_bytes"]
-        self.out.add("spyre_layouts", lay)
+        self.out.add("spyre_layouts", layout_sizes(lay))
         return lay
 
     # -- transfers ---------------------------------------------------------------------------
@@ -292,46 +237,8 @@ class SpyreLines:
 
     def _finish_xfer(self) -> None:
         x, self.xfer = self.xfer, None
-        if x is None:
-            return
-        dci, lay, alloc = x.get("dci") or {}, x.get("layout") or {}, x.get("alloc") or {}
-        src, dst, direction = x.get("src"), x.get("dst"), x.get("direction")
-        side = {None: None, True: "host", False: "device"}
-        s, d = side[src.startswith("cpu") if src else None], side[dst.startswith("cpu") if dst else None]
-        if direction is None and (s, d) != (None, None):
-            direction = f"{s}_to_{d}" if s and d else "host_to_device" if s == "host" else "device_to_host" if d == "host" else None
-        if direction is None and dci.get("isHostToSen_") in (0, 1):
-            direction = "host_to_device" if dci["isHostToSen_"] == 1 else "device_to_host"
-        dtype, width = torch_dtype(x.get("raw_dtype"))
-        to_dev = direction != "device_to_host"
-        host_key, dev_key = ("input_shape_", "output_shape_") if to_dev else ("output_shape_", "input_shape_")
-        shape_from, host_shape = next(((k, v) for k, v in (
-            ("tensor_info", x.get("host_shape")), ("model_utils", x.get("name_shape")), ("illustrative", x.get("illus_shape")),
-            ("dci", int64_list(dci.get(host_key)) if direction != "device_to_device" else None)) if v is not None), (None, None))
-        device_size = lay.get("device_size") or (v[::-1] if (v := int64_list(dci.get(dev_key))) is not None else None)
-        if host_shape is not None and shape_from == "dci":
-            host_shape = host_shape[::-1]
-        device_dtype, code = lay.get("device_dtype"), int64(dci.get("dataformat_dst_" if to_dev else "dataformat_src_"))
-        if device_dtype is not None and code is not None:
-            self.codes[code] = device_dtype
-        elif device_dtype is None and code is not None:
-            device_dtype = self.codes.get(code)
-        host_bytes, device_bytes = nbytes(host_shape, width), nbytes(device_size, dtype_width(device_dtype) or width)
-        both = host_bytes is not None and device_bytes is not None
-        self.out.add("transfers", {
-            "source": "spyre", "line_no": x["line_no"], "end_line_no": x["end_line_no"], "ts": x["ts"], "func": x["func"],
-            "direction": direction, "dtype": dtype, "host_shape": host_shape, "host_strides": x.get("host_strides"),
-            "device": x.get("device") or (dst if d == "device" else src if s == "device" else None) or alloc.get("device"),
-            "host_bytes": host_bytes, "device_size": device_size, "device_dtype": device_dtype, "device_bytes": device_bytes,
-            "padding_bytes": device_bytes - host_bytes if both else None,  # type: ignore[operator]
-            "padded_elements": int64(math.prod(device_size) - math.prod(host_shape)) if host_shape is not None and device_size is not None else None,
-            "stride_map": lay.get("stride_map"), "dim_map": lay.get("dim_map"), "alloc_bytes": alloc.get("nbytes"),
-            "address": alloc.get("address"), "tensor_name": x.get("tensor_name"), "shape_from": shape_from,
-            "dci_name": dci.get("dsName_") if isinstance(dci.get("dsName_"), str) else None,
-            "dci": {k: dci[k] for k in P.DCI_KEYS if k in dci} or None, "parts": x["parts"],
-            "complete": direction is not None and both, "status": x.get("status"), "alloc_line_no": alloc.get("line_no"),
-            "layout_line_no": lay.get("line_no"), "n_lines": x["n_lines"],
-        })
+        if x is not None:
+            self.out.add("transfers", transfer_row(x, self.codes))
 
     # -- DataConversionInfo blocks ----------------------------------------------------------
     @staticmethod
@@ -344,17 +251,9 @@ class SpyreLines:
         if b is None:
             return
         text, n = "\n".join(b["lines"]), len(b["lines"])
-        fields = loads(text) if b["json"] and not truncated else None
-        if not isinstance(fields, dict):  # salvage the simple fields that are there
-            fields = {}
-            for m in P.JSON_KEY.finditer(text):
-                if m.group(1) in P.DCI_KEYS and m.group(1) not in fields and not isinstance(v := loads(m.group(2)), Exception):
-                    fields[m.group(1)] = v
-            found = ", ".join(fields) or "none"
-            msg = ("DataConversionInfo is not followed by JSON; the copy is kept without it" if not b["json"] else
-                   f"DataConversionInfo block cut after {n} line(s); fields before the cut kept ({found})" if truncated else
-                   f"DataConversionInfo block of {n} line(s) is not valid JSON; fields found by pattern kept ({found})")
-            self.out.warn("truncated_json" if truncated else "bad_json", b["line_no"], msg, text)
+        fields, problem = dci_fields(text, n, b["json"], truncated)
+        if problem is not None:
+            self.out.warn("truncated_json" if truncated else "bad_json", b["line_no"], problem, text)
         row = b["row"]
         row["n_lines"] = n
         if n > 1:

@@ -24,14 +24,9 @@ from pt2logs.readers.kit import Batch, FileContext
 from pt2logs.readers.trace import native as records_native
 from pt2logs.readers.trace.events import phases
 from pt2logs.readers.trace.events.metrics import FRAME_SPAN_US
+from pt2logs.readers.trace.handlers import ARTIFACT_HANDLERS, ENVELOPE_FREE, HANDLERS, KNOWN_PLAIN
 from pt2logs.readers.trace.loop import finish, record_loop
-from pt2logs.readers.trace.state import (
-    ARTIFACT_HANDLERS,
-    ENVELOPE_FREE,
-    HANDLERS,
-    KNOWN_PLAIN,
-    TraceState,
-)
+from pt2logs.readers.trace.state import TraceState
 from pt2logs.tables.rows import safe_text
 
 #: the columns event_columns returns, in order, with their Arrow types; "key" and "tod" (the row's

@@ -1,5 +1,5 @@
 """The pure-Python TORCH_TRACE record loop: each record → its ``events`` row, then the handler
-registered for its event key (or artifact name) may add rows to derived tables.
+its event key (or artifact name) has in :mod:`pt2logs.readers.trace.handlers` may add rows to derived tables.
 
 It is the oracle of the native loop (:mod:`pt2logs.readers.trace.fast`), which runs it on the records
 it leaves (damaged or unusual ones), and the loop of the readers that rebuild trace records from
@@ -14,17 +14,9 @@ from collections.abc import Iterable, Iterator
 import orjson
 
 from pt2logs.readers.kit import Batch
-from pt2logs.readers.trace import events as trace_events
+from pt2logs.readers.trace.handlers import ARTIFACT_HANDLERS, HANDLERS, KNOWN_PLAIN, finish_file
 from pt2logs.readers.trace.records import Record
-from pt2logs.readers.trace.state import (
-    ARTIFACT_HANDLERS,
-    CONTEXT_KEYS,
-    HANDLERS,
-    KNOWN_PLAIN,
-    NAMED_KINDS,
-    TraceState,
-    compile_id_text,
-)
+from pt2logs.readers.trace.state import CONTEXT_KEYS, NAMED_KINDS, TraceState, compile_id_text
 
 #: the largest rank read from a log (a larger number is damage, not a rank)
 MAX_RANK = 1 << 20
@@ -65,7 +57,7 @@ def read_records(st: TraceState, records: Iterable[Record]) -> Iterator[Batch]:
 def finish(st: TraceState) -> None:
     """After the last record: the handlers' end of file, the file's line count."""
     st.rec = None
-    trace_events.finish_file(st)
+    finish_file(st)
     st.stats.lines = st.last_line
 
 

@@ -1,11 +1,11 @@
-"""The state of one TORCH_TRACE file while it is read, and the registry of event handlers.
+"""The state of one TORCH_TRACE file while it is read.
 
 :class:`TraceState` holds per-file state only (the string table, the frame of each compile, open
 chromium spans, the time base) and the rows being built: ``events`` column-wise (the hot path), every
 derived table and ``ingest_errors`` in a :class:`~pt2logs.readers.kit.RowSink`.
 
-Handlers (one small module per event family in :mod:`pt2logs.readers.trace.events`) register with
-:func:`handles` for an event key, or an artifact name; :mod:`pt2logs.readers.trace.torch_trace` runs them.
+Handlers (one small module per event family in :mod:`pt2logs.readers.trace.events`) get it; the table of
+which handler takes which event key or artifact name is :mod:`pt2logs.readers.trace.handlers`.
 """
 
 from __future__ import annotations
@@ -17,14 +17,13 @@ import numpy as np
 import orjson
 import pyarrow as pa
 
-import pt2logs.tables  # noqa: F401  (registers the tables)
 from pt2logs.readers import identity_cols
 from pt2logs.readers.kit import EXCERPT, Batch, FileContext, RowSink
 from pt2logs.readers.segment_rows import Derived, SegmentRows
 from pt2logs.readers.timebase import TimeBase
 from pt2logs.readers.trace.records import Record
+from pt2logs.tables import TABLES
 from pt2logs.tables.rows import TS_LIMIT, TS_MIN, Rows, TupleRows, to_array
-from pt2logs.tables.schema import TABLES
 
 CONTEXT_KEYS = frozenset(
     {"rank", "compiled_autograd_id", "frame_id", "frame_compile_id", "attempt", "stack", "subgraph_name", "has_payload"}
@@ -111,6 +110,13 @@ class TraceState:
             row.setdefault("ts", (self.key, rec.tod_us))
         identity_cols.fill(name, row, self.stats)
         return row
+
+    def where(self, cid: str | None) -> dict[str, Any]:
+        """Where a compile-table row made now is seen: its source, compile id, file, rank, the record's line
+        and (local) time. A row that waits for later facts (its compile's metrics) keeps these."""
+        rec = self.rec
+        return {"source": "trace", "compile_id": cid, "file": self.ctx.file, "rank": self.rank,
+                "line_no": rec.line_no if rec else None, "ts": (self.key, rec.tod_us) if rec else None}
 
     def add(self, name: str, row: dict[str, Any]) -> None:
         """Add a derived row; file, line, rank and (local) time are filled in."""
@@ -299,34 +305,3 @@ class TraceState:
                     self.error("decode_error", ln, f"invalid UTF-8 in the {what} at byte {e.start}; kept with U+FFFD replacements", v[max(0, e.start - 40) : e.start + 40])
                     out.append(v.decode("utf-8", "replace"))
             return pa.array(out, type=pa.string())
-
-
-Handler = Callable[[TraceState, dict, Any, "str | None"], None]
-
-#: event key -> handler; filled by pt2logs.readers.trace.events
-HANDLERS: dict[str, Handler] = {}
-#: artifact name -> handler (for "artifact" events)
-ARTIFACT_HANDLERS: dict[str, Handler] = {}
-#: event kinds that are only bookkeeping (not "unknown" even without a handler)
-KNOWN_PLAIN: set[str] = set()
-
-
-#: handlers that read only the payload (never the envelope or its metadata): the native loop does not
-#: parse the envelope for them and passes None
-ENVELOPE_FREE: set[Handler] = set()
-
-
-def handles(*keys: str, artifact: bool = False, envelope: bool = True) -> Callable[[Handler], Handler]:
-    """Register a handler for event keys (or artifact names); ``envelope=False``: it never reads ``env``
-    nor ``meta`` (they may be None)."""
-
-    def deco(fn: Handler) -> Handler:
-        for k in keys:
-            (ARTIFACT_HANDLERS if artifact else HANDLERS)[k] = fn
-        if not envelope:
-            ENVELOPE_FREE.add(fn)
-        return fn
-
-    return deco
-
-

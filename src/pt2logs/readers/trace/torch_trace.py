@@ -16,7 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from pt2logs.readers.kit import Batch, FileContext, Format, Layout
+from pt2logs.readers.format import TRACE, Format, Layout
+from pt2logs.readers.kit import Batch, FileContext
 from pt2logs.readers.trace import fast as trace_fast
 from pt2logs.readers.trace.loop import read_records
 from pt2logs.readers.trace.native import split_records
@@ -68,5 +69,5 @@ def sniff_trace(head: bytes, name: str) -> bool:
 #: TORCH_TRACE writes one file per rank, ``dedicated_log_torch_trace_rank_<N>_<random>.log``
 TRACE_FILES = re.compile(r"dedicated_log_torch_trace_")
 
-FORMAT = Format("torch_trace", "TORCH_TRACE structured trace (dedicated_log_torch_trace_*.log)", sniff_trace, read_trace,
-                source="trace", source_rank=1, layout=Layout(rank_files=TRACE_FILES))
+FORMAT = Format("torch_trace", "TORCH_TRACE structured trace (dedicated_log_torch_trace_*.log)", sniff_trace, read_trace, role=TRACE,
+                source="trace", source_rank=1, splits=True, switch="TORCH_TRACE (structured trace)", layout=Layout(rank_files=TRACE_FILES))

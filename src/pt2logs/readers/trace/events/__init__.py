@@ -1,20 +1,5 @@
-"""Handlers for TORCH_TRACE event kinds, one small module per family.
-
-Importing this package registers every handler in
-:data:`pt2logs.readers.trace.state.HANDLERS` / ``ARTIFACT_HANDLERS``.
-``finish_file`` runs the end-of-file step of each module (closing open spans,
-emitting per-compile rows).
+"""Handlers for TORCH_TRACE event kinds, one small module per event family: basics (string table, frame,
+torch version), metrics (``compilation_metrics``), phases (chromium events → ``compile_phases``),
+compile_facts (recompiles, graph breaks, failures, guards, kernels), caches, vllm. Which handler takes
+which record is the table in :mod:`pt2logs.readers.trace.handlers`.
 """
-
-from pt2logs.readers.trace.events import basics, caches, compile_facts, metrics, phases, vllm
-from pt2logs.readers.trace.state import TraceState
-
-_FINISHERS = [phases.finish, compile_facts.finish, vllm.finish]
-
-
-def finish_file(st: TraceState) -> None:
-    for fn in _FINISHERS:
-        fn(st)
-
-
-__all__ = ["basics", "caches", "compile_facts", "metrics", "phases", "vllm", "finish_file"]

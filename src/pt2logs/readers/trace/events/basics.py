@@ -5,17 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from pt2logs.readers.kit import repro_torch_version
-from pt2logs.readers.trace.state import KNOWN_PLAIN, TraceState, handles
+from pt2logs.readers.read_stats import repro_torch_version
+from pt2logs.readers.trace.state import TraceState
 
-# Event kinds torch 2.x emits that pt2logs keeps in `events` only (from
-# fixtures/torch_logs/structured_event_catalog.tsv); they are not "unknown".
-KNOWN_PLAIN.update(
+#: event kinds torch 2.x emits that pt2logs keeps in `events` only (from
+#: fixtures/torch_logs/structured_event_catalog.tsv); they are not "unknown"
+PLAIN = frozenset(
     ["describe_tensor", "describe_storage", "describe_source", "dynamo_output_graph", "aot_forward_graph", "aot_backward_graph", "aot_joint_graph", "aot_inference_graph", "inductor_pre_grad_graph", "inductor_post_grad_graph", "graph_dump", "dump_file", "optimize_ddp_split_graph", "optimize_ddp_split_child", "compiled_autograd_graph", "guard_added", "guard_added_fast", "expression_created", "propagate_real_tensors_provenance", "symbolic_shape_specialization", "create_unbacked_symbol", "exported_program", "link", "dynamo_guards", "missing_fake_kernel", "mismatched_fake_kernel", "bwd_compilation_metrics_runtime", "guard_failure_stack_trace", "sym_node_run_concurrent", "inductor_runtime_and_tensor_meta", "unbacked_symbol_replaced", "aot_graphs_metadata", "freezing_frame"]
 )
 
 
-@handles("str")
 def string_table(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
     """``{"str": [path, id]}`` interns a file name for later stack frames."""
     if isinstance(meta, list) and len(meta) == 2 and isinstance(meta[1], int):
@@ -28,7 +27,6 @@ def resolve(st: TraceState, filename: Any) -> str | None:
     return filename if isinstance(filename, str) else None
 
 
-@handles("dynamo_start")
 def dynamo_start(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
     """Remember the frame being compiled: the innermost entry of the stack (its current line
     stands in for co_firstlineno until the compile's metrics give the real one)."""
@@ -41,7 +39,6 @@ def dynamo_start(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
         st.frames[cid] = (top.get("name"), resolve(st, top.get("filename")), line if isinstance(line, int) else None)
 
 
-@handles("torch_version", artifact=True)
 def torch_version(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
     data = st.json_payload()
     if isinstance(data, dict):
@@ -50,7 +47,6 @@ def torch_version(st: TraceState, env: dict, meta: Any, cid: str | None) -> None
             st.stats.note_torch(v, "torch_version_artifact")
 
 
-@handles("fx_graph_runnable", artifact=True)
 def repro_version(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
     """torch's repro writer heads ``fx_graph_runnable`` with ``# torch version: X`` (after the config lines)."""
     if st.stats.torch_from in ("torch_version_artifact", "repro_payload"):

@@ -28,9 +28,9 @@ import pyarrow as pa
 from pt2logs.analysis.cache_keys import component_kind, is_backward, parse_components
 from pt2logs.readers.trace import native as records_native
 from pt2logs.readers.trace.events.compile_facts import emit_code
-from pt2logs.readers.trace.state import TraceState, handles
+from pt2logs.readers.trace.state import TraceState
 
-_OUTCOMES = ("hit", "miss", "bypass")
+OUTCOMES = ("hit", "miss", "bypass")
 
 
 def _record(st: TraceState, cid: str | None, cache: str, outcome: str | None, d: dict[str, Any]) -> None:
@@ -72,7 +72,7 @@ def _components(items: Any) -> tuple[int, dict[str, Any], bool | None]:
     return n, cols, None if backward is None else backward.strip() == "True"
 
 
-def _cache_artifact(cache: str, outcome: str | None) -> Any:
+def cache_artifact(cache: str, outcome: str | None) -> Any:
     """A handler for one artifact name; ``outcome`` None: the payload's ``cache_state`` says."""
 
     def handler(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
@@ -81,19 +81,10 @@ def _cache_artifact(cache: str, outcome: str | None) -> Any:
         out = outcome
         if out is None:
             state = d.get("cache_state")
-            out = str(state) if state in _OUTCOMES else None
+            out = str(state) if state in OUTCOMES else None
         _record(st, cid, cache, out, d)
         if cache == "fx_graph":
             emit_code(st, st.scratch(cid), None if out is None else out == "hit")
 
     return handler
 
-
-for _outcome in _OUTCOMES:
-    handles(f"fx_graph_cache_{_outcome}", artifact=True)(_cache_artifact("fx_graph", _outcome))
-    handles(f"aotautograd_cache_{_outcome}", artifact=True)(_cache_artifact("aotautograd", _outcome))
-handles("fx_graph_bundled_cache_hit", artifact=True)(_cache_artifact("fx_graph", "hit"))
-handles("fx_graph_cache_hash", artifact=True)(_cache_artifact("fx_graph", None))
-handles("aotautograd_cache_hash", artifact=True)(_cache_artifact("aotautograd", None))
-handles("dynamo_cache_bypass", artifact=True)(_cache_artifact("dynamo", "bypass"))
-handles("precompile_cache_bypass", artifact=True)(_cache_artifact("precompile", "bypass"))

@@ -26,10 +26,9 @@ from pt2logs.analysis import failures as failure_id
 from pt2logs.analysis.graph_breaks import parse_graph_break
 from pt2logs.analysis.guards import classify_guard, split_recompile_reasons
 from pt2logs.analysis.output_code import parse_output_code
-from pt2logs.readers.identity_cols import break_frames
+from pt2logs.readers.compile_rows import break_site, graph_break_row, kernel_rows
 from pt2logs.readers.trace.events.basics import resolve
-from pt2logs.readers.trace.events.metrics import METRICS_HOOKS
-from pt2logs.readers.trace.state import TraceState, handles
+from pt2logs.readers.trace.state import TraceState
 
 #: torch's restart reason when a speculation failed without a reason (symbolic_convert.SpeculationEntry):
 #: a restart of the analysis, kept in failures (is_restart), not a graph-break site
@@ -38,11 +37,10 @@ _LIMIT_MARKERS = ("recompile limit", "recompile_limit", "cache_size_limit", "cac
 
 
 def _base(st: TraceState, cid: str | None) -> dict[str, Any]:
-    rec = st.rec
+    """Where a row of the compile ``cid`` is seen (:meth:`TraceState.where`: kept for the rows that wait
+    for the compile's metrics), with the frame being compiled."""
     name, filename, line = st.frame(cid)
-    return {"source": "trace", "compile_id": cid, "file": st.ctx.file, "rank": st.rank,
-            "line_no": rec.line_no if rec else None, "ts": (st.key, rec.tod_us) if rec else None,
-            "co_name": name, "co_filename": filename, "co_firstlineno": line}
+    return st.where(cid) | {"co_name": name, "co_filename": filename, "co_firstlineno": line}
 
 
 # ---------------------------------------------------------------- recompiles
@@ -57,7 +55,6 @@ def _recompile_row(st: TraceState, cid: str | None, reasons: list[tuple[str | No
     return row
 
 
-@handles("recompile_reasons", artifact=True)
 def recompile_reasons(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
     reasons = split_recompile_reasons(st.text())
     sc = st.scratch(cid)
@@ -68,35 +65,25 @@ def recompile_reasons(st: TraceState, env: dict, meta: Any, cid: str | None) -> 
 # ---------------------------------------------------------------- graph breaks
 
 
-def _gb_key(gb: dict[str, Any]) -> tuple:
-    return (gb.get("gb_id") or gb.get("gb_type"), gb.get("user_filename"), gb.get("user_lineno"))
-
-
-@handles("dynamo_graph_break_reason", artifact=True)
 def graph_break(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
     gb = parse_graph_break(st.text())
     breaks: dict = st.scratch(cid).setdefault("gb", {})
-    key = _gb_key(gb)
+    key = break_site(gb)
     if key in breaks:
         breaks[key]["occurrences"] += 1
         return
-    row = _base(st, cid)
-    row.update({k: gb.get(k) for k in ("gb_id", "gb_type", "reason", "user_filename", "user_lineno", "explanation", "hints")})
-    row.update(break_frames(gb), occurrences=1, origin="graph_break_artifact")
-    breaks[key] = row
+    breaks[key] = graph_break_row(_base(st, cid), gb, "graph_break_artifact")
 
 
 # ---------------------------------------------------------------- guards
 
 
-@handles("dynamo_cpp_guards_str")
 def cpp_guards(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
     sc = st.scratch(cid)
     sc["guards"] = st.text()
     sc["guards_line"] = st.rec.line_no
 
 
-@handles("create_symbol")
 def create_symbol(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
     if isinstance(meta, dict):
         sc = st.scratch(cid)
@@ -121,16 +108,8 @@ def _count_guards(text: str) -> int:
 # ---------------------------------------------------------------- kernels
 
 
-@handles("inductor_output_code")
 def output_code(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
-    oc = parse_output_code(st.text())
-    base = _base(st, cid)
-    for k in ("co_name", "co_filename", "co_firstlineno"):
-        base.pop(k)
-    rows = [dict(base, kernel_name=k.kernel_name, backend=k.backend, kind=k.kind, fused_ops=list(k.fused_ops),
-                 graph=oc.graph) for k in oc.kernels]
-    externs = [dict(base, op=op, count=n, graph=oc.graph) for op, n in sorted(oc.extern_calls.items())]
-    st.scratch(cid).setdefault("code", []).append((rows, externs))
+    st.scratch(cid).setdefault("code", []).append(kernel_rows(st.where(cid), parse_output_code(st.text())))
 
 
 def emit_code(st: TraceState, sc: dict[str, Any], cache_hit: bool | None) -> None:
@@ -188,12 +167,9 @@ def on_metrics(st: TraceState, kind: str, meta: dict[str, Any], cid: str | None)
         if (str(r).startswith("<class ") and "Restart" in str(r)) or str(r).startswith(RESTART_PLACEHOLDER):
             continue  # a restart of the analysis that is not a graph break (e.g. tensorify, a speculation placeholder)
         gb = parse_graph_break(str(r))
-        if _gb_key(gb) in breaks:
-            continue
-        row = _base(st, cid)
-        row.update({k: gb.get(k) for k in ("gb_id", "gb_type", "reason", "user_filename", "user_lineno", "explanation", "hints")})
-        row.update(break_frames(gb), origin="restart_reason", occurrences=1)
-        breaks[_gb_key(gb)] = row
+        key = break_site(gb)
+        if key not in breaks:
+            breaks[key] = graph_break_row(_base(st, cid), gb, "restart_reason")
     for row in breaks.values():
         _fill_frame(row, meta, st, cid)
         st.add("graph_breaks", row)
@@ -216,13 +192,10 @@ def _emit_guards(st: TraceState, sc: dict[str, Any], cid: str | None, meta: dict
     count = meta.get("guard_count") if meta else None
     if text is None and count is None and not symbols:
         return
-    st.add("guards", {"source": "trace", "compile_id": cid, "line_no": line, "file": st.ctx.file, "rank": st.rank,
-                      "guard_count": count if count is not None else (_count_guards(text) if text else None),
+    st.add("guards", {**st.where(cid), "line_no": line, "guard_count": count if count is not None else (_count_guards(text) if text else None),
                       "guards": text, "n_guard_lines": _guard_lines(text) if text else None,
                       "dynamic_symbols": symbols, "symbol_sources": sources})
 
-
-METRICS_HOOKS.append(on_metrics)
 
 
 def finish(st: TraceState) -> None:

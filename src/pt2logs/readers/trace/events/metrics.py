@@ -18,10 +18,10 @@ from typing import Any
 
 import orjson
 
-from pt2logs.readers.trace.state import TraceState, handles
+from pt2logs.readers.trace.state import TraceState
+from pt2logs.tables import TABLES
 from pt2logs.tables.core import CM_OWN
 from pt2logs.tables.rows import _coerce
-from pt2logs.tables.schema import TABLES
 
 KINDS = ("compilation_metrics", "bwd_compilation_metrics", "compilation_metrics_runtime", "bwd_compilation_metrics_runtime")
 
@@ -42,11 +42,12 @@ _AS_IS = {"str": str, "json": str, "f64": float, "bool": bool}
 _INT_LIMIT = {"i32": 2**31, "i64": 2**63}
 
 
-@handles(*KINDS)
-def compilation_metrics(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
+def compilation_metrics(st: TraceState, env: dict, meta: Any, cid: str | None) -> tuple[str, str | None] | None:
+    """The ``compilation_metrics`` row; returns the record's kind and compile id for the hooks that run after
+    it (:data:`pt2logs.readers.trace.handlers.METRICS_HOOKS`), None when its metadata is not an object."""
     if not isinstance(meta, dict):
         st.error("bad_metadata", st.rec.line_no if st.rec else None, "compilation_metrics metadata is not an object", str(meta)[:200])
-        return
+        return None
     kind = next(k for k in env if k in KINDS)
     row: dict[str, Any] = {"kind": kind}
     extra: dict[str, Any] = {}
@@ -81,9 +82,7 @@ def compilation_metrics(st: TraceState, env: dict, meta: Any, cid: str | None) -
     py = meta.get("python_version")
     if isinstance(py, str) and py.strip() and not st.stats.python_version:
         st.stats.python_version = py.split()[0]  # "3.12.3 (main, Aug 31 2026, 10:18:26) [GCC 13.3.0]"
-    # handlers of derived tables (failures, restarts, ...) hook in here
-    for hook in METRICS_HOOKS:
-        hook(st, kind, meta, row.get("compile_id") or cid)
+    return kind, row.get("compile_id") or cid
 
 
 def _fill_compile_times(st: TraceState, kind: str, row: dict[str, Any]) -> None:
@@ -97,6 +96,3 @@ def _fill_compile_times(st: TraceState, kind: str, row: dict[str, Any]) -> None:
     if kind == "compilation_metrics" and row.get("entire_frame_compile_time_s") is None and span_us is not None:
         row["entire_frame_compile_time_s"] = span_us / 1e6
 
-
-#: functions called with (state, kind, metadata, compile_id) for every metrics record
-METRICS_HOOKS: list = []

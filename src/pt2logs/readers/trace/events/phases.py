@@ -18,7 +18,7 @@ import orjson
 
 from pt2logs.readers.segment_rows import NativeTupleRows
 from pt2logs.readers.trace.events.metrics import FRAME_SPAN_US
-from pt2logs.readers.trace.state import TraceState, handles
+from pt2logs.readers.trace.state import TraceState
 from pt2logs.tables.rows import TupleRows
 
 #: compile_phases fields, in the order rows are built (TupleRows: one tuple per row)
@@ -48,7 +48,6 @@ def _stage(name: str, cid: str | None, spans: list) -> tuple[str, bool]:
 _loads = orjson.loads
 
 
-@handles("chromium_event", envelope=False)
 def chromium_event(st: TraceState, env: dict | None, meta: Any, cid: str | None) -> None:
     # the most frequent record kind: keep this path lean (no helper calls on the common path)
     rec = st.rec

@@ -24,8 +24,7 @@ from typing import Any
 
 import orjson
 
-from pt2logs.readers.trace.events.metrics import METRICS_HOOKS
-from pt2logs.readers.trace.state import TraceState, handles
+from pt2logs.readers.trace.state import TraceState
 
 _SUBMOD = re.compile(rb"\bsubmod_(\d+)\b")
 #: config field -> column (the rest stay in ``config``)
@@ -78,7 +77,6 @@ def _emit_compile(st: TraceState, v: dict[str, Any]) -> None:
     st.add("vllm_compiles", row)
 
 
-@handles("vllm_compilation_config", artifact=True)
 def compilation_config(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
     data = st.json_payload()
     if not isinstance(data, dict):
@@ -95,7 +93,6 @@ def compilation_config(st: TraceState, env: dict, meta: Any, cid: str | None) ->
     v["compile"] = row
 
 
-@handles("vllm_piecewise_compile_start", artifact=True)
 def piecewise_compile_start(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
     data = st.json_payload()
     if not isinstance(data, dict):
@@ -112,7 +109,6 @@ def piecewise_compile_start(st: TraceState, env: dict, meta: Any, cid: str | Non
                  "single_size": data.get("is_single_size"), "cudagraph_size": data.get("is_cudagraph_capture_size")}
 
 
-@handles("graph_dump")
 def graph_dump(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
     """The split graph names its submodules: their count is the piecewise split's size."""
     if not isinstance(meta, dict) or meta.get("name") != "vllm_piecewise_split_graph":
@@ -133,8 +129,6 @@ def on_metrics(st: TraceState, kind: str, meta: Any, cid: str | None) -> None:
         _emit_compile(st, v)
         del sc["vllm"]
 
-
-METRICS_HOOKS.append(on_metrics)
 
 
 def finish(st: TraceState) -> None:

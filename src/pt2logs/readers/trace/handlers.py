@@ -1,0 +1,78 @@
+"""The handler table of the trace engine, stated once: which handler takes which record.
+
+A record's event key (``dynamo_start``, ``chromium_event``...) picks its handler in :data:`HANDLERS`; an
+``artifact`` record's name picks it in :data:`ARTIFACT_HANDLERS`. Kinds in :data:`KNOWN_PLAIN` are kept
+in ``events`` only and are not "unknown". After a ``compilation_metrics`` record's row, the
+:data:`METRICS_HOOKS` emit the rows that waited for it; at the end of a file the :data:`FINISHERS`
+emit what is left. Both loops (:mod:`.loop`, :mod:`.fast`, and through it the C events pass) read these
+tables; nothing is registered at import time, and the order here is the order they run in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pt2logs.readers.trace.events import basics, caches, compile_facts, metrics, phases, vllm
+from pt2logs.readers.trace.state import TraceState
+
+Handler = Callable[[TraceState, dict, Any, "str | None"], None]
+#: called with (state, kind, metadata, compile_id) after each compilation_metrics record's row
+MetricsHook = Callable[[TraceState, str, dict, "str | None"], None]
+
+#: run after each metrics record, in order: recompiles, graph breaks, failures, guards, kernels; vLLM compiles
+METRICS_HOOKS: tuple[MetricsHook, ...] = (compile_facts.on_metrics, vllm.on_metrics)
+#: the end of a file, in order: open spans closed, then the rows of compiles whose metrics never came
+FINISHERS: tuple[Callable[[TraceState], None], ...] = (phases.finish, compile_facts.finish, vllm.finish)
+
+
+def compilation_metrics(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
+    """The ``compilation_metrics`` row (:mod:`.events.metrics`), then :data:`METRICS_HOOKS`."""
+    done = metrics.compilation_metrics(st, env, meta, cid)
+    if done is not None:
+        kind, compile_id = done
+        for hook in METRICS_HOOKS:
+            hook(st, kind, meta, compile_id)
+
+
+#: event key -> handler
+HANDLERS: dict[str, Handler] = {
+    "str": basics.string_table,
+    "dynamo_start": basics.dynamo_start,
+    "chromium_event": phases.chromium_event,
+    "dynamo_cpp_guards_str": compile_facts.cpp_guards,
+    "create_symbol": compile_facts.create_symbol,
+    "inductor_output_code": compile_facts.output_code,
+    "graph_dump": vllm.graph_dump,
+    **{kind: compilation_metrics for kind in metrics.KINDS},
+}
+
+#: artifact name -> handler (for ``artifact`` records)
+ARTIFACT_HANDLERS: dict[str, Handler] = {
+    "torch_version": basics.torch_version,
+    "fx_graph_runnable": basics.repro_version,
+    "recompile_reasons": compile_facts.recompile_reasons,
+    "dynamo_graph_break_reason": compile_facts.graph_break,
+    "vllm_compilation_config": vllm.compilation_config,
+    "vllm_piecewise_compile_start": vllm.piecewise_compile_start,
+    **{f"{cache}_cache_{outcome}": caches.cache_artifact(cache, outcome)
+       for outcome in caches.OUTCOMES for cache in ("fx_graph", "aotautograd")},
+    "fx_graph_bundled_cache_hit": caches.cache_artifact("fx_graph", "hit"),
+    "fx_graph_cache_hash": caches.cache_artifact("fx_graph", None),
+    "aotautograd_cache_hash": caches.cache_artifact("aotautograd", None),
+    "dynamo_cache_bypass": caches.cache_artifact("dynamo", "bypass"),
+    "precompile_cache_bypass": caches.cache_artifact("precompile", "bypass"),
+}
+
+#: event kinds that are only bookkeeping (not "unknown" even without a handler)
+KNOWN_PLAIN: frozenset[str] = basics.PLAIN
+
+#: handlers that read only the payload (never the envelope or its metadata): the native loop does not
+#: parse the envelope for them and passes None
+ENVELOPE_FREE: frozenset[Handler] = frozenset({phases.chromium_event})
+
+
+def finish_file(st: TraceState) -> None:
+    """The end of a file: each of :data:`FINISHERS`."""
+    for fn in FINISHERS:
+        fn(st)
