@@ -201,7 +201,7 @@ MACROS = [
            AND tag_match(tags, tag)""",
     # the same selection, but with no filter at all the newest run only (newest start, then name, then
     # id), not the fleet: for queries about one run (trace events, a bug report's graphs) and for every
-    # command about one run given none (pt2logs.reports.compose.resolve_run)
+    # command about one run given none (pt2logs.reports.runs.resolve_run)
     """CREATE OR REPLACE MACRO selected_runs_or_newest(run, since, until, tag) AS TABLE
          SELECT run_id FROM selected_runs(run, since, until, tag)
          WHERE run IS NOT NULL OR since IS NOT NULL OR until IS NOT NULL OR tag IS NOT NULL
