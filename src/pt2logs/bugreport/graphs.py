@@ -56,5 +56,5 @@ def _debug_graphs(ctx: Ctx) -> str:
                                      "text" if kind.startswith("ir_") else "python", 120 if kind == "output_code" else 80, 8000))
     folders = len({a["file"].rsplit("/", 1)[0] if "/" in a["file"] else "" for a in files})
     note = ("From TORCH_COMPILE_DEBUG=1 (its files name no compile id)"
-            + (f": the first of {folders} graph folders, {md.code(ctx.r(first))}" if folders > 1 else "") + ".\n\n")
+            + (f": the first of {folders} graph folders, {md.inline_code(ctx.r(first))}" if folders > 1 else "") + ".\n\n")
     return "## Graphs and code\n\n" + note + "\n".join(parts)

@@ -23,17 +23,17 @@ from pt2logs.reports import markdown as md
 def title(ctx: Ctx) -> str:
     c = ctx.facts.compile or {}
     what = c.get("exc_type") if c.get("failed") else "torch.compile"
-    where = f" in {md.code(ctx.r(c['function']))}" if c.get("function") else ""
+    where = f" in {md.inline_code(ctx.r(c['function']))}" if c.get("function") else ""
     head = f"# {md.text(what or 'torch.compile')} report{where}\n\n"
     run = ctx.facts.run
-    lines = [f"Run {md.code(ctx.r(run['run']))} ({md.code(run['run_id'])})"]
+    lines = [f"Run {md.inline_code(ctx.r(run['run']))} ({md.inline_code(run['run_id'])})"]
     if c:
-        lines.append(f"compile {md.code(c['compile_id'] or '?')}" + (f", rank {c['rank']}" if c.get("rank") is not None else ""))
+        lines.append(f"compile {md.inline_code(c['compile_id'] or '?')}" + (f", rank {c['rank']}" if c.get("rank") is not None else ""))
         if c.get("failed"):
             # the message's first paragraph on one line, before torch's Explanation / Hint (like message_line())
             para = re.split(r"\n\s*\n|\n\s*(?:Explanation|Hint|Developer debug context):", (c.get("exc_message") or "").strip())[0]
             first = " ".join(para.split())[:200]
-            lines.append(f"failed with {md.code(ctx.r(': '.join(x for x in (c.get('exc_type'), first) if x)))}")
+            lines.append(f"failed with {md.inline_code(ctx.r(': '.join(x for x in (c.get('exc_type'), first) if x)))}")
     return head + "; ".join(lines) + ".\n"
 
 
@@ -60,10 +60,10 @@ def environment(ctx: Ctx) -> str:
         switches = [FORMAT_SWITCHES[x] for x in run.get("formats") or [] if x in FORMAT_SWITCHES]
         if switches:
             out.append("Debug switches, as the logs read show (no `pt2logs run` record of the environment): "
-                       + ", ".join(md.code(s) for s in switches) + ".\n")
+                       + ", ".join(md.inline_code(s) for s in switches) + ".\n")
     if run.get("exit_code") is not None:
-        out.append(f"The command ended with exit code {md.code(str(run['exit_code']))}"
-                   + (f" ({md.code(run['exit_signal'])})" if run.get("exit_signal") else "") + ".\n")
+        out.append(f"The command ended with exit code {md.inline_code(str(run['exit_code']))}"
+                   + (f" ({md.inline_code(run['exit_signal'])})" if run.get("exit_signal") else "") + ".\n")
     return "\n".join(out)
 
 
@@ -71,13 +71,13 @@ def failure(ctx: Ctx) -> str | None:
     c = ctx.facts.compile
     if not c or not c.get("failed"):
         return None
-    out = [f"## The failing compile: {md.code(c['compile_id'] or '?')}\n"]
+    out = [f"## The failing compile: {md.inline_code(c['compile_id'] or '?')}\n"]
     fn = c.get("function")
     if fn:
         loc = f"{c.get('function_file')}:{c.get('function_line')}" if c.get("function_file") else None
-        out.append(f"Function {md.code(ctx.r(fn))}" + (f" at {md.code(ctx.r(loc))}" if loc else "")
-                   + (f"; user frame {md.code(ctx.r(str(c['frame_file'])) + ':' + str(c['frame_line']))}" if c.get("frame_file") else "")
-                   + f"; logged at {md.code(ctx.r(str(c['file'])) + ':' + str(c['line_no']))}.\n")
+        out.append(f"Function {md.inline_code(ctx.r(fn))}" + (f" at {md.inline_code(ctx.r(loc))}" if loc else "")
+                   + (f"; user frame {md.inline_code(ctx.r(str(c['frame_file'])) + ':' + str(c['frame_line']))}" if c.get("frame_file") else "")
+                   + f"; logged at {md.inline_code(ctx.r(str(c['file'])) + ':' + str(c['line_no']))}.\n")
     msg = c.get("exc_message") or ""
     out.append("Exception:\n")
     shown, left = md.cut(ctx.r(f"{c.get('exc_type') or ''}: {msg}".strip(": ")), max(10, int(40 * ctx.scale)), 4000)
@@ -105,7 +105,7 @@ def guard_failures(ctx: Ctx) -> str | None:
     ctx.files["excerpts/guard_failures.txt"] = "\n".join(
         f"{r['compile_id']} after {r['after']}: {r['function']}: {r['cause']}: {ctx.r(str(r['reason']))}" for r in mine)
     more = f"\n_{len(mine) - n} more in `excerpts/guard_failures.txt`._\n" if len(mine) > n else ""
-    what = f"of {md.code(ctx.r(fn))}" if fn and mine is not rows else "of the run"
+    what = f"of {md.inline_code(ctx.r(fn))}" if fn and mine is not rows else "of the run"
     return f"## Guard failures (recompiles {what})\n\n" + md.details(f"{len(mine)} recompiles", body + more, open_=len(mine) <= 5)
 
 

@@ -29,7 +29,7 @@ def spyre(ctx: Ctx) -> str | None:
         if s.get("text"):
             out.append(ctx.excerpt(f"spyre_{slug(s['file'])}", ctx.r(label), s["text"], "json", 80, 6000))
         else:
-            out.append(f"The kernel spec {md.code(ctx.r(s['file']))} is no longer at {md.code(ctx.r(str(s['path'])))}.\n")
+            out.append(f"The kernel spec {md.inline_code(ctx.r(s['file']))} is no longer at {md.inline_code(ctx.r(str(s['path'])))}.\n")
     if f.compare:
         out.append(_comparison(ctx))
     return "\n".join(out)
@@ -60,7 +60,7 @@ def _comparison(ctx: Ctx) -> str:
                          "other run": None if vb is None else round(vb, 3)})
     mine = _tag(f.run.get("tags"), "backend") or "this run"
     theirs = _tag(other["run"].get("tags"), "backend") or "other run"
-    return "\n".join([f"### `sendnn` vs `spyre`: this run ({md.code(mine)}) and {md.code(ctx.r(other['run']['run']))} ({md.code(theirs)})\n",
+    return "\n".join([f"### `sendnn` vs `spyre`: this run ({md.inline_code(mine)}) and {md.inline_code(ctx.r(other['run']['run']))} ({md.inline_code(theirs)})\n",
                       md.table([{k: (str(v) if v is not None else None) for k, v in r.items()} for r in rows],
                                ["figure", "this run", "other run"])])
 

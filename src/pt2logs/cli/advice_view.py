@@ -24,7 +24,7 @@ def advice_markdown(run: Any, rows: list[dict[str, Any]]) -> str:
     if not rows:
         out.append("Nothing in the advice table (docs/advice.md) matched this run.")
     for i, r in enumerate(rows, 1):
-        frames = "; ".join(md.code(f) for f in (r["frames"] or "?").split("; "))
+        frames = "; ".join(md.inline_code(f) for f in (r["frames"] or "?").split("; "))
         out += [f"## {i}. {md.prose(r['finding'])}", "",
                 f"- **Evidence:** {md.prose(r['evidence'])}",
                 f"- **Frames:** {frames}",

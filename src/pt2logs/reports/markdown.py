@@ -4,8 +4,8 @@ putting text from logs into Markdown, for every Markdown pt2logs writes (``query
 
 Log text is data, never markup. It goes into Markdown in one of three ways:
 
-- verbatim, in a fenced block (:func:`fence`) or a code span (:func:`code`) whose run of backticks
-  is longer than any inside it, so nothing inside can close it;
+- verbatim, in a fenced block (:func:`fence`) or a code span (:func:`inline_code`; :func:`code` in
+  a table cell) whose run of backticks is longer than any inside it, so nothing inside can close it;
 - as words in running text (:func:`text`, :func:`prose`): every character that can start inline
   markup is escaped, by :data:`INLINE`;
 - as words in a table cell (:func:`cell`): :data:`INLINE` too, less two escapes that CommonMark does
@@ -78,13 +78,19 @@ def fence(text: str, info: str = "") -> str:
     return f"{ticks}{info}\n{body}{ticks}\n"
 
 
-def code(text: str) -> str:
-    """``text`` as an inline code span (one line), a ``|`` escaped for table cells (GFM reads a row's
-    cells before their code spans and takes the backslash out again; in running text it stays)."""
+def inline_code(text: str) -> str:
+    """``text`` as an inline code span (one line) in running text."""
     text = " ".join(str(text).split())
     ticks = "`" * (_longest_ticks(text) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}".replace("|", "\\|")
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def code(text: str) -> str:
+    """``text`` as an inline code span in a GFM table cell: a ``|`` escaped (GFM reads a row's cells
+    before their code spans and takes the backslash out again; in running text it would stay: use
+    :func:`inline_code` there)."""
+    return inline_code(text).replace("|", "\\|")
 
 
 def details(summary: str, body: str, open_: bool = False) -> str:
