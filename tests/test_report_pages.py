@@ -99,7 +99,7 @@ def _tables(con, s: P.Section) -> list:
 def test_every_field_a_section_file_sets_is_used(sample_wh, page_name, capsys):
     """A field nobody reads would pass every golden test unnoticed: each field set in a section file,
     changed, changes what the CLI shows (drawing fields: on rows and on no rows; the fields that pick
-    the rows: on the samples' ddp run of two ranks and recompiles run of one)."""
+    the rows: on the samples' ddp run of two ranks or recompiles run of one)."""
     from pt2logs.reports.compose import section_rows
 
     page = P.get_page(page_name)
@@ -108,9 +108,10 @@ def test_every_field_a_section_file_sets_is_used(sample_wh, page_name, capsys):
     runs = [(resolve_run(con, name), ranks) for name, ranks in (("ddp", 2), ("recompiles", 1))]
     outcomes = {r.run_id: run_outcome(con, r.run_id) for r, _ in runs}
 
-    def rows(s: P.Section, field: str) -> list:  # when: on the run of one rank; the others: both
+    def rows(s: P.Section, field: str) -> list:
+        """when: on the run of one rank; params (a limit): on both; query, outcomes: on the run of two."""
         out = []
-        for r, ranks in runs[1:] if field == "when" else runs:
+        for r, ranks in {"when": runs[1:], "params": runs}.get(field, runs[:1]):
             t = section_rows(con, s, r.run_id, ranks, outcomes[r.run_id])
             out.append(None if t is None else (t.column_names, t.num_rows))
         return out
@@ -128,9 +129,10 @@ def test_every_field_a_section_file_sets_is_used(sample_wh, page_name, capsys):
             if name in SHOWN:
                 same = all(_drawn(page, s, t, capsys) == _drawn(page, changed, t, capsys) for t in tables)
             else:
-                if (s.key, name == "when") not in base:
-                    base[s.key, name == "when"] = rows(s, name)
-                same = base[s.key, name == "when"] == rows(changed, name)
+                runs_of = {"when": "when", "params": "params"}.get(name, "other")
+                if (s.key, runs_of) not in base:
+                    base[s.key, runs_of] = rows(s, name)
+                same = base[s.key, runs_of] == rows(changed, name)
             if same:
                 unused.append((s.key, name))
     # the vLLM compile ranges: no sample run is a vLLM run (its limit: tests/test_vllm_report.py)
