@@ -24,9 +24,9 @@ from tests.rawscan import artifact_name, event_key, raw_records
 
 import pt2logs
 from pt2logs.bugreport import bug_report
-from pt2logs.bugreport.markdown import code, details, fence
 from pt2logs.cli import main
 from pt2logs.redaction.redact import Redactor
+from pt2logs.reports.markdown import code, details, fence
 
 GFM = MarkdownIt("commonmark").enable("table")
 

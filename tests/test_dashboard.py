@@ -393,7 +393,7 @@ def test_altair_row_limit_stays_on(big_wh):
 
 def test_the_diff_gate_and_the_headline_share_one_regression_rule(monkeypatch):
     from pt2logs.dashboard import headlines
-    from pt2logs.reports.compose import change_pct, improved, regressed
+    from pt2logs.reports.diff import change_pct, improved, regressed
 
     assert regressed(change_pct(100, 111), 10) and not regressed(change_pct(100, 110.04), 10)  # +10.0 % is not > 10 %
     assert regressed(change_pct(0, 1), 10) and not regressed(change_pct(0, 0), 10) and not regressed(None, 10)

@@ -134,7 +134,7 @@ def test_a_selection_gives_the_rows_it_gave(name: str, sample_wh: str, fleet_wh:
 def test_commands_given_no_run_take_the_run_the_queries_take(where: str, sample_wh: str, fleet_wh: str) -> None:
     """"The newest run" is one rule (selected_runs_or_newest): summary, advise, a bug report given no run
     (report.resolve_run) take the run trace_events and bug_report_artifacts answer for."""
-    from pt2logs.reports.compose import resolve_run
+    from pt2logs.reports.runs import resolve_run
 
     con = pt2logs.connect(sample_wh if where == "samples" else fleet_wh)
     run_id, name = _newest(con)

@@ -105,7 +105,7 @@ def test_one_run_by_name_and_errors(sample_wh: str, tmp_path: Path) -> None:
 def test_no_selection_exports_the_newest_run(sample_wh: str, tmp_path: Path) -> None:
     """With no run and no filter the query picks the newest run (the rule resolve_run shares); the file
     says which. An empty warehouse says it is empty, to a file or to stdout."""
-    from pt2logs.reports.compose import resolve_run
+    from pt2logs.reports.runs import resolve_run
     from pt2logs.store.warehouse import Warehouse
 
     newest = resolve_run(pt2logs.connect(sample_wh), None)

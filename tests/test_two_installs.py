@@ -27,7 +27,7 @@ from tests.conftest import fixture_path
 
 import pt2logs
 from pt2logs.query.queries import run_named
-from pt2logs.reports import compose as report
+from pt2logs.reports import diff as report
 
 SCENARIOS = ("graph_breaks", "recompile_causes", "compile_failure")
 #: comment lines inserted before these lines of gen/scenarios.py give the GPU copy's line numbers

@@ -93,7 +93,7 @@ def test_markdown_cells_are_escaped(evil_wh):
 def test_the_progress_bar_shows_paths_as_they_are():
     from rich.console import Console
 
-    from pt2logs.cli.render import IngestProgress
+    from pt2logs.cli.progress import IngestProgress
 
     buf = io.StringIO()
     with IngestProgress(True, console=Console(file=buf, force_terminal=True, width=120)) as p:

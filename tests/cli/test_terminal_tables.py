@@ -15,8 +15,7 @@ from tests.conftest import ROOT
 
 from pt2logs.cli import main
 from pt2logs.cli.layout import elide, fit
-from pt2logs.cli.render import SUMMARY_COLUMNS
-from pt2logs.reports.compose import SUMMARY_SECTIONS
+from pt2logs.reports.pages import get_page
 
 
 def cli(*args: str) -> str:
@@ -115,11 +114,11 @@ def test_ranks_table(run, sample_wh):
 def _summary_columns(sample_wh: str, run_name: str) -> dict[str, list[str]]:
     data = json.loads(cli("summary", run_name, "-w", sample_wh, "-f", "json"))
     out = {}
-    for key, *_ in SUMMARY_SECTIONS:
-        rows = data.get(key) or []
+    for s in get_page("summary").sections:
+        rows = data.get(s.key) or []
         if rows:
-            cols = [c for c in SUMMARY_COLUMNS[key] if c in rows[0] and c != "run"]
-            out[key] = [c for c in cols if c != "rank" or any(r["rank"] is not None for r in rows)]
+            cols = [c for c in s.columns if c in rows[0] and c != "run"]
+            out[s.key] = [c for c in cols if c != "rank" or any(r["rank"] is not None for r in rows)]
     return out
 
 

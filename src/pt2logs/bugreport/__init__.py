@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 
 import duckdb
 
+from pt2logs.bugreport.context import Ctx
 from pt2logs.bugreport.facts import Facts, all_text, gather
-from pt2logs.bugreport.sections import SECTIONS, Ctx
+from pt2logs.bugreport.sections import SECTIONS
 from pt2logs.redaction.redact import Redactor
-from pt2logs.reports.compose import Run, resolve_run
+from pt2logs.reports.runs import Run, resolve_run
 
 #: GitHub refuses an issue body over 65,536 characters; excerpts shrink until the report fits
 MAX_CHARS = 60_000

@@ -14,7 +14,7 @@ import orjson
 from pt2logs.inputs.sources import filesystem, read_head
 from pt2logs.query.queries import QueryError, run_named
 from pt2logs.readers import switches
-from pt2logs.reports.compose import resolve_run
+from pt2logs.reports.runs import resolve_run
 
 #: the log formats that tell which debug switches were on, when the run's own record does not say (each
 #: Format's ``switch``)

@@ -12,7 +12,9 @@ This package is the only code that writes to the terminal; the core never import
     serve.py       serve (the local web app)
     export.py      export perfetto
     admin.py       compact, formats, tables
-    render.py      rich terminal output: progress bar, summary and diff reports
+    render.py      report pages on the terminal: summary, ranks (as reports/*.toml say), diff
+    progress.py    ingest's progress bar and result lines
+    advice_view.py advise's terminal blocks and Markdown document
     outputs.py     the output-format registry (table, csv, json, ...) for query results
 
 Every command has ``--help`` with an example.

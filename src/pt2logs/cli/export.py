@@ -45,7 +45,7 @@ def perfetto(run: str | None, warehouse: str, since: str | None, until: str | No
     Then open https://ui.perfetto.dev and drag the file in (or chrome://tracing → Load).
     """
     from pt2logs.query.queries import QueryError
-    from pt2logs.reports.compose import check_selection, require_runs, resolve_run
+    from pt2logs.reports.runs import check_selection, require_runs, resolve_run
     from pt2logs.reports.trace_export import ExportStats, chrome_trace
 
     con = connect_warehouse(warehouse)

@@ -41,7 +41,7 @@ def ingest(paths: tuple[str, ...], warehouse: str, run_id: str | None, tags: tup
       pt2logs ingest s3://bucket/traces/ --warehouse s3://bucket/wh/
       pt2logs ingest s3://bucket/traces/ -w s3://bucket/wh/ --engine ray --address auto
     """
-    from pt2logs.cli.render import IngestProgress, print_ingest_result
+    from pt2logs.cli.progress import IngestProgress, print_ingest_result
     from pt2logs.ingestion import ingest as do_ingest
     from pt2logs.ingestion.engines import make_engine
     from pt2logs.inputs.discover import InputError
@@ -104,7 +104,7 @@ def run(command: tuple[str, ...], warehouse: str, tags: tuple[str, ...], logs: s
       pt2logs run -- python train.py --epochs 1
       pt2logs run --name nightly-ddp --tag model=llama -- torchrun --nproc-per-node 2 train.py
     """
-    from pt2logs.cli.render import print_ingest_result
+    from pt2logs.cli.progress import print_ingest_result
     from pt2logs.recording.capture import run_command
     from pt2logs.redaction.masking import join
 

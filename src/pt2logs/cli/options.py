@@ -104,7 +104,7 @@ def connect_warehouse(warehouse: str) -> Any:
 def query_error(e: Exception) -> click.ClickException:
     """A QueryError as the CLI says it: a selection that names no run (report.NoMatch) is a usage
     error (status 2) naming the closest runs; any other problem, an error (status 1)."""
-    from pt2logs.reports.compose import NoMatch
+    from pt2logs.reports.runs import NoMatch
 
     if isinstance(e, NoMatch):
         return click.UsageError(str(e), click.get_current_context(silent=True))
@@ -114,7 +114,7 @@ def query_error(e: Exception) -> click.ClickException:
 def check_selection(con: Any, run: str | None, tag: str | None) -> None:
     """A usage error when --run / --tag (or RUN) match no run in the warehouse: see report.check_selection."""
     from pt2logs.query.queries import QueryError
-    from pt2logs.reports.compose import check_selection as check
+    from pt2logs.reports.runs import check_selection as check
 
     try:
         check(con, run, tag)

@@ -160,21 +160,14 @@ def write_ndjson(t: pa.Table, out: BinaryIO) -> None:
         out.write(orjson.dumps(row, default=str, option=orjson.OPT_NON_STR_KEYS) + b"\n")
 
 
-#: a markdown table cell shows its text: no raw HTML or entities (& and <: with < escaped no tag or
-#: autolink can start, so a lone > is inert and stays readable, e.g. `if m > 1000:`), no cell break
-#: (| and the backslash, so that a backslash in the data cannot undo the escape of a |), one line
-_MARKDOWN_CELL = str.maketrans({"&": "&amp;", "<": "&lt;", "\\": "\\\\", "|": "\\|", "\n": " ", "\r": " "})
-
-
-def markdown_cell(s: str) -> str:
-    return s.translate(_MARKDOWN_CELL)
-
-
 @output_format("markdown")
 def write_markdown(t: pa.Table, out: BinaryIO) -> None:
-    lines = ["| " + " | ".join(markdown_cell(c) for c in t.column_names) + " |", "|" + "---|" * len(t.column_names)]
+    """A GFM table: column names and values as text in cells (:func:`pt2logs.reports.markdown.cell`)."""
+    from pt2logs.reports.markdown import cell as md_cell
+
+    lines = ["| " + " | ".join(md_cell(c) for c in t.column_names) + " |", "|" + "---|" * len(t.column_names)]
     for row in t.to_pylist():
-        lines.append("| " + " | ".join(markdown_cell(cell(v)) for v in row.values()) + " |")
+        lines.append("| " + " | ".join(md_cell(cell(v)) for v in row.values()) + " |")
     out.write(("\n".join(lines) + "\n").encode())
 
 

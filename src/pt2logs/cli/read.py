@@ -140,8 +140,8 @@ def diff(run_a: str, run_b: str, warehouse: str, fmt: str, fail_pct: float | Non
     """
     from pt2logs.cli.render import print_diff
     from pt2logs.query.queries import QueryError
-    from pt2logs.reports.compose import diff as build
-    from pt2logs.reports.compose import regression
+    from pt2logs.reports.diff import diff as build
+    from pt2logs.reports.diff import regression
 
     con = connect_warehouse(warehouse)
     try:
@@ -171,26 +171,16 @@ def ranks(run: str | None, warehouse: str, fmt: str, output: str | None, wide: b
     Example:
       pt2logs ranks ddp_2rank
     """
-    from pt2logs.cli.render import print_ranks_header
-    from pt2logs.query.queries import QueryError, run_named
-    from pt2logs.reports.compose import resolve_run
-    from pt2logs.reports.outcomes import merge_outcomes, run_outcome
+    from pt2logs.cli.render import print_ranks
+    from pt2logs.query.queries import QueryError
+    from pt2logs.reports.compose import ranks as build
 
     con = connect_warehouse(warehouse)
     try:
-        r = resolve_run(con, run)
-        table = run_named(con, "rank_divergence", {"run_id": r.run_id})
-        outcome = run_outcome(con, r.run_id)
+        report = build(con, run)
     except QueryError as e:
         raise query_error(e) from None
-    table = merge_outcomes(table, outcome.ranks if outcome else [])
-    if fmt == "table":
-        if table.num_rows == 0:
-            click.echo(f"{r.name} ({r.run_id}) has a single rank: nothing to compare")
-            return
-        print_ranks_header(r, table.to_pylist(), outcome)
-        table = table.drop_columns(["run"])
-    write_rows(table, fmt, output, wide)
+    print_ranks(report, fmt, output, wide)
 
 
 @click.command()
@@ -215,7 +205,7 @@ def advise(run: str | None, warehouse: str, fmt: str, output: str | None, limit:
     """
     import pyarrow as pa
 
-    from pt2logs.cli.render import advice_markdown, print_advice
+    from pt2logs.cli.advice_view import advice_markdown, print_advice
     from pt2logs.query.queries import QueryError
     from pt2logs.reports.compose import advise as build
 

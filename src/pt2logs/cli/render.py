@@ -1,141 +1,25 @@
-"""Terminal output: progress bars and result tables (rich). Only the CLI uses this module.
+"""Report pages on the terminal (rich): ``summary``, ``ranks`` and ``diff``. Only the CLI uses this module.
 
+The pages' sections come as data (:mod:`pt2logs.reports.compose`): each section's title, columns,
+empty note and hint are its section file's (``reports/*.toml``); this module only draws them.
 Log text is full of square brackets (``[rank0]:``, ``File [/home/x.py]``, run folders named
 anything), which rich would read as markup: every value from the data goes to rich as a
-:class:`rich.text.Text` (tables: :func:`pt2logs.cli.layout.rich_table`) or through
-:func:`rich.markup.escape`. Tables fit the terminal and name what they hid or shortened
-(:mod:`pt2logs.cli.layout`).
+:class:`rich.text.Text` (tables: :func:`pt2logs.cli.layout.rich_table`), through
+:func:`rich.markup.escape`, or printed with markup off. Tables fit the terminal and name what they
+hid or shortened (:mod:`pt2logs.cli.layout`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import re
 from typing import Any
 
 import click
 import orjson
 from rich.markup import escape
 
+from pt2logs.cli.options import write_rows
 from pt2logs.cli.outputs import cell
-from pt2logs.ingestion import IngestResult
-from pt2logs.tables.rows import safe_text
-
-
-def _mb(n: float) -> str:
-    return f"{n / 1e6:,.1f} MB"
-
-
-class IngestProgress:
-    """A progress bar over bytes of input, shown only on a TTY."""
-
-    def __init__(self, enabled: bool, console: Any = None):
-        self.enabled = enabled
-        self._console = console  # default: stderr
-        self._progress: Any = None
-        self._task: Any = None
-
-    def __enter__(self) -> IngestProgress:
-        if self.enabled:
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                DownloadColumn,
-                Progress,
-                TextColumn,
-                TimeRemainingColumn,
-                TransferSpeedColumn,
-            )
-
-            self._progress = Progress(TextColumn("[bold]ingest"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                                      TimeRemainingColumn(), TextColumn("{task.fields[note]}", markup=False),
-                                      console=self._console or Console(stderr=True), transient=True)
-            self._progress.__enter__()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        if self._progress is not None:
-            self._progress.__exit__(*exc)
-
-    def update(self, event: str, info: dict[str, Any]) -> None:
-        p = self._progress
-        if p is None:
-            return
-        if event == "start":
-            self._task = p.add_task("ingest", total=info["bytes"] or 1, note=f"{info['runs']} runs")
-        elif event == "file" and self._task is not None:
-            p.advance(self._task, info["bytes"])
-            p.update(self._task, note=info["path"][-40:])
-
-
-def _paths(header: str, items: list[tuple[str, str]], most: int = 10) -> None:
-    """A header and the first ``most`` (path, why) pairs on stderr; nothing when there are none."""
-    if not items:
-        return
-    click.echo(header, err=True)
-    for path, why in items[:most]:
-        click.echo(f"  {safe_text(path)}: {why}", err=True)
-    if len(items) > most:
-        click.echo(f"  ... and {len(items) - most} more", err=True)
-
-
-def print_ingest_result(res: IngestResult, as_json: bool = False) -> None:
-    if as_json:
-        click.echo(orjson.dumps(res.as_dict(), option=orjson.OPT_INDENT_2).decode())
-        return
-    runs = res.runs_new + res.runs_updated
-    parts = [f"{runs} run{'s' if runs != 1 else ''} ingested"]
-    if res.runs_updated:
-        parts[0] += f" ({res.runs_updated} updated)"
-    if res.runs_unchanged:
-        parts.append(f"{res.runs_unchanged} unchanged")
-    parts.append(f"{res.files} files")
-    parts.append(f"{res.events:,} events")
-    parts.append(f"{res.errors} errors")
-    if res.warnings:
-        parts.append(f"{res.warnings} warnings")
-    parts.append(f"{_mb(res.content_bytes)} in {res.seconds:.1f} s ({res.mb_per_s:,.0f} MB/s)")
-    click.echo(", ".join(parts))
-    click.echo(f"warehouse: {res.warehouse}")
-    _paths(f"skipped {len(res.skipped)} file(s) that are not logs:", res.skipped)
-    _paths(f"could not read {len(res.problems)} input(s) outside any run (errors):", res.problems)
-    if res.errors or res.warnings:
-        click.echo("details: pt2logs query \"SELECT path, line_no, kind, message FROM ingest_errors\"", err=True)
-    for note in res.notes:
-        click.echo(f"note: {note}", err=True)
-
-
-# ---------------------------------------------------------------------------- reports
-
-SUMMARY_COLUMNS: dict[str, list[str]] = {
-    "spyre_failures": ["category", "exc_type", "reason", "reports", "kernels", "raised_at", "device_seen"],
-    "advice": ["id", "evidence", "compile_s", "recompiles", "breaks"],
-    "phases": ["rank", "phase", "seconds", "pct"],
-    "functions": ["function", "location", "compiles", "compile_s"],
-    "recompiles": ["rank", "compile_id", "function", "cause", "guarded_on", "reason"],
-    "graph_breaks": ["gb_type", "location", "occurrences", "compiles"],
-    "kernels": ["rank", "backend", "kind", "kernels", "from_cache"],
-    "caches": ["cache", "lookups", "hits", "hit_pct", "saved_s"],
-    "failures": ["what", "fail_type", "reason", "count"],
-    "ranks": ["rank", "compiles", "recompiles", "graph_breaks", "differs_in"],
-    "outcomes": ["rank", "outcome", "why", "evidence_file", "evidence_line", "last_event_at", "silent_s"],
-    "divergence": ["step", "what", "compile_id", "ranks_a", "side_a", "ranks_b", "side_b"],
-    "errors": ["severity", "kind", "count", "example"],
-    "vllm": ["start", "cold_start_s", "dynamo_s", "compile_s", "ranges_compiled", "cache_load_s", "ranges_loaded", "cudagraph_s"],
-    "vllm_ranges": ["rank", "process", "how", "compile_range", "seconds"],
-}
-EMPTY_NOTE = {
-    "advice": "nothing in the advice table (docs/advice.md) matched this run",
-    "recompiles": "no recompiles",
-    "graph_breaks": "no graph breaks",
-    "kernels": "no generated kernels (no output code in these logs)",
-    "caches": "no cache lookups logged",
-    "failures": "no failed compiles or restarts",
-    "errors": "every line was read",
-    "phases": "no compilation metrics",
-    "functions": "no compilation metrics",
-    "divergence": "the ranks compiled the same frames, graphs and collectives in the same order",
-}
 
 
 class _Tables:
@@ -198,27 +82,42 @@ def print_summary(s: Any, fmt: str = "table", max_rows: int = 10, wide: bool = F
     c.print(f"  recompiles [bold]{o['recompiles']}[/bold]{limit}")
     c.print(f"  breaks     [bold]{o['graph_breaks']}[/bold] graph breaks at {o['break_sites']} sites")
     c.print(f"  kernels    {o['kernels']}, cache hits {o['cache_hits']} of {o['cache_lookups']} lookups")
-    for key, title, table in s.sections:
-        rows = table.to_pylist()
-        c.print()
-        if not rows:
-            c.print(f"[bold]{title}[/bold]: {EMPTY_NOTE.get(key, 'nothing')}")
-            continue
-        # the run is the summary's: its column would repeat it; rank only where the run has ranks
-        cols = [x for x in (table.column_names if wide else SUMMARY_COLUMNS.get(key, table.column_names))
-                if x in table.column_names and x != "run"]
-        if "rank" in cols and all(r.get("rank") is None for r in rows):
-            cols.remove("rank")
-        if ranks > 1 and "rank" not in table.column_names and key not in ("errors", "ranks"):
-            title += f", all {ranks} ranks added up"
-        c.table(rows[:max_rows], cols, title=f"{title} ({len(rows)})" if len(rows) > max_rows else title)
-        if key == "advice":
-            c.print(f"  what to do about each: pt2logs advise {escape(s.run.run_id)}")
-        if len(rows) > max_rows:
-            c.print(f"  … {len(rows) - max_rows} more: pt2logs query {_query_of(key)} -p run_id {escape(s.run.run_id)}")
+    for key, _title, table in s.sections:
+        print_section(c, s, s.page[key], table, max_rows, wide, ranks)
     if not wide:
         c.print()
         c.print("Sections show some query columns: --wide shows all, --format json everything.")
+
+
+def fill(template: str, run: Any) -> str:
+    """A section's empty note or hint with ``{run}`` (the run's name) and ``{run_id}`` filled in."""
+    return template.format(run=run.name, run_id=run.run_id)
+
+
+def print_section(c: _Tables, report: Any, section: Any, table: Any, max_rows: int, wide: bool, ranks: int) -> None:
+    """One section of a report page as a terminal table (``section``: its
+    :class:`~pt2logs.reports.pages.Section`): its columns (``wide``: all), the run's column left out
+    (it is the page's), rank only where the run has ranks; its empty note when it has no rows."""
+    from rich.text import Text
+
+    rows = table.to_pylist()
+    title = section.title
+    c.print()
+    if not rows:
+        c.print(Text.assemble((title, "bold"), f": {fill(section.empty, report.run)}"))
+        return
+    cols = [x for x in (section.columns if section.columns and not wide else table.column_names)
+            if x in table.column_names and x != "run"]
+    if "rank" in cols and all(r.get("rank") is None for r in rows):
+        cols.remove("rank")
+    if ranks > 1 and "rank" not in table.column_names and section.added_up:
+        title += f", all {ranks} ranks added up"
+    c.table(rows[:max_rows], cols, title=f"{title} ({len(rows)})" if len(rows) > max_rows else title)
+    if section.hint:
+        c.print(f"  {fill(section.hint, report.run)}", markup=False)
+    if len(rows) > max_rows:
+        c.print(f"  … {len(rows) - max_rows} more: pt2logs query {section.query} -p run_id {report.run.run_id}",
+                markup=False)
 
 
 def _print_outcome(c: Any, outcome: Any) -> None:
@@ -260,10 +159,19 @@ def print_ranks_header(run: Any, rows: list[dict[str, Any]], outcome: Any) -> No
             click.echo(f"  {line}")
 
 
-def _query_of(section: str) -> str:
-    from pt2logs.reports.compose import SUMMARY_SECTIONS
-
-    return next(q for k, _, q, _ in SUMMARY_SECTIONS if k == section)
+def print_ranks(report: Any, fmt: str, output: str | None, wide: bool) -> None:
+    """``pt2logs ranks``: the page's one section in any --format; in the table format, above it, how many
+    ranks differ, the run's outcome and first divergence (:func:`print_ranks_header`), the run's column
+    left out, or the section's empty note when it has no rows (a run of one rank)."""
+    ((key, _title, table),) = report.sections
+    section = report.page[key]
+    if fmt == "table":
+        if table.num_rows == 0:
+            click.echo(fill(section.empty, report.run))
+            return
+        print_ranks_header(report.run, table.to_pylist(), report.outcome)
+        table = table.select([c for c in (section.columns or table.column_names) if c != "run"])
+    write_rows(table, fmt, output, wide)
 
 
 def _torch_from(source: str | None) -> str:
@@ -317,66 +225,3 @@ def print_diff(d: Any, fmt: str = "table", max_rows: int = 10, wide: bool = Fals
                 title="Why B's caches missed where A made the same lookup")
         if len(d.cache_misses) > max_rows:
             c.print(f"  … {len(d.cache_misses) - max_rows} more (pt2logs query cache_misses --run B -p base A)")
-
-
-# ---------------------------------------------------------------------------- advice
-
-
-def _cost(r: dict[str, Any]) -> str:
-    parts = [f"{r['compile_s']:.2f} s of compile time"]
-    for k, word in (("recompiles", "recompile"), ("breaks", "graph break"), ("failures", "failed compile")):
-        if r.get(k):
-            parts.append(f"{r[k]} {word}{'s' if r[k] != 1 else ''}")
-    return ", ".join(parts)
-
-
-_CODE_SPAN = re.compile(r"(`[^`\n]*`)")
-
-
-def md_text(s: str) -> str:
-    """Log text in Markdown prose: one line; outside code spans ``&``, ``<``, ``*``, ``_``, ``[`` and ``\\``
-    escaped (no HTML, emphasis or link can start); code spans are shown as written (GitHub renders
-    nothing inside them)."""
-    parts = _CODE_SPAN.split(s.replace("\r", " ").replace("\n", " "))
-    esc = str.maketrans({"&": "&amp;", "<": "&lt;", "*": "\\*", "_": "\\_", "[": "\\[", "\\": "\\\\"})
-    return "".join(p if i % 2 else p.translate(esc) for i, p in enumerate(parts))
-
-
-def _md_code(s: str) -> str:
-    return f"`` {s} ``" if "`" in s else f"`{s}`"
-
-
-def advice_markdown(run: Any, rows: list[dict[str, Any]]) -> str:
-    """``pt2logs advise --format markdown``: one section per item, to paste into an issue or a PR."""
-    out = [f"# Advice for {md_text(run.name)} (run {md_text(run.run_id)})", ""]
-    if not rows:
-        out.append("Nothing in the advice table (docs/advice.md) matched this run.")
-    for i, r in enumerate(rows, 1):
-        frames = "; ".join(_md_code(f) for f in (r["frames"] or "?").split("; "))
-        out += [f"## {i}. {md_text(r['finding'])}", "",
-                f"- **Evidence:** {md_text(r['evidence'])}",
-                f"- **Frames:** {frames}",
-                f"- **At stake:** {_cost(r)}",
-                f"- **What to do:** {r['advice']}", ""]
-    return "\n".join(out).rstrip() + "\n"
-
-
-def print_advice(run: Any, rows: list[dict[str, Any]]) -> None:
-    """``pt2logs advise``: each item as a block, most costly first."""
-    from rich.console import Console
-    from rich.text import Text
-
-    from pt2logs.cli.layout import terminal_width
-
-    c = Console(width=terminal_width(), highlight=False, emoji=False)
-    c.print(Text(f"{run.name} ({run.run_id}): {len(rows)} advice item{'s' if len(rows) != 1 else ''}", style="bold"))
-    if not rows:
-        c.print("nothing in the advice table (docs/advice.md) matched this run")
-    for i, r in enumerate(rows, 1):
-        c.print()
-        c.print(Text(f"{i}. {r['finding']}  [{r['id']}]", style="bold"))
-        for label, value in (("evidence", r["evidence"]), ("frames", r["frames"] or "?"), ("at stake", _cost(r)),
-                             ("do", r["advice"])):
-            line = Text(f"  {label:<9} ")
-            line.append(value)
-            c.print(line)

@@ -1,7 +1,7 @@
 """Headline strips: the figures above the charts, and the regressions they flag.
 
 A dashboard names one in its registry entry (``headline = "week_over_week"``). Whether a figure
-regressed is decided by :func:`pt2logs.reports.compose.regressed`, the rule ``pt2logs diff
+regressed is decided by :func:`pt2logs.reports.diff.regressed`, the rule ``pt2logs diff
 --fail-on-regression`` uses, so the page and the CI gate agree.
 """
 
@@ -15,7 +15,7 @@ import duckdb
 from pt2logs.dashboard.model import Headline, Metric, Selection
 from pt2logs.dashboard.shaping import template_filter
 from pt2logs.query.queries import run_named
-from pt2logs.reports.compose import change_pct, improved, regressed
+from pt2logs.reports.diff import change_pct, improved, regressed
 
 
 def _fmt_s(s: float | None) -> str:

@@ -22,7 +22,7 @@ from pt2logs.dashboard.model import Card, Page, Selection
 from pt2logs.dashboard.registry import Section, get_dashboard
 from pt2logs.dashboard.shaping import chart_spec
 from pt2logs.query.queries import QueryError, get_query, parse_since, run_named
-from pt2logs.reports.compose import check_selection, resolve_run
+from pt2logs.reports.runs import check_selection, resolve_run
 
 WIDTH, WIDE = 495, 1040  # total chart widths (labels included) of a half / full-width card
 MAX_ROWS = 5000  # Altair's default limit: never raised, never disabled

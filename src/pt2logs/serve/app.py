@@ -23,7 +23,7 @@ from starlette.routing import Route
 
 from pt2logs.query.queries import QueryError
 from pt2logs.redaction.redact import redact
-from pt2logs.reports.compose import NoMatch
+from pt2logs.reports.runs import NoMatch
 from pt2logs.serve import pages_diff, pages_fleet, pages_run
 from pt2logs.serve.connection import Connection
 from pt2logs.serve.render import HEADERS, Renderer, Writer

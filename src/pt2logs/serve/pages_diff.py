@@ -10,8 +10,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from pt2logs.query.queries import run_named
-from pt2logs.reports.compose import diff as run_diff
-from pt2logs.reports.compose import resolve_run
+from pt2logs.reports.diff import diff as run_diff
+from pt2logs.reports.runs import resolve_run
 from pt2logs.serve.graphdiff import diff_graphs
 
 #: the graphs two compiles can be compared on (?graph=), the Dynamo graph by default

@@ -12,7 +12,7 @@ from starlette.responses import Response
 
 from pt2logs.dashboard import build
 from pt2logs.query.queries import bind, get_query, load_queries, run_named, run_sql
-from pt2logs.reports.compose import check_selection
+from pt2logs.reports.runs import check_selection
 
 #: the runs table: (column, heading); sortable by any of them
 RUN_COLUMNS = [("run", "run"), ("started_at", "started"), ("outcome", "outcome"), ("torch", "torch"),

@@ -17,8 +17,9 @@ from starlette.responses import Response
 from pt2logs.analysis.identity import classify_path
 from pt2logs.dashboard import Selection, build_card, get_dashboard
 from pt2logs.query.queries import run_named
-from pt2logs.reports.compose import resolve_run, summary
+from pt2logs.reports.compose import summary
 from pt2logs.reports.outcomes import command_line, outcome_line, rank_lines, silence_line
+from pt2logs.reports.runs import resolve_run
 
 #: a graph or code text is highlighted up to this size, shown plain up to :data:`MOST_SHOWN`, cut beyond
 HIGHLIGHT_BYTES, MOST_SHOWN = 512 << 10, 2 << 20
