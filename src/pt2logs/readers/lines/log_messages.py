@@ -58,6 +58,9 @@ class MessageRows:
         #: frame columns of each break site seen with its stack, for repeats whose stack the log
         #: suppressed (``Graph break (user stack suppressed due to duplicate graph break)``)
         self.site_frames: dict[tuple, dict[str, Any]] = {}
+        #: each rank's last recompile row of a message with no compile id (a reformatted log): the recompile
+        #: limit's warning that follows it marks it, as the shared compile id does in torch's own format
+        self.last_rc: dict[int | None, dict[str, Any]] = {}
 
     def message(self, msg: Any, text: str) -> None:
         art = msg.artifact
@@ -96,12 +99,16 @@ class MessageRows:
                    all_reasons=[r for _, r in reasons], cause=cause, guard_subject=subject, prev_compile_id=prev,
                    is_limit_hit=False)
         self._pend(self.pending_rc, key if msg.cid is not None else (msg.rank, None, msg.line_no), row)
+        if msg.cid is None and len(self.last_rc) < MAX_PENDING:
+            self.last_rc[msg.rank] = row
 
     def limit_hit(self, msg: Any, text: str) -> None:
         p = parse_recompile_limit_message(text)
         if p["co_name"] is not None:
             self.frames.setdefault((msg.rank, frame_of(msg.cid)), (p["co_name"], p["co_filename"], p["co_firstlineno"]))
-        row = self.pending_rc.get((msg.rank, msg.cid)) if msg.cid is not None else None
+        row = self.pending_rc.get((msg.rank, msg.cid)) if msg.cid is not None else self.last_rc.pop(msg.rank, None)
+        if row is not None and (row["is_limit_hit"] or row["co_name"] != p["co_name"] or row not in self.pending_rc.values()):
+            row = None
         if row is None:
             prev, reason = p["last_reason"] or (None, None)
             subject = classify_guard(reason)[1] if reason else None

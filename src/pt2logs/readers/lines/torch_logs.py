@@ -35,86 +35,37 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from datetime import date
 from typing import Any
 
 from pt2logs.readers.kit import Batch, FileContext, Format, RowSink, read_lines
+from pt2logs.readers.lines import torch_shapes
 from pt2logs.readers.lines.log_messages import MessageRows
+from pt2logs.readers.lines.log_prefixes import (
+    EMBEDDED,
+    GLOG,
+    MAX_MESSAGE_BYTES,
+    MAX_RANK,
+    OLD,
+    WRAPPED,
+    Msg,
+    OtherPrefixes,
+    sniff_torch_logs,
+    split_compile_id,
+)
 from pt2logs.readers.lines.outcome_lines import OutcomeLines
 from pt2logs.readers.lines.vllm_lines import VllmLines
 from pt2logs.readers.timebase import TimeBase
 from pt2logs.readers.timebase import time_of_day_us as _tod
 
-#: the longest message (or foreign block) held: a longer one is cut into several rows (``message_too_long``)
-MAX_MESSAGE_BYTES = 16 << 20
 #: the most text held in the open messages of all processes together: past it they are all closed
 #: (each a row; a message that goes on starts a new one), so many processes cannot add up either
 MAX_OPEN_BYTES = 64 << 20
-#: the largest rank read from a log (a larger number is damage, not a rank)
-MAX_RANK = 1 << 20
 MAX_FOREIGN_LINES = 1000
-
-GLOG = re.compile(
-    r"(?:\[rank(?P<rank>\d+)\]:)?(?P<level>[VIWEC])(?P<mmdd>\d{4}) (?P<time>\S+) +(?P<pid>\d+) "
-    r"(?P<path>.+?):(?P<lineno>\d+)\](?: \[(?P<trace_id>!?\d+(?:/\d+){0,2}(?:_\d+)?)\])?"
-    r"(?: \[__(?P<artifact>\w+)\])?(?: (?P<msg>.*))?$"
-)
-#: torch 2.0-2.3: ``[rank0]:[2023-08-23 20:16:32,833] [12/21] torch._dynamo.x.__graph_breaks: [DEBUG] msg``
-#: (rank and compile id only when known); 2.1-2.3 repeat the whole prefix on every line of a message
-OLD = re.compile(
-    r"(?:\[rank(?P<rank>\d+)\]:)?\[(?P<date>\d{4}-\d\d-\d\d) (?P<time>\d\d:\d\d:\d\d),(?P<ms>\d{3})\]"
-    r"(?: \[(?P<trace_id>!?\d+(?:/\d+){0,2}(?:_\d+)?)\])? (?P<logger>[\w.]+): "
-    r"\[(?P<levelname>DEBUG|INFO|WARNING|ERROR|CRITICAL)\] ?(?P<msg>.*)$"
-)
-_EMBEDDED = re.compile(r"\[rank\d+\]:[VIWEC]\d{4} \d\d:\d\d:\d\d")
-#: a glog line behind another program's own prefix: ``[2025-08-12 03:18:23.088] V0812 ...`` or ``(Worker pid=7) V0812 ...``
-_WRAPPED = re.compile(r"^(?:\[[^\]\n]{1,64}\]|\([^)\n]{1,64}\))[ :]*(?=(?:\[rank\d+\]:)?[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ )")
-_LEVELS = {"DEBUG": "V", "INFO": "I", "WARNING": "W", "ERROR": "E", "CRITICAL": "C"}
-
-
-# ----------------------------------------------------------------------------- lines
-
-
-def split_compile_id(trace_id: str | None) -> tuple[str | None, int | None]:
-    """``0/1_2`` -> (``0/1``, 2); ``!0/1/2`` -> (``!0/1/2``, 0); None -> (None, None)."""
-    if not trace_id:
-        return None, None
-    cid, _, att = trace_id.partition("_")
-    return cid, int(att) if att else 0
-
-
-
 
 # ----------------------------------------------------------------------------- the reader
 
 
-class _Msg:
-    __slots__ = ("line_no", "n_lines", "prefix", "rank", "level", "pid", "path", "lineno",
-                 "cid", "attempt", "artifact", "parts", "nbytes", "ts")
-
-    def __init__(self, line_no: int, prefix: str, rank: int | None, level: str, pid: int | None, path: str | None,
-                 lineno: int | None, cid: str | None, attempt: int | None, artifact: str | None, msg: str):
-        self.line_no = line_no
-        self.n_lines = 1
-        self.prefix = prefix
-        self.rank = rank
-        self.level = level
-        self.pid = pid
-        self.path = path
-        self.lineno = lineno
-        self.cid = cid
-        self.attempt = attempt
-        self.artifact = artifact
-        self.parts = [msg]
-        self.nbytes = len(msg)
-        self.ts: int | None = None
-
-    @property
-    def text(self) -> str:
-        return "\n".join(self.parts)
-
-
-class LogLines:
+class LogLines(OtherPrefixes):
     """The TORCH_LOGS line reader (:class:`~pt2logs.readers.kit.LineReader`): it takes every line,
     so it is the last of a chain; lines that are not torch's become foreign ``log_lines``."""
 
@@ -124,9 +75,9 @@ class LogLines:
         self.stats = sink.stats
         self.tb = TimeBase(self.ctx.mtime)
         self.messages = MessageRows(sink)
-        self.open: dict[tuple[int | None, int | None], _Msg] = {}
+        self.open: dict[tuple[int | None, int | None], Msg] = {}
         self.held = 0  # bytes of text in self.open
-        self.old: _Msg | None = None  # an open pre-2.1 message (continuation lines have no prefix)
+        self.old: Msg | None = None  # an open pre-2.1 message (continuation lines have no prefix)
         self.foreign: list[Any] | None = None  # [line_no, texts, bytes, lines]
 
     def error(self, kind: str, line_no: int | None, message: str, excerpt: bytes | str = b"", severity: str = "warning") -> None:
@@ -145,14 +96,14 @@ class LogLines:
     # -- lines -------------------------------------------------------------------
     def take(self, line_no: int, text: str) -> bool:
         m = GLOG.match(text)
-        if m is None and text[:1] in "[(" and (w := _WRAPPED.match(text)) is not None and GLOG.match(text, w.end()):
+        if m is None and text[:1] in "[(" and (w := WRAPPED.match(text)) is not None and GLOG.match(text, w.end()):
             text = text[w.end():]  # the wrapper's prefix (its own time stamp) says nothing torch's does not
             m = GLOG.match(text)
         if m is None and ("\r" in text or "[rank" in text):
             # a log line behind a progress bar (\r) or glued to other output: split it off
             cut = text.rfind("\r") + 1
             if not GLOG.match(text, cut):
-                e = _EMBEDDED.search(text)
+                e = EMBEDDED.search(text)
                 cut = e.start() if e else 0
             if cut and GLOG.match(text, cut):
                 self.add_foreign(line_no, text[:cut])
@@ -167,10 +118,16 @@ class LogLines:
             if o is not None:
                 self.close_foreign()
                 self.old_line(line_no, text, o)
-            elif self.old is not None and text[:1] in (" ", "\t") and text.strip():
+            elif (self.old is not None and ((text[:1] in (" ", "\t") and text.strip()) or self.old.continues)
+                  and self.old.nbytes < MAX_MESSAGE_BYTES and not text.startswith("Traceback (most recent call last)")
+                  and (s := torch_shapes.match(text)) is None):
                 self.old.parts.append(text)
                 self.old.n_lines += 1
                 self.old.nbytes += len(text) + 1
+            elif (s := torch_shapes.match(text)) is not None and (
+                    not s.weak or (self.old is not None and self.old.prefix == s.prefix)):
+                self.close_foreign()
+                self.shaped_line(line_no, s)
             else:
                 self.close_old()
                 self.add_foreign(line_no, text)
@@ -203,43 +160,13 @@ class LogLines:
             del self.open[key]
             self.close(cur)
         cid, attempt = split_compile_id(m.group("trace_id"))
-        new = _Msg(line_no, prefix, rank, m.group("level"), pid, m.group("path"), int(m.group("lineno")), cid, attempt,
+        new = Msg(line_no, prefix, rank, m.group("level"), pid, m.group("path"), int(m.group("lineno")), cid, attempt,
                    m.group("artifact"), msg)
         new.ts = self._ts(int(m.group("mmdd")), _tod(m.group("time")), line_no)
         self.open[key] = new
         self.held += new.nbytes
         if rank is not None:
             self.stats.ranks.add(rank)
-
-    def old_line(self, line_no: int, text: str, o: re.Match) -> None:
-        prefix = text[: o.start("msg")].rstrip()
-        cur = self.old
-        if cur is not None and cur.prefix == prefix and cur.nbytes < MAX_MESSAGE_BYTES:
-            # torch 2.1-2.3 repeat the prefix on every line of one message
-            msg = o.group("msg")
-            cur.parts.append(msg)
-            cur.n_lines += 1
-            cur.nbytes += len(msg) + 1
-            return
-        self.close_old()
-        logger = o.group("logger")
-        art = logger.rsplit(".", 1)[-1]
-        rank = int(o.group("rank")) if o.group("rank") is not None else self.ctx.rank
-        if rank is not None and rank >= MAX_RANK:
-            self.error("bad_value", line_no, f"[rank{o.group('rank')[:40]}] is not a rank; read as no rank, line kept")
-            rank = None
-        elif rank is not None:
-            self.stats.ranks.add(rank)
-        cid, attempt = split_compile_id(o.group("trace_id"))
-        new = _Msg(line_no, prefix, rank, _LEVELS[o.group("levelname")], None, logger, None, cid, attempt,
-                   art[2:] if art.startswith("__") else None, o.group("msg"))
-        try:
-            d = date.fromisoformat(o.group("date"))
-            tod = _tod(f"{o.group('time')}.{o.group('ms')}")
-            new.ts = (d.toordinal() - date(1970, 1, 1).toordinal()) * 86_400_000_000 + (tod or 0)
-        except ValueError:
-            self.error("bad_timestamp", line_no, "impossible date in the log prefix; message kept without ts")
-        self.old = new  # ends at a line that is neither an indented continuation nor of the same prefix
 
     def close_old(self) -> None:
         if self.old is not None:
@@ -283,7 +210,7 @@ class LogLines:
                                     "message": text, "foreign": True})
 
     # -- messages --------------------------------------------------------------------
-    def close(self, msg: _Msg) -> None:
+    def close(self, msg: Msg) -> None:
         if msg.pid is not None:
             self.held -= msg.nbytes
         text = msg.text
@@ -320,30 +247,6 @@ def read_torch_logs(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch
     that say how processes ended also become ``outcome_evidence`` rows (:mod:`.outcome_lines`), vLLM's
     compile lines ``vllm_log_events`` rows (:mod:`.vllm_lines`)."""
     return read_lines(chunks, ctx, [OutcomeLines, VllmLines, LogLines])
-
-
-# ----------------------------------------------------------------------------- sniffing
-
-_SNIFF_TEXT = re.compile(
-    rb"^(?:\[[^\]\n]{1,64}\][ :]*|\([^)\n]{1,64}\)[ :]*)?(?:\[rank\d+\]:)?[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d{1,6} +\d+ [^\]\n]+:\d+\](?P<json> \{)?", re.M)
-_SNIFF_OLD = re.compile(rb"^(?:\[rank\d+\]:)?\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\](?: \[!?[\d/_]+\])? torch\.[\w.]+: "
-                        rb"\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] ", re.M)
-
-
-def sniff_torch_logs(head: bytes, name: str) -> bool:
-    """TORCH_LOGS text: glog lines whose message is text (a TORCH_TRACE header's is a JSON object),
-    anywhere in the head (stderr often starts with warnings or prints). Captures that also hold
-    Spyre lines are recognised by the Spyre format first (it comes earlier in the registry) and read
-    with both line readers."""
-    text = trace_like = 0
-    for m in _SNIFF_TEXT.finditer(head):
-        if m.group("json"):
-            trace_like += 1
-        else:
-            text += 1
-    if text == 0:
-        text = len(_SNIFF_OLD.findall(head))
-    return text > 0 and text >= trace_like
 
 
 FORMAT = Format("torch_logs", "TORCH_LOGS text: a stderr capture of torch's log lines", sniff_torch_logs, read_torch_logs,
