@@ -18,7 +18,7 @@ from pt2logs.readers.lines.torch_logs import GLOG
 
 CAPTURES = [("torch_logs", "recompiles.txt"), ("torch_logs", "graph_breaks.txt"), ("torch_logs", "recompiles_verbose.txt"),
             ("torch_logs", "verbose_graph_breaks.txt"), ("gpu", "graph_breaks/torch_logs.txt"),
-            ("gpu", "recompile_causes/torch_logs.txt"), ("gpu", "compile_failure/torch_logs.txt")]
+            ("gpu", "recompile_causes/torch_logs.txt"), ("gpu", "compile_failure/torch_logs.txt"), ("torch_logs", "guards.txt")]
 _LEVEL = {"V": "DEBUG", "I": "INFO", "W": "WARNING", "E": "ERROR", "C": "CRITICAL"}
 
 
@@ -62,7 +62,8 @@ def counts(t: dict) -> tuple:
     gb = t.get("graph_breaks", [])
     return (len(rc), sum(r["is_limit_hit"] for r in rc), sorted(r["reason"] or "" for r in rc),
             sum(g["occurrences"] for g in gb), sorted((g["gb_type"] or "", g["user_lineno"] or 0) for g in gb),
-            len(t.get("kernels", [])), len(t.get("failures", [])))
+            len(t.get("kernels", [])), len(t.get("failures", [])),
+            sorted((g["guard_count"], g["n_guard_lines"], g["guards"]) for g in t.get("guards", [])))
 
 
 @pytest.mark.parametrize("shape", ["logging", "basic", "elided", "bare"])
@@ -85,10 +86,10 @@ def test_reshaped_capture_gives_the_glog_rows(fixture, shape):
             len([r for r in base.get("recompiles", []) if not r["is_limit_hit"]])
     elif shape == "bare":
         # a message torch printed with no compile id (WON'T CONVERT) has no prefix left at all in this shape
-        assert counts(t)[:6] == want[:6]
+        assert counts(t)[:6] == want[:6] and counts(t)[7] == want[7]
     else:
         assert counts(t) == want
-    assert want[0] + want[3] + want[5] + want[6] > 0
+    assert want[0] + want[3] + want[5] + want[6] + len(want[7]) > 0
 
 
 def test_logging_shape_keeps_level_logger_and_time():
