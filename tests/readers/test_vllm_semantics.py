@@ -135,3 +135,11 @@ def test_why_a_start_was_not_warm(starts_wh):
     assert (failed["start"], failed["load_failure_reason"], failed["changed"]) == (
         "failed warm start", "Source code has changed since the last compilation.", "no factor differs")
     assert failed["model"] == "Qwen/Qwen3-0.6B" and failed["rank"] == 0
+
+
+def test_text_that_only_mentions_vllm_stays_foreign():
+    text = ("cd /root/vllm - INFO - Starting torch.compile\n"
+            "pip install vllm | 140 | INFO : Directly load the compiled graph(s) for shape 4 from the cache, took 1.0 s\n")
+    assert _rows(text.splitlines()) == []
+    f = detect(text.encode(), "stdout.txt")
+    assert f is None or f.name != "vllm_log"

@@ -66,7 +66,7 @@ class VllmLines:
         m = P.LINE.search(text)
         if m is not None:
             f = m.groupdict()
-        elif (m := P.OTHER.search(text)) is not None:
+        elif (m := P.OTHER.search(text)) is not None and (m.start() == 0 or text[: m.start()].rstrip().endswith(")")):
             f = m.groupdict()  # vLLM's logger under a format of another program's
             f["level"], f["file"] = f["level"] or f["level2"], f["file"] or f["file2"]
         else:
