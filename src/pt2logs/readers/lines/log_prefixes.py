@@ -75,9 +75,8 @@ class Msg:
         self.parts = [msg]
         self.nbytes = len(msg)
         self.ts: int | None = None
-        #: any line that is no log line continues it (a reshaped message of a multi-line kind: its
-        #: prefix is on its first line only)
-        self.continues = False
+        #: (``continues``, set for the messages that are not glog's, the only ones read for it: any line that is no
+        #: log line continues it, for a reshaped message of a multi-line kind whose prefix is on its first line only)
 
     @property
     def text(self) -> str:
@@ -119,6 +118,7 @@ class OtherPrefixes:
             new.ts = (d.toordinal() - EPOCH) * 86_400_000_000 + (tod or 0)
         except ValueError:
             self.error("bad_timestamp", line_no, "impossible date in the log prefix; message kept without ts")
+        new.continues = False
         self.old = new  # ends at a line that is neither an indented continuation nor of the same prefix
 
     def shaped_line(self, line_no: int, s: torch_shapes.Shaped) -> None:

@@ -32,6 +32,9 @@ from pt2logs.readers.timebase import TimeBase
 _CACHE_RANK = re.compile(r"/rank_(\d{1,7})_\d{1,7}(?:/|$)")
 MAX_MESSAGE = 64 << 10
 _EPOCH = date(1970, 1, 1).toordinal()
+#: how a line of vLLM's loggers under another format starts: a date, ``[date``, a level first, a process prefix
+#: (not ``V``: torch's glog DEBUG lines, most of a TORCH_LOGS capture, are spared the search for ``vllm``)
+_OTHER_FIRST = frozenset("0123456789[(DIWEC")
 
 
 def _num(v: str | None) -> float | str | None:
@@ -59,7 +62,7 @@ class VllmLines:
         self.held: dict[tuple[str | None, int | None], dict[str, Any]] = {}
 
     def take(self, line_no: int, text: str) -> bool:
-        if P.QUICK(text) is None and "vllm" not in text:
+        if P.QUICK(text) is None and (text[:1] not in _OTHER_FIRST or "vllm" not in text):
             return False  # one scan: most lines of a capture are not vLLM logger lines
         if "\x1b" in text:
             text = P.ANSI.sub("", text)
