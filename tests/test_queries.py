@@ -478,7 +478,7 @@ def check_vllm(rows, e):
     assert rows == []  # no vLLM runs in the samples; tests/test_vllm_report.py checks these on vLLM logs
 
 
-for _q in ("vllm_cold_start", "vllm_cold_vs_warm", "vllm_compile_ranges"):
+for _q in ("vllm_cold_start", "vllm_cold_vs_warm", "vllm_compile_ranges", "vllm_why_not_warm"):
     CHECKS[_q] = check_vllm
 
 

@@ -129,6 +129,10 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool =
         found, skipped = rf.pick_sources(found, fmt)
         out.skipped.extend(skipped)
         for tl, n in sorted(tl_hidden.items()):
+            if (missing := rf.without_reads(tl)):
+                out.skipped.append((full_path(fs, tl), f"{missing}: {full_path(fs, tl)} ({n} report file(s) not read; its raw "
+                                                        "log, or the trace it was made from, is what pt2logs reads)"))
+                continue
             out.skipped.append((full_path(fs, tl), f"run folder: its {n} report/artifact file(s) are not read on their own "
                                                     "(the run is read from the files its format reads, e.g. tlparse's raw.log or raw.jsonl)"))
         if run_id is not None or one_run:

@@ -33,10 +33,13 @@ class RunFolders:
 
     def __init__(self, folders: list[tuple[str, list[Entry]]]):
         self.layout: dict[str, tuple[Format, Layout]] = {}
+        self.names: dict[str, set[str]] = {}
         for folder, entries in folders:
-            found = run_folder_layout({posixpath.basename(e[0]) for e in entries})
+            names = {posixpath.basename(e[0]) for e in entries}
+            found = run_folder_layout(names)
             if found is not None:
                 self.layout[folder] = found
+                self.names[folder] = names
         #: parents of per-rank run folders (tlparse ``--all-ranks-html``): one run of all ranks
         self.parents = {posixpath.dirname(d) for d in self.layout if self._ranked(d)}
         #: run folder -> the folder of its run: itself, or the parent of per-rank folders
@@ -71,6 +74,13 @@ class RunFolders:
             if up == d or not up:
                 return None
             d = up
+
+    def without_reads(self, run: str) -> str:
+        """The layout's message for a run folder none of whose folders holds a file it reads ("" when one does)."""
+        folders = [d for d, r in self.run_of.items() if r == run]
+        if not folders or any(self.names[d] & set(self.layout[d][1].read_first) for d in folders):
+            return ""
+        return self.layout[folders[0]][1].without_reads
 
     def read_here(self, folder: str, name: str) -> bool:
         """Whether the file is one that its run folder reads (the others are the run's report files)."""

@@ -40,6 +40,8 @@ class Layout:
       files beside them that belong to the run; ``read_first`` lists, in preference order, the files of
       such a folder that are read (the others belong to it and are not read on their own): the first
       one present wins when its format ranks better than this format's own, else the last;
+      ``without_reads`` is the one message for such a folder that holds none of them (a tlparse report
+      copied without its raw log);
     * ``anchor``: for an auxiliary file, the folder of the run it belongs to (the ``torch_compile_debug``
       folder above a graph file), given its folder and the input root; None when it has none.
     """
@@ -50,6 +52,8 @@ class Layout:
     parent_files: re.Pattern[str] | None = None
     read_first: tuple[str, ...] = ()
     anchor: Callable[[str, str], str | None] | None = None
+    #: what discovery says, once, of a run folder that holds none of the files it reads (``read_first``)
+    without_reads: str = ""
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ decided at query time from these rows, the trace files' times and the compiles l
 from pt2logs.tables.schema import table
 
 OUTCOME_EVIDENCE = table(
-    "outcome_evidence", version=1, group="outcomes",
+    "outcome_evidence", version=2, group="outcomes",
     grain="line (or ChildFailedError entry, or traceback) that says how a process ended",
     doc="""The lines of a job's stderr that say how its processes ended, with file and line: exit codes
     and signals (`pt2logs run`'s record, torchrun's `failed (exitcode: N)` and `closing signal` lines,
@@ -33,7 +33,8 @@ OUTCOME_EVIDENCE = table(
     exit_code   i32   exit status; negative: ended by that signal (-9: SIGKILL)
     signal      str   the signal that ended the process (SIGKILL, SIGTERM, SIGABRT, ...)
     exc_type    str   exception type of a traceback (RuntimeError, torch.OutOfMemoryError, ...)
-    location    str   innermost frame of the traceback: file:line in function
+    exc_message str   the exception's message: the rest of its line (`No available memory for the cache blocks. ...`)
+    location    str   innermost frame of the traceback: file:line in function; for Dynamo's errors the innermost user-code frame of its `from user code:` section
     collective  str   the collective that timed out: NCCL OpType (ALLREDUCE, ...), gloo op (recv, send), barrier
     seq_num     i64   NCCL work sequence number (SeqNum) of the collective
     timeout_ms  i64   the timeout that expired, in ms

@@ -24,7 +24,7 @@ LOG_EVENTS = table(
     logger_file     str        the file vLLM's formatter names (`backends.py`, `v1/worker/gpu_model_runner.py` at DEBUG)
     logger_line     i32        its line
     tag             str        the compile tag vLLM ≥ 0.33 puts before the message (`[backbone]`, an encoder's tag); NULL before
-    kind            str        dynamo_transform, compile_range, cache_load, cache_store, compile_total, compile_start, warmup_run, cudagraph_capture, cache_dir, cache_disabled, cache_saved, aot_load, aot_save, engine_init, engine_config
+    kind            str        dynamo_transform, compile_range, cache_load, cache_store, compile_total, compile_start, warmup_run, cudagraph_capture, cache_dir, cache_disabled, cache_saved, cache_factors, aot_load, aot_save, aot_load_failed, engine_init, engine_config
     compile_range   str        what was compiled or loaded: `(1, 8192)` (a compile range), `general shape`, `dynamic shape`, `shape 4` (older vLLM: one size)
     range_start     i64        first size of the compile range (a single shape: that size); NULL for general / dynamic shape
     range_end       i64        last size of the compile range, inclusive
@@ -34,6 +34,8 @@ LOG_EVENTS = table(
     path            str        cache directory, AOT artifact path
     model           str        the model (engine_config: the `model=` of the engine's config)
     vllm_version    str        vLLM's version (engine_config: `Initializing a V1 LLM engine (vX)`)
+    reason          str        why an AOT artifact did not load (aot_load_failed: `Kernel index 1 not found in id_to_kernel`, `Source code has changed since the last compilation.`)
+    compile_seconds f64        engine_init: the compilation part of the engine's start (`(compilation: 55.52 s)`, vLLM 0.33)
     message         str        the message as logged (after the prefix)
     repeat          i32        Ray's log deduplication (`[repeated 7x across cluster]`): the line stands for this many lines of other processes besides the one printed before (a timing of 8 workers, not one); NULL when not deduplicated
     """,

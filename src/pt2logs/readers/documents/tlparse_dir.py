@@ -279,12 +279,15 @@ def sniff_tlparse_raw(head: bytes, name: str) -> bool:
 
 def is_tlparse_folder(names: set[str]) -> bool:
     """tlparse's output: ``raw.jsonl`` or its ``raw.log`` copy of the trace (a folder trimmed to save
-    space may keep only one) beside ``compile_directory.json`` or ``index.html``."""
-    return bool(names & {"raw.jsonl", "raw.log"}) and bool(names & {"compile_directory.json", "index.html"})
+    space may keep only one) beside ``compile_directory.json`` or ``index.html``; or both of these without
+    either raw file (a report copied without its raw log: one run folder, which discovery reports once)."""
+    report = names & {"compile_directory.json", "index.html"}
+    return bool(report) and (bool(names & {"raw.jsonl", "raw.log"}) or len(report) == 2)
 
 
 FORMAT = Format("tlparse_dir", "tlparse output folder (raw.jsonl + payloads/ + chromium_events.json)", sniff_tlparse_raw,
                 read_tlparse_dir, role=TRACE, source=SOURCE, source_rank=2, switch="TORCH_TRACE, read through tlparse",
                 layout=Layout(run_folder=is_tlparse_folder, rank_folder=re.compile(r"^rank_\d+$"),
                               parent_files=re.compile(r"^(?:index\.html|chromium_events\.json|.*\.html)$"),
-                              read_first=("raw.log", "raw.jsonl")))
+                              read_first=("raw.log", "raw.jsonl"),
+                              without_reads="tlparse report folder without its raw log"))

@@ -4,7 +4,8 @@
 Messages are interpreted with the shared parsers of :mod:`pt2logs.analysis`: ``[__recompiles]`` /
 ``[__recompiles_verbose]`` → ``recompiles`` (one row per compile id, like the trace); the
 recompile-limit warning (``torch._dynamo hit config.recompile_limit (8)``, no artifact tag) marks that
-compile's row as a limit hit, or makes one; ``[__graph_breaks]`` → ``graph_breaks``, repeats of a break
+compile's row as a limit hit, or makes one (a warning whose first lines are missing too: ``function: …`` /
+``last reason: …`` of a W line); ``[__guards]`` → ``guards`` (one row per compile); ``[__graph_breaks]`` → ``graph_breaks``, repeats of a break
 within one compile id (duplicate-suppressed lines) folded into ``occurrences``; ``[__output_code]`` →
 ``kernels`` / ``extern_calls``; cache hit / miss / bypass lines and the keys' components →
 ``cache_events`` / ``cache_key_components`` (:mod:`pt2logs.readers.lines.log_caches`).
@@ -19,6 +20,7 @@ from typing import Any
 
 from pt2logs.analysis.failures import parse_wont_convert
 from pt2logs.analysis.graph_breaks import parse_graph_break
+from pt2logs.analysis.guard_text import count_guards, guard_lines
 from pt2logs.analysis.guards import (
     classify_guard,
     parse_recompile_limit_message,
@@ -34,6 +36,10 @@ SOURCE = "torch_logs"
 MAX_PENDING = 10_000
 
 _LIMIT_MSG = re.compile(r"hit config\.\w*(?:recompile|cache_size)_limit|cache_size_limit \(\d+\)")
+#: the lines after the recompile limit's first line (convert_frame.py: ``"   function: %s\n   last reason: %s\n"``)
+_PARTIAL_LIMIT = re.compile(r"(?:function: '[^'\n]*' \(|last reason: )")
+#: messages of the guards artifact that are not the guards (guards.py: the shape guard's code, the eval latency)
+_NOT_GUARDS = ("Python shape guard function:", "Guard eval latency = ")
 _GB_START = re.compile(r"^Graph break (?:\(user stack suppressed due to duplicate graph break\) )?in user code at ", re.M)
 
 
@@ -54,10 +60,14 @@ class MessageRows:
         self.caches = CacheLines(sink)
         self.pending_rc: dict[tuple, dict[str, Any]] = {}
         self.pending_gb: dict[tuple, dict[tuple, dict[str, Any]]] = {}
+        self.pending_guards: dict[tuple, dict[str, Any]] = {}
         self.frames: dict[tuple, tuple[str | None, str | None, int | None]] = {}
         #: frame columns of each break site seen with its stack, for repeats whose stack the log
         #: suppressed (``Graph break (user stack suppressed due to duplicate graph break)``)
         self.site_frames: dict[tuple, dict[str, Any]] = {}
+        #: each rank's last recompile row of a message with no compile id (a reformatted log): the recompile
+        #: limit's warning that follows it marks it, as the shared compile id does in torch's own format
+        self.last_rc: dict[int | None, dict[str, Any]] = {}
 
     def message(self, msg: Any, text: str) -> None:
         art = msg.artifact
@@ -66,10 +76,14 @@ class MessageRows:
                 self.recompile(msg, text)
         elif art == "graph_breaks":
             self.graph_breaks(msg, text)
+        elif art == "guards":
+            self.guards(msg, text)
         elif art == "output_code" and text.lstrip().startswith("Output code:"):
             self.output_code(msg, text)
         elif msg.level in ("W", "I", "V") and _LIMIT_MSG.search(text.split("\n", 1)[0]):
             self.limit_hit(msg, text)
+        elif art is None and msg.level == "W" and _PARTIAL_LIMIT.match(text.lstrip()):
+            self.limit_hit(msg, text)  # the recompile limit's warning with its first line cut (a paste, another rank's block)
         elif art is None and text.startswith("WON'T CONVERT "):
             self.failure(msg, text)
         elif art is None:
@@ -96,12 +110,16 @@ class MessageRows:
                    all_reasons=[r for _, r in reasons], cause=cause, guard_subject=subject, prev_compile_id=prev,
                    is_limit_hit=False)
         self._pend(self.pending_rc, key if msg.cid is not None else (msg.rank, None, msg.line_no), row)
+        if msg.cid is None and len(self.last_rc) < MAX_PENDING:
+            self.last_rc[msg.rank] = row
 
     def limit_hit(self, msg: Any, text: str) -> None:
         p = parse_recompile_limit_message(text)
         if p["co_name"] is not None:
             self.frames.setdefault((msg.rank, frame_of(msg.cid)), (p["co_name"], p["co_filename"], p["co_firstlineno"]))
-        row = self.pending_rc.get((msg.rank, msg.cid)) if msg.cid is not None else None
+        row = self.pending_rc.get((msg.rank, msg.cid)) if msg.cid is not None else self.last_rc.pop(msg.rank, None)
+        if row is not None and (row["is_limit_hit"] or row["co_name"] != p["co_name"] or row not in self.pending_rc.values()):
+            row = None
         if row is None:
             prev, reason = p["last_reason"] or (None, None)
             subject = classify_guard(reason)[1] if reason else None
@@ -111,6 +129,29 @@ class MessageRows:
                        prev_compile_id=prev)
             self._pend(self.pending_rc, (msg.rank, msg.cid) if msg.cid is not None else (msg.rank, None, msg.line_no), row)
         row.update(cause="recompile_limit_hit", is_limit_hit=True)
+
+    def guards(self, msg: Any, text: str) -> None:
+        """``[__guards]``: ``GUARDS:`` then the guard manager's tree (one message) or one message per guard
+        (torch 2.1-2.4): one ``guards`` row per compile, like the trace's ``dynamo_cpp_guards_str``."""
+        key = (msg.rank, msg.cid)
+        cur = self.pending_guards.get(key)
+        head = 0 if text.startswith("GUARDS:") else text.find("\nGUARDS:") + 1  # (messages of one prefix joined)
+        if text.startswith("GUARDS:", head) and text[head + 7:head + 8] in ("", "\n"):
+            if cur is not None:
+                self._emit_pending(self.pending_guards, key)  # a compile's guards ended (no compile id: the next one's)
+            cur = {**self._base(msg), "parts": []}
+            self._pend(self.pending_guards, key, cur)
+            text = text[head + 8:]
+        elif text.startswith(_NOT_GUARDS) or (cur is None and not text.lstrip().startswith("TREE_GUARD_MANAGER:")):
+            return  # (a guard line with no GUARDS: before it: the capture starts inside a compile's guards)
+        elif cur is None:
+            cur = {**self._base(msg), "parts": []}
+            self._pend(self.pending_guards, key, cur)
+        for tail in _NOT_GUARDS:
+            if (j := text.find("\n" + tail)) >= 0:
+                text = text[:j]
+        if text.strip():
+            cur["parts"].append(text)
 
     def graph_breaks(self, msg: Any, text: str) -> None:
         starts = [m.start() for m in _GB_START.finditer(text)]
@@ -164,6 +205,14 @@ class MessageRows:
         if d is self.pending_rc:
             self.sink.add("recompiles", v)
             return
+        if d is self.pending_guards:
+            parts = v.pop("parts")
+            v.pop("ts", None)
+            if parts:
+                text = "\n".join(parts)
+                self.sink.add("guards", {**v, "guards": text, "guard_count": count_guards(text), "n_guard_lines": guard_lines(text),
+                                         "dynamic_symbols": [], "symbol_sources": []})
+            return
         for row in v.values():
             if row.get("co_name") is None:
                 co = self.frames.get((row["rank"], frame_of(row["compile_id"])))
@@ -172,6 +221,6 @@ class MessageRows:
             self.sink.add("graph_breaks", row)
 
     def finish(self) -> None:
-        for d in (self.pending_rc, self.pending_gb):
+        for d in (self.pending_rc, self.pending_gb, self.pending_guards):
             for key in list(d):
                 self._emit_pending(d, key)

@@ -31,9 +31,10 @@ from typing import Any
 
 import orjson
 
+from pt2logs.analysis.identity import classify_path
 from pt2logs.readers.kit import EXCERPT, RowSink
 from pt2logs.readers.lines import outcome_patterns as P
-from pt2logs.readers.lines.child_failures import ChildFailedTable
+from pt2logs.readers.lines.outcome_table import ChildFailedTable
 from pt2logs.readers.timebase import TimeBase
 from pt2logs.readers.timebase import time_of_day_us as _tod
 
@@ -44,16 +45,6 @@ _QUIET = re.compile(P.TRIGGERS.pattern + r"|Traceback \(most recent call last\)"
 _RANK_PID = re.compile(r"\[rank(\d{1,7})\]:[VIWEC]\d{4} \S+ +(\d+) ").match
 
 
-def _ms(seconds: str) -> int | str:
-    """Seconds as printed → whole milliseconds; text that is no number int64 holds stays text (the column's
-    rule stores NULL and reports it)."""
-    try:
-        ms = float(seconds) * 1000
-    except ValueError:
-        return seconds
-    return int(ms) if abs(ms) < 2**63 else seconds
-
-
 class _Traceback:
     __slots__ = ("start", "frame")
 
@@ -62,7 +53,7 @@ class _Traceback:
         self.frame: str | None = None
 
 
-class OutcomeLines:
+class OutcomeLines(ChildFailedTable):
     """The evidence line reader (:class:`~pt2logs.readers.kit.LineReader`); it never takes a line."""
 
     def __init__(self, sink: RowSink):
@@ -72,11 +63,16 @@ class OutcomeLines:
         self.pending: list[dict[str, Any]] = []
         self.pid_rank: dict[int, int] = {}
         self.closed_pids: set[int] = set()  # pids the launcher sent a closing signal
-        self.tracebacks: dict[tuple[int | None, int | None], _Traceback] = {}  # by (torchrun's local rank, rank)
+        #: by (torchrun's local rank, rank, a process prefix: vLLM's workers interleave)
+        self.tracebacks: dict[tuple[int | None, int | None, str | None], _Traceback] = {}
         self.local: int | None = None  # the local rank of torchrun's header on the line being read
+        self.key: tuple = (None, None, None)  # the line's traceback key
         self.launcher = False  # the rank of the line being read is the one a launcher's prefix named (srun --label)
         self.seen: set[tuple] = set()
-        self.table: ChildFailedTable | None = None  # ChildFailedError's table being read
+        self.table: dict[str, Any] | None = None  # ChildFailedError's table being read
+        #: a Dynamo exception's row, by traceback key, until its "from user code:" frames are read
+        self.after: dict[tuple, dict[str, Any]] = {}
+        self.entry: dict[str, Any] | None = None
 
     # -- rows --------------------------------------------------------------------------
     def add(self, row: dict[str, Any]) -> None:
@@ -87,6 +83,8 @@ class OutcomeLines:
         if row.get("rank") is not None:
             row.setdefault("rank_from", "launcher" if self.launcher else "prefix")
         self.sink.stats.kinds["outcome_evidence"] = self.sink.stats.kinds.get("outcome_evidence", 0) + 1
+        if row["kind"] in ("exception", "oom") and (a := self.after.get(self.key)) is not None and a["row"] is None:
+            a["row"] = row  # (the Dynamo exception's row: its user frame comes later)
         if len(self.pending) < MAX_PENDING:
             self.pending.append(row)
         else:
@@ -115,7 +113,7 @@ class OutcomeLines:
 
     # -- lines -------------------------------------------------------------------------
     def take(self, line_no: int, text: str) -> bool:
-        if not self.tracebacks and self.table is None and ("] [__" in text[:400] or _QUIET(text) is None):
+        if not self.tracebacks and self.table is None and not self.after and ("] [__" in text[:400] or _QUIET(text) is None):
             # (a TORCH_LOGS artifact message, "] [__graph_breaks]", is torch's account of a compile: never evidence)
             # most lines of a capture: nothing to record; only a [rankN]: glog line ties its pid to its rank
             if text.startswith("[rank"):
@@ -126,15 +124,19 @@ class OutcomeLines:
         raw = text
         rank: int | None = None
         local: int | None = None
-        if "\r" in text:
+        if "\x1b" in text:
+            text = P.ANSI.sub("", text)
+        if "\r" in text:  # (a progress bar's line: its last part; vLLM ends every line of a message with \r)
+            text = text.rstrip("\r")
             text = text[text.rfind("\r") + 1:]
         t = P.TAIL_PREFIX.match(text) if self.table is None else None
         if t is not None:
             local = int(t.group(1) or t.group(2))
             text = text[t.end():].lstrip(" ")
         m = P.WRAPPER.match(text)
+        proc = None
         if m is not None and P.RANK_PREFIX.match(text) is None:
-            text = text[m.end():]
+            proc, text = text[: m.end()], text[m.end():]
         m = P.RANK_PREFIX.match(text)
         if m is not None:
             rank = int(m.group(1))
@@ -154,15 +156,16 @@ class OutcomeLines:
                 if rank is not None:
                     self.pid_rank.setdefault(pid, rank)
             text = text[g.end():]
-        if self.table is not None:
-            taken = self.table.line(line_no, text, raw)
-            if self.table.ended:
-                self.table = None
-            if taken:
-                return False
+        elif (v := P.VLLM.match(text)) is not None:
+            mmdd, time = v.group("mm") + v.group("dd"), v.group("time")
+            text = text[v.end():]
+        if self.table is not None and self.table_line(line_no, text, raw):
+            return False
         self.local = local
         self.launcher = launcher
-        key = (local, rank)
+        key = self.key = (local, rank, proc)
+        if self.after and (a := self.after.get(key)) is not None and self.user_frame(key, a, text):
+            return False
         tb = self.tracebacks.get(key)
         if tb is not None:
             f = P.FRAME.match(text)
@@ -172,7 +175,7 @@ class OutcomeLines:
             if text.startswith((" ", "\t")) or not text.strip():
                 return False
             del self.tracebacks[key]
-            self.exception(line_no, text, raw, rank, tb)
+            self.exception(line_no, text, raw, rank, tb, key)
             return False
         if g is None and P.TRACEBACK.match(text):
             # (a traceback inside a log message is a logged exception, not the end of a process)
@@ -204,7 +207,7 @@ class OutcomeLines:
                     row["rank"], row["rank_from"] = int(n.group(1)), "message"
                 elif "rank" in g:
                     row["rank"], row["rank_from"] = int(g["rank"]), "message"
-            self._fill(row, kind, g)
+            P.fill(row, kind, g)
             if extra:
                 row.update(extra)
             key = (kind, row["rank"], row.get("detail", {}).get("work") if isinstance(row.get("detail"), dict) else None)
@@ -219,51 +222,18 @@ class OutcomeLines:
             return True
         return False
 
-    @staticmethod
-    def _fill(row: dict[str, Any], kind: str, g: dict[str, str]) -> None:
-        sig = g.get("sig") or g.get("sig2") or g.get("sig3")
-        if sig and sig.isdigit():
-            sig = P.signal_name(-int(sig))
-        if sig:
-            row["signal"] = sig
-        if "code" in g:
-            row["exit_code"] = int(g["code"])
-            row["signal"] = row.get("signal") or P.signal_name(int(g["code"]))
-            row["means"] = P.exit_means(int(g["code"]), row.get("signal"))
-        if "signum" in g:
-            row["exit_code"] = -int(g["signum"])
-        if "local_rank" in g:
-            row["local_rank"] = int(g["local_rank"])
-        for k in ("timeout_ms", "elapsed_ms"):
-            if k in g:
-                row[k] = int(g[k])
-        if "elapsed_s" in g:  # seconds no int64 of ms holds (or `1.2.3`): the text, NULL and reported as bad_value
-            row["elapsed_ms"] = _ms(g["elapsed_s"])
-        if "op" in g:
-            row["collective"] = g["op"]
-        if "seq" in g:
-            row["seq_num"] = int(g["seq"])
-        if "work" in g:
-            w = P.parse_work(g["work"])
-            row["collective"] = w.get("OpType")
-            if w.get("SeqNum", "").lstrip("-").isdigit():
-                row["seq_num"] = int(w["SeqNum"])
-            if w.get("Timeout(ms)", "").isdigit():
-                row["timeout_ms"] = int(w["Timeout(ms)"])
-            row["detail"] = {"work": g["work"]}
-        if kind == "barrier_timeout":
-            row["collective"] = "barrier"
-        if kind in ("peer_closed", "closing_signal", "forced_kill"):
-            row["secondary"] = True
-
-    def exception(self, line_no: int, text: str, raw: str, rank: int | None, tb: _Traceback) -> None:
+    def exception(self, line_no: int, text: str, raw: str, rank: int | None, tb: _Traceback, key: tuple) -> None:
         """The line that ends a traceback: one row, of the kind its message shows."""
         m = P.EXCEPTION.match(text.strip())
         exc = m.group("type") if m is not None else None
-        extra = {"exc_type": exc, "location": tb.frame, "n_lines": line_no - tb.start + 1}
+        extra = {"exc_type": exc, "exc_message": m.group("msg") if m is not None else None, "location": tb.frame,
+                 "n_lines": line_no - tb.start + 1}
+        if exc and P.DYNAMO_EXC.search(exc) and len(self.after) < MAX_PENDING:
+            # Dynamo's message goes on with "from user code:" and the user's frames: the row's location, when it comes
+            self.after[key] = {"row": None, "frames": None, "n": 0}
         if exc and exc.endswith("ChildFailedError"):
             # the launcher's own exception: its table follows, one row per failed process
-            self.table = ChildFailedTable(line_no, self.add, self.pid_rank)
+            self.table = {"root": False, "start": line_no}
             self.add({"line_no": line_no, "kind": "launcher_failed", "means": "info", "rank": None, "text": raw,
                       "secondary": False, **extra})
             return
@@ -272,10 +242,39 @@ class OutcomeLines:
         self.add({"line_no": line_no, "kind": "exception", "means": "failed", "rank": rank, "text": raw,
                   "secondary": False, **extra})
 
+    def user_frame(self, key: tuple, a: dict[str, Any], text: str) -> bool:
+        """A line after a Dynamo exception: its ``from user code:`` section's frames (the innermost user-code frame,
+        else the innermost, becomes the row's ``location``); True when the line belongs to the message."""
+        a["n"] += 1
+        if a["frames"] is None:
+            if P.USER_CODE.match(text):
+                a["frames"] = []
+            elif a["n"] > 200 or P.TRACEBACK.match(text):
+                del self.after[key]
+                return False
+            return True
+        f = P.FRAME.match(text)
+        if f is not None:
+            a["frames"].append((f.group("file"), int(f.group("line")), f.group("fn")))
+            return True
+        if text.startswith((" ", "\t")) and text.strip() and len(a["frames"]) < 1000:
+            return True  # the frame's code line
+        self.close_after(key)
+        return False
+
+    def close_after(self, key: tuple) -> None:
+        a = self.after.pop(key)
+        if a["frames"]:
+            user = [f for f in a["frames"] if classify_path(f[0]).kind == "user"] or a["frames"]
+            file, line, fn = user[-1]
+            if a["row"] is not None:
+                a["row"]["location"] = f"{file}:{line}" + (f" in {fn}" if fn else "")
+
     def finish(self) -> None:
-        if self.table is not None:
-            self.table.close_entry()
-        for (local, tb_rank), tb in list(self.tracebacks.items()):  # a traceback cut off by the end of the file
+        for key in list(self.after):
+            self.close_after(key)
+        self.close_entry()
+        for (local, tb_rank, _), tb in list(self.tracebacks.items()):  # a traceback cut off by the end of the file
             self.local = local
             self.add({"line_no": tb.start, "kind": "exception", "means": "failed", "rank": tb_rank, "secondary": False,
                       "text": "Traceback (most recent call last): (the file ends before its exception line)",

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import re
 import signal as _signal
+from typing import Any
 
 #: ``[rank3]:`` (torch's log formatter and its excepthook put it before every line of a rank)
 RANK_PREFIX = re.compile(r"\[rank(\d{1,7})\]:\s?")
@@ -54,7 +55,21 @@ RANK_PREFIX = re.compile(r"\[rank(\d{1,7})\]:\s?")
 #: e.g. ``[default0]:``, or a ``log_line_prefix_template`` such as ``[3]:``); ``[rank3]:`` is torch's own prefix
 TAIL_PREFIX = re.compile(r"\[(?!rank\d)(?:[A-Za-z_][\w-]{0,40}?(\d{1,7})\]:|(\d{1,7})\]:(?=\S))")
 #: a wrapper's own prefix before the line: ``(RayWorkerVllm pid=5304) `` or ``[2025-08-12 03:18:23.088] ``
-WRAPPER = re.compile(r"(?:\([^)\n]{1,64}\)|\[\d{4}-\d\d-\d\d[ T][\d:.,]+\])[ :]*")
+WRAPPER = re.compile(r"(?:\([^)\n]{1,64}\)|\[\d{4}-\d\d-\d\d[ T][\d:.,]+\])(?::? ?)")
+#: vLLM's logger prefix (vllm/logger.py ``_FORMAT``: ``%(levelname)s %(asctime)s [%(filename)s:%(lineno)d] ``, no brackets
+#: before 0.8); its ``NewLineFormatter`` (vllm/logging_utils/formatter.py) repeats it on every line of a message, the
+#: traceback of ``logger.exception`` included (v1/engine/core.py ``logger.exception("EngineCore failed to start.")``
+#: before it re-raises: the end of the process)
+VLLM = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<mm>\d\d)-(?P<dd>\d\d) (?P<time>\d\d:\d\d:\d\d)(?:\.\d+)? "
+                  r"\[?[^\s:\]\[]+:\d+\] ?")
+#: ANSI colour codes (vLLM's cyan process prefix and coloured levels)
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+#: exceptions whose message ends with Dynamo's ``from user code:`` section (torch/_dynamo/exc.py ``augment_exc_message``):
+#: the user frame is there, not in the traceback (whose innermost frames are torch's)
+DYNAMO_EXC = re.compile(r"(?:torch\._dynamo\.exc\.|torch\._inductor\.exc\.)?(?:Unsupported|UserError|TorchRuntimeError|"
+                        r"InternalTorchDynamoError|BackendCompilerFailed|FailOnRecompileLimitHit|UncapturedHigherOrderOpError|"
+                        r"RecompileLimitExceeded|InductorError|LoweringException)$|torch\._(?:dynamo|inductor)\.")
+USER_CODE = re.compile(r"\s*from user code:\s*$")
 #: torch's Python glog prefix: level, MMDD, time, pid, source path and line
 GLOG = re.compile(r"(?P<level>[VIWEC])(?P<mmdd>\d{4}) (?P<time>\d\d:\d\d:\d\d(?:\.\d{1,9})?) +(?P<pid>\d+) [^\]\s]+:\d+\] ?")
 #: c10's C++ log prefix: ``[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629]`` or ``[E ProcessGroupNCCL.cpp:474]``
@@ -98,6 +113,9 @@ LINE_RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("segfault", "crashed", re.compile(r"Segmentation fault|Fatal Python error|Bus error \(core dumped\)|core dumped")),
     ("oom", "failed", re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory")),
     ("oom_killed", "killed", re.compile(r"^Killed\s*$|^(?:\S+: )?(?:line \d+: )?\d+ Killed\s")),
+    # torch/_dynamo/exc.py FailOnRecompileLimitHit, raised by convert_frame.py with "{limit} reached with fullgraph=True. ...":
+    # the exception line alone (a paste, a log that cut the traceback) is how the process ended
+    ("exception", "failed", re.compile(r"^\s*(?P<exc>(?:torch\._dynamo\.exc\.)?FailOnRecompileLimitHit)\b(?::\s?(?P<exc_msg>.*))?$")),
 )
 #: kinds never read from a message torch's Python logger wrote (a glog-prefixed line): there they are errors
 #: torch caught and logged, e.g. ``torch/_inductor/select_algorithm.py`` ``"Runtime error during autotuning: \n%s.
@@ -105,12 +123,12 @@ LINE_RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
 #: {exc}"`` (triton 3.6 names the exception ``OutOfMemoryError: out of resource: triton_mm Required: 245760 Hardware
 #: limit:232448``), or ``"Exception %s for benchmark choice %s"``; a CUDA OOM that ends the process is its traceback's
 #: last line, which has no such prefix
-LOGGED_NOT_EVIDENCE = ("oom",)
+LOGGED_NOT_EVIDENCE = ("oom", "exception")
 #: a fast pre-check: a line that contains none of these words has no evidence (most lines)
 TRIGGERS = re.compile(r"Watchdog|watchdog|Heartbeat|Timed out|timed out|monitoredBarrier|store based barrier|collective mismatch"
                       r"|by peer|closing signal|Unable to shutdown|exitcode|death signal|termination signal|received by PID"
                       r"|terminate called|core dumped|Segmentation fault|Fatal Python error|out of memory|OutOfMemoryError"
-                      r"|Killed|got signal")
+                      r"|Killed|got signal|FailOnRecompileLimitHit")
 
 # ----------------------------------------------------------------------------- multi-line shapes
 
@@ -164,3 +182,53 @@ def parse_work(work: str) -> dict[str, str]:
         if k and v:
             out[k] = v
     return out
+
+
+def _ms(seconds: str) -> int | str:
+    """Seconds as printed → whole milliseconds; text that is no number int64 holds stays text (the column's
+    rule stores NULL and reports it)."""
+    try:
+        ms = float(seconds) * 1000
+    except ValueError:
+        return seconds
+    return int(ms) if abs(ms) < 2**63 else seconds
+
+
+def fill(row: dict[str, Any], kind: str, g: dict[str, str]) -> None:
+    """The columns a rule's named groups give (pid, code, sig, op, seq, timeout_ms, elapsed_ms, rank, local_rank, exc)."""
+    sig = g.get("sig") or g.get("sig2") or g.get("sig3")
+    if sig and sig.isdigit():
+        sig = signal_name(-int(sig))
+    if sig:
+        row["signal"] = sig
+    if "code" in g:
+        row["exit_code"] = int(g["code"])
+        row["signal"] = row.get("signal") or signal_name(int(g["code"]))
+        row["means"] = exit_means(int(g["code"]), row.get("signal"))
+    if "signum" in g:
+        row["exit_code"] = -int(g["signum"])
+    if "local_rank" in g:
+        row["local_rank"] = int(g["local_rank"])
+    for k in ("timeout_ms", "elapsed_ms"):
+        if k in g:
+            row[k] = int(g[k])
+    if "exc" in g:
+        row["exc_type"], row["exc_message"] = g["exc"], g.get("exc_msg")
+    if "elapsed_s" in g:  # seconds no int64 of ms holds (or `1.2.3`): the text, NULL and reported as bad_value
+        row["elapsed_ms"] = _ms(g["elapsed_s"])
+    if "op" in g:
+        row["collective"] = g["op"]
+    if "seq" in g:
+        row["seq_num"] = int(g["seq"])
+    if "work" in g:
+        w = parse_work(g["work"])
+        row["collective"] = w.get("OpType")
+        if w.get("SeqNum", "").lstrip("-").isdigit():
+            row["seq_num"] = int(w["SeqNum"])
+        if w.get("Timeout(ms)", "").isdigit():
+            row["timeout_ms"] = int(w["Timeout(ms)"])
+        row["detail"] = {"work": g["work"]}
+    if kind == "barrier_timeout":
+        row["collective"] = "barrier"
+    if kind in ("peer_closed", "closing_signal", "forced_kill"):
+        row["secondary"] = True

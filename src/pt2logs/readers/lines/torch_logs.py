@@ -39,41 +39,39 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from datetime import date
 from typing import Any
 
 from pt2logs.readers.format import CAPTURE, Format
 from pt2logs.readers.kit import Batch, FileContext, LineReaderFactory, RowSink, read_lines
 from pt2logs.readers.lines.carried import carried_columns
-from pt2logs.readers.lines.glog import (
+from pt2logs.readers.lines import torch_shapes
+from pt2logs.readers.lines.log_messages import MessageRows
+from pt2logs.readers.lines.log_prefixes import (
     EMBEDDED,
     GLOG,
-    LEVELS,
+    MAX_MESSAGE_BYTES,
+    MAX_RANK,
     OLD,
     WRAPPED,
-    Message,
+    Msg,
+    OtherPrefixes,
     sniff_torch_logs,
     split_compile_id,
 )
-from pt2logs.readers.lines.log_messages import MessageRows
 from pt2logs.readers.lines.outcome_lines import OutcomeLines
 from pt2logs.readers.lines.vllm_lines import VllmLines
 from pt2logs.readers.timebase import TimeBase
 from pt2logs.readers.timebase import time_of_day_us as _tod
 
-#: the longest message (or foreign block) held: a longer one is cut into several rows (``message_too_long``)
-MAX_MESSAGE_BYTES = 16 << 20
 #: the most text held in the open messages of all processes together: past it they are all closed
 #: (each a row; a message that goes on starts a new one), so many processes cannot add up either
 MAX_OPEN_BYTES = 64 << 20
-#: the largest rank read from a log (a larger number is damage, not a rank)
-MAX_RANK = 1 << 20
 MAX_FOREIGN_LINES = 1000
 
 # ----------------------------------------------------------------------------- the reader
 
 
-class LogLines:
+class LogLines(OtherPrefixes):
     """The TORCH_LOGS line reader (:class:`~pt2logs.readers.kit.LineReader`): it takes every line,
     so it is the last of a chain; lines that are not torch's become foreign ``log_lines``."""
 
@@ -83,9 +81,9 @@ class LogLines:
         self.stats = sink.stats
         self.tb = TimeBase(self.ctx.mtime)
         self.messages = MessageRows(sink)
-        self.open: dict[tuple[int | None, int | None], Message] = {}
+        self.open: dict[tuple[int | None, int | None], Msg] = {}
         self.held = 0  # bytes of text in self.open
-        self.old: Message | None = None  # an open pre-2.1 message (continuation lines have no prefix)
+        self.old: Msg | None = None  # an open pre-2.1 message (continuation lines have no prefix)
         self.foreign: list[Any] | None = None  # [line_no, texts, bytes, lines]
 
     def error(self, kind: str, line_no: int | None, message: str, excerpt: bytes | str = b"", severity: str = "warning") -> None:
@@ -130,10 +128,16 @@ class LogLines:
             if o is not None:
                 self.close_foreign()
                 self.old_line(line_no, text, o)
-            elif self.old is not None and text[:1] in (" ", "\t") and text.strip():
+            elif (self.old is not None and ((text[:1] in (" ", "\t") and text.strip()) or self.old.continues)
+                  and self.old.nbytes < MAX_MESSAGE_BYTES and not text.startswith("Traceback (most recent call last)")
+                  and (s := torch_shapes.match(text)) is None):
                 self.old.parts.append(text)
                 self.old.n_lines += 1
                 self.old.nbytes += len(text) + 1
+            elif (s := torch_shapes.match(text)) is not None and (
+                    not s.weak or (self.old is not None and self.old.prefix == s.prefix)):
+                self.close_foreign()
+                self.shaped_line(line_no, s)
             else:
                 self.close_old()
                 self.add_foreign(line_no, text)
@@ -171,7 +175,7 @@ class LogLines:
             del self.open[key]
             self.close(cur)
         cid, attempt = split_compile_id(m.group("trace_id"))
-        new = Message(line_no, prefix, rank, m.group("level"), pid, m.group("path"), int(m.group("lineno")), cid, attempt,
+        new = Msg(line_no, prefix, rank, m.group("level"), pid, m.group("path"), int(m.group("lineno")), cid, attempt,
                    m.group("artifact"), msg)
         new.ts = self._ts(int(m.group("mmdd")), _tod(m.group("time")), line_no)
         new.carried = self.sink.carried
@@ -179,37 +183,6 @@ class LogLines:
         self.held += new.nbytes
         if rank is not None:
             self.stats.ranks.add(rank)
-
-    def old_line(self, line_no: int, text: str, o: re.Match) -> None:
-        prefix = text[: o.start("msg")].rstrip()
-        cur = self.old
-        if cur is not None and cur.prefix == prefix and cur.nbytes < MAX_MESSAGE_BYTES:
-            # torch 2.1-2.3 repeat the prefix on every line of one message
-            msg = o.group("msg")
-            cur.parts.append(msg)
-            cur.n_lines += 1
-            cur.nbytes += len(msg) + 1
-            return
-        self.close_old()
-        logger = o.group("logger")
-        art = logger.rsplit(".", 1)[-1]
-        rank = int(o.group("rank")) if o.group("rank") is not None else self._rank(self.sink.carried)
-        if rank is not None and rank >= MAX_RANK:
-            self.error("bad_value", line_no, f"[rank{o.group('rank')[:40]}] is not a rank; read as no rank, line kept")
-            rank = None
-        elif rank is not None:
-            self.stats.ranks.add(rank)
-        cid, attempt = split_compile_id(o.group("trace_id"))
-        new = Message(line_no, prefix, rank, LEVELS[o.group("levelname")], None, logger, None, cid, attempt,
-                   art[2:] if art.startswith("__") else None, o.group("msg"))
-        new.carried = self.sink.carried
-        try:
-            d = date.fromisoformat(o.group("date"))
-            tod = _tod(f"{o.group('time')}.{o.group('ms')}")
-            new.ts = (d.toordinal() - date(1970, 1, 1).toordinal()) * 86_400_000_000 + (tod or 0)
-        except ValueError:
-            self.error("bad_timestamp", line_no, "impossible date in the log prefix; message kept without ts")
-        self.old = new  # ends at a line that is neither an indented continuation nor of the same prefix
 
     def close_old(self) -> None:
         if self.old is not None:
@@ -256,7 +229,7 @@ class LogLines:
             self.sink.add("collected_lines", carried_columns(f[4], self.ctx.file, f[0], rank))
 
     # -- messages --------------------------------------------------------------------
-    def close(self, msg: Message) -> None:
+    def close(self, msg: Msg) -> None:
         if msg.pid is not None:
             self.held -= msg.nbytes
         text = msg.text

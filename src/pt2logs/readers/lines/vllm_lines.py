@@ -24,6 +24,7 @@ Rules:
 from __future__ import annotations
 
 import re
+from datetime import date
 from typing import Any
 
 from pt2logs.readers.kit import RowSink
@@ -32,6 +33,10 @@ from pt2logs.readers.timebase import TimeBase
 
 _CACHE_RANK = re.compile(r"/rank_(\d{1,7})_\d{1,7}(?:/|$)")
 MAX_MESSAGE = 64 << 10
+_EPOCH = date(1970, 1, 1).toordinal()
+#: how a line of vLLM's loggers under another format starts: a date, ``[date``, a level first, a process prefix
+#: (not ``V``: torch's glog DEBUG lines, most of a TORCH_LOGS capture, are spared the search for ``vllm``)
+_OTHER_FIRST = frozenset("0123456789[(DIWEC")
 
 
 def _num(v: str | None) -> float | str | None:
@@ -55,14 +60,21 @@ class VllmLines:
         self.kinds = sink.stats.kinds
         self.tb = TimeBase(self.ctx.mtime)
         self.pid_rank: dict[int, int] = {}
+        #: each process's cache load that logged no time (vLLM 0.6.6 - 0.7.x), until its next line
+        self.held: dict[tuple[str | None, int | None], dict[str, Any]] = {}
 
     def take(self, line_no: int, text: str) -> bool:
-        if P.QUICK(text) is None:
+        if P.QUICK(text) is None and (text[:1] not in _OTHER_FIRST or "vllm" not in text):
             return False  # one scan: most lines of a capture are not vLLM logger lines
         if "\x1b" in text:
             text = P.ANSI.sub("", text)
         m = P.LINE.search(text)
-        if m is None:
+        if m is not None:
+            f = m.groupdict()
+        elif (m := P.OTHER.search(text)) is not None and (m.start() == 0 or text[: m.start()].rstrip().endswith(")")):
+            f = m.groupdict()  # vLLM's logger under a format of another program's
+            f["level"], f["file"] = f["level"] or f["level2"], f["file"] or f["file2"]
+        else:
             return False
         msg = m.group("msg").rstrip()
         repeat = None
@@ -76,14 +88,16 @@ class VllmLines:
         for kind, pat in P.MESSAGES:
             g = pat.match(msg)
             if g is not None:
-                self._row(line_no, text[: m.start()], m, tag, kind, g, msg, repeat)
+                self._row(line_no, text[: m.start()], f, tag, kind, g, msg, repeat)
                 break
         return False
 
     def finish(self) -> None:
-        pass
+        for row in self.held.values():
+            self.sink.add("vllm_log_events", row)
+        self.held.clear()
 
-    def _row(self, line_no: int, before: str, m: re.Match, tag: str | None, kind: str, g: re.Match, msg: str,
+    def _row(self, line_no: int, before: str, f: dict, tag: str | None, kind: str, g: re.Match, msg: str,
              repeat: int | None) -> None:
         procs = list(P.PROCESS.finditer(before))
         name = pid = rank = None
@@ -99,8 +113,11 @@ class VllmLines:
             repeat = c.repeat
         gd = g.groupdict()
         path = gd.get("path")
-        if kind == "cache_dir" and path and (c := _CACHE_RANK.search(path)) and pid is not None:
-            self.pid_rank.setdefault(pid, int(c.group(1)))
+        if path and (c := _CACHE_RANK.search(path)):
+            if pid is not None and kind == "cache_dir":
+                self.pid_rank.setdefault(pid, int(c.group(1)))
+            if rank is None and kind.startswith("aot_"):
+                rank = int(c.group(1))  # the AOT artifact's folder names the rank it was compiled for
         if rank is None and pid is not None:
             rank = self.pid_rank.get(pid)
         if rank is None:
@@ -119,23 +136,45 @@ class VllmLines:
         model = gd.get("model")
         if model and model[:1] in "'\"":
             model = model[1:-1]
-        self.kinds[f"vllm_{kind}"] = self.kinds.get(f"vllm_{kind}", 0) + 1
-        self.sink.stats.events += 1
-        self.sink.add("vllm_log_events", {
-            "file": self.ctx.file, "line_no": line_no, "rank": rank, "ts": self._ts(m, line_no), "process": name, "pid": pid,
-            "level": m.group("level"), "logger_file": m.group("file"), "logger_line": int(m.group("lineno")), "tag": tag,
+        row = {
+            "file": self.ctx.file, "line_no": line_no, "rank": rank, "ts": self._ts(f, line_no), "process": name, "pid": pid,
+            "level": f["level"], "logger_file": f["file"], "logger_line": int(f["lineno"]) if f.get("lineno") else None, "tag": tag,
             "kind": kind, "compile_range": what, "range_start": start, "range_end": end,
             "dynamic": dynamic,
             "seconds": _num(gd.get("s")), "gib": _num(gd.get("gib")), "path": path, "model": model,
-            "vllm_version": gd.get("version"), "message": msg[:MAX_MESSAGE], "repeat": repeat})
+            "vllm_version": gd.get("version"), "reason": gd.get("reason"), "compile_seconds": _num(gd.get("cs")),
+            "message": msg[:MAX_MESSAGE], "repeat": repeat}
+        self.sink.stats.events += 1
+        held = self.held.pop((name, pid), None)
+        if held is not None:
+            if kind == "compile_range" and row["seconds"] is not None and (held["dynamic"], held["range_start"]) == (dynamic, start):
+                # vLLM 0.6.6 - 0.7.x time the load with the compile's words: the load's time, not a compile
+                held["seconds"] = row["seconds"]
+                held["message"] = (held["message"] + "\n" + row["message"])[:MAX_MESSAGE]
+                self.sink.add("vllm_log_events", held)
+                return
+            self.sink.add("vllm_log_events", held)
+        self.kinds[f"vllm_{kind}"] = self.kinds.get(f"vllm_{kind}", 0) + 1
+        if kind == "cache_load" and row["seconds"] is None and len(self.held) < 10_000:
+            self.held[(name, pid)] = row  # 0.6.6 - 0.7.x: its time may follow, in a compile's words
+            return
+        self.sink.add("vllm_log_events", row)
 
-    def _ts(self, m: re.Match, line_no: int) -> int | None:
+    def _ts(self, f: dict, line_no: int) -> int | None:
+        if not f.get("time"):
+            return None
         tb = self.tb
-        mmdd = int(m.group("mm")) * 100 + int(m.group("dd"))
+        mmdd = int(f["mm"]) * 100 + int(f["dd"])
         tb.fallback_from_mtime(mmdd, self.ctx.mtime)
-        hh, mi, ss = (int(x) for x in m.group("time").split(":"))
+        hh, mi, ss = (int(x) for x in f["time"].split(":"))
         ts: Any = None
-        if hh < 24 and mi < 60 and ss <= 60:
+        if f.get("year") and hh < 24 and mi < 60 and ss <= 60:
+            try:
+                ts = (date(int(f["year"]), int(f["mm"]), int(f["dd"])).toordinal() - _EPOCH) * 86_400_000_000 \
+                    + ((hh * 60 + mi) * 60 + ss) * 1_000_000
+            except ValueError:
+                ts = None
+        elif hh < 24 and mi < 60 and ss <= 60:
             ts = tb.to_utc(tb.key(mmdd), ((hh * 60 + mi) * 60 + ss) * 1_000_000)
         if ts is None:
             self.sink.warn("bad_timestamp", line_no, "the vLLM prefix has an impossible date or time; row kept without ts")

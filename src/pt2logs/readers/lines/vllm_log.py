@@ -21,15 +21,23 @@ _SNIFF = re.compile(
     rb"^(?:[^\n]{0,160}?[ )m])?(?:\x1b\[[0-9;]*m)?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?:\x1b\[[0-9;]*m)? "
     rb"(?:\x1b\[[0-9;]*m)?\d\d-\d\d \d\d:\d\d:\d\d(?:\x1b\[[0-9;]*m)? (?:\x1b\[[0-9;]*m)?\[?[\w./-]+\.py:\d+\] ", re.M)
 
+#: vLLM's loggers under another program's format (vllm_patterns.OTHER): a date, the logger's name and the level
+_SNIFF_OTHER = re.compile(
+    rb"^(?:[^\n]{0,160}?[ )])?\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?\]?\s*(?:[-|:]\s*)?vllm(?:\.\w+)*(?:\s*[-|:]\s*\d+)?"
+    rb"\s*[-|:]\s*\[?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\]?\s*[-|:]|^\[?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\]?:vllm(?:\.\w+)*:", re.M)
+
 
 def sniff_vllm_log(head: bytes, name: str) -> bool:
-    """Two vLLM logger lines in the head (one is enough when it names vLLM or its compile cache)."""
+    """Two vLLM logger lines in the head (one is enough when it names vLLM or its compile cache); vLLM's
+    loggers under another format count too."""
     n = 0
     for _ in _SNIFF.finditer(head):
         n += 1
         if n >= 2:
             return True
-    return n == 1 and (b"vllm" in head.lower() or b"torch.compile" in head)
+    if n == 1 and (b"vllm" in head.lower() or b"torch.compile" in head):
+        return True
+    return _SNIFF_OTHER.search(head) is not None
 
 
 FORMAT = Format("vllm_log", "vLLM's log output (stdout/stderr of vllm serve or an LLM script), with any TORCH_LOGS lines",

@@ -42,7 +42,27 @@ message repeats the prefix on every line (``NewLineFormatter``: ``\\r\\n`` + pre
 * ``init engine (profile, create kv cache, warmup model) took %.2f seconds`` (v1/engine/core.py 0.7 - 0.11),
   ``... took %.2f s (compilation: %.2f s)`` (0.33);
 * ``Initializing a V1 LLM engine (v%s) with config: model=%r, ...`` (v1/engine/core.py; V0's
-  ``Initializing an LLM engine (v%s) with config: model=%r``, engine/llm_engine.py).
+  ``Initializing an LLM engine (v%s) with config: model=%r``, engine/llm_engine.py);
+* ``init engine (profile, create kv cache, warmup model) took %.2f s (compilation: %.2f s)`` and
+  ``... (compilation: %.2f s — language_model: %.2f s, encoder: %.2f s)`` (v1/engine/core.py, 0.33): the
+  compilation part is ``compile_seconds``;
+* ``Compiling model again due to a load failure from %s, reason: %s`` (compilation/decorators.py, the AOT
+  artifact's load, WARNING; 0.17 on): a warm start that failed, with its reason (``Compile cache file
+  corrupted.`` for an ``EOFError``);
+* ``torch.compile cache factors: env=%s cfg=%s comp=%s code=%s dir=%s`` (compilation/backends.py, DEBUG,
+  after ``Using cache directory``; seen in the releases from 0.11 on): the four hashes the cache
+  directory's hash is made of (env vars, vLLM config, compiler, traced code).
+
+**vLLM 0.6.6 - 0.7.x cache loads.** ``wrap_inductor`` (compilation/backends.py 0.6.6) logs ``Directly lookup
+the graph for shape %s from the cache`` (0.7: ``Directly load the compiled graph for shape %s``) with
+``str(runtime_shape)`` (``None`` for the general shape) on the first piecewise graph and, after the last
+one, ``Compiling a graph for general shape takes %.2f s`` (``for shape %s takes``) whether it compiled or
+loaded: that timing line after a load of the same shape is the load's time, not a compile.
+
+**Another logging format.** A program that configures logging itself prints vLLM's loggers (``vllm``,
+``vllm.compilation.backends``, ...) under its own format, e.g. ``2026-06-03 10:01:02 | vllm.compilation |
+140 | INFO : Directly load …`` or ``logging.BASIC_FORMAT``'s ``INFO:vllm.x:msg``: read by the logger's name and
+level (:data:`OTHER`).
 """
 
 from __future__ import annotations
@@ -55,6 +75,12 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 LINE = re.compile(
     r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<mm>\d\d)-(?P<dd>\d\d) (?P<time>\d\d:\d\d:\d\d)(?:\.\d+)? "
     r"\[?(?P<file>[^\s:\]\[]+):(?P<lineno>\d+)\] ?(?P<msg>.*)$")
+#: vLLM's logger under another format: a full date, the logger's name (``vllm`` or ``vllm.x``), an optional line
+#: number and the level, in either order (``%(asctime)s | %(name)s | %(lineno)d | %(levelname)s : ``, ``%(levelname)s:%(name)s:``)
+OTHER = re.compile(
+    r"(?:\[?(?P<year>\d{4})-(?P<mm>\d\d)-(?P<dd>\d\d)[ T](?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)?\]?\s*(?:[-|:]\s*)?)?"
+    r"(?:(?P<file>vllm(?:\.\w+)*)(?:\s*[-|:]\s*(?P<lineno>\d+))?\s*[-|:]\s*\[?(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL)\]?\s*[-|:]\s?"
+    r"|\[?(?P<level2>DEBUG|INFO|WARNING|ERROR|CRITICAL)\]?\s*[-|:]\s*(?P<file2>vllm(?:\.\w+)*)\s*[-|:]\s?)(?P<msg>.*)$")
 #: a process prefix before it: ``(VllmWorker rank=0 pid=7)``, ``(EngineCore_DP0 pid=7)``, ``(RayWorkerWrapper pid=7, ip=...)``
 PROCESS = re.compile(r"\((?P<name>[^()]{0,80}?) ?pid=(?P<pid>\d{1,10})(?:, ip=[^()\s]{1,64})?\)")
 WORKER_RANK = re.compile(r"\brank=(\d{1,7})\b")
@@ -80,7 +106,10 @@ MESSAGES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("aot_load", re.compile(r"^Directly load AOT compilation from path (?P<path>.+)$")),
     ("aot_save", re.compile(r"^saved AOT compiled function to (?P<path>.+)$")),
     ("cudagraph_capture", re.compile(rf"^Graph capturing finished in {_S} secs(?:\.|, took (?P<gib>-?\d+(?:\.\d+)?) GiB)$")),
-    ("engine_init", re.compile(rf"^init engine \(profile, create kv cache, warmup model\) took {_S} (?:seconds|s)\b")),
+    ("engine_init", re.compile(
+        rf"^init engine \(profile, create kv cache, warmup model\) took {_S} (?:seconds|s)\b(?: \(compilation: (?P<cs>\d+(?:\.\d+)?|inf|nan) s)?")),
+    ("aot_load_failed", re.compile(r"^Compiling model again due to a load failure from (?P<path>.+?), reason: ?(?P<reason>.*)$")),
+    ("cache_factors", re.compile(r"^torch\.compile cache factors: env=\S* cfg=\S* comp=\S* code=\S* dir=(?P<path>.+)$")),
     ("engine_config", re.compile(r"^Initializing an? (?:V1 )?LLM engine \(v(?P<version>[^)\s]+)\) with config: model=(?P<model>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|\S+?),")),
 )
 #: a vLLM logger line's level and date, possibly coloured: the one test every line of a capture gets
@@ -88,4 +117,4 @@ QUICK = re.compile(r"(?:INFO|WARNING|DEBUG|ERROR|CRITICAL)(?:\x1b\[[0-9;]*m)? (?
 #: the first words of each message (after the tag), to skip the patterns for every other vLLM line
 STARTS = ("Dynamo", "Compiling a graph", "Directly", "Cache the graph", "torch.compile", "Starting torch",
           "Initial profiling", "Using cache directory", "vLLM's torch.compile", "Saved compiler", "saved AOT",
-          "Graph capturing", "init engine", "Initializing a")
+          "Graph capturing", "init engine", "Initializing a", "Compiling model again")

@@ -24,6 +24,7 @@ from typing import Any
 
 from pt2logs.analysis import failures as failure_id
 from pt2logs.analysis.graph_breaks import parse_graph_break
+from pt2logs.analysis.guard_text import count_guards, guard_lines
 from pt2logs.analysis.guards import classify_guard, split_recompile_reasons
 from pt2logs.analysis.output_code import parse_output_code
 from pt2logs.readers.compile_rows import break_site, graph_break_row, kernel_rows
@@ -89,20 +90,6 @@ def create_symbol(st: TraceState, env: dict, meta: Any, cid: str | None) -> None
         sc = st.scratch(cid)
         sc.setdefault("symbols", []).append(str(meta.get("symbol")))
         sc.setdefault("sources", []).append(None if meta.get("source") is None else str(meta.get("source")))
-
-
-def _guard_lines(text: str) -> int:
-    return sum(1 for ln in text.splitlines() if ln.strip())
-
-
-def _count_guards(text: str) -> int:
-    """Guards in a dynamo_cpp_guards_str tree: lines naming a guard (``+- TYPE: ...``)."""
-    n = 0
-    for ln in text.splitlines():
-        s = ln.lstrip("| ").lstrip()
-        if s.startswith("+- ") and ":" in s and "GuardManager" not in s.split(":", 1)[0]:
-            n += 1
-    return n
 
 
 # ---------------------------------------------------------------- kernels
@@ -192,8 +179,8 @@ def _emit_guards(st: TraceState, sc: dict[str, Any], cid: str | None, meta: dict
     count = meta.get("guard_count") if meta else None
     if text is None and count is None and not symbols:
         return
-    st.add("guards", {**st.where(cid), "line_no": line, "guard_count": count if count is not None else (_count_guards(text) if text else None),
-                      "guards": text, "n_guard_lines": _guard_lines(text) if text else None,
+    st.add("guards", {**st.where(cid), "line_no": line, "guard_count": count if count is not None else (count_guards(text) if text else None),
+                      "guards": text, "n_guard_lines": guard_lines(text) if text else None,
                       "dynamic_symbols": symbols, "symbol_sources": sources})
 
 

@@ -1,12 +1,8 @@
-"""torchrun's ``ChildFailedError`` table (the elastic agent's summary of the processes that failed) read line
-by line, for :class:`~pt2logs.readers.lines.outcome_lines.OutcomeLines`: one ``child_failure`` row per entry
-(rank, local rank, pid, exit code, signal, time, error file, the entry's ``traceback``, whether it is the root
-cause); lines inside the table are not read again as other evidence.
-"""
+"""``ChildFailedError``'s table in a job's stderr: one ``child_failure`` row per entry (a mixin of
+:class:`~pt2logs.readers.lines.outcome_lines.OutcomeLines`; patterns in :mod:`.outcome_patterns`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from pt2logs.readers.lines import outcome_patterns as P
@@ -15,30 +11,27 @@ from pt2logs.readers.timebase import time_of_day_us as _tod
 
 
 class ChildFailedTable:
-    """One table being read, from the ``ChildFailedError`` exception line at ``start`` on; its rows go to
-    ``add``, and each entry's pid → rank to ``pid_rank`` (other lines of that pid find their rank)."""
+    """Reads the table the elastic agent prints after ``ChildFailedError`` (``self.table`` while in it)."""
 
-    def __init__(self, start: int, add: Callable[[dict[str, Any]], None], pid_rank: dict[int, int]):
-        self.start = start
-        self.add = add
-        self.pid_rank = pid_rank
-        self.root = False  # the entries that follow are the root cause
-        self.bordered = False
-        self.ended = False
-        self.entry: dict[str, Any] | None = None
+    table: dict[str, Any] | None
+    entry: dict[str, Any] | None
+    pid_rank: dict[int, int]
 
-    def line(self, line_no: int, text: str, raw: str) -> bool:
-        """Read one line of the table (its prefixes taken off: ``text``; as written: ``raw``); False when the
-        line is not the table's (the table has ended: the line is read normally). ``ended`` says whether the
-        table is over."""
+    def add(self, row: dict[str, Any]) -> None:  # (OutcomeLines.add)
+        raise NotImplementedError
+
+    def table_line(self, line_no: int, text: str, raw: str) -> bool:
+        """Read one line of the table; False when the table has ended (the line is read normally)."""
+        t = self.table
+        assert t is not None
         if P.CFE_ROOT.match(text):
             self.close_entry()
-            self.root = True
+            t["root"] = True
             return True
         e = P.CFE_ENTRY.match(text)
         if e is not None:
             self.close_entry()
-            self.entry = {"line_no": line_no, "root": self.root, "lines": [raw], "fields": {}}
+            self.entry = {"line_no": line_no, "root": t["root"], "lines": [raw], "fields": {}}
             return True
         f = P.CFE_FIELD.match(text)
         if f is not None and self.entry is not None:
@@ -50,13 +43,13 @@ class ChildFailedTable:
             return True
         self.close_entry()
         if P.CFE_BORDER.match(text) or text.strip().endswith(" FAILED") or text.startswith(("---", "Failures:")):
-            if P.CFE_BORDER.match(text) and self.bordered and line_no - self.start > 3:
-                self.ended = True  # the closing border
-            self.bordered = True
+            if P.CFE_BORDER.match(text) and t.get("bordered") and line_no - t["start"] > 3:
+                self.table = None  # the closing border
+            t["bordered"] = True
             return True
         if not text.strip() or text.strip() == "<NO_OTHER_FAILURES>":
             return True
-        self.ended = True
+        self.table = None
         return False
 
     def close_entry(self) -> None:
@@ -88,3 +81,4 @@ class ChildFailedTable:
                 row["ts"] = base.to_utc(key, tod)
         row["detail"] = {k: f[k] for k in ("host", "error_file", "traceback") if k in f}
         self.add(row)
+
