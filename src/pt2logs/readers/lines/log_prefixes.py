@@ -9,8 +9,8 @@ behind another program's prefix, and the reshaped ones of :mod:`.torch_shapes`.
 from __future__ import annotations
 
 import re
-from typing import Any
 from datetime import date
+from typing import Any
 
 from pt2logs.readers.lines import torch_shapes
 from pt2logs.readers.timebase import time_of_day_us as _tod

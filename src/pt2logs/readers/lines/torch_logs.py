@@ -43,8 +43,8 @@ from typing import Any
 
 from pt2logs.readers.format import CAPTURE, Format
 from pt2logs.readers.kit import Batch, FileContext, LineReaderFactory, RowSink, read_lines
-from pt2logs.readers.lines.carried import carried_columns
 from pt2logs.readers.lines import torch_shapes
+from pt2logs.readers.lines.carried import carried_columns
 from pt2logs.readers.lines.log_messages import MessageRows
 from pt2logs.readers.lines.log_prefixes import (
     EMBEDDED,
