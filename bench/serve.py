@@ -11,6 +11,7 @@ from __future__ import annotations
 import statistics
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,8 @@ import pt2logs
 from bench import fleet
 
 ROOT = Path(__file__).resolve().parents[1]
-#: fetches of each route after one warm-up (the median is reported)
-REPEAT = 5
+#: fetches of each route after one warm-up (the median is reported): at the samples, and at the fleet
+REPEAT, FLEET_REPEAT = 5, 3
 
 
 def routes(wh: str) -> list[tuple[str, str]]:
@@ -71,8 +72,11 @@ def _fetch(app: Any, paths: list[tuple[str, str]], repeat: int) -> list[dict[str
             times, size, status = [], 0, 0
             for i in range(repeat + 1):
                 t = time.perf_counter()
-                with urllib.request.urlopen(url.rstrip("/") + path, timeout=600) as r:
-                    body, status = r.read(), r.status
+                try:
+                    with urllib.request.urlopen(url.rstrip("/") + path, timeout=600) as r:
+                        body, status = r.read(), r.status
+                except urllib.error.HTTPError as e:  # recorded, not fatal: the table says which route failed
+                    body, status = e.read(), e.code
                 if i:  # the first fetch warms DuckDB's caches
                     times.append(time.perf_counter() - t)
                 size = len(body)
@@ -87,7 +91,7 @@ def bench(out: Path, n_runs: int) -> dict[str, Any]:
         pt2logs.ingest([str(ROOT / "sample_traces")], str(samples))
     res = {"samples": time_routes(str(samples))}
     if n_runs:
-        res["fleet"] = time_routes(str(fleet.synthesize(out, n_runs)))
+        res["fleet"] = time_routes(str(fleet.synthesize(out, n_runs)), FLEET_REPEAT)
     return res
 
 
@@ -97,13 +101,14 @@ def markdown(x: dict[str, Any], title: list[str]) -> list[str]:
     head = (f"| route | ms at {x['samples']['runs']} runs (median) | max | cached |"
             + (f" ms at {big['runs']:,} runs (median) | max | cached |" if big else ""))
     out = [*title, "`python -m bench --only serve`: each page kind fetched over HTTP from the app served by uvicorn in a "
-           f"thread, {REPEAT} times after a warm-up, with the page cache off (what a page costs to make) and on (`cached`: a "
+           f"thread, {REPEAT} times after a warm-up ({FLEET_REPEAT} at the fleet), with the page cache off (what a page costs to make) and on (`cached`: a "
            "page seen before over the same commits); the sample warehouse (sample_traces/)"
            + (", and the synthesized fleet of bench/fleet.py" if big else "") + ". One DuckDB connection, pages one at a time.",
            "", head, "|---|---|---|---|" + ("---|---|---|" if big else "")]
     by = {r["route"]: r for r in big["routes"]} if big else {}
     for r in x["samples"]["routes"]:
-        row = f"| `{r['route']}` | {r['median_ms']:,.0f} | {r['max_ms']:,.0f} | {r.get('cached_ms', float('nan')):,.1f} |"
+        bad = "" if r.get("status", 200) == 200 else f" (HTTP {r['status']})"
+        row = f"| `{r['route']}`{bad} | {r['median_ms']:,.0f} | {r['max_ms']:,.0f} | {r.get('cached_ms', float('nan')):,.1f} |"
         if big:
             b = by.get(r["route"], {})
             row += (f" **{b.get('median_ms', float('nan')):,.0f}** | {b.get('max_ms', float('nan')):,.0f} "

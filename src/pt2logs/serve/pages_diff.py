@@ -19,6 +19,10 @@ GRAPHS = ["dynamo_output_graph", "aot_forward_graph", "aot_backward_graph", "aot
           "aot_joint_graph", "inductor_post_grad_graph"]
 
 
+#: the occurrences a site page lists, newest first (its header counts them all: the query's `total`)
+SHOWN = 1000
+
+
 def graph_text(con: Any, run_id: str, cid: str, what: str, rank: int | None) -> str | None:
     """The text of one of a compile's graphs (the last logged, a restarted compile logs again), None if not logged."""
     rows = [a for a in run_named(con, "bug_report_artifacts", {"run_id": run_id, "compile_id": cid}).to_pylist()
@@ -63,7 +67,7 @@ def site(request: Request) -> Response:
     st = request.app.state
     key = request.path_params["site"]
     with st.store.read() as con:
-        t = run_named(con, "site_occurrences", {"site": key, "limit": 5000})
+        t = run_named(con, "site_occurrences", {"site": key, "limit": SHOWN})
     rows = t.to_pylist()
     if not rows:
         raise HTTPException(404, f"No graph-break site, failure or guard {key!r} in this warehouse.")
