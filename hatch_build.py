@@ -23,9 +23,33 @@ def compile_native(out_dir: Path) -> Path:
     from setuptools import Distribution, Extension
     from setuptools.command.build_ext import build_ext
 
-    ext = Extension("pt2logs._native._records", [str(NATIVE / n) for n in ("records.c", "events.c", "phases.c", "phase_cols.c", "components.c", "buffers.c")],
-                    depends=[str(NATIVE / n) for n in ("md5.h", "md5x8.h", "envelope.h", "gbuf.h", "canon.h", "arrowcol.h", "phase_cols.h")],
-                    extra_compile_args=os.environ.get("PT2LOGS_CFLAGS", "-O3").split())
+    ext = Extension(
+        "pt2logs._native._records",
+        [
+            str(NATIVE / n)
+            for n in (
+                "records.c",
+                "events.c",
+                "phases.c",
+                "phase_cols.c",
+                "components.c",
+                "buffers.c",
+            )
+        ],
+        depends=[
+            str(NATIVE / n)
+            for n in (
+                "md5.h",
+                "md5x8.h",
+                "envelope.h",
+                "gbuf.h",
+                "canon.h",
+                "arrowcol.h",
+                "phase_cols.h",
+            )
+        ],
+        extra_compile_args=os.environ.get("PT2LOGS_CFLAGS", "-O3").split(),
+    )
     with tempfile.TemporaryDirectory() as tmp:
         dist = Distribution({"name": "pt2logs-native", "ext_modules": [ext]})
         cmd = build_ext(dist)
@@ -38,7 +62,9 @@ def compile_native(out_dir: Path) -> Path:
         dest = out_dir / built.name
         tmp_dest = out_dir / (built.name + ".tmp")
         shutil.copyfile(built, tmp_dest)
-        os.replace(tmp_dest, dest)  # a new file, not a rewrite: processes that loaded the old one keep it
+        os.replace(
+            tmp_dest, dest
+        )  # a new file, not a rewrite: processes that loaded the old one keep it
     return dest
 
 
@@ -60,7 +86,9 @@ class NativeBuildHook(BuildHookInterface):  # type: ignore[misc,valid-type]
             else:
                 so = compile_native(Path(self.directory) / "native-build")
         except Exception as e:  # no compiler: a pure-Python wheel, still fully working
-            self.app.display_warning(f"pt2logs: native splitter not built ({e}); traces will be split in pure Python")
+            self.app.display_warning(
+                f"pt2logs: native splitter not built ({e}); traces will be split in pure Python"
+            )
             return
         build_data["pure_python"] = False
         build_data["infer_tag"] = True

@@ -36,7 +36,19 @@ TLPARSE = shutil.which("tlparse") or str(Path(sys.executable).parent / "tlparse"
 
 
 def ingest_cmd(path: Path, wh: Path, jobs: int) -> list[str]:
-    return [PY, "-m", "pt2logs", "ingest", str(path), "--warehouse", str(wh), "--jobs", str(jobs), "--json", "-q"]
+    return [
+        PY,
+        "-m",
+        "pt2logs",
+        "ingest",
+        str(path),
+        "--warehouse",
+        str(wh),
+        "--jobs",
+        str(jobs),
+        "--json",
+        "-q",
+    ]
 
 
 def fresh(p: Path) -> Path:
@@ -80,11 +92,33 @@ def bench_ingest(sizes: list[int], results: dict, rounds: int = INGEST_ROUNDS) -
         contenders = {
             "floor": lambda log=log: run([PY, "-m", "bench.floor", str(log)], cwd=str(ROOT)),
             "bound": lambda log=log: run([PY, "-m", "bench.bound", str(log)], cwd=str(ROOT)),
-            "pt2logs_1": lambda log=log: run(ingest_cmd(log, fresh(OUT / "wh_single"), 1), cwd=str(ROOT)),
-            "pt2logs_all": lambda log=log: run(ingest_cmd(log, fresh(OUT / "wh_all"), os.cpu_count() or 2), cwd=str(ROOT)),
-            "tlparse": lambda log=log: run([TLPARSE, str(log), "-o", str(fresh(OUT / "tl_html")), "--overwrite", "--no-browser"]),
-            "tlparse_plain": lambda log=log: run([TLPARSE, str(log), "-o", str(fresh(OUT / "tl_plain")), "--overwrite",
-                                                  "--no-browser", "--plain-text"]),
+            "pt2logs_1": lambda log=log: run(
+                ingest_cmd(log, fresh(OUT / "wh_single"), 1), cwd=str(ROOT)
+            ),
+            "pt2logs_all": lambda log=log: run(
+                ingest_cmd(log, fresh(OUT / "wh_all"), os.cpu_count() or 2), cwd=str(ROOT)
+            ),
+            "tlparse": lambda log=log: run(
+                [
+                    TLPARSE,
+                    str(log),
+                    "-o",
+                    str(fresh(OUT / "tl_html")),
+                    "--overwrite",
+                    "--no-browser",
+                ]
+            ),
+            "tlparse_plain": lambda log=log: run(
+                [
+                    TLPARSE,
+                    str(log),
+                    "-o",
+                    str(fresh(OUT / "tl_plain")),
+                    "--overwrite",
+                    "--no-browser",
+                    "--plain-text",
+                ]
+            ),
         }
         got: dict[str, list[Measure]] = {k: [] for k in contenders}
         for _ in range(rounds):
@@ -95,18 +129,28 @@ def bench_ingest(sizes: list[int], results: dict, rounds: int = INGEST_ROUNDS) -
                 got[name].append(m)
         bounds = [json.loads(b.out[b.out.index("{") : b.out.rindex("}") + 1]) for b in got["bound"]]
         bound = min(bounds, key=lambda b: b["total_s"])
-        floor, one, two, tl_html, tl_plain = (_best(got[k]) for k in ("floor", "pt2logs_1", "pt2logs_all", "tlparse", "tlparse_plain"))
+        floor, one, two, tl_html, tl_plain = (
+            _best(got[k]) for k in ("floor", "pt2logs_1", "pt2logs_all", "tlparse", "tlparse_plain")
+        )
         row_ab = native_vs_python(lambda log=log: ingest_cmd(log, fresh(OUT / "wh_ab"), 1))
         row = {
             "size_mb": round(size, 1),
-            "floor_s": floor.wall_s, "pt2logs_1_s": one.wall_s, "pt2logs_all_s": two.wall_s,
-            "tlparse_s": tl_html.wall_s, "tlparse_plain_s": tl_plain.wall_s,
-            "floor_mbps": mbps(size, floor), "pt2logs_1_mbps": mbps(size, one), "pt2logs_all_mbps": mbps(size, two),
-            "tlparse_mbps": mbps(size, tl_html), "tlparse_plain_mbps": mbps(size, tl_plain),
+            "floor_s": floor.wall_s,
+            "pt2logs_1_s": one.wall_s,
+            "pt2logs_all_s": two.wall_s,
+            "tlparse_s": tl_html.wall_s,
+            "tlparse_plain_s": tl_plain.wall_s,
+            "floor_mbps": mbps(size, floor),
+            "pt2logs_1_mbps": mbps(size, one),
+            "pt2logs_all_mbps": mbps(size, two),
+            "tlparse_mbps": mbps(size, tl_html),
+            "tlparse_plain_mbps": mbps(size, tl_plain),
             "rss_pt2logs_1_mb": max(m.peak_rss_mb for m in got["pt2logs_1"]),
             "rss_pt2logs_all_mb": max(m.peak_rss_mb for m in got["pt2logs_all"]),
-            "rss_tlparse_mb": max(m.peak_rss_mb for m in got["tlparse"]), "tlparse_rc": tl_html.rc,
-            "rounds": {k: [m.wall_s for m in v] for k, v in got.items() if k != "bound"} | {"bound_cpu": [b["total_s"] for b in bounds]},
+            "rss_tlparse_mb": max(m.peak_rss_mb for m in got["tlparse"]),
+            "tlparse_rc": tl_html.rc,
+            "rounds": {k: [m.wall_s for m in v] for k, v in got.items() if k != "bound"}
+            | {"bound_cpu": [b["total_s"] for b in bounds]},
         }
         row["ab"] = row_ab
         row["x_tlparse"] = row["tlparse_s"] / row["pt2logs_all_s"]
@@ -150,33 +194,76 @@ def bench_many(n_runs: int, results: dict) -> None:
     # --jobs 1, all cores and tlparse (as its users run it on many jobs: one process per log, one after the other,
     # and all cores busy) interleaved, three rounds: other work on a shared machine slows them alike; the best of
     # each is compared (and the CPU seconds, which other work inflates less)
-    rounds: dict[str, list] = {"jobs1": [], "jobs_all": [], "tlparse_each": [], "tlparse_each_all": []}
+    rounds: dict[str, list] = {
+        "jobs1": [],
+        "jobs_all": [],
+        "tlparse_each": [],
+        "tlparse_each_all": [],
+    }
     for _ in range(3):
         for name, jobs in (("jobs1", 1), ("jobs_all", cores)):
             m = run(ingest_cmd(root, fresh(OUT / f"wh_many_{name}"), jobs), cwd=str(ROOT))
             if m.rc != 0:
                 raise SystemExit(f"pt2logs --jobs {jobs} failed:\n{m.out[-3000:]}")
             rounds[name].append(m)
-        rounds["tlparse_each"].append(run([PY, "-m", "bench.tlparse_each", str(root), str(fresh(OUT / "tl_each1"))], cwd=str(ROOT)))
-        rounds["tlparse_each_all"].append(run([PY, "-m", "bench.tlparse_each", str(root), str(fresh(OUT / "tl_eachn")),
-                                               "--jobs", str(cores)], cwd=str(ROOT)))
-    j1, j2, tl1, tln = (_best(rounds[k]) for k in ("jobs1", "jobs_all", "tlparse_each", "tlparse_each_all"))
+        rounds["tlparse_each"].append(
+            run(
+                [PY, "-m", "bench.tlparse_each", str(root), str(fresh(OUT / "tl_each1"))],
+                cwd=str(ROOT),
+            )
+        )
+        rounds["tlparse_each_all"].append(
+            run(
+                [
+                    PY,
+                    "-m",
+                    "bench.tlparse_each",
+                    str(root),
+                    str(fresh(OUT / "tl_eachn")),
+                    "--jobs",
+                    str(cores),
+                ],
+                cwd=str(ROOT),
+            )
+        )
+    j1, j2, tl1, tln = (
+        _best(rounds[k]) for k in ("jobs1", "jobs_all", "tlparse_each", "tlparse_each_all")
+    )
     shutil.rmtree(OUT / "tl_each1", ignore_errors=True)
     shutil.rmtree(OUT / "tl_eachn", ignore_errors=True)
-    row = {"runs": n_runs, "size_mb": round(size, 1), "jobs1_s": j1.wall_s, "jobs_all_s": j2.wall_s,
-           "jobs1_mbps": mbps(size, j1), "jobs_all_mbps": mbps(size, j2), "speedup": j1.wall_s / j2.wall_s,
-           "rss_jobs_all_mb": j2.peak_rss_mb, "ab": ab, "cores": cores,
-           "jobs1_cpu_s": min(m.cpu_s for m in rounds["jobs1"]), "jobs_all_cpu_s": min(m.cpu_s for m in rounds["jobs_all"]),
-           "rounds": {k: [[m.wall_s, m.cpu_s, m.others_cpu_s] for m in v] for k, v in rounds.items()},
-           "tlparse_each_s": tl1.wall_s, "tlparse_each_mbps": mbps(size, tl1), "tlparse_each_all_s": tln.wall_s,
-           "tlparse_each_all_mbps": mbps(size, tln), "tlparse_each": _json_of(tl1.out),
-           "x_tlparse_each": tl1.wall_s / j2.wall_s, "x_tlparse_each_1": tl1.wall_s / j1.wall_s,
-           "x_tlparse_each_all": tln.wall_s / j2.wall_s}
+    row = {
+        "runs": n_runs,
+        "size_mb": round(size, 1),
+        "jobs1_s": j1.wall_s,
+        "jobs_all_s": j2.wall_s,
+        "jobs1_mbps": mbps(size, j1),
+        "jobs_all_mbps": mbps(size, j2),
+        "speedup": j1.wall_s / j2.wall_s,
+        "rss_jobs_all_mb": j2.peak_rss_mb,
+        "ab": ab,
+        "cores": cores,
+        "jobs1_cpu_s": min(m.cpu_s for m in rounds["jobs1"]),
+        "jobs_all_cpu_s": min(m.cpu_s for m in rounds["jobs_all"]),
+        "rounds": {k: [[m.wall_s, m.cpu_s, m.others_cpu_s] for m in v] for k, v in rounds.items()},
+        "tlparse_each_s": tl1.wall_s,
+        "tlparse_each_mbps": mbps(size, tl1),
+        "tlparse_each_all_s": tln.wall_s,
+        "tlparse_each_all_mbps": mbps(size, tln),
+        "tlparse_each": _json_of(tl1.out),
+        "x_tlparse_each": tl1.wall_s / j2.wall_s,
+        "x_tlparse_each_1": tl1.wall_s / j1.wall_s,
+        "x_tlparse_each_all": tln.wall_s / j2.wall_s,
+    }
     try:
         import ray  # noqa: F401
 
-        r = run([*ingest_cmd(root, fresh(OUT / "wh_many_ray"), os.cpu_count() or 2), "--engine", "ray"], cwd=str(ROOT))
-        row.update(ray_s=r.wall_s, ray_mbps=mbps(size, r), ray_speedup=j1.wall_s / r.wall_s, ray_rc=r.rc)
+        r = run(
+            [*ingest_cmd(root, fresh(OUT / "wh_many_ray"), os.cpu_count() or 2), "--engine", "ray"],
+            cwd=str(ROOT),
+        )
+        row.update(
+            ray_s=r.wall_s, ray_mbps=mbps(size, r), ray_speedup=j1.wall_s / r.wall_s, ray_rc=r.rc
+        )
     except ImportError:
         row["ray_s"] = None
     print(json.dumps(row, default=lambda x: round(x, 3)), flush=True)
@@ -190,8 +277,15 @@ def bench_reingest(n_runs: int, results: dict) -> None:
     first = run(ingest_cmd(root, wh, os.cpu_count() or 2), cwd=str(ROOT))
     again = run(ingest_cmd(root, wh, os.cpu_count() or 2), cwd=str(ROOT))
     d = _json_of(again.out)
-    row = {"runs": n_runs, "size_mb": round(corpus.size_mb(root), 1), "first_s": first.wall_s, "again_s": again.wall_s,
-           "ratio_pct": 100 * again.wall_s / first.wall_s, "unchanged": d["runs_unchanged"], "new": d["runs_new"]}
+    row = {
+        "runs": n_runs,
+        "size_mb": round(corpus.size_mb(root), 1),
+        "first_s": first.wall_s,
+        "again_s": again.wall_s,
+        "ratio_pct": 100 * again.wall_s / first.wall_s,
+        "unchanged": d["runs_unchanged"],
+        "new": d["runs_new"],
+    }
     print(json.dumps(row, default=lambda x: round(x, 3)), flush=True)
     results["reingest"] = row
 
@@ -211,16 +305,32 @@ def bench_fleet(n_runs: int, results: dict) -> None:
     times = fleet.time_queries(wh)
     dash = None
     html = OUT / "fleet_dashboard.html"
-    m = run([PY, "-m", "pt2logs", "dashboard", "--warehouse", str(wh), "--out", str(html)], cwd=str(ROOT))
+    m = run(
+        [PY, "-m", "pt2logs", "dashboard", "--warehouse", str(wh), "--out", str(html)],
+        cwd=str(ROOT),
+    )
     if m.rc == 0:
         dash = m.wall_s
     peaks = [("dashboard", m.wall_s, m.peak_rss_mb, m.rc)]
     # the CLI's peaks over the fleet (issue 31 item 7): a whole fleet's result in the terminal table was 50 s, 1.7 GB
-    for label, args in (("query cache_misses (table)", ["query", "cache_misses"]), ("query cache_misses -f csv", ["query", "cache_misses", "-f", "csv"])):
-        q = run([PY, "-m", "pt2logs", *args, "--warehouse", str(wh)], env={**os.environ, "COLUMNS": "100"}, cwd=str(ROOT))
+    for label, args in (
+        ("query cache_misses (table)", ["query", "cache_misses"]),
+        ("query cache_misses -f csv", ["query", "cache_misses", "-f", "csv"]),
+    ):
+        q = run(
+            [PY, "-m", "pt2logs", *args, "--warehouse", str(wh)],
+            env={**os.environ, "COLUMNS": "100"},
+            cwd=str(ROOT),
+        )
         peaks.append((label, q.wall_s, q.peak_rss_mb, q.rc))
-    results["fleet"] = {"runs": fleet.run_count(wh), "synth_s": synth, "queries": times, "dashboard_s": dash,
-                        "dashboard_rc": m.rc, "peaks": peaks}
+    results["fleet"] = {
+        "runs": fleet.run_count(wh),
+        "synth_s": synth,
+        "queries": times,
+        "dashboard_s": dash,
+        "dashboard_rc": m.rc,
+        "peaks": peaks,
+    }
     for name, s, n in times:
         print(f"  {name:32} {s * 1000:8.1f} ms  {n} rows", flush=True)
     print(f"  dashboard: {dash} s (rc {m.rc})", flush=True)
@@ -251,7 +361,9 @@ def write_results(results: dict, args: argparse.Namespace) -> Path:
     saved = OUT / ("results.quick.json" if args.quick else "results.json")
     results = {**_saved(args), **results}
     path = ROOT / "bench" / ("RESULTS.md" if not args.quick else "RESULTS.quick.md")
-    text = markdown(results, machine(), " ".join(sys.argv[1:]) or "(defaults)", dt.datetime.now(dt.timezone.utc))
+    text = markdown(
+        results, machine(), " ".join(sys.argv[1:]) or "(defaults)", dt.datetime.now(dt.timezone.utc)
+    )
     path.write_text(keep_sections(text, path.read_text()) if path.exists() else text)
     saved.write_text(json.dumps(results, indent=1, default=str))
     return path
@@ -266,23 +378,53 @@ def bytecode() -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", choices=["ingest", "profile", "many", "reingest", "bombs", "fleet", "storage", "serve"], action="append")
+    ap = argparse.ArgumentParser(
+        prog="python -m bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument(
+        "--only",
+        choices=["ingest", "profile", "many", "reingest", "bombs", "fleet", "storage", "serve"],
+        action="append",
+    )
     ap.add_argument("--sizes", default="200,1000", help="single-log sizes in MB (default 200,1000)")
     ap.add_argument("--many-runs", type=int, default=300)
     ap.add_argument("--reingest-runs", type=int, default=10000)
     ap.add_argument("--fleet-runs", type=int, default=10000)
-    ap.add_argument("--serve-runs", type=int, default=10000, help="runs of the fleet `serve` is also timed at (0: samples only)")
-    ap.add_argument("--bomb-mb", type=int, default=5000, help="MB of zeros / newlines after the trace in each bomb")
-    ap.add_argument("--bomb-before", metavar="SRC", help="also ingest the readers' bombs with PYTHONPATH=SRC (the code before a change)")
+    ap.add_argument(
+        "--serve-runs",
+        type=int,
+        default=10000,
+        help="runs of the fleet `serve` is also timed at (0: samples only)",
+    )
+    ap.add_argument(
+        "--bomb-mb",
+        type=int,
+        default=5000,
+        help="MB of zeros / newlines after the trace in each bomb",
+    )
+    ap.add_argument(
+        "--bomb-before",
+        metavar="SRC",
+        help="also ingest the readers' bombs with PYTHONPATH=SRC (the code before a change)",
+    )
     ap.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
     args = ap.parse_args()
     if args.quick:
-        args.sizes, args.many_runs, args.reingest_runs, args.fleet_runs, args.bomb_mb = "20", 20, 200, 200, 100
+        args.sizes, args.many_runs, args.reingest_runs, args.fleet_runs, args.bomb_mb = (
+            "20",
+            20,
+            200,
+            200,
+            100,
+        )
         args.serve_runs = 200
     OUT.mkdir(parents=True, exist_ok=True)
     bytecode()
-    load = os.getloadavg()[0]  # other work on the machine: wall times of this run are worth that much less
+    load = os.getloadavg()[
+        0
+    ]  # other work on the machine: wall times of this run are worth that much less
     only = set(args.only or ["ingest", "profile", "many", "reingest", "bombs", "fleet", "storage"])
     results: dict = {}
     if "ingest" in only:
@@ -307,8 +449,10 @@ def main() -> None:
 
         results["serve"] = bench_serve(OUT, args.serve_runs)
         print(json.dumps(results["serve"], default=lambda x: round(x, 1)), flush=True)
-    when = (dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-            + f"; load average {load:.1f} on {os.cpu_count()} cores when it started (above 1, other work shared the machine)")
+    when = (
+        dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        + f"; load average {load:.1f} on {os.cpu_count()} cores when it started (above 1, other work shared the machine)"
+    )
     results["measured_at"] = {**_saved(args).get("measured_at", {}), **dict.fromkeys(results, when)}
     print(f"wrote {write_results(results, args)}")
 

@@ -79,25 +79,42 @@ def measure(bomb: Path, wh: Path, ceiling_mb: int, timeout_s: float = 1200) -> d
     import psutil
 
     shutil.rmtree(wh, ignore_errors=True)
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    }
     t = time.perf_counter()
-    proc = psutil.Popen([sys.executable, "-c", _CHILD, str(bomb), str(wh)], env=env,
-                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = psutil.Popen(
+        [sys.executable, "-c", _CHILD, str(bomb), str(wh)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     seen, killed = watch(proc, t, ceiling_mb, timeout_s)
     out, err = (b.decode(errors="replace") for b in proc.communicate())
     wall = time.perf_counter() - t
     m = re.search(r"^\{.*\}$", out, re.M)
     got = json.loads(m.group(0)) if m else {}
-    return {"peak_rss_mb": got["peak_kb"] / 1024 if got else seen / 2**20, "wall_s": wall, "rc": proc.returncode,
-            "killed": killed, "events": got.get("events"), "errors": got.get("errors"),
-            "error_tail": None if got else (err.strip().splitlines() or [""])[-1][:300]}
+    return {
+        "peak_rss_mb": got["peak_kb"] / 1024 if got else seen / 2**20,
+        "wall_s": wall,
+        "rc": proc.returncode,
+        "killed": killed,
+        "events": got.get("events"),
+        "errors": got.get("errors"),
+        "error_tail": None if got else (err.strip().splitlines() or [""])[-1][:300],
+    }
 
 
 def run_all(out: Path, mb: int, ceiling_mb: int = 2048) -> list[dict]:
     rows = []
     for fill in FILLS:
         bomb = make(out / "corpus", fill, mb)
-        row = {"fill": fill, "content_mb": mb, "gz_mb": bomb.stat().st_size / 1e6,
-               **measure(bomb, out / f"wh_bomb_{fill}", ceiling_mb)}
+        row = {
+            "fill": fill,
+            "content_mb": mb,
+            "gz_mb": bomb.stat().st_size / 1e6,
+            **measure(bomb, out / f"wh_bomb_{fill}", ceiling_mb),
+        }
         rows.append(row)
     return rows

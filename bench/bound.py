@@ -25,7 +25,12 @@ import time
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-STEPS = ("read + xxh3", "native split + TAB strip + md5", "native events rows", "Arrow + zstd Parquet")
+STEPS = (
+    "read + xxh3",
+    "native split + TAB strip + md5",
+    "native events rows",
+    "Arrow + zstd Parquet",
+)
 BLOCK = 4 << 20
 
 
@@ -39,7 +44,9 @@ def bound(path: str) -> dict:
     from pt2logs.readers.trace.records import Record, WholeLines
 
     if _ext is None:
-        raise SystemExit("the native extension is not built (pip install -e . or python hatch_build.py)")
+        raise SystemExit(
+            "the native extension is not built (pip install -e . or python hatch_build.py)"
+        )
     steps = dict.fromkeys(STEPS, 0.0)
     size = n_records = 0
     digest = xxhash.xxh3_128()
@@ -78,17 +85,26 @@ def bound(path: str) -> dict:
         steps["native split + TAB strip + md5"] += t2 - t
         i = 0
         while i < len(recs):
-            stop, n, cols, *_ = _ext.event_columns(recs, i, {}, {}, None, None, 0, 0, 1 << 40, 1 << 62)
+            stop, n, cols, *_ = _ext.event_columns(
+                recs, i, {}, {}, None, None, 0, 0, 1 << 40, 1 << 62
+            )
             t3 = time.perf_counter()
             steps["native events rows"] += t3 - t2
             if n:
                 arrays, _, _ = _arrays(cols, n, "x.log")
-                arrays = {k: (v.cast(pa.string()) if v.type == pa.binary() else v) for k, v in arrays.items()}
+                arrays = {
+                    k: (v.cast(pa.string()) if v.type == pa.binary() else v)
+                    for k, v in arrays.items()
+                }
                 table = pa.table(arrays)
                 if writer is None:
-                    writer = pq.ParquetWriter(sink, table.schema, compression="zstd", compression_level=1)
+                    writer = pq.ParquetWriter(
+                        sink, table.schema, compression="zstd", compression_level=1
+                    )
                 writer.write_table(table)
-            i = stop + (0 if n else 1)  # a record the native pass leaves: skipped here (the bound is a bound)
+            i = stop + (
+                0 if n else 1
+            )  # a record the native pass leaves: skipped here (the bound is a bound)
             n_records += n
             t2 = time.perf_counter()
             steps["Arrow + zstd Parquet"] += t2 - t3
@@ -97,7 +113,13 @@ def bound(path: str) -> dict:
         writer.close()
         steps["Arrow + zstd Parquet"] += time.perf_counter() - t
     total = sum(steps.values())
-    return {"size_mb": size / 1e6, "records": n_records, "steps": steps, "total_s": total, "parquet_mb": sink.tell() / 1e6}
+    return {
+        "size_mb": size / 1e6,
+        "records": n_records,
+        "steps": steps,
+        "total_s": total,
+        "parquet_mb": sink.tell() / 1e6,
+    }
 
 
 if __name__ == "__main__":

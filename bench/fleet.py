@@ -75,13 +75,17 @@ def synthesize(dest: Path, n_runs: int, weeks: int = 8) -> Path:
         src = f'"{name}"'
         if name in STORED:  # the stored rows: long texts as keys of the store (copied once, below)
             cols += [f'x."{key}"' for _, key in STORED[name]]
-            src = (f"(SELECT * FROM read_parquet('{base}/{name}/**/*.parquet', union_by_name=true, hive_partitioning=true) "
-                   "SEMI JOIN _live USING (run_id, txn))")
-        con.execute(f"""COPY (SELECT {', '.join(cols)} FROM {name}_all_sources x JOIN runmap m ON m.base_id = x.run_id)
+            src = (
+                f"(SELECT * FROM read_parquet('{base}/{name}/**/*.parquet', union_by_name=true, hive_partitioning=true) "
+                "SEMI JOIN _live USING (run_id, txn))"
+            )
+        con.execute(
+            f"""COPY (SELECT {", ".join(cols)} FROM {name}_all_sources x JOIN runmap m ON m.base_id = x.run_id)
                         TO '{out}/part-{txn}-bench-1.parquet' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 1000000)"""
-                    if "source" in t.names and name != "runs" and name not in STORED else
-                    f"""COPY (SELECT {', '.join(cols)} FROM {src} x JOIN runmap m ON m.base_id = x.run_id)
-                        TO '{out}/part-{txn}-bench-1.parquet' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 1000000)""")
+            if "source" in t.names and name != "runs" and name not in STORED
+            else f"""COPY (SELECT {", ".join(cols)} FROM {src} x JOIN runmap m ON m.base_id = x.run_id)
+                        TO '{out}/part-{txn}-bench-1.parquet' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 1000000)"""
+        )
     out = wh / PAYLOADS / f"ingest_date={dt.datetime.now(dt.timezone.utc):%Y-%m-%d}"
     out.mkdir(parents=True, exist_ok=True)
     con.execute(f"""COPY (SELECT * REPLACE ('{txn}' AS txn) FROM read_parquet('{base}/{PAYLOADS}/**/*.parquet'))
@@ -103,10 +107,15 @@ def time_queries(wh: Path) -> list[tuple[str, float, int]]:
         t = time.perf_counter()
         table = run_named(con, name, {})
         out.append((name, time.perf_counter() - t, table.num_rows))
-        del table  # freed here, not inside the next query's time (a big result took seconds to free)
+        del (
+            table
+        )  # freed here, not inside the next query's time (a big result took seconds to free)
     return out
 
 
 def run_count(wh: Path) -> int:
-    return duckdb.connect().execute(
-        f"SELECT count(DISTINCT run_id) FROM read_parquet('{wh}/runs/**/*.parquet')").fetchone()[0]
+    return (
+        duckdb.connect()
+        .execute(f"SELECT count(DISTINCT run_id) FROM read_parquet('{wh}/runs/**/*.parquet')")
+        .fetchone()[0]
+    )

@@ -28,7 +28,9 @@ def _busy_s() -> float:
             v = [int(x) for x in f.readline().split()[1:]]
     except OSError:
         return float("nan")
-    return (sum(v[:8]) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")  # all but idle and iowait (guest is in user)
+    return (sum(v[:8]) - v[3] - v[4]) / os.sysconf(
+        "SC_CLK_TCK"
+    )  # all but idle and iowait (guest is in user)
 
 
 def run(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None = None) -> Measure:
@@ -36,12 +38,16 @@ def run(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None = Non
     if shutil.which("time") or os.path.exists("/usr/bin/time"):
         busy = _busy_s()
         t = time.perf_counter()
-        p = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True, env=e, cwd=cwd)
+        p = subprocess.run(
+            ["/usr/bin/time", "-v", *cmd], capture_output=True, text=True, env=e, cwd=cwd
+        )
         wall = time.perf_counter() - t
         busy = _busy_s() - busy
         m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
         rss = int(m.group(1)) / 1024 if m else float("nan")
-        cpu = sum(float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", p.stderr)) or float("nan")
+        cpu = sum(
+            float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", p.stderr)
+        ) or float("nan")
         return Measure(wall, rss, p.returncode, p.stdout + p.stderr, cpu, max(0.0, busy - cpu))
     import psutil
 
@@ -50,7 +56,9 @@ def run(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None = Non
     peak = 0
     while proc.poll() is None:
         try:
-            rss = proc.memory_info().rss + sum(c.memory_info().rss for c in proc.children(recursive=True))
+            rss = proc.memory_info().rss + sum(
+                c.memory_info().rss for c in proc.children(recursive=True)
+            )
             peak = max(peak, rss)
         except psutil.Error:
             pass

@@ -31,20 +31,34 @@ def routes(wh: str) -> list[tuple[str, str]]:
         "SELECT run_id, rank, compile_id, prev_compile_id FROM recompiles x WHERE prev_compile_id IS NOT NULL AND 2 = "
         "(SELECT count(DISTINCT compile_id) FROM events e WHERE e.run_id = x.run_id AND e.rank IS NOT DISTINCT FROM x.rank "
         "AND e.compile_id IN (x.compile_id, x.prev_compile_id) AND coalesce(e.artifact_name, e.event_type) = 'dynamo_output_graph') "
-        "ORDER BY run_id DESC, compile_id LIMIT 1").fetchone()
+        "ORDER BY run_id DESC, compile_id LIMIT 1"
+    ).fetchone()
     ranks = f"&rank_a={rank}&rank_b={rank}" if rank is not None else ""
-    other = con.execute("SELECT run_id FROM runs WHERE run_id <> ? ORDER BY started_at DESC LIMIT 1", [run]).fetchone()[0]
-    site = con.execute("SELECT coalesce(break_key, gb_id, gb_type) FROM graph_breaks GROUP BY 1 ORDER BY count(*) DESC "
-                       "LIMIT 1").fetchone()[0]
+    other = con.execute(
+        "SELECT run_id FROM runs WHERE run_id <> ? ORDER BY started_at DESC LIMIT 1", [run]
+    ).fetchone()[0]
+    site = con.execute(
+        "SELECT coalesce(break_key, gb_id, gb_type) FROM graph_breaks GROUP BY 1 ORDER BY count(*) DESC "
+        "LIMIT 1"
+    ).fetchone()[0]
     con.close()
     from pt2logs.serve.render import compile_url, query_url, run_url, site_url
 
-    return [("/", "/"), ("/runs", "/runs"), ("/runs?q=&sort=compile_s", "/runs?q=a&sort=compile_s"),
-            ("/runs/{run}", run_url(run)), ("/runs/{run}/compiles/{id}", compile_url(run, cid, rank)),
-            ("/sites/{site}", site_url(site)), ("/diff/{a}/{b}", f"/diff/{other}/{run}"),
-            ("/diff/{a}/{a}?compile_a&compile_b", f"/diff/{run}/{run}?compile_a={prev}&compile_b={cid}{ranks}"),
-            ("/query/graph_break_hotspots", query_url("graph_break_hotspots")),
-            ("/query/runs?format=json", query_url("runs", {"format": "json"}))]
+    return [
+        ("/", "/"),
+        ("/runs", "/runs"),
+        ("/runs?q=&sort=compile_s", "/runs?q=a&sort=compile_s"),
+        ("/runs/{run}", run_url(run)),
+        ("/runs/{run}/compiles/{id}", compile_url(run, cid, rank)),
+        ("/sites/{site}", site_url(site)),
+        ("/diff/{a}/{b}", f"/diff/{other}/{run}"),
+        (
+            "/diff/{a}/{a}?compile_a&compile_b",
+            f"/diff/{run}/{run}?compile_a={prev}&compile_b={cid}{ranks}",
+        ),
+        ("/query/graph_break_hotspots", query_url("graph_break_hotspots")),
+        ("/query/runs?format=json", query_url("runs", {"format": "json"})),
+    ]
 
 
 def time_routes(wh: str, repeat: int = REPEAT) -> dict[str, Any]:
@@ -53,7 +67,9 @@ def time_routes(wh: str, repeat: int = REPEAT) -> dict[str, Any]:
     from pt2logs.serve.app import create_app
 
     t0 = time.perf_counter()
-    app = create_app(wh, {"json": OUTPUT_FORMATS["json"], "csv": OUTPUT_FORMATS["csv"]}, cache_pages=0)
+    app = create_app(
+        wh, {"json": OUTPUT_FORMATS["json"], "csv": OUTPUT_FORMATS["csv"]}, cache_pages=0
+    )
     start_s = time.perf_counter() - t0
     rows = _fetch(app, routes(wh), repeat)
     app.state.cache.entries = 256
@@ -75,13 +91,22 @@ def _fetch(app: Any, paths: list[tuple[str, str]], repeat: int) -> list[dict[str
                 try:
                     with urllib.request.urlopen(url.rstrip("/") + path, timeout=600) as r:
                         body, status = r.read(), r.status
-                except urllib.error.HTTPError as e:  # recorded, not fatal: the table says which route failed
+                except (
+                    urllib.error.HTTPError
+                ) as e:  # recorded, not fatal: the table says which route failed
                     body, status = e.read(), e.code
                 if i:  # the first fetch warms DuckDB's caches
                     times.append(time.perf_counter() - t)
                 size = len(body)
-            rows.append({"route": name, "median_ms": 1000 * statistics.median(times), "max_ms": 1000 * max(times),
-                         "kb": size / 1024, "status": status})
+            rows.append(
+                {
+                    "route": name,
+                    "median_ms": 1000 * statistics.median(times),
+                    "max_ms": 1000 * max(times),
+                    "kb": size / 1024,
+                    "status": status,
+                }
+            )
     return rows
 
 
@@ -98,29 +123,44 @@ def bench(out: Path, n_runs: int) -> dict[str, Any]:
 def markdown(x: dict[str, Any], title: list[str]) -> list[str]:
     """The RESULTS.md section: one row per route, the median at the samples and at the fleet."""
     big = x.get("fleet")
-    head = (f"| route | ms at {x['samples']['runs']} runs (median) | max | cached |"
-            + (f" ms at {big['runs']:,} runs (median) | max | cached |" if big else ""))
-    out = [*title, "`python -m bench --only serve`: each page kind fetched over HTTP from the app served by uvicorn in a "
-           f"thread, {REPEAT} times after a warm-up ({FLEET_REPEAT} at the fleet), with the page cache off (what a page costs to make) and on (`cached`: a "
-           "page seen before over the same commits); the sample warehouse (sample_traces/)"
-           + (", and the synthesized fleet of bench/fleet.py" if big else "") + ". One DuckDB connection, pages one at a time.",
-           "", head, "|---|---|---|---|" + ("---|---|---|" if big else "")]
+    head = f"| route | ms at {x['samples']['runs']} runs (median) | max | cached |" + (
+        f" ms at {big['runs']:,} runs (median) | max | cached |" if big else ""
+    )
+    out = [
+        *title,
+        "`python -m bench --only serve`: each page kind fetched over HTTP from the app served by uvicorn in a "
+        f"thread, {REPEAT} times after a warm-up ({FLEET_REPEAT} at the fleet), with the page cache off (what a page costs to make) and on (`cached`: a "
+        "page seen before over the same commits); the sample warehouse (sample_traces/)"
+        + (", and the synthesized fleet of bench/fleet.py" if big else "")
+        + ". One DuckDB connection, pages one at a time.",
+        "",
+        head,
+        "|---|---|---|---|" + ("---|---|---|" if big else ""),
+    ]
     by = {r["route"]: r for r in big["routes"]} if big else {}
     for r in x["samples"]["routes"]:
         bad = "" if r.get("status", 200) == 200 else f" (HTTP {r['status']})"
         row = f"| `{r['route']}`{bad} | {r['median_ms']:,.0f} | {r['max_ms']:,.0f} | {r.get('cached_ms', float('nan')):,.1f} |"
         if big:
             b = by.get(r["route"], {})
-            row += (f" **{b.get('median_ms', float('nan')):,.0f}** | {b.get('max_ms', float('nan')):,.0f} "
-                    f"| {b.get('cached_ms', float('nan')):,.1f} |")
+            row += (
+                f" **{b.get('median_ms', float('nan')):,.0f}** | {b.get('max_ms', float('nan')):,.0f} "
+                f"| {b.get('cached_ms', float('nan')):,.1f} |"
+            )
         out.append(row)
-    out += ["", f"App start (views made, assets read): {x['samples']['start_s']:.2f} s at the samples"
-            + (f", {big['start_s']:.2f} s at {big['runs']:,} runs." if big else "."), ""]
+    out += [
+        "",
+        f"App start (views made, assets read): {x['samples']['start_s']:.2f} s at the samples"
+        + (f", {big['start_s']:.2f} s at {big['runs']:,} runs." if big else "."),
+        "",
+    ]
     return out
 
 
 if __name__ == "__main__":
     r = time_routes(sys.argv[1])
     for row in r["routes"]:
-        print(f"{row['route']:40} {row['median_ms']:9.1f} ms  (max {row['max_ms']:.1f}, cached {row['cached_ms']:.1f})"
-              f"  {row['kb']:.0f} KB  {row['status']}")
+        print(
+            f"{row['route']:40} {row['median_ms']:9.1f} ms  (max {row['max_ms']:.1f}, cached {row['cached_ms']:.1f})"
+            f"  {row['kb']:.0f} KB  {row['status']}"
+        )

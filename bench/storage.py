@@ -39,8 +39,10 @@ def where(wh: Path) -> dict:
                 for c in range(md.num_columns):
                     col = md.row_group(g).column(c)
                     events[col.path_in_schema] += col.total_compressed_size
-    return {"tables_mb": {k: v / 1e6 for k, v in tables.most_common()},
-            "events_columns_mb": {k: v / 1e6 for k, v in events.most_common()}}
+    return {
+        "tables_mb": {k: v / 1e6 for k, v in tables.most_common()},
+        "events_columns_mb": {k: v / 1e6 for k, v in events.most_common()},
+    }
 
 
 def ratio(runs: list[bytes], tmp: Path, name: str) -> dict:
@@ -67,9 +69,15 @@ def ratio(runs: list[bytes], tmp: Path, name: str) -> dict:
                 os.environ["PT2LOGS_PAYLOAD_STORE"] = old
         parquet = sum(f.stat().st_size for f in wh.rglob("*.parquet"))
         sfx = "" if store else "_inline"
-        out.update({f"warehouse_mb{sfx}": _bytes(wh) / 1e6, f"parquet_mb{sfx}": parquet / 1e6,
-                    f"ratio_pct{sfx}": 100 * _bytes(wh) / (out["input_mb"] * 1e6), f"ingest_cpu_s{sfx}": cpu,
-                    f"where{sfx}": where(wh)})
+        out.update(
+            {
+                f"warehouse_mb{sfx}": _bytes(wh) / 1e6,
+                f"parquet_mb{sfx}": parquet / 1e6,
+                f"ratio_pct{sfx}": 100 * _bytes(wh) / (out["input_mb"] * 1e6),
+                f"ingest_cpu_s{sfx}": cpu,
+                f"where{sfx}": where(wh),
+            }
+        )
         shutil.rmtree(wh, ignore_errors=True)
     return out
 
@@ -79,10 +87,17 @@ def storage(n: int = 100) -> dict:
     one = max(srcs, key=len)  # the biggest real trace: one model's run, repeated
     tmp = Path(tempfile.mkdtemp())
     try:
-        return {"one_model": ratio([one] * n, tmp, "one"), "mixed": ratio([srcs[i % len(srcs)] for i in range(n)], tmp, "mixed")}
+        return {
+            "one_model": ratio([one] * n, tmp, "one"),
+            "mixed": ratio([srcs[i % len(srcs)] for i in range(n)], tmp, "mixed"),
+        }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    print(json.dumps(storage(int(sys.argv[1]) if len(sys.argv) > 1 else 100), default=lambda x: round(x, 2)))
+    print(
+        json.dumps(
+            storage(int(sys.argv[1]) if len(sys.argv) > 1 else 100), default=lambda x: round(x, 2)
+        )
+    )

@@ -30,14 +30,24 @@ def main() -> None:
 
     def one(i_p: tuple[int, Path]) -> int:
         i, p = i_p
-        r = subprocess.run([TLPARSE, str(p), "-o", str(out / f"{i:05d}"), "--overwrite", "--no-browser"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        r = subprocess.run(
+            [TLPARSE, str(p), "-o", str(out / f"{i:05d}"), "--overwrite", "--no-browser"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         return r.returncode
 
     with ThreadPoolExecutor(a.jobs) as ex:
         rcs = list(ex.map(one, enumerate(logs)))
-    print(json.dumps({"files": len(logs), "bytes": sum(p.stat().st_size for p in logs),
-                      "failed": sum(1 for rc in rcs if rc != 0)}))
+    print(
+        json.dumps(
+            {
+                "files": len(logs),
+                "bytes": sum(p.stat().st_size for p in logs),
+                "failed": sum(1 for rc in rcs if rc != 0),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -36,8 +36,14 @@ def tables_markdown() -> str:
             continue
         out += [f"## {title}", ""]
         for t in ts:
-            out += [f"### `{t.name}` (v{t.version})", "", f"One row per {t.grain}. {t.doc}", "",
-                    "| column | type | meaning |", "|---|---|---|"]
+            out += [
+                f"### `{t.name}` (v{t.version})",
+                "",
+                f"One row per {t.grain}. {t.doc}",
+                "",
+                "| column | type | meaning |",
+                "|---|---|---|",
+            ]
             for c in t.columns:
                 out.append(f"| `{c.name}` | {c.kind} | {c.doc.replace('|', '/')} |")
             out.append("")
@@ -47,27 +53,36 @@ def tables_markdown() -> str:
 def queries_markdown() -> str:
     from pt2logs.query.queries import load_queries
 
-    out = ["# Named queries", "",
-           "Generated from the headers of `queries/*.sql` by `python -m pt2logs.docgen`; a test fails when this",
-           "file and the queries disagree. Run one with `pt2logs query NAME [-p PARAM VALUE ...]`; every query",
-           "also takes the standard filters `--since`, `--until`, `--tag KEY=VALUE` and `--run RUN` where it",
-           "declares them. Without any of them a query covers every run, but for the queries about one run",
-           "(`trace_events`, `bug_report_artifacts`: a timeline, a run's graphs) the newest run. A `--run`",
-           "(or `-p run_id`) or `--tag` that matches no run of the warehouse is a usage error (status 2) naming",
-           "the closest runs or tags; a `--since`/`--until` window with no runs is an empty answer.", "",
-           "Ranks: a multi-rank run's rows carry their `rank` (NULL in a one-process run, whose `runs.n_ranks` is",
-           "1). Results listed per run or per compile keep `rank`, one row per rank; results that combine ranks",
-           "say so in their question (counts and seconds add up every rank) or in the column name",
-           "(`*_per_rank_max`: the busiest rank's figure).", "",
-           "Writing one: a query never fails on stored data ingest accepted. JSON kept from logs (`events.payload`,",
-           "`compile_phases.args`, `compilation_metrics.dynamo_config`, ...) may be cut off by a killed job, hold",
-           "replaced bytes or have another shape than usual; read it with `TRY(...)`, e.g.",
-           "`TRY(json_extract_string(payload, '$.name'))` (NULL where it is not JSON), or, where the JSON comes",
-           "from an aggregate (which `TRY` cannot hold), `CASE WHEN json_valid(x) THEN x END`. Casts of logged",
-           "values are `TRY_CAST`. tests/test_damaged_inputs.py runs every query over damaged inputs.", "",
-           "| query | question | parameters |", "|---|---|---|"]
+    out = [
+        "# Named queries",
+        "",
+        "Generated from the headers of `queries/*.sql` by `python -m pt2logs.docgen`; a test fails when this",
+        "file and the queries disagree. Run one with `pt2logs query NAME [-p PARAM VALUE ...]`; every query",
+        "also takes the standard filters `--since`, `--until`, `--tag KEY=VALUE` and `--run RUN` where it",
+        "declares them. Without any of them a query covers every run, but for the queries about one run",
+        "(`trace_events`, `bug_report_artifacts`: a timeline, a run's graphs) the newest run. A `--run`",
+        "(or `-p run_id`) or `--tag` that matches no run of the warehouse is a usage error (status 2) naming",
+        "the closest runs or tags; a `--since`/`--until` window with no runs is an empty answer.",
+        "",
+        "Ranks: a multi-rank run's rows carry their `rank` (NULL in a one-process run, whose `runs.n_ranks` is",
+        "1). Results listed per run or per compile keep `rank`, one row per rank; results that combine ranks",
+        "say so in their question (counts and seconds add up every rank) or in the column name",
+        "(`*_per_rank_max`: the busiest rank's figure).",
+        "",
+        "Writing one: a query never fails on stored data ingest accepted. JSON kept from logs (`events.payload`,",
+        "`compile_phases.args`, `compilation_metrics.dynamo_config`, ...) may be cut off by a killed job, hold",
+        "replaced bytes or have another shape than usual; read it with `TRY(...)`, e.g.",
+        "`TRY(json_extract_string(payload, '$.name'))` (NULL where it is not JSON), or, where the JSON comes",
+        "from an aggregate (which `TRY` cannot hold), `CASE WHEN json_valid(x) THEN x END`. Casts of logged",
+        "values are `TRY_CAST`. tests/test_damaged_inputs.py runs every query over damaged inputs.",
+        "",
+        "| query | question | parameters |",
+        "|---|---|---|",
+    ]
     for q in load_queries().values():
-        params = "; ".join(f"`{p.name}`" + (f" ({p.doc})" if p.doc else "") for p in q.params) or "none"
+        params = (
+            "; ".join(f"`{p.name}`" + (f" ({p.doc})" if p.doc else "") for p in q.params) or "none"
+        )
         out.append(f"| `{q.name}` | **{q.title}.** {q.question} | {params} |")
     return "\n".join(out + ["", *macros_markdown()]) + "\n"
 
@@ -81,17 +96,27 @@ def macros_markdown() -> list[str]:
     from pt2logs.query.macros import FILLS, load_macros
 
     macros = sorted(load_macros().values(), key=lambda m: m.name)
-    out = ["## Macros", "",
-           "The rules named queries share, each a DuckDB macro in `queries/macros/NAME.sql` with a header (title, what,",
-           "params, fills, columns or returns; `pt2logs.query.macros` reads them once per process). Every connection has",
-           "them, the views file `pt2logs.duckdb` too. `NAME.*` in columns: every column of that view or macro.", "",
-           "| macro | what | parameters | columns (table) / result (scalar) |", "|---|---|---|---|"]
+    out = [
+        "## Macros",
+        "",
+        "The rules named queries share, each a DuckDB macro in `queries/macros/NAME.sql` with a header (title, what,",
+        "params, fills, columns or returns; `pt2logs.query.macros` reads them once per process). Every connection has",
+        "them, the views file `pt2logs.duckdb` too. `NAME.*` in columns: every column of that view or macro.",
+        "",
+        "| macro | what | parameters | columns (table) / result (scalar) |",
+        "|---|---|---|---|",
+    ]
     for m in macros:
         result = _items(m.columns) if m.table else m.returns
         cells = [f"`{m.signature}`", f"**{m.title}.** {m.what}", _items(m.params), result]
         out.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
-    out += ["", "Fills: SQL made from Python facts where a macro says `{{name}}` (`pt2logs.query.macros.FILLS`, the one list).", "",
-            "| fill | what | macros |", "|---|---|---|"]
+    out += [
+        "",
+        "Fills: SQL made from Python facts where a macro says `{{name}}` (`pt2logs.query.macros.FILLS`, the one list).",
+        "",
+        "| fill | what | macros |",
+        "|---|---|---|",
+    ]
     for name, (what, _) in FILLS.items():
         users = ", ".join(f"`{m.name}`" for m in macros if name in m.fills)
         out.append(f"| `{name}` | {what} | {users} |")
@@ -101,18 +126,28 @@ def macros_markdown() -> list[str]:
 def causes_markdown() -> str:
     from pt2logs.analysis.guards import CAUSES, EXAMPLES, classify_guard
 
-    out = ["# Recompile causes", "",
-           "Generated from `pt2logs.analysis.guards` by `python -m pt2logs.docgen`. Every row of `recompiles`",
-           "has a `cause` from this list, derived from the failed guard's text by rules written for the guard",
-           "grammar of torch 2.0 to 2.13 (C++ tensor checks, global state, Python guards, shape-env expressions),",
-           "and a `guard_subject` (the variable the guard was on). A compile refused by the recompile limit is a",
-           "row with cause `recompile_limit_hit` and `is_limit_hit = true`: the frame runs eagerly from then on.", "",
-           "| cause | meaning | a real guard | subject |", "|---|---|---|---|"]
+    out = [
+        "# Recompile causes",
+        "",
+        "Generated from `pt2logs.analysis.guards` by `python -m pt2logs.docgen`. Every row of `recompiles`",
+        "has a `cause` from this list, derived from the failed guard's text by rules written for the guard",
+        "grammar of torch 2.0 to 2.13 (C++ tensor checks, global state, Python guards, shape-env expressions),",
+        "and a `guard_subject` (the variable the guard was on). A compile refused by the recompile limit is a",
+        "row with cause `recompile_limit_hit` and `is_limit_hit = true`: the frame runs eagerly from then on.",
+        "",
+        "| cause | meaning | a real guard | subject |",
+        "|---|---|---|---|",
+    ]
     for cause, meaning in CAUSES.items():
         ex = EXAMPLES.get(cause, "")
         subject = classify_guard(ex)[1] if ex else None
-        out.append(f"| `{cause}` | {meaning} | `{ex.replace('|', '/')}` | {f'`{subject}`' if subject else ''} |")
-    out += ["", "`SELECT cause, count(*) FROM recompiles GROUP BY 1` or `pt2logs query top_recompile_causes`."]
+        out.append(
+            f"| `{cause}` | {meaning} | `{ex.replace('|', '/')}` | {f'`{subject}`' if subject else ''} |"
+        )
+    out += [
+        "",
+        "`SELECT cause, count(*) FROM recompiles GROUP BY 1` or `pt2logs query top_recompile_causes`.",
+    ]
     return "\n".join(out) + "\n"
 
 
@@ -120,22 +155,31 @@ def advice_markdown() -> str:
     """docs/advice.md: the advice table, rule by rule (from src/pt2logs/query/advice.toml)."""
     from pt2logs.query.advice import load_rules
 
-    out = ["# Advice", "",
-           "Generated from `src/pt2logs/query/advice.toml` by `python -m pt2logs.docgen`; a test fails when this file and",
-           "the table disagree. Each rule is matched in SQL against a run's recompiles, graph breaks, failed",
-           "compiles and cache lookups (the `advice_items()` macro, `queries/macros/advice_items.sql`); a fact goes to the first",
-           "rule that matches it, in the order below. Each item carries the run's own evidence, the frames it",
-           "applies to and the cost at stake: the compile seconds of the compiles involved (`frame`: every compile",
-           "of the frame), the recompiles, breaks and failed compiles.", "",
-           "    pt2logs advise RUN [--format markdown]     # one run, most costly first",
-           "    pt2logs query advice --since 7d             # every run",
-           "    pt2logs summary RUN                         # the top five, in the \"Advice\" section", "",
-           "The weekly dashboard's card \"Advice costing the most compile time this week\" is `pt2logs query dash_advice`.", "",
-           "| rule | finding | matches | evidence | cost |", "|---|---|---|---|---|"]
+    out = [
+        "# Advice",
+        "",
+        "Generated from `src/pt2logs/query/advice.toml` by `python -m pt2logs.docgen`; a test fails when this file and",
+        "the table disagree. Each rule is matched in SQL against a run's recompiles, graph breaks, failed",
+        "compiles and cache lookups (the `advice_items()` macro, `queries/macros/advice_items.sql`); a fact goes to the first",
+        "rule that matches it, in the order below. Each item carries the run's own evidence, the frames it",
+        "applies to and the cost at stake: the compile seconds of the compiles involved (`frame`: every compile",
+        "of the frame), the recompiles, breaks and failed compiles.",
+        "",
+        "    pt2logs advise RUN [--format markdown]     # one run, most costly first",
+        "    pt2logs query advice --since 7d             # every run",
+        '    pt2logs summary RUN                         # the top five, in the "Advice" section',
+        "",
+        'The weekly dashboard\'s card "Advice costing the most compile time this week" is `pt2logs query dash_advice`.',
+        "",
+        "| rule | finding | matches | evidence | cost |",
+        "|---|---|---|---|---|",
+    ]
     rules = load_rules()
     for r in rules:
         cells = [f"`{r.id}`", r.finding, r.matches_text(), r.evidence, r.cost]
-        out.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
+        out.append(
+            "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+        )
     out += ["", "## What to do", ""]
     for r in rules:
         out += [f"### `{r.id}`: {r.finding}", "", r.advice, ""]

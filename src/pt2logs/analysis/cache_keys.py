@@ -35,12 +35,20 @@ VALUE_CHARS = 1024
 _KINDS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^(gm|graph|user_defined_triton_source|fx_graph)\b"), "graph"),
     (re.compile(r"^(example_inputs|inputs_to_check|args|tensor_metadata)\b"), "inputs"),
-    (re.compile(r"^(torch_version|system_info\[(hash|version)\]|system_info$|triton_version)"), "torch_version"),
+    (
+        re.compile(r"^(torch_version|system_info\[(hash|version)\]|system_info$|triton_version)"),
+        "torch_version",
+    ),
     (re.compile(r"^(system_info\[device\]|default_cuda_device_index)"), "device"),
     (re.compile(r"(config|cache_key_tag|fx_kwargs|precompile_enabled)"), "config"),
     (re.compile(r"pass|^_?custom_"), "custom_passes"),
-    (re.compile(r"^(deterministic|grad_enabled|disable_amp|default_dtype|cpp_runtime_thread_count|"
-                r"provenance_tracking_level|autocast|dtype|cuda_matmul_settings)"), "settings"),
+    (
+        re.compile(
+            r"^(deterministic|grad_enabled|disable_amp|default_dtype|cpp_runtime_thread_count|"
+            r"provenance_tracking_level|autocast|dtype|cuda_matmul_settings)"
+        ),
+        "settings",
+    ),
 ]
 
 

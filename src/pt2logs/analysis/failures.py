@@ -23,12 +23,16 @@ from pt2logs.analysis.identity import Frame, frame_text, mask, pick_frames
 
 _FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
 _METRIC_FRAME = re.compile(r"^Line: (?P<line>\d+), Name: (?P<func>.*?), Filename: (?P<file>.+)$")
-_EXC = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Failed|Unsupported|Exit|Interrupt"
-                  r"|Warning|Restart\w*|Abort\w*|Skip\w*|Violation|Timeout\w*)|(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*)"
-                  r"(?::[ \t]?(?P<msg>.*))?$")
-_END = re.compile(r"^(?:Set TORCHDYNAMO_VERBOSE|from user code:|You can suppress this exception|"
-                  r"For even more developer context|The above exception was the direct cause|"
-                  r"During handling of the above exception)")
+_EXC = re.compile(
+    r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Failed|Unsupported|Exit|Interrupt"
+    r"|Warning|Restart\w*|Abort\w*|Skip\w*|Violation|Timeout\w*)|(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*)"
+    r"(?::[ \t]?(?P<msg>.*))?$"
+)
+_END = re.compile(
+    r"^(?:Set TORCHDYNAMO_VERBOSE|from user code:|You can suppress this exception|"
+    r"For even more developer context|The above exception was the direct cause|"
+    r"During handling of the above exception)"
+)
 _WONT = re.compile(r"^WON'T CONVERT (?P<func>\S+) (?P<file>.+) line (?P<line>\d+)\s*$", re.M)
 #: the longest masked message kept in a key
 KEY_CHARS = 300
@@ -55,7 +59,10 @@ def traceback_parts(text: str) -> tuple[list[Frame], str | None, str | None]:
     """A Python traceback (as printed) → (frames of its last ``Traceback`` block, exception type,
     full message). The message runs from the exception line to torch's trailing advice."""
     lines = text.replace("\r", "").split("\n")
-    start = max((i for i, ln in enumerate(lines) if ln.startswith("Traceback (most recent call last):")), default=-1)
+    start = max(
+        (i for i, ln in enumerate(lines) if ln.startswith("Traceback (most recent call last):")),
+        default=-1,
+    )
     frames: list[Frame] = []
     exc_at = None
     for i in range(start + 1, len(lines)):
@@ -87,9 +94,15 @@ def metric_stack(stack: Any) -> list[Frame]:
     return out
 
 
-def failure_columns(exc_type: str | None, message: str | None, tb_frames: list[Frame],
-                    call_frames: list[Frame], user_file: str | None = None,
-                    user_line: int | None = None, compiled: Frame | None = None) -> dict[str, Any]:
+def failure_columns(
+    exc_type: str | None,
+    message: str | None,
+    tb_frames: list[Frame],
+    call_frames: list[Frame],
+    user_file: str | None = None,
+    user_line: int | None = None,
+    compiled: Frame | None = None,
+) -> dict[str, Any]:
     """The identity columns of one ``failures`` row (see the module docstring for the frame rule;
     ``compiled``: the compiled function's (file, first line, name))."""
     frames = tb_frames or call_frames
@@ -98,22 +111,39 @@ def failure_columns(exc_type: str | None, message: str | None, tb_frames: list[F
         pick = pick_frames(call_frames)
     if pick.frame_file is None and compiled and compiled[0]:
         pick = pick_frames([compiled])
-    return {"exc_type": short_type(exc_type), "exc_message": message, "failure_key": failure_key(exc_type, message),
-            "frame_file": pick.frame_file, "frame_kind": pick.frame_kind, "frame_line": pick.frame_line,
-            "frame_func": pick.frame_func, "stack": [frame_text(f) for f in frames]}
+    return {
+        "exc_type": short_type(exc_type),
+        "exc_message": message,
+        "failure_key": failure_key(exc_type, message),
+        "frame_file": pick.frame_file,
+        "frame_kind": pick.frame_kind,
+        "frame_line": pick.frame_line,
+        "frame_func": pick.frame_func,
+        "stack": [frame_text(f) for f in frames],
+    }
 
 
 def from_metrics(meta: dict[str, Any], user_file: str | None = None) -> dict[str, Any]:
     """Identity columns for the failure of a ``compilation_metrics`` record (``user_file``: its
     ``fail_user_frame_filename``, resolved)."""
     tb = meta.get("exception_stack_trace")
-    text = "\n".join(str(x) for x in tb) if isinstance(tb, (list, tuple)) else (tb if isinstance(tb, str) else "")
+    text = (
+        "\n".join(str(x) for x in tb)
+        if isinstance(tb, (list, tuple))
+        else (tb if isinstance(tb, str) else "")
+    )
     frames, _, _ = traceback_parts(text) if text else ([], None, None)
     reason = meta.get("fail_reason")
     ftype = meta.get("fail_type")
-    return failure_columns(None if ftype is None else str(ftype), None if reason is None else str(reason), frames,
-                           metric_stack(meta.get("stack_trace")), user_file, meta.get("fail_user_frame_lineno"),
-                           _compiled(meta.get("co_filename"), meta.get("co_firstlineno"), meta.get("co_name")))
+    return failure_columns(
+        None if ftype is None else str(ftype),
+        None if reason is None else str(reason),
+        frames,
+        metric_stack(meta.get("stack_trace")),
+        user_file,
+        meta.get("fail_user_frame_lineno"),
+        _compiled(meta.get("co_filename"), meta.get("co_firstlineno"), meta.get("co_name")),
+    )
 
 
 def _compiled(file: Any, line: Any, name: Any) -> Frame | None:
@@ -130,14 +160,29 @@ def parse_wont_convert(text: str) -> dict[str, Any] | None:
     if head is None:
         return None
     frames, exc_type, message = traceback_parts(text[head.end() :])
-    row = failure_columns(exc_type, message, frames, [],
-                          compiled=(head.group("file"), int(head.group("line")), head.group("func")))
-    row.update(co_name=head.group("func"), co_filename=head.group("file"), co_firstlineno=int(head.group("line")),
-               fail_type=short_type(exc_type), fail_reason=message, is_restart=False)
+    row = failure_columns(
+        exc_type,
+        message,
+        frames,
+        [],
+        compiled=(head.group("file"), int(head.group("line")), head.group("func")),
+    )
+    row.update(
+        co_name=head.group("func"),
+        co_filename=head.group("file"),
+        co_firstlineno=int(head.group("line")),
+        fail_type=short_type(exc_type),
+        fail_reason=message,
+        is_restart=False,
+    )
     return row
 
 
 def restart_columns(reason: str) -> dict[str, Any]:
     """Identity columns of a restart of dynamo's analysis (no exception: the reason is the message)."""
-    return {"exc_type": None, "exc_message": reason, "failure_key": failure_key(None, reason.split("\n", 1)[0]),
-            "stack": []}
+    return {
+        "exc_type": None,
+        "exc_message": reason,
+        "failure_key": failure_key(None, reason.split("\n", 1)[0]),
+        "stack": [],
+    }

@@ -33,15 +33,20 @@ from pt2logs.analysis.guards import (
     _normalise,
 )
 
-_TENSOR_VALUES = re.compile(r"(?:at index (?P<i>\d+)\. )?expected:? (?:requires_grad=)?(?P<exp>.+?)"
-                            r"(?:, actual:? (?P<act>.+?))?\.?(?:\s+Guard failed.*)?$", re.I)
+_TENSOR_VALUES = re.compile(
+    r"(?:at index (?P<i>\d+)\. )?expected:? (?:requires_grad=)?(?P<exp>.+?)"
+    r"(?:, actual:? (?P<act>.+?))?\.?(?:\s+Guard failed.*)?$",
+    re.I,
+)
 _TENSOR_KIND = {"dispatch key set": ("dispatch_keys", "{}"), "dtype": ("dtype", "{}.dtype"),
                 "requires_grad": ("requires_grad", "{}.requires_grad"), "rank": ("ndim", "{}.dim()"),
                 "ndim": ("ndim", "{}.dim()"), "storage offset": ("storage_offset", "{}.storage_offset()"),
                 "storage_offset": ("storage_offset", "{}.storage_offset()")}  # fmt: skip
 _CALL = re.compile(r"^(?:not\s+)?(?P<fn>[\w.]+)\(")
 _TYPE_HINT = re.compile(r",\s*type=(<class '[^']*'>)")
-_COMPARE = re.compile(rf"^(?P<neg>not\s+)?(?P<src>{_SRC})\s*(?P<op>==|!=|\s+is\s+not\s+|\s+is\s+)\s*(?P<val>.+)$")
+_COMPARE = re.compile(
+    rf"^(?P<neg>not\s+)?(?P<src>{_SRC})\s*(?P<op>==|!=|\s+is\s+not\s+|\s+is\s+)\s*(?P<val>.+)$"
+)
 _CALL_EQ = re.compile(r"^(?P<call>.+?\))\s*(?:==|!=)\s*(?P<val>.+)$")
 
 
@@ -55,9 +60,16 @@ def guard_parts(text: str) -> tuple[str | None, str | None, str | None, str | No
         return None, None, None, None
     if _LIMIT.search(full):
         name, head = _LIMIT_NAME.search(full), _LIMIT_HEAD.search(full)
-        return "recompile_limit", name.group(0) if name else None, head.group(2) if head else None, None
+        return (
+            "recompile_limit",
+            name.group(0) if name else None,
+            head.group(2) if head else None,
+            None,
+        )
     if m := _TENSOR.match(code):
-        return _tensor_parts(_source(m.group("src")), m.group("prop").replace(".", " "), code[m.end() :])
+        return _tensor_parts(
+            _source(m.group("src")), m.group("prop").replace(".", " "), code[m.end() :]
+        )
     if m := _CHECK_TENSORS.match(code):
         return "tensors", _source(m.group(1)), None, None
     if m := _GLOBAL_STATE.match(code):
@@ -67,7 +79,14 @@ def guard_parts(text: str) -> tuple[str | None, str | None, str | None, str | No
     if m := _CONFIG_FUNCS.search(code):
         return ("backend" if m.lastgroup == "backend" else "config"), m.lastgroup, None, None
     if m := _MESSAGE.match(code):
-        kind = ("duplicate_tensors", "overlapping_tensors", "deallocated", "getattr", "key_error", "tensor_type")
+        kind = (
+            "duplicate_tensors",
+            "overlapping_tensors",
+            "deallocated",
+            "getattr",
+            "key_error",
+            "tensor_type",
+        )
         i = next(i for i, g in enumerate(m.groups()) if g is not None)
         return kind[i], _source(m.group(i + 1)), None, None
     if _SHAPE_STRONG.search(code) or "unknown var " in full.split("\n", 1)[0]:
@@ -77,7 +96,12 @@ def guard_parts(text: str) -> tuple[str | None, str | None, str | None, str | No
         return "alias", _source(alias.group("src")), _source(alias.group("other")), None
     if m := _TYPE_ID.match(code):
         fn = _CALL.match(code)
-        kind = (fn.group("fn") if fn else "type_id").lstrip("_").removeprefix("check_").replace(".", "_")
+        kind = (
+            (fn.group("fn") if fn else "type_id")
+            .lstrip("_")
+            .removeprefix("check_")
+            .replace(".", "_")
+        )
         hint, eq = _TYPE_HINT.search(code), _CALL_EQ.match(code)
         expected = hint.group(1) if hint else eq.group("val").strip() if eq else _last_arg(code)
         return kind, _source(m.group("src")), expected, None
@@ -85,17 +109,31 @@ def guard_parts(text: str) -> tuple[str | None, str | None, str | None, str | No
         return "isnan", _source(m.group("src")), None, None
     if m := _COMPARE.match(code):
         wrapped = _WRAPPER.match(m.group("src").strip())
-        kind = {"==": "equals", "!=": "not_equals", "is": "is", "isnot": "is_not"}[m.group("op").replace(" ", "")]
+        kind = {"==": "equals", "!=": "not_equals", "is": "is", "isnot": "is_not"}[
+            m.group("op").replace(" ", "")
+        ]
         kind = f"{wrapped.group(0).split('(')[0].lstrip('_')}_{kind}" if wrapped else kind
-        return kind, _source(wrapped.group(1) if wrapped else m.group("src")), m.group("val").strip(), None
+        return (
+            kind,
+            _source(wrapped.group(1) if wrapped else m.group("src")),
+            m.group("val").strip(),
+            None,
+        )
     if m := _VALUE.match(code):
-        return "truth", _source(m.group("src")), "False" if code.startswith("not ") else "True", None
+        return (
+            "truth",
+            _source(m.group("src")),
+            "False" if code.startswith("not ") else "True",
+            None,
+        )
     if _SHAPE_WEAK.search(code):
         return "symbolic", _shape_source(code), code, None
     return "other", None, code, None
 
 
-def _tensor_parts(src: str | None, prop: str, rest: str) -> tuple[str, str | None, str | None, str | None]:
+def _tensor_parts(
+    src: str | None, prop: str, rest: str
+) -> tuple[str, str | None, str | None, str | None]:
     v = _TENSOR_VALUES.search(rest.strip())
     exp, act = (v.group("exp"), v.group("act")) if v else (None, None)
     if prop in ("size", "sizes", "stride", "strides"):

@@ -31,4 +31,8 @@ def count_guards(text: str) -> int:
                 n += 1
     if tree:
         return n
-    return sum(1 for ln in text.splitlines() if ln.strip() and ln.strip() not in ("GUARDS:", "TREE_GUARD_MANAGER:"))
+    return sum(
+        1
+        for ln in text.splitlines()
+        if ln.strip() and ln.strip() not in ("GUARDS:", "TREE_GUARD_MANAGER:")
+    )

@@ -49,11 +49,14 @@ _DIGITS = re.compile(r"\d+")
 
 # masking: what varies between runs of the same code (ids, addresses, numbers, temp paths)
 _HEX = re.compile(r"\b0x[0-9a-fA-F]+\b")
-_UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+_UUID = re.compile(
+    r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+)
 _HASH = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{12,}\b|\b[a-z0-9]{52}\b")
 _TMP = re.compile(
     r"(?:/tmp|/var/tmp|/private/var/folders|/var/folders|/dev/shm|[A-Za-z]:\\[^\s'\"]*?\\Temp)"
-    r"(?=[\\/\s'\",)\]:]|$)(?:[\\/][^\s'\",)\]:]*)?")
+    r"(?=[\\/\s'\",)\]:]|$)(?:[\\/][^\s'\",)\]:]*)?"
+)
 _ABS_PATH = re.compile(r"(?:(?<=[\s'\"(=\[])|^)(?:/|[A-Za-z]:\\)[^\s'\",)\]:]*\.pyi?\b")
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w])")
 _CID = re.compile(r"\[?!?\d+/\d+(?:_\d+)?\]?")
@@ -104,7 +107,11 @@ def classify_path(path: str | None) -> PathId:
         low = parts[i].lower()
         if low in ("lib", "lib64") and i + 2 < len(parts) and _PY_DIR.match(parts[i + 1]):
             return PathId("stdlib", "<stdlib>/" + "/".join(parts[i + 2 :]), python)
-        if parts[i] == "Lib" and i > 0 and (_WIN_BASE.match(parts[i - 1]) or parts[i - 2 : i - 1] == ["envs"]):
+        if (
+            parts[i] == "Lib"
+            and i > 0
+            and (_WIN_BASE.match(parts[i - 1]) or parts[i - 2 : i - 1] == ["envs"])
+        ):
             return PathId("stdlib", "<stdlib>/" + "/".join(parts[i + 1 :]), python)
     if not absolute and parts and parts[0] == "torch":
         return PathId("library", "/".join(parts), python)
@@ -164,7 +171,9 @@ class FramePick(NamedTuple):
 NO_FRAMES = FramePick(None, None, None, None, None, None, None)
 
 
-def pick_frames(frames: list[Frame], location: tuple[str | None, int | None] | None = None) -> FramePick:
+def pick_frames(
+    frames: list[Frame], location: tuple[str | None, int | None] | None = None
+) -> FramePick:
     """The innermost user-code frame of ``frames`` (outermost first, as tracebacks print them) and,
     when the innermost frame is library or standard-library code, that frame. ``location``
     (file, line) stands in for the innermost frame when the stack is empty (a log that suppressed it)."""
@@ -176,8 +185,12 @@ def pick_frames(frames: list[Frame], location: tuple[str | None, int | None] | N
     lib = None
     if ids[-1].kind in ("library", "stdlib", "other"):
         lib = (ids[-1].key, frames[-1][2], frames[-1][1])
-    user = next(((ids[i], frames[i]) for i in range(len(frames) - 1, -1, -1) if ids[i].kind == "user"), None)
-    u_key, u_kind, u_line, u_func = (user[0].key, "user", user[1][1], user[1][2]) if user else (None, None, None, None)
+    user = next(
+        ((ids[i], frames[i]) for i in range(len(frames) - 1, -1, -1) if ids[i].kind == "user"), None
+    )
+    u_key, u_kind, u_line, u_func = (
+        (user[0].key, "user", user[1][1], user[1][2]) if user else (None, None, None, None)
+    )
     return FramePick(u_key, u_kind, u_line, u_func, *(lib or (None, None, None)))
 
 

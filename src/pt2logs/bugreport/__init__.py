@@ -48,8 +48,14 @@ def _whoami() -> tuple[list[str], list[str]]:
     return users, [socket.gethostname()]
 
 
-def bug_report(con: duckdb.DuckDBPyConnection, run: str | None, compile_id: str | None = None, *,
-               redact: bool = True, compare: str | None = None) -> BugReport:
+def bug_report(
+    con: duckdb.DuckDBPyConnection,
+    run: str | None,
+    compile_id: str | None = None,
+    *,
+    redact: bool = True,
+    compare: str | None = None,
+) -> BugReport:
     """The report for ``run`` (id, prefix or name; the newest when None) about ``compile_id`` (default:
     its first failed compile, else its first compile); ``compare``: the run of the other Spyre backend
     (default: the run with the same tags but ``backend``, sendnn vs spyre)."""
@@ -57,13 +63,23 @@ def bug_report(con: duckdb.DuckDBPyConnection, run: str | None, compile_id: str 
     facts = gather(con, r.run_id, compile_id, compare)
     if redact:
         users, hosts = _whoami()
-        red = Redactor(users, hosts + [h for h in (facts.run.get("host"), (facts.compare or {}).get("run", {}).get("host")) if h])
+        red = Redactor(
+            users,
+            hosts
+            + [
+                h
+                for h in (facts.run.get("host"), (facts.compare or {}).get("run", {}).get("host"))
+                if h
+            ],
+        )
         for t in all_text(facts):
             red.learn(t)
         fn = red
     else:
+
         def fn(t: str) -> str:
             return t
+
     scale = 1.0
     while True:
         ctx = Ctx(facts, fn, scale)

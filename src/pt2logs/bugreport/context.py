@@ -19,15 +19,28 @@ class Ctx:
     scale: float = 1.0  # excerpt sizes, lowered when the report is too long for an issue
     files: dict[str, str] = field(default_factory=dict)  # excerpts in full, for the .zip
 
-    def excerpt(self, name: str, title: str, text: str, info: str = "", lines: int = 80, chars: int = 6000,
-                open_: bool = False, tail: bool = False) -> str:
+    def excerpt(
+        self,
+        name: str,
+        title: str,
+        text: str,
+        info: str = "",
+        lines: int = 80,
+        chars: int = 6000,
+        open_: bool = False,
+        tail: bool = False,
+    ) -> str:
         """A folded excerpt of ``text`` (redacted): its start, or its end (``tail``: a log's last lines);
         the whole of it goes to the zip as ``excerpts/<name>``."""
         text = self.r(text)
         self.files[f"excerpts/{name}"] = text
-        shown, left = (md.cut_tail if tail else md.cut)(text, max(5, int(lines * self.scale)), max(500, int(chars * self.scale)))
+        shown, left = (md.cut_tail if tail else md.cut)(
+            text, max(5, int(lines * self.scale)), max(500, int(chars * self.scale))
+        )
         where = "earlier" if tail else "more"
-        note = f"\n_{left} {where} lines in `excerpts/{name}` of the .zip bundle._\n" if left else ""
+        note = (
+            f"\n_{left} {where} lines in `excerpts/{name}` of the .zip bundle._\n" if left else ""
+        )
         return md.details(title, md.fence(shown, info) + note, open_=open_)
 
 

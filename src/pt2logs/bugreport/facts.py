@@ -34,8 +34,12 @@ class Facts:
     guards: list[dict[str, Any]]  # recompile_list rows of the run
     record: dict[str, Any] = field(default_factory=dict)  # pt2logs_run.json, when the run has one
     spyre_log: list[dict[str, Any]] = field(default_factory=list)
-    spyre_specs: list[dict[str, Any]] = field(default_factory=list)  # with "text": the spec file's head
-    compare: dict[str, Any] | None = None  # the other backend's run: {"run": ..., "overview": ..., "transfers": ...}
+    spyre_specs: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # with "text": the spec file's head
+    compare: dict[str, Any] | None = (
+        None  # the other backend's run: {"run": ..., "overview": ..., "transfers": ...}
+    )
     overview: dict[str, Any] = field(default_factory=dict)
     #: the TORCH_COMPILE_DEBUG files of the run (they name no compile)
     debug_files: list[dict[str, Any]] = field(default_factory=list)
@@ -76,7 +80,10 @@ def compact_json(text: str | None) -> str | None:
         if len(flat) + ind <= 100:
             return flat
         if isinstance(v, dict) and v:
-            items = [f"{pad}{json.dumps(str(k), ensure_ascii=False)}: {dump(x, ind + 1)}" for k, x in v.items()]
+            items = [
+                f"{pad}{json.dumps(str(k), ensure_ascii=False)}: {dump(x, ind + 1)}"
+                for k, x in v.items()
+            ]
             return "{\n" + ",\n".join(items) + "\n" + " " * ind + "}"
         if isinstance(v, list) and v and any(isinstance(x, (dict, list)) and x for x in v):
             return "[\n" + ",\n".join(pad + dump(x, ind + 1) for x in v) + "\n" + " " * ind + "]"
@@ -85,8 +92,12 @@ def compact_json(text: str | None) -> str | None:
     return dump(obj, 0) + "\n"
 
 
-def gather(con: duckdb.DuckDBPyConnection, run_id: str, compile_id: str | None = None,
-           compare: str | None = None) -> Facts:
+def gather(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    compile_id: str | None = None,
+    compare: str | None = None,
+) -> Facts:
     p = {"run_id": run_id}
     (run,) = run_named(con, "bug_report_run", p).to_pylist()
     compiles = run_named(con, "bug_report_compiles", p).to_pylist()
@@ -99,8 +110,14 @@ def gather(con: duckdb.DuckDBPyConnection, run_id: str, compile_id: str | None =
         chosen = picked[0]
     elif compiles:
         chosen = compiles[0]  # failed first
-    rows = run_named(con, "bug_report_artifacts", {**p, "compile_id": (chosen or {}).get("compile_id") or "-"}).to_pylist()
-    artifacts = [a for a in rows if a["compile_id"] is not None and chosen is not None and a["rank"] == chosen["rank"]]
+    rows = run_named(
+        con, "bug_report_artifacts", {**p, "compile_id": (chosen or {}).get("compile_id") or "-"}
+    ).to_pylist()
+    artifacts = [
+        a
+        for a in rows
+        if a["compile_id"] is not None and chosen is not None and a["rank"] == chosen["rank"]
+    ]
     facts = Facts(run, chosen, compiles, artifacts, run_named(con, "recompile_list", p).to_pylist())
     facts.debug_files = [a for a in rows if a["compile_id"] is None]
     facts.overview = run_named(con, "run_overview", p).to_pylist()[0]
@@ -115,7 +132,11 @@ def gather(con: duckdb.DuckDBPyConnection, run_id: str, compile_id: str | None =
     if facts.is_spyre:
         rows = run_named(con, "spyre_debug_excerpt", p).to_pylist()
         facts.spyre_log = [r for r in rows if r["part"] == "log"]
-        facts.spyre_specs = [dict(r, kernels=r["text"], text=compact_json(read_file(r["path"]))) for r in rows if r["part"] == "spec"]
+        facts.spyre_specs = [
+            dict(r, kernels=r["text"], text=compact_json(read_file(r["path"])))
+            for r in rows
+            if r["part"] == "spec"
+        ]
         other = compare or _other_backend(con, run)
         if other is not None:
             facts.compare = _comparison(con, other)
@@ -125,7 +146,11 @@ def gather(con: duckdb.DuckDBPyConnection, run_id: str, compile_id: str | None =
 
 def _backend(tags: Any) -> str | None:
     t = orjson.loads(tags) if isinstance(tags, str) else (tags or {})
-    return str(t.get("backend")).lower() if isinstance(t, dict) and t.get("backend") is not None else None
+    return (
+        str(t.get("backend")).lower()
+        if isinstance(t, dict) and t.get("backend") is not None
+        else None
+    )
 
 
 def _other_backend(con: duckdb.DuckDBPyConnection, run: dict[str, Any]) -> str | None:
@@ -145,9 +170,11 @@ def _other_backend(con: duckdb.DuckDBPyConnection, run: dict[str, Any]) -> str |
 def _comparison(con: duckdb.DuckDBPyConnection, other: str) -> dict[str, Any]:
     r = resolve_run(con, other)
     p = {"run_id": r.run_id}
-    return {"run": run_named(con, "bug_report_run", p).to_pylist()[0],
-            "overview": run_named(con, "run_overview", p).to_pylist()[0],
-            "transfers": run_named(con, "spyre_transfer_volume", p).to_pylist()}
+    return {
+        "run": run_named(con, "bug_report_run", p).to_pylist()[0],
+        "overview": run_named(con, "run_overview", p).to_pylist()[0],
+        "transfers": run_named(con, "spyre_transfer_volume", p).to_pylist(),
+    }
 
 
 def all_text(f: Facts) -> list[str]:
@@ -164,5 +191,17 @@ def all_text(f: Facts) -> list[str]:
             for x in v:
                 walk(x)
 
-    walk([f.run, f.compile, f.artifacts, f.guards, f.record, f.spyre_log, f.spyre_specs, f.compare, f.debug_files])
+    walk(
+        [
+            f.run,
+            f.compile,
+            f.artifacts,
+            f.guards,
+            f.record,
+            f.spyre_log,
+            f.spyre_specs,
+            f.compare,
+            f.debug_files,
+        ]
+    )
     return out

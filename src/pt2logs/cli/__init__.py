@@ -40,7 +40,25 @@ from pt2logs.cli import (
 from pt2logs.redaction.redact import redact
 from pt2logs.version import __version__
 
-ORDER = ["ingest", "run", "summary", "advise", "query", "queries", "diff", "ranks", "bundle", "dashboard", "serve", "export", "compact", "check", "repair", "tables", "formats"]
+ORDER = [
+    "ingest",
+    "run",
+    "summary",
+    "advise",
+    "query",
+    "queries",
+    "diff",
+    "ranks",
+    "bundle",
+    "dashboard",
+    "serve",
+    "export",
+    "compact",
+    "check",
+    "repair",
+    "tables",
+    "formats",
+]
 
 
 class Group(click.Group):
@@ -66,9 +84,13 @@ def describe_failure(e: BaseException) -> str:
     if isinstance(e, OSError) and e.errno == errno.ENOSPC:
         where = f" writing {e.filename}" if e.filename else ""
         if isinstance(getattr(e, "written", None), int):
-            where += f" ({e.written / 1e6:,.2f} MB of this writer's files written, none of it committed)"
-        return (f"no space left on the device{where}. Free some space and run the command again: "
-                "what was committed before is intact, and an interrupted ingest is completed by the next one.")
+            where += (
+                f" ({e.written / 1e6:,.2f} MB of this writer's files written, none of it committed)"
+            )
+        return (
+            f"no space left on the device{where}. Free some space and run the command again: "
+            "what was committed before is intact, and an interrupted ingest is completed by the next one."
+        )
     if isinstance(e, MemoryError):
         return "out of memory. Try --jobs 1, or ingest fewer inputs at a time."
     text = redact(str(e)) or "(no message)"
@@ -77,7 +99,9 @@ def describe_failure(e: BaseException) -> str:
     return f"{type(e).__name__}: {text} (set PT2LOGS_DEBUG=1 to see the traceback)"
 
 
-@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}
+)
 @click.version_option(__version__, prog_name="pt2logs")
 def main() -> None:
     """pt2logs: PyTorch 2 compiler logs → a Parquet warehouse you can query and chart.
@@ -93,7 +117,24 @@ def main() -> None:
     """
 
 
-for _cmd in (ingest.ingest, ingest.run, read.summary, read.advise, read.query, read.queries, read.diff, read.ranks,
-             bugreport.bundle, dashboard.dashboard, serve.serve, export.export, admin.compact, admin.check, admin.repair, admin.tables, admin.formats):
+for _cmd in (
+    ingest.ingest,
+    ingest.run,
+    read.summary,
+    read.advise,
+    read.query,
+    read.queries,
+    read.diff,
+    read.ranks,
+    bugreport.bundle,
+    dashboard.dashboard,
+    serve.serve,
+    export.export,
+    admin.compact,
+    admin.check,
+    admin.repair,
+    admin.tables,
+    admin.formats,
+):
     main.add_command(_cmd)
 del _cmd

@@ -9,7 +9,13 @@ from pt2logs.cli.options import warehouse_option
 
 @click.command()
 @warehouse_option
-@click.option("--partition", "partitions", multiple=True, metavar="YYYY-MM-DD", help="Only these ingest_date partitions.")
+@click.option(
+    "--partition",
+    "partitions",
+    multiple=True,
+    metavar="YYYY-MM-DD",
+    help="Only these ingest_date partitions.",
+)
 @click.option("--json", "as_json", is_flag=True)
 def compact(warehouse: str, partitions: tuple[str, ...], as_json: bool) -> None:
     """Merge each partition's small files into one per table and drop dead rows.
@@ -37,11 +43,16 @@ def compact(warehouse: str, partitions: tuple[str, ...], as_json: bool) -> None:
     for part, why in res.skipped:
         click.echo(f"warning: partition {part} not compacted: {why}", err=True)
     if not res.partitions:
-        click.echo("nothing compacted: see the warnings above" if res.skipped else
-                   "nothing to compact: every partition has one file per table and no dead rows")
+        click.echo(
+            "nothing compacted: see the warnings above"
+            if res.skipped
+            else "nothing to compact: every partition has one file per table and no dead rows"
+        )
         return
-    click.echo(f"compacted {len(res.partitions)} partition(s): {res.files_before} files -> {res.files_after}, "
-               f"{res.rows_dropped:,} dead rows dropped, {res.rows_kept:,} rows kept")
+    click.echo(
+        f"compacted {len(res.partitions)} partition(s): {res.files_before} files -> {res.files_after}, "
+        f"{res.rows_dropped:,} dead rows dropped, {res.rows_kept:,} rows kept"
+    )
 
 
 def _existing(warehouse: str) -> object:
@@ -55,7 +66,11 @@ def _existing(warehouse: str) -> object:
 
 @click.command()
 @warehouse_option
-@click.option("--quick", is_flag=True, help="Presence and sizes only (what every read checks), not checksums and footers.")
+@click.option(
+    "--quick",
+    is_flag=True,
+    help="Presence and sizes only (what every read checks), not checksums and footers.",
+)
 @click.option("--json", "as_json", is_flag=True)
 def check(warehouse: str, quick: bool, as_json: bool) -> None:
     """Verify every committed file against its commit record; exit 1 when something is damaged.
@@ -87,8 +102,14 @@ def check(warehouse: str, quick: bool, as_json: bool) -> None:
         for rel in res.strays:
             click.echo(f"not read: {rel} (no commit names it)")
         n = len(res.damaged) + bool(res.meta_error)
-        click.echo(f"{res.files_checked} files checked: " + ("all as recorded" if res.ok else
-                   f"{n} damaged; `pt2logs repair -w {warehouse}` quarantines them and ingests their runs again"))
+        click.echo(
+            f"{res.files_checked} files checked: "
+            + (
+                "all as recorded"
+                if res.ok
+                else f"{n} damaged; `pt2logs repair -w {warehouse}` quarantines them and ingests their runs again"
+            )
+        )
     if not res.ok:
         raise SystemExit(1)
 
@@ -128,7 +149,9 @@ def repair(warehouse: str, as_json: bool) -> None:
     if not (res.meta_rewritten or res.quarantined or res.lost):
         click.echo("nothing to repair: every file is as recorded")
     if res.remaining:
-        raise click.ClickException(f"{len(res.remaining)} file(s) still damaged: see `pt2logs check -w {warehouse}`")
+        raise click.ClickException(
+            f"{len(res.remaining)} file(s) still damaged: see `pt2logs check -w {warehouse}`"
+        )
 
 
 @click.command()
@@ -165,7 +188,9 @@ def tables(table: str | None) -> None:
             click.echo(f"{t.name:22} one row per {t.grain}")
         return
     if table not in TABLES:
-        raise click.BadParameter(f"unknown table {table!r}; see `pt2logs tables`", param_hint="TABLE")
+        raise click.BadParameter(
+            f"unknown table {table!r}; see `pt2logs tables`", param_hint="TABLE"
+        )
     t = TABLES[table]
     click.echo(f"{t.name} (schema v{t.version}): one row per {t.grain}\n{t.doc}\n")
     for c in t.columns:

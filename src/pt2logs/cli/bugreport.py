@@ -12,12 +12,36 @@ from pt2logs.cli.options import connect_warehouse, query_error, warehouse_option
 @click.command()
 @click.argument("run", required=False)
 @warehouse_option
-@click.option("--compile", "compile_id", metavar="F/C", help="The compile to describe (default: the run's first failed compile, else its first).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file: .md (the report) or .zip (the report and every excerpt in full). Default: print the Markdown.")
-@click.option("--no-redact", is_flag=True, help="Keep home folders, user names, host names and secret-looking values (redacted by default).")
-@click.option("--compare", metavar="RUN", help="Spyre: the run of the other backend (sendnn vs spyre) to compare with (default: the run with the same tags but `backend`).")
-def bundle(run: str | None, warehouse: str, compile_id: str | None, output: str | None, no_redact: bool,
-           compare: str | None) -> None:
+@click.option(
+    "--compile",
+    "compile_id",
+    metavar="F/C",
+    help="The compile to describe (default: the run's first failed compile, else its first).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write to this file: .md (the report) or .zip (the report and every excerpt in full). Default: print the Markdown.",
+)
+@click.option(
+    "--no-redact",
+    is_flag=True,
+    help="Keep home folders, user names, host names and secret-looking values (redacted by default).",
+)
+@click.option(
+    "--compare",
+    metavar="RUN",
+    help="Spyre: the run of the other backend (sendnn vs spyre) to compare with (default: the run with the same tags but `backend`).",
+)
+def bundle(
+    run: str | None,
+    warehouse: str,
+    compile_id: str | None,
+    output: str | None,
+    no_redact: bool,
+    compare: str | None,
+) -> None:
     """A bug report for RUN, ready to paste into a GitHub issue: versions, command and debug
     environment, the failing compile's exception, stack, Dynamo graph, FX graphs and output code,
     guard failures, Spyre transfer log and kernel spec, and the minifier command to try next.
@@ -51,4 +75,7 @@ def bundle(run: str | None, warehouse: str, compile_id: str | None, output: str 
         with open(output, "w", encoding="utf-8") as fh:
             fh.write(rep.markdown)
         what = "the report"
-    click.echo(f"wrote {what} for run {rep.run.name} ({rep.run.run_id}), compile {rep.compile_id or '-'}, to {output}", err=True)
+    click.echo(
+        f"wrote {what} for run {rep.run.name} ({rep.run.run_id}), compile {rep.compile_id or '-'}, to {output}",
+        err=True,
+    )

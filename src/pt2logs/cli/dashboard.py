@@ -19,19 +19,62 @@ from pt2logs.cli.options import filter_options, query_error, warehouse_option
 @click.command()
 @warehouse_option
 @filter_options
-@click.option("--by", metavar="TAG", help="Split the compile-time trend by this tag key, e.g. --by model.")
-@click.option("--run", "run", help="A one-run page for this run (id, id prefix or name) instead of the weekly one.")
-@click.option("--out", "-o", default="pt2logs_dashboard.html", show_default=True, type=click.Path(dir_okay=False),
-              help="The HTML file to write.")
-@click.option("--png", "png_dir", type=click.Path(file_okay=False), metavar="DIR",
-              help="Also write each chart as a PNG into DIR (for pasting into a note).")
-@click.option("--svg", "svg_dir", type=click.Path(file_okay=False), metavar="DIR", help="Also write each chart as an SVG into DIR.")
-@click.option("--dashboard", "name", metavar="NAME",
-              help="Which dashboards/NAME.toml to build (default: weekly, or run with --run).")
-@click.option("--threshold", default=10.0, show_default=True, metavar="PCT",
-              help="Flag a regression when a metric per run grew more than PCT % week over week.")
-def dashboard(warehouse: str, since: str | None, until: str | None, tag: str | None, by: str | None, run: str | None,
-              out: str, png_dir: str | None, svg_dir: str | None, name: str | None, threshold: float) -> None:
+@click.option(
+    "--by", metavar="TAG", help="Split the compile-time trend by this tag key, e.g. --by model."
+)
+@click.option(
+    "--run",
+    "run",
+    help="A one-run page for this run (id, id prefix or name) instead of the weekly one.",
+)
+@click.option(
+    "--out",
+    "-o",
+    default="pt2logs_dashboard.html",
+    show_default=True,
+    type=click.Path(dir_okay=False),
+    help="The HTML file to write.",
+)
+@click.option(
+    "--png",
+    "png_dir",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="Also write each chart as a PNG into DIR (for pasting into a note).",
+)
+@click.option(
+    "--svg",
+    "svg_dir",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="Also write each chart as an SVG into DIR.",
+)
+@click.option(
+    "--dashboard",
+    "name",
+    metavar="NAME",
+    help="Which dashboards/NAME.toml to build (default: weekly, or run with --run).",
+)
+@click.option(
+    "--threshold",
+    default=10.0,
+    show_default=True,
+    metavar="PCT",
+    help="Flag a regression when a metric per run grew more than PCT % week over week.",
+)
+def dashboard(
+    warehouse: str,
+    since: str | None,
+    until: str | None,
+    tag: str | None,
+    by: str | None,
+    run: str | None,
+    out: str,
+    png_dir: str | None,
+    svg_dir: str | None,
+    name: str | None,
+    threshold: float,
+) -> None:
     """Write an HTML dashboard: is compilation getting healthier?
 
     A headline strip (this week against the week before: compile time, recompiles, graph breaks,
@@ -56,8 +99,17 @@ def dashboard(warehouse: str, since: str | None, until: str | None, tag: str | N
 
     con = _connect(warehouse)
     try:
-        page = build(con, name, since=since or ("4w" if not run else None), until=until, tag=tag, by=by, run=run,
-                     warehouse=warehouse, threshold=threshold)
+        page = build(
+            con,
+            name,
+            since=since or ("4w" if not run else None),
+            until=until,
+            tag=tag,
+            by=by,
+            run=run,
+            warehouse=warehouse,
+            threshold=threshold,
+        )
         text = render_html(page, bundle=cached_vega_bundle())
     except QueryError as e:
         raise query_error(e) from None  # a --run or --tag naming no run: a usage error
@@ -70,8 +122,11 @@ def dashboard(warehouse: str, since: str | None, until: str | None, tag: str | N
     charts = [c for c in page.cards if c.spec is not None]
     empty = [c.key for c in page.cards if c.spec is None and not c.error]
     failed = [c.key for c in page.cards if c.error]
-    click.echo(f"wrote {path} ({len(text) / 1e6:.1f} MB): {len(charts)} charts"
-               + (f", empty: {', '.join(empty)}" if empty else "") + f"; {page.scope}; built in {page.build_s:.1f} s")
+    click.echo(
+        f"wrote {path} ({len(text) / 1e6:.1f} MB): {len(charts)} charts"
+        + (f", empty: {', '.join(empty)}" if empty else "")
+        + f"; {page.scope}; built in {page.build_s:.1f} s"
+    )
     for fmt, folder in (("png", png_dir), ("svg", svg_dir)):
         if folder is None:
             continue
@@ -97,7 +152,10 @@ def cached_vega_bundle() -> str:
     A cache that cannot be read or written only costs the seconds to build it."""
     from pt2logs.dashboard import bundle_name, is_bundle, vega_bundle
 
-    cache = Path(os.environ.get("PT2LOGS_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pt2logs")
+    cache = Path(
+        os.environ.get("PT2LOGS_CACHE")
+        or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pt2logs"
+    )
     path = cache / bundle_name()
     try:
         text = path.read_text()

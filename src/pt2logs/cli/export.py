@@ -24,10 +24,22 @@ def export() -> None:
 @click.argument("run", required=False)
 @warehouse_option
 @filter_options
-@click.option("--output", "-o", default="trace.json", show_default=True, type=click.Path(dir_okay=False),
-              help="The JSON file to write ('-' for stdout).")
-def perfetto(run: str | None, warehouse: str, since: str | None, until: str | None, tag: str | None,
-             output: str) -> None:
+@click.option(
+    "--output",
+    "-o",
+    default="trace.json",
+    show_default=True,
+    type=click.Path(dir_okay=False),
+    help="The JSON file to write ('-' for stdout).",
+)
+def perfetto(
+    run: str | None,
+    warehouse: str,
+    since: str | None,
+    until: str | None,
+    tag: str | None,
+    output: str,
+) -> None:
     """A run (or a selection of runs) as a timeline for ui.perfetto.dev / chrome://tracing.
 
     Writes the Chrome Trace Event Format: one process per run and rank; in each, a
@@ -52,7 +64,9 @@ def perfetto(run: str | None, warehouse: str, since: str | None, until: str | No
     try:
         check_selection(con, None, tag)  # a tag no run has: a usage error naming the closest tags
         if run is not None:
-            run = resolve_run(con, run).run_id  # one run, or an error naming the runs a prefix matches
+            run = resolve_run(
+                con, run
+            ).run_id  # one run, or an error naming the runs a prefix matches
         elif since is None and until is None and tag is None:
             require_runs(con)  # the query picks the newest run; an empty warehouse says so
         params = {"run_id": run, "since": since, "until": until, "tag": tag}
@@ -68,8 +82,10 @@ def perfetto(run: str | None, warehouse: str, since: str | None, until: str | No
                     for piece in chrome_trace(con, params, stats):
                         f.write(piece)
                 if not stats.runs:
-                    raise click.ClickException("no run matches the selection, or the selected runs have no timed "
-                                               "events (compiles, phases, breaks, recompiles, cache lookups)")
+                    raise click.ClickException(
+                        "no run matches the selection, or the selected runs have no timed "
+                        "events (compiles, phases, breaks, recompiles, cache lookups)"
+                    )
                 os.replace(tmp, output)
             finally:
                 if os.path.exists(tmp):
@@ -77,6 +93,9 @@ def perfetto(run: str | None, warehouse: str, since: str | None, until: str | No
     except QueryError as e:
         raise query_error(e) from None
     inst = ", ".join(f"{n} {k}" for k, n in sorted(stats.instants.items())) or "none"
-    click.echo(f"wrote {stats.events:,} events of {len(stats.runs)} run(s), {stats.processes} process(es) "
-               f"(run × rank), {stats.threads} thread(s): {stats.spans:,} spans; instants: {inst}"
-               f"{'' if output == '-' else f' to {output}'}. Open it in https://ui.perfetto.dev", err=True)
+    click.echo(
+        f"wrote {stats.events:,} events of {len(stats.runs)} run(s), {stats.processes} process(es) "
+        f"(run × rank), {stats.threads} thread(s): {stats.spans:,} spans; instants: {inst}"
+        f"{'' if output == '-' else f' to {output}'}. Open it in https://ui.perfetto.dev",
+        err=True,
+    )

@@ -13,20 +13,59 @@ from pt2logs.recording.capture import DEFAULT_TORCH_LOGS
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
 @warehouse_option
-@click.option("--run-id", help="Use this run id (everything under PATHS is then one run, e.g. one file per rank) instead of one derived from the content.")
-@click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Label the run(s), e.g. --tag model=llama --tag commit=abc123. Queryable: runs.tags->>'model'.")
-@click.option("--format", "fmt", help="Skip detection: read every file as this format (see `pt2logs formats`).")
-@click.option("--jobs", "-j", type=int, default=None, help="Parallel worker processes (default: all cores).")
-@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
-              help="Where files are parsed: local processes, or Ray tasks (pip install 'pt2logs[ray]').")
-@click.option("--address", help="Ray cluster address for --engine ray (e.g. auto, ray://head:10001); default: a local Ray.")
-@click.option("--strict", is_flag=True, help="Exit with status 1 if any input could not be parsed (ingest errors), "
-                                            "or if PATHS held no log at all.")
+@click.option(
+    "--run-id",
+    help="Use this run id (everything under PATHS is then one run, e.g. one file per rank) instead of one derived from the content.",
+)
+@click.option(
+    "--tag",
+    "tags",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Label the run(s), e.g. --tag model=llama --tag commit=abc123. Queryable: runs.tags->>'model'.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    help="Skip detection: read every file as this format (see `pt2logs formats`).",
+)
+@click.option(
+    "--jobs", "-j", type=int, default=None, help="Parallel worker processes (default: all cores)."
+)
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where files are parsed: local processes, or Ray tasks (pip install 'pt2logs[ray]').",
+)
+@click.option(
+    "--address",
+    help="Ray cluster address for --engine ray (e.g. auto, ray://head:10001); default: a local Ray.",
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit with status 1 if any input could not be parsed (ingest errors), "
+    "or if PATHS held no log at all.",
+)
 @click.option("--force", is_flag=True, help="Re-ingest runs even if their files did not change.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, only the summary line.")
-def ingest(paths: tuple[str, ...], warehouse: str, run_id: str | None, tags: tuple[str, ...], fmt: str | None,
-           jobs: int | None, engine: str, address: str | None, strict: bool, force: bool, as_json: bool, quiet: bool) -> None:
+def ingest(
+    paths: tuple[str, ...],
+    warehouse: str,
+    run_id: str | None,
+    tags: tuple[str, ...],
+    fmt: str | None,
+    jobs: int | None,
+    engine: str,
+    address: str | None,
+    strict: bool,
+    force: bool,
+    as_json: bool,
+    quiet: bool,
+) -> None:
     """Read logs under PATHS into the warehouse.
 
     PATHS may be log files, TORCH_TRACE folders (one file per rank) or folders of
@@ -51,8 +90,16 @@ def ingest(paths: tuple[str, ...], warehouse: str, run_id: str | None, tags: tup
     prog = IngestProgress(enabled=show)
     try:
         with prog:
-            res = do_ingest(list(paths), warehouse, run_id=run_id, tags=tag_map, fmt=fmt,
-                            engine=make_engine(jobs, engine, address), progress=prog.update, force=force)
+            res = do_ingest(
+                list(paths),
+                warehouse,
+                run_id=run_id,
+                tags=tag_map,
+                fmt=fmt,
+                engine=make_engine(jobs, engine, address),
+                progress=prog.update,
+                force=force,
+            )
     except InputError as e:
         raise click.UsageError(str(e)) from None
     print_ingest_result(res, as_json=as_json)
@@ -74,21 +121,46 @@ def nothing_read(paths: tuple[str, ...], res: object) -> str:
         what = f"no log found in {where}: there is no file in it"
     else:
         n = len(skipped)
-        what = (f"no log found in {where}: {n} file{'s' if n != 1 else ''} skipped as not a recognised log format"
-                f"{f', {len(problems)} could not be read' if problems else ''} (listed above)")
-    return (f"{what}. pt2logs recognises logs by their content: {', '.join(FORMATS)} (`pt2logs formats` says "
-            "what each is); --format NAME reads every file as one format.")
+        what = (
+            f"no log found in {where}: {n} file{'s' if n != 1 else ''} skipped as not a recognised log format"
+            f"{f', {len(problems)} could not be read' if problems else ''} (listed above)"
+        )
+    return (
+        f"{what}. pt2logs recognises logs by their content: {', '.join(FORMATS)} (`pt2logs formats` says "
+        "what each is); --format NAME reads every file as one format."
+    )
 
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @warehouse_option
-@click.option("--tag", "tags", multiple=True, metavar="KEY=VALUE", help="Label the run, e.g. --tag model=llama.")
-@click.option("--logs", metavar="ARTIFACTS", help=f"TORCH_LOGS to capture (default: $TORCH_LOGS or {DEFAULT_TORCH_LOGS}).")
-@click.option("--dir", "folder", type=click.Path(file_okay=False), help="Where to keep the capture (default: <warehouse>/_captures/).")
+@click.option(
+    "--tag",
+    "tags",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Label the run, e.g. --tag model=llama.",
+)
+@click.option(
+    "--logs",
+    metavar="ARTIFACTS",
+    help=f"TORCH_LOGS to capture (default: $TORCH_LOGS or {DEFAULT_TORCH_LOGS}).",
+)
+@click.option(
+    "--dir",
+    "folder",
+    type=click.Path(file_okay=False),
+    help="Where to keep the capture (default: <warehouse>/_captures/).",
+)
 @click.option("--name", help="Name the run (default: the capture folder's name).")
-def run(command: tuple[str, ...], warehouse: str, tags: tuple[str, ...], logs: str | None, folder: str | None,
-        name: str | None) -> None:
+def run(
+    command: tuple[str, ...],
+    warehouse: str,
+    tags: tuple[str, ...],
+    logs: str | None,
+    folder: str | None,
+    name: str | None,
+) -> None:
     """Run COMMAND with TORCH_TRACE and TORCH_LOGS captured, then ingest it as one run.
 
     The command's stderr is still shown live; its exit code becomes pt2logs' exit
@@ -112,11 +184,16 @@ def run(command: tuple[str, ...], warehouse: str, tags: tuple[str, ...], logs: s
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
     try:
-        res = run_command(cmd, warehouse, tags=parse_tags(tags), folder=folder, torch_logs=logs, name=name)
+        res = run_command(
+            cmd, warehouse, tags=parse_tags(tags), folder=folder, torch_logs=logs, name=name
+        )
     except ValueError as e:
         raise click.UsageError(str(e)) from None
     how = f"was ended by {res.signal}" if res.signal else f"exited with {res.exit_code}"
-    click.echo(f"pt2logs: `{join(res.command)}` {how} after {res.wall_s:.1f} s; capture in {res.folder}", err=True)
+    click.echo(
+        f"pt2logs: `{join(res.command)}` {how} after {res.wall_s:.1f} s; capture in {res.folder}",
+        err=True,
+    )
     if res.ingest is not None:
         print_ingest_result(res.ingest)
     sys.exit(128 - res.exit_code if res.exit_code < 0 else res.exit_code)

@@ -49,10 +49,10 @@ def elide(s: str, width: int) -> str:
     if width <= 1:
         return "…"[:width]
     if "/" in s and " " not in s:  # a path (or path:line): the end says which file
-        out = "…" + s[-(width - 1):]
+        out = "…" + s[-(width - 1) :]
     else:
         head = (width - 1) // 2
-        out = s[:head] + "…" + s[len(s) - (width - 1 - head):]
+        out = s[:head] + "…" + s[len(s) - (width - 1 - head) :]
     while cell_len(out) > width:  # wide characters
         out = out[:-2] + "…" if len(out) > 2 else "…"
     return out
@@ -69,17 +69,32 @@ class Layout:
     width: int = 0  # the table's width
 
 
-def fit(rows: Sequence[dict[str, Any]], columns: Sequence[str], width: int, *, fixed: Sequence[str] = (),
-        wide: bool = False, cell: Any = str) -> Layout:
+def fit(
+    rows: Sequence[dict[str, Any]],
+    columns: Sequence[str],
+    width: int,
+    *,
+    fixed: Sequence[str] = (),
+    wide: bool = False,
+    cell: Any = str,
+) -> Layout:
     """Lay out ``columns`` of ``rows`` in ``width`` cells. ``fixed`` columns (numbers, times) are never
     shortened; ``cell`` turns a value into text."""
     text = {c: [one_line(cell(r.get(c))) for r in rows] for c in columns}
     natural = {c: max([cell_len(c)] + [cell_len(x) for x in text[c]]) for c in columns}
     if wide:
-        return Layout(list(columns), natural, [[text[c][i] for c in columns] for i in range(len(rows))],
-                      width=sum(natural.values()) + GAP * max(0, len(columns) - 1))
-    least = {c: natural[c] if c in fixed else max(cell_len(c), min(natural[c], MIN_WRAP if c in WRAP else MIN_TEXT))
-             for c in columns}
+        return Layout(
+            list(columns),
+            natural,
+            [[text[c][i] for c in columns] for i in range(len(rows))],
+            width=sum(natural.values()) + GAP * max(0, len(columns) - 1),
+        )
+    least = {
+        c: natural[c]
+        if c in fixed
+        else max(cell_len(c), min(natural[c], MIN_WRAP if c in WRAP else MIN_TEXT))
+        for c in columns
+    }
     shown = list(columns)
     while len(shown) > 1 and sum(least[c] for c in shown) + GAP * (len(shown) - 1) > width:
         shown.pop()
@@ -89,16 +104,35 @@ def fit(rows: Sequence[dict[str, Any]], columns: Sequence[str], width: int, *, f
     others = sum(nat[c] for c in shown if c not in WRAP)
     wrapping = [c for c in shown if c in WRAP]
     if wrapping and others + sum(low[c] for c in wrapping) <= budget:
-        widths = {**nat, **_share({c: nat[c] for c in wrapping}, {c: low[c] for c in wrapping}, budget - others)}
+        widths = {
+            **nat,
+            **_share({c: nat[c] for c in wrapping}, {c: low[c] for c in wrapping}, budget - others),
+        }
     else:
-        widths = {**_share({c: nat[c] for c in shown if c not in WRAP}, {c: low[c] for c in shown if c not in WRAP},
-                           budget - sum(low[c] for c in wrapping)), **{c: low[c] for c in wrapping}}
+        widths = {
+            **_share(
+                {c: nat[c] for c in shown if c not in WRAP},
+                {c: low[c] for c in shown if c not in WRAP},
+                budget - sum(low[c] for c in wrapping),
+            ),
+            **{c: low[c] for c in wrapping},
+        }
         widths = {c: widths[c] for c in shown}
     wrap = {c for c in shown if c in WRAP and widths[c] < natural[c]}
-    cut = [[text[c][i] if c in wrap else elide(text[c][i], widths[c]) for c in shown] for i in range(len(rows))]
+    cut = [
+        [text[c][i] if c in wrap else elide(text[c][i], widths[c]) for c in shown]
+        for i in range(len(rows))
+    ]
     shortened = [c for c in shown if widths[c] < natural[c]]
-    return Layout(shown, widths, cut, [c for c in columns if c not in shown], shortened, wrap,
-                  sum(widths.values()) + GAP * max(0, len(shown) - 1))
+    return Layout(
+        shown,
+        widths,
+        cut,
+        [c for c in columns if c not in shown],
+        shortened,
+        wrap,
+        sum(widths.values()) + GAP * max(0, len(shown) - 1),
+    )
 
 
 def _share(natural: dict[str, int], least: dict[str, int], budget: int) -> dict[str, int]:
@@ -166,13 +200,25 @@ def rich_table(layout: Layout, right: Sequence[str] = (), title: str | None = No
     from rich.table import Table
     from rich.text import Text
 
-    t = Table(title=title, title_justify="left", title_style="bold", header_style="bold", show_edge=False,
-              pad_edge=False, box=None)
+    t = Table(
+        title=title,
+        title_justify="left",
+        title_style="bold",
+        header_style="bold",
+        show_edge=False,
+        pad_edge=False,
+        box=None,
+    )
     for c in layout.columns:
         wraps = c in layout.wrap
-        t.add_column(Text(c), justify="right" if c in right else "left", no_wrap=not wraps,
-                     overflow="fold" if wraps else "ellipsis", width=layout.widths[c] if wraps else None,
-                     min_width=layout.widths[c])
+        t.add_column(
+            Text(c),
+            justify="right" if c in right else "left",
+            no_wrap=not wraps,
+            overflow="fold" if wraps else "ellipsis",
+            width=layout.widths[c] if wraps else None,
+            min_width=layout.widths[c],
+        )
     for row in layout.rows:
         t.add_row(*[Text(v) for v in row])
     return t

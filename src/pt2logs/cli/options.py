@@ -20,8 +20,14 @@ WAREHOUSE_HELP = "Warehouse folder or URL (s3://, gs://, ...). Default: $PT2LOGS
 
 
 def warehouse_option(f: Any) -> Any:
-    return click.option("--warehouse", "-w", envvar="PT2LOGS_WAREHOUSE", default=DEFAULT_WAREHOUSE,
-                        show_default=True, help=WAREHOUSE_HELP)(f)
+    return click.option(
+        "--warehouse",
+        "-w",
+        envvar="PT2LOGS_WAREHOUSE",
+        default=DEFAULT_WAREHOUSE,
+        show_default=True,
+        help=WAREHOUSE_HELP,
+    )(f)
 
 
 TAG_HINT = "expected KEY=VALUE, e.g. --tag model=llama"
@@ -33,7 +39,9 @@ def parse_tag(value: str) -> tuple[str, str]:
     if not eq:
         raise click.BadParameter(f"{value!r} has no '=': {TAG_HINT}", param_hint="'--tag'")
     if not key.strip():
-        raise click.BadParameter(f"{value!r} has no KEY before '=': {TAG_HINT}", param_hint="'--tag'")
+        raise click.BadParameter(
+            f"{value!r} has no KEY before '=': {TAG_HINT}", param_hint="'--tag'"
+        )
     return key.strip(), val.strip()
 
 
@@ -62,27 +70,50 @@ def _time_filter(ctx: click.Context, param: click.Parameter, value: str | None) 
         parse_since(value, now)
     except QueryError as e:
         raise click.BadParameter(str(e), ctx, param) from None
-    since, until = (value, ctx.params.get("until")) if param.name == "since" else (ctx.params.get("since"), value)
+    since, until = (
+        (value, ctx.params.get("until"))
+        if param.name == "since"
+        else (ctx.params.get("since"), value)
+    )
     t0, t1 = parse_since(since, now), parse_since(until, now)
     if t0 is not None and t1 is not None and t0 >= t1:
         raise click.UsageError(
             f"--since {since} ({t0:%Y-%m-%d %H:%M} UTC) is not before --until {until} ({t1:%Y-%m-%d %H:%M} UTC), "
-            f"so no run can match. --since is the older end: e.g. --since 14d --until 7d.", ctx)
+            f"so no run can match. --since is the older end: e.g. --since 14d --until 7d.",
+            ctx,
+        )
     return value
 
 
 def filter_options(f: Any) -> Any:
     """--since / --until / --tag, shared by every command that reads runs; bad values are usage errors."""
-    f = click.option("--tag", "tag", metavar="KEY=VALUE", callback=_tag_filter,
-                     help="Only runs with this tag, e.g. --tag model=llama (a tag no run has is a usage error).")(f)
-    f = click.option("--until", callback=_time_filter, help="Only runs that started before this (7d, 12h, 2w or a date).")(f)
-    f = click.option("--since", callback=_time_filter, help="Only runs that started on/after this (7d, 12h, 2w or a date).")(f)
+    f = click.option(
+        "--tag",
+        "tag",
+        metavar="KEY=VALUE",
+        callback=_tag_filter,
+        help="Only runs with this tag, e.g. --tag model=llama (a tag no run has is a usage error).",
+    )(f)
+    f = click.option(
+        "--until",
+        callback=_time_filter,
+        help="Only runs that started before this (7d, 12h, 2w or a date).",
+    )(f)
+    f = click.option(
+        "--since",
+        callback=_time_filter,
+        help="Only runs that started on/after this (7d, 12h, 2w or a date).",
+    )(f)
     return f
 
 
 def run_option(f: Any) -> Any:
-    return click.option("--run", "run", help="Only this run (id, id prefix or name; naming no run is a usage error that "
-                                           "names the closest); same as -p run_id RUN.")(f)
+    return click.option(
+        "--run",
+        "run",
+        help="Only this run (id, id prefix or name; naming no run is a usage error that "
+        "names the closest); same as -p run_id RUN.",
+    )(f)
 
 
 def connect_warehouse(warehouse: str) -> Any:
@@ -92,7 +123,9 @@ def connect_warehouse(warehouse: str) -> Any:
 
     wh = Warehouse(warehouse)
     if not wh.exists():
-        raise click.UsageError(f"no warehouse at {warehouse}: create one with `pt2logs ingest PATH --warehouse {warehouse}`")
+        raise click.UsageError(
+            f"no warehouse at {warehouse}: create one with `pt2logs ingest PATH --warehouse {warehouse}`"
+        )
     con = connect(wh)
     from pt2logs.query.views import read_warnings
 
@@ -138,20 +171,36 @@ def format_option(capability: str = "rows") -> Any:
     """The one ``--format/-f`` option: every output format that can write ``capability``
     (``rows`` for a result table, ``report`` for a summary or diff), from the registry."""
     names = formats_that(capability)
-    what = "table is for people" if capability == "rows" else "table is for people, json for machines"
-    return click.option("--format", "-f", "fmt", type=FormatChoice(names), default="table", show_default=True,
-                        help=f"Output format ({what}).")
+    what = (
+        "table is for people" if capability == "rows" else "table is for people, json for machines"
+    )
+    return click.option(
+        "--format",
+        "-f",
+        "fmt",
+        type=FormatChoice(names),
+        default="table",
+        show_default=True,
+        help=f"Output format ({what}).",
+    )
 
 
 def output_option(f: Any) -> Any:
-    return click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
-                        help="Write to this file instead of stdout (needed for parquet on a terminal).")(f)
+    return click.option(
+        "--output",
+        "-o",
+        type=click.Path(dir_okay=False, writable=True),
+        help="Write to this file instead of stdout (needed for parquet on a terminal).",
+    )(f)
 
 
 def wide_option(f: Any) -> Any:
-    return click.option("--wide", is_flag=True,
-                        help="Table format: show every column and every cell in full, however wide "
-                             "(by default a table fits the terminal and names what it hid or shortened).")(f)
+    return click.option(
+        "--wide",
+        is_flag=True,
+        help="Table format: show every column and every cell in full, however wide "
+        "(by default a table fits the terminal and names what it hid or shortened).",
+    )(f)
 
 
 def write_rows(table: Any, fmt: str, output: str | None, wide: bool = False) -> None:

@@ -44,8 +44,9 @@ class OutputFormat:
 OUTPUT_FORMATS: dict[str, OutputFormat] = {}
 
 
-def output_format(name: str, *, writes: tuple[str, ...] = ("rows",), binary: bool = False,
-                  fits: bool = False) -> Callable[[Any], Any]:
+def output_format(
+    name: str, *, writes: tuple[str, ...] = ("rows",), binary: bool = False, fits: bool = False
+) -> Callable[[Any], Any]:
     assert set(writes) <= set(CAPABILITIES), writes
 
     def deco(fn: Any) -> Any:
@@ -107,19 +108,32 @@ def write_table(t: pa.Table, out: BinaryIO, wide: bool = False) -> None:
     if total > TABLE_ROWS:
         t = t.slice(0, TABLE_ROWS)
     width = terminal_width()
-    numeric = [n for n, f in zip(t.column_names, t.schema)
-               if pa.types.is_integer(f.type) or pa.types.is_floating(f.type) or pa.types.is_decimal(f.type)]
-    fixed = numeric + [n for n, f in zip(t.column_names, t.schema) if pa.types.is_temporal(f.type) or pa.types.is_boolean(f.type)]
+    numeric = [
+        n
+        for n, f in zip(t.column_names, t.schema)
+        if pa.types.is_integer(f.type)
+        or pa.types.is_floating(f.type)
+        or pa.types.is_decimal(f.type)
+    ]
+    fixed = numeric + [
+        n
+        for n, f in zip(t.column_names, t.schema)
+        if pa.types.is_temporal(f.type) or pa.types.is_boolean(f.type)
+    ]
     rows = t.to_pylist()
     layout = fit(rows, t.column_names, width, fixed=fixed, wide=wide, cell=cell)
     buf = io.StringIO()
     console = text_console(buf, max(width, layout.width))
     n = f"{total} row{'s' if total != 1 else ''}"
     if total > t.num_rows:
-        n += (f" (the first {t.num_rows:,} shown; {total - t.num_rows:,} more rows not shown: "
-              "-f csv, json, ndjson or parquet for every row, or LIMIT/-p limit for fewer)")
+        n += (
+            f" (the first {t.num_rows:,} shown; {total - t.num_rows:,} more rows not shown: "
+            "-f csv, json, ndjson or parquet for every row, or LIMIT/-p limit for fewer)"
+        )
     if layout.hidden and t.num_rows <= BLOCK_ROWS:
-        console.print(f"{len(t.column_names)} columns do not fit {width}: one block per row (--wide: one line per row)")
+        console.print(
+            f"{len(t.column_names)} columns do not fit {width}: one block per row (--wide: one line per row)"
+        )
         for block in blocks(rows, t.column_names, cell):
             console.print(block)
         console.print(n)
@@ -135,8 +149,15 @@ def text_console(file: Any, width: int) -> Any:
     """A rich console that writes plain text ``width`` cells wide (no colour, markup only where asked)."""
     from rich.console import Console
 
-    return Console(file=file, width=width, force_terminal=False, color_system=None, emoji=False, highlight=False,
-                   soft_wrap=False)
+    return Console(
+        file=file,
+        width=width,
+        force_terminal=False,
+        color_system=None,
+        emoji=False,
+        highlight=False,
+        soft_wrap=False,
+    )
 
 
 @output_format("csv")
@@ -145,13 +166,21 @@ def write_csv(t: pa.Table, out: BinaryIO) -> None:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(t.column_names)
     for row in t.to_pylist():
-        w.writerow([cell(v) if isinstance(v, list) else ("" if v is None else _jsonable(v)) for v in row.values()])
+        w.writerow(
+            [
+                cell(v) if isinstance(v, list) else ("" if v is None else _jsonable(v))
+                for v in row.values()
+            ]
+        )
     out.write(buf.getvalue().encode())
 
 
 @output_format("json", writes=("rows", "report"))
 def write_json(t: pa.Table, out: BinaryIO) -> None:
-    out.write(orjson.dumps(_rows(t), default=str, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n")
+    out.write(
+        orjson.dumps(_rows(t), default=str, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+        + b"\n"
+    )
 
 
 @output_format("ndjson")
@@ -165,7 +194,10 @@ def write_markdown(t: pa.Table, out: BinaryIO) -> None:
     """A GFM table: column names and values as text in cells (:func:`pt2logs.reports.markdown.cell`)."""
     from pt2logs.reports.markdown import cell as md_cell
 
-    lines = ["| " + " | ".join(md_cell(c) for c in t.column_names) + " |", "|" + "---|" * len(t.column_names)]
+    lines = [
+        "| " + " | ".join(md_cell(c) for c in t.column_names) + " |",
+        "|" + "---|" * len(t.column_names),
+    ]
     for row in t.to_pylist():
         lines.append("| " + " | ".join(md_cell(cell(v)) for v in row.values()) + " |")
     out.write(("\n".join(lines) + "\n").encode())

@@ -38,9 +38,16 @@ class IngestProgress:
                 TransferSpeedColumn,
             )
 
-            self._progress = Progress(TextColumn("[bold]ingest"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                                      TimeRemainingColumn(), TextColumn("{task.fields[note]}", markup=False),
-                                      console=self._console or Console(stderr=True), transient=True)
+            self._progress = Progress(
+                TextColumn("[bold]ingest"),
+                BarColumn(),
+                DownloadColumn(),
+                TransferSpeedColumn(),
+                TimeRemainingColumn(),
+                TextColumn("{task.fields[note]}", markup=False),
+                console=self._console or Console(stderr=True),
+                transient=True,
+            )
             self._progress.__enter__()
         return self
 
@@ -91,6 +98,9 @@ def print_ingest_result(res: IngestResult, as_json: bool = False) -> None:
     _paths(f"skipped {len(res.skipped)} file(s) that are not logs:", res.skipped)
     _paths(f"could not read {len(res.problems)} input(s) outside any run (errors):", res.problems)
     if res.errors or res.warnings:
-        click.echo("details: pt2logs query \"SELECT path, line_no, kind, message FROM ingest_errors\"", err=True)
+        click.echo(
+            'details: pt2logs query "SELECT path, line_no, kind, message FROM ingest_errors"',
+            err=True,
+        )
     for note in res.notes:
         click.echo(f"note: {note}", err=True)

@@ -43,14 +43,32 @@ def queries(verbose: bool) -> None:
 @click.command()
 @click.argument("query")
 @warehouse_option
-@click.option("-p", "--param", "params", nargs=2, multiple=True, metavar="NAME VALUE", help="Query parameter, e.g. -p run_id 3f2a -p limit 10.")
+@click.option(
+    "-p",
+    "--param",
+    "params",
+    nargs=2,
+    multiple=True,
+    metavar="NAME VALUE",
+    help="Query parameter, e.g. -p run_id 3f2a -p limit 10.",
+)
 @filter_options
 @run_option
 @format_option()
 @output_option
 @wide_option
-def query(query: str, warehouse: str, params: tuple[tuple[str, str], ...], since: str | None, until: str | None,
-          tag: str | None, run: str | None, fmt: str, output: str | None, wide: bool) -> None:
+def query(
+    query: str,
+    warehouse: str,
+    params: tuple[tuple[str, str], ...],
+    since: str | None,
+    until: str | None,
+    tag: str | None,
+    run: str | None,
+    fmt: str,
+    output: str | None,
+    wide: bool,
+) -> None:
     """Run a named query, or SQL (QUERY with spaces, or - to read it from stdin).
 
     Every table is a view, so ad-hoc SQL just works. Named queries take
@@ -86,7 +104,9 @@ def query(query: str, warehouse: str, params: tuple[tuple[str, str], ...], since
     if named is None or any(p.name == "run_id" for p in named.params):  # -p run_id is --run
         check_selection(con, given.get("run_id"), given.get("tag"))
     try:
-        bound = bind(named, sql, given) if named else bind(None, sql, {k: v for k, v in given.items()})
+        bound = (
+            bind(named, sql, given) if named else bind(None, sql, {k: v for k, v in given.items()})
+        )
         table = run_sql(con, sql, bound)
     except QueryError as e:
         raise query_error(e) from None
@@ -98,7 +118,11 @@ def query(query: str, warehouse: str, params: tuple[tuple[str, str], ...], since
 @warehouse_option
 @format_option("report")
 @click.option("--rows", default=10, show_default=True, help="Rows per section.")
-@click.option("--wide", is_flag=True, help="Every column of each section's query, every cell in full, however wide.")
+@click.option(
+    "--wide",
+    is_flag=True,
+    help="Every column of each section's query, every cell in full, however wide.",
+)
 def summary(run: str | None, warehouse: str, fmt: str, rows: int, wide: bool) -> None:
     """What happened in one run: compiles, time by phase, recompiles, breaks, kernels, caches.
 
@@ -127,10 +151,17 @@ def summary(run: str | None, warehouse: str, fmt: str, rows: int, wide: bool) ->
 @click.argument("run_b")
 @warehouse_option
 @format_option("report")
-@click.option("--fail-on-regression", "fail_pct", type=float, metavar="PCT",
-              help="Exit with status 1 if total compile time grew by more than PCT %, or new graph-break sites appeared (for CI gates).")
+@click.option(
+    "--fail-on-regression",
+    "fail_pct",
+    type=float,
+    metavar="PCT",
+    help="Exit with status 1 if total compile time grew by more than PCT %, or new graph-break sites appeared (for CI gates).",
+)
 @click.option("--wide", is_flag=True, help="Every column and every cell in full, however wide.")
-def diff(run_a: str, run_b: str, warehouse: str, fmt: str, fail_pct: float | None, wide: bool) -> None:
+def diff(
+    run_a: str, run_b: str, warehouse: str, fmt: str, fail_pct: float | None, wide: bool
+) -> None:
     """What changed from RUN_A to RUN_B: compile time per function and phase, breaks, recompiles, kernels, caches.
 
     \b

@@ -33,7 +33,9 @@ class _Tables:
 
         self.width, self.wide, self.more = terminal_width(), wide, more
         # wide: as wide as the widest table needs (lines are not wrapped or cropped)
-        self.console = Console(width=100_000 if wide else self.width, highlight=False, soft_wrap=False, emoji=False)
+        self.console = Console(
+            width=100_000 if wide else self.width, highlight=False, soft_wrap=False, emoji=False
+        )
 
     def print(self, *args: Any, **kw: Any) -> None:
         self.console.print(*args, **kw)
@@ -43,11 +45,20 @@ class _Tables:
 
         def kind(c: str) -> tuple[bool, bool]:  # (number, never shortened)
             vals = [r.get(c) for r in rows if r.get(c) is not None]
-            num = bool(vals) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals)
+            num = bool(vals) and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals
+            )
             return num, num or all(isinstance(v, (bool, dt.datetime)) for v in vals)
 
         kinds = {c: kind(c) for c in cols}
-        layout = fit(rows, cols, self.width, fixed=[c for c in cols if kinds[c][1]], wide=self.wide, cell=cell)
+        layout = fit(
+            rows,
+            cols,
+            self.width,
+            fixed=[c for c in cols if kinds[c][1]],
+            wide=self.wide,
+            cell=cell,
+        )
         self.console.print(rich_table(layout, [c for c in cols if kinds[c][0]], title=title))
         for line in notes(layout, self.width, self.more):
             self.console.print(f"  {line}", markup=False)
@@ -66,22 +77,42 @@ def print_summary(s: Any, fmt: str = "table", max_rows: int = 10, wide: bool = F
         raise ValueError(f"no report writer for format {fmt!r}")
     c = _Tables(wide, "--wide or -f json")
     o = {k: escape(v) if isinstance(v, str) else v for k, v in s.overview.items()}
-    started = o["started_at"].strftime("%Y-%m-%d %H:%M:%S UTC") if o.get("started_at") else "unknown"
+    started = (
+        o["started_at"].strftime("%Y-%m-%d %H:%M:%S UTC") if o.get("started_at") else "unknown"
+    )
     ranks = max(1, o["ranks"] or 1)
-    c.print(f"[bold]{o['run']}[/bold]  run {o['run_id']}, torch {o['torch'] or '?'}{_torch_from(o.get('torch_from'))}")
+    c.print(
+        f"[bold]{o['run']}[/bold]  run {o['run_id']}, torch {o['torch'] or '?'}{_torch_from(o.get('torch_from'))}"
+    )
     _print_outcome(c, s.outcome)
-    c.print(f"  started    {started}, wall {cell(o['wall_s'])} s, {ranks} rank{'s' if ranks > 1 else ''}")
-    c.print(f"  read       {o['files']} file(s), {o['events']:,} events, {o['errors']} errors, {o['warnings']} warnings")
-    bwd = f" + {o['bwd_compiles']} lazy backward ({o['bwd_compile_s']:.2f} s)" if o["bwd_compiles"] else ""
-    c.print(f"  compiles   [bold]{o['compiles']}[/bold] of {o['frames']} frame{'s' if o['frames'] != 1 else ''}, "
-            f"[bold]{o['compile_s']:.2f} s[/bold]{bwd}; {o['failures']} failed")
+    c.print(
+        f"  started    {started}, wall {cell(o['wall_s'])} s, {ranks} rank{'s' if ranks > 1 else ''}"
+    )
+    c.print(
+        f"  read       {o['files']} file(s), {o['events']:,} events, {o['errors']} errors, {o['warnings']} warnings"
+    )
+    bwd = (
+        f" + {o['bwd_compiles']} lazy backward ({o['bwd_compile_s']:.2f} s)"
+        if o["bwd_compiles"]
+        else ""
+    )
+    c.print(
+        f"  compiles   [bold]{o['compiles']}[/bold] of {o['frames']} frame{'s' if o['frames'] != 1 else ''}, "
+        f"[bold]{o['compile_s']:.2f} s[/bold]{bwd}; {o['failures']} failed"
+    )
     if ranks > 1:
-        c.print(f"  per rank   at most {o['compiles_per_rank_max']} compiles, {o['compile_s_per_rank_max']:.2f} s "
-                f"(the counts here add up all {ranks} ranks)")
+        c.print(
+            f"  per rank   at most {o['compiles_per_rank_max']} compiles, {o['compile_s_per_rank_max']:.2f} s "
+            f"(the counts here add up all {ranks} ranks)"
+        )
     limit = f", {o['limit_hits']} hit the recompile limit" if o["limit_hits"] else ""
     c.print(f"  recompiles [bold]{o['recompiles']}[/bold]{limit}")
-    c.print(f"  breaks     [bold]{o['graph_breaks']}[/bold] graph breaks at {o['break_sites']} sites")
-    c.print(f"  kernels    {o['kernels']}, cache hits {o['cache_hits']} of {o['cache_lookups']} lookups")
+    c.print(
+        f"  breaks     [bold]{o['graph_breaks']}[/bold] graph breaks at {o['break_sites']} sites"
+    )
+    c.print(
+        f"  kernels    {o['kernels']}, cache hits {o['cache_hits']} of {o['cache_lookups']} lookups"
+    )
     for key, _title, table in s.sections:
         print_section(c, s, s.page[key], table, max_rows, wide, ranks)
     if not wide:
@@ -94,7 +125,9 @@ def fill(template: str, run: Any) -> str:
     return template.format(run=run.name, run_id=run.run_id)
 
 
-def print_section(c: _Tables, report: Any, section: Any, table: Any, max_rows: int, wide: bool, ranks: int) -> None:
+def print_section(
+    c: _Tables, report: Any, section: Any, table: Any, max_rows: int, wide: bool, ranks: int
+) -> None:
     """One section of a report page as a terminal table (``section``: its
     :class:`~pt2logs.reports.pages.Section`): its columns (``wide``: all), the run's column left out
     (it is the page's), rank only where the run has ranks; its empty note when it has no rows."""
@@ -106,18 +139,25 @@ def print_section(c: _Tables, report: Any, section: Any, table: Any, max_rows: i
     if not rows:
         c.print(Text.assemble((title, "bold"), f": {fill(section.empty, report.run)}"))
         return
-    cols = [x for x in (section.columns if section.columns and not wide else table.column_names)
-            if x in table.column_names and x != "run"]
+    cols = [
+        x
+        for x in (section.columns if section.columns and not wide else table.column_names)
+        if x in table.column_names and x != "run"
+    ]
     if "rank" in cols and all(r.get("rank") is None for r in rows):
         cols.remove("rank")
     if ranks > 1 and "rank" not in table.column_names and section.added_up:
         title += f", all {ranks} ranks added up"
-    c.table(rows[:max_rows], cols, title=f"{title} ({len(rows)})" if len(rows) > max_rows else title)
+    c.table(
+        rows[:max_rows], cols, title=f"{title} ({len(rows)})" if len(rows) > max_rows else title
+    )
     if section.hint:
         c.print(f"  {fill(section.hint, report.run)}", markup=False)
     if len(rows) > max_rows:
-        c.print(f"  … {len(rows) - max_rows} more: pt2logs query {section.query} -p run_id {report.run.run_id}",
-                markup=False)
+        c.print(
+            f"  … {len(rows) - max_rows} more: pt2logs query {section.query} -p run_id {report.run.run_id}",
+            markup=False,
+        )
 
 
 def _print_outcome(c: Any, outcome: Any) -> None:
@@ -127,7 +167,9 @@ def _print_outcome(c: Any, outcome: Any) -> None:
     if outcome is None:
         return
     style = "bold red" if outcome.outcome in BAD else "bold"
-    c.print(f"  outcome    [{style}]{escape(outcome.outcome)}[/{style}]{escape(outcome_line(outcome)[len(outcome.outcome):])}")
+    c.print(
+        f"  outcome    [{style}]{escape(outcome.outcome)}[/{style}]{escape(outcome_line(outcome)[len(outcome.outcome) :])}"
+    )
     for label, line in (("silence", silence_line(outcome)), ("command", command_line(outcome))):
         if line:
             c.print(f"  {label:<10} {escape(line)}")
@@ -147,8 +189,12 @@ def print_ranks_header(run: Any, rows: list[dict[str, Any]], outcome: Any) -> No
 
     differ = differing_ranks(rows, outcome)
     hung = hung_ranks(outcome)
-    note = f" (hung: rank{'s' if len(hung) > 1 else ''} {', '.join(map(str, hung))})" if hung else ""
-    click.echo(f"{run.name} ({run.run_id}): {len(differ)} of {len(rows)} ranks differ from the majority{note}")
+    note = (
+        f" (hung: rank{'s' if len(hung) > 1 else ''} {', '.join(map(str, hung))})" if hung else ""
+    )
+    click.echo(
+        f"{run.name} ({run.run_id}): {len(differ)} of {len(rows)} ranks differ from the majority{note}"
+    )
     if outcome is not None:
         click.echo(f"  outcome: {outcome_line(outcome)}")
         if silence_line(outcome):
@@ -181,14 +227,18 @@ def _torch_from(source: str | None) -> str:
 
 def _versions_line(v: dict[str, Any]) -> str:
     """``torch X, Python Y → torch X2, Python Y2`` and whether they differ (sites are matched across them)."""
+
     def one(r: dict[str, Any]) -> str:
         return f"torch {escape(r.get('torch') or '?')}, Python {escape(r.get('python') or '?')}"
 
     if not v:
         return ""
     differ = v.get("differ") or []
-    note = (f"  ({' and '.join(differ)} differ: sites and functions are matched by identity)" if differ
-            else "  (same versions)")
+    note = (
+        f"  ({' and '.join(differ)} differ: sites and functions are matched by identity)"
+        if differ
+        else "  (same versions)"
+    )
     return f"  {one(v['a'])}  →  {one(v['b'])}{note}"
 
 
@@ -213,7 +263,11 @@ def print_diff(d: Any, fmt: str = "table", max_rows: int = 10, wide: bool = Fals
         changed = [r for r in rows if r["status"] != "same"]
         c.print()
         if not changed:
-            c.print(f"[bold]{title}[/bold]: no change" if rows else f"[bold]{title}[/bold]: none in either run")
+            c.print(
+                f"[bold]{title}[/bold]: no change"
+                if rows
+                else f"[bold]{title}[/bold]: none in either run"
+            )
             continue
         keycols = [k for k in rows[0] if k not in ("a", "b", "delta", "pct", "status")]
         c.table(changed[:max_rows], keycols + ["a", "b", "delta", "pct", "status"], title=title)
@@ -221,7 +275,12 @@ def print_diff(d: Any, fmt: str = "table", max_rows: int = 10, wide: bool = Fals
             c.print(f"  … {len(changed) - max_rows} more (--format json for all)")
     if d.cache_misses:
         c.print()
-        c.table(d.cache_misses[:max_rows], ["function", "compile_id", "cache", "lookup", "outcome", "why"],
-                title="Why B's caches missed where A made the same lookup")
+        c.table(
+            d.cache_misses[:max_rows],
+            ["function", "compile_id", "cache", "lookup", "outcome", "why"],
+            title="Why B's caches missed where A made the same lookup",
+        )
         if len(d.cache_misses) > max_rows:
-            c.print(f"  … {len(d.cache_misses) - max_rows} more (pt2logs query cache_misses --run B -p base A)")
+            c.print(
+                f"  … {len(d.cache_misses) - max_rows} more (pt2logs query cache_misses --run B -p base A)"
+            )

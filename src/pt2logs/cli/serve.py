@@ -15,8 +15,12 @@ from pt2logs.cli.outputs import OUTPUT_FORMATS
 
 @click.command()
 @warehouse_option
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="The address to listen on. The default answers this machine only; 0.0.0.0 exposes the warehouse to the network.")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="The address to listen on. The default answers this machine only; 0.0.0.0 exposes the warehouse to the network.",
+)
 @click.option("--port", default=8765, show_default=True, help="The port (0: any free port).")
 @click.option("--open", "open_browser", is_flag=True, help="Open the page in a browser.")
 def serve(warehouse: str, host: str, port: int, open_browser: bool) -> None:
@@ -38,12 +42,16 @@ def serve(warehouse: str, host: str, port: int, open_browser: bool) -> None:
     from pt2logs.store.warehouse import Warehouse
 
     if not Warehouse(warehouse).exists():
-        raise click.UsageError(f"no warehouse at {warehouse}: create one with `pt2logs ingest PATH --warehouse {warehouse}`")
+        raise click.UsageError(
+            f"no warehouse at {warehouse}: create one with `pt2logs ingest PATH --warehouse {warehouse}`"
+        )
     app = create_app(warehouse, {"json": OUTPUT_FORMATS["json"], "csv": OUTPUT_FORMATS["csv"]})
     try:
         sock = bind(host, port)
     except OSError as e:
-        raise click.ClickException(f"cannot listen on {host}:{port}: {e.strerror or e}; try --port 0 (any free port)") from None
+        raise click.ClickException(
+            f"cannot listen on {host}:{port}: {e.strerror or e}; try --port 0 (any free port)"
+        ) from None
     url = url_of(sock)
     click.echo(f"pt2logs serve: {warehouse} at {url} (read-only; Ctrl-C stops)", err=False)
     if open_browser:

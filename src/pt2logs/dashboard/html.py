@@ -42,7 +42,13 @@ def script_json(obj: Any) -> str:
         s = json.dumps(obj, ensure_ascii=False, allow_nan=False, default=str)
     except ValueError:
         s = json.dumps(finite(obj), ensure_ascii=False, allow_nan=False, default=str)
-    for a, b in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+    for a, b in (
+        ("&", "\\u0026"),
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
         s = s.replace(a, b)
     return s
 
@@ -117,58 +123,89 @@ def render_html(page: Page, bundle: str | None = None) -> str:
     bundle = vega_bundle() if bundle is None else bundle
     bundle = bundle.replace("</script", "<\\/script")  # cannot occur today; cheap insurance
     specs = {c.key: c.spec for c in page.cards if c.spec is not None}
-    hashes = " ".join(f"'sha256-{base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()}'" for s in (bundle, EMBED_JS))
-    csp = (f"default-src 'none'; script-src {hashes} 'unsafe-eval'; style-src 'unsafe-inline'; "
-           "img-src data:; font-src data:; base-uri 'none'; form-action 'none'")
+    hashes = " ".join(
+        f"'sha256-{base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()}'"
+        for s in (bundle, EMBED_JS)
+    )
+    csp = (
+        f"default-src 'none'; script-src {hashes} 'unsafe-eval'; style-src 'unsafe-inline'; "
+        "img-src data:; font-src data:; base-uri 'none'; form-action 'none'"
+    )
     h = page.headline
     parts = [
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{_e(csp)}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{_e(page.title)} · pt2logs</title><style>{CSS}</style></head>",
         f'<body data-dashboard="{_e(page.dashboard)}"><header><h1>{_e(page.title)}</h1>',
         f'<p class="desc">{_e(page.description)}</p>',
-        '<p class="meta">' + " · ".join(m for m in (
-            [f"<b>{_e(page.scope)}</b>"] + [f"{_e(k)} <b>{_e(v)}</b>" for k, v in page.filters]
-            + [f"warehouse <b>{_e(page.warehouse)}</b>" if page.warehouse else "",
-               f"generated {_e(page.generated_at.astimezone(dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC'))}"]) if m)
+        '<p class="meta">'
+        + " · ".join(
+            m
+            for m in (
+                [f"<b>{_e(page.scope)}</b>"]
+                + [f"{_e(k)} <b>{_e(v)}</b>" for k, v in page.filters]
+                + [
+                    f"warehouse <b>{_e(page.warehouse)}</b>" if page.warehouse else "",
+                    f"generated {_e(page.generated_at.astimezone(dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC'))}",
+                ]
+            )
+            if m
+        )
         + "</p></header><main>",
     ]
     if page.banner is not None:
         b = page.banner
-        parts.append(f'<section class="banner {_e(b.level)}" id="outcome"><h2>{_e(b.title)}</h2>'
-                     + ("<ul>" + "".join(f"<li>{_e(x)}</li>" for x in b.lines) + "</ul>" if b.lines else "") + "</section>")
+        parts.append(
+            f'<section class="banner {_e(b.level)}" id="outcome"><h2>{_e(b.title)}</h2>'
+            + ("<ul>" + "".join(f"<li>{_e(x)}</li>" for x in b.lines) + "</ul>" if b.lines else "")
+            + "</section>"
+        )
     if h.metrics or h.flags or h.note:
-        parts.append(f'<section class="strip" id="headline"><h2>{_e(h.title)}</h2><div class="metrics">')
+        parts.append(
+            f'<section class="strip" id="headline"><h2>{_e(h.title)}</h2><div class="metrics">'
+        )
         for m in h.metrics:
-            parts.append(f'<div class="metric {_e(m.status)}"><div class="label">{_e(m.label)}</div>'
-                         f'<div class="value">{_e(m.value)}</div>'
-                         + (f'<div class="change">{_e(m.change)}</div>' if m.change else "")
-                         + f'<div class="detail">{_e(m.detail)}</div></div>')
+            parts.append(
+                f'<div class="metric {_e(m.status)}"><div class="label">{_e(m.label)}</div>'
+                f'<div class="value">{_e(m.value)}</div>'
+                + (f'<div class="change">{_e(m.change)}</div>' if m.change else "")
+                + f'<div class="detail">{_e(m.detail)}</div></div>'
+            )
         parts.append('</div><ul class="flags">')
         parts += [f'<li class="bad">⚠ Regression: {_e(f)}</li>' for f in h.flags]
         parts += [f'<li class="good">✓ Better: {_e(g)}</li>' for g in h.good]
         if h.note:
             parts.append(f'<li class="info">{_e(h.note)}</li>')
         elif not h.flags and page.dashboard != "run":
-            parts.append('<li class="info">No regressions flagged (a metric per run up more than the threshold, '
-                         'more failures, or new graph-break sites).</li>')
+            parts.append(
+                '<li class="info">No regressions flagged (a metric per run up more than the threshold, '
+                "more failures, or new graph-break sites).</li>"
+            )
         parts.append("</ul></section>")
     parts.append('<div class="grid">')
     for c in page.cards:
-        parts.append(f'<article class="card{" wide" if c.wide else ""}" id="section-{_e(c.key)}" data-section="{_e(c.key)}">'
-                     f"<h2>{_e(c.title)}</h2><p class=\"question\">{_e(c.question)}</p>")
+        parts.append(
+            f'<article class="card{" wide" if c.wide else ""}" id="section-{_e(c.key)}" data-section="{_e(c.key)}">'
+            f'<h2>{_e(c.title)}</h2><p class="question">{_e(c.question)}</p>'
+        )
         if c.spec is not None:
-            parts.append(f'<div class="chart" id="chart-{_e(c.key)}" role="img" aria-label="{_e(c.title)}"></div>')
+            parts.append(
+                f'<div class="chart" id="chart-{_e(c.key)}" role="img" aria-label="{_e(c.title)}"></div>'
+            )
         elif c.error:
             parts.append(f'<p class="error">This section could not be built: {_e(c.error)}</p>')
         else:
             parts.append(f'<p class="empty">{_e(c.empty)}</p>')
         parts.append(f'<p class="source">Numbers: <code>{_e(c.command)}</code></p></article>')
     parts.append("</div></main>")
-    parts.append(f"<footer>pt2logs {_e(__version__)} · built in {page.build_s:.2f} s · charts: Vega-Lite (inlined, works offline)"
-                 " · hover a mark for details</footer>")
-    parts.append(f'<script type="application/json" id="pt2logs-specs">{script_json(specs)}</script>')
+    parts.append(
+        f"<footer>pt2logs {_e(__version__)} · built in {page.build_s:.2f} s · charts: Vega-Lite (inlined, works offline)"
+        " · hover a mark for details</footer>"
+    )
+    parts.append(
+        f'<script type="application/json" id="pt2logs-specs">{script_json(specs)}</script>'
+    )
     parts.append(f'<script type="module">{bundle}</script>')
     parts.append(f'<script type="module">{EMBED_JS}</script>')
     parts.append("</body></html>\n")

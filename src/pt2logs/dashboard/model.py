@@ -84,4 +84,3 @@ class Selection:
     run_name: str | None
     now: dt.datetime
     threshold: float
-

@@ -41,8 +41,13 @@ def _command(name: str, params: dict[str, Any]) -> str:
 
 def _params(query: str, sel: Selection, static: dict[str, Any]) -> dict[str, Any]:
     declared = {p.name for p in get_query(query).params}
-    given = {"run_id": sel.run_id, "since": None if sel.run_id else sel.since,
-             "until": None if sel.run_id else sel.until, "tag": None if sel.run_id else sel.tag, "by": sel.by}
+    given = {
+        "run_id": sel.run_id,
+        "since": None if sel.run_id else sel.since,
+        "until": None if sel.run_id else sel.until,
+        "tag": None if sel.run_id else sel.tag,
+        "by": sel.by,
+    }
     out = {k: v for k, v in given.items() if k in declared and v is not None}
     out.update(static)
     return out
@@ -55,8 +60,12 @@ def _x_domain(t: pa.Table, sel: Selection) -> list[float] | None:
     start = sel.since.astimezone(dt.timezone.utc).date()
     if week:
         start -= dt.timedelta(days=start.weekday())
-    end = ((sel.until or sel.now) - dt.timedelta(microseconds=1)).astimezone(dt.timezone.utc).date() + dt.timedelta(days=1)
-    ms = [dt.datetime.combine(d, dt.time(), dt.timezone.utc).timestamp() * 1000 for d in (start, end)]
+    end = ((sel.until or sel.now) - dt.timedelta(microseconds=1)).astimezone(
+        dt.timezone.utc
+    ).date() + dt.timedelta(days=1)
+    ms = [
+        dt.datetime.combine(d, dt.time(), dt.timezone.utc).timestamp() * 1000 for d in (start, end)
+    ]
     return ms
 
 
@@ -64,8 +73,13 @@ def build_card(con: duckdb.DuckDBPyConnection, s: Section, sel: Selection, runs:
     q = get_query(s.query)
     subs = {"by": sel.by or "", "run": sel.run_name or ""}
     params = _params(s.query, sel, s.params)
-    card = Card(s.key, fill(s.title or q.title, subs), fill(s.question or q.question, subs),
-                _command(s.query, params), wide=s.wide)
+    card = Card(
+        s.key,
+        fill(s.title or q.title, subs),
+        fill(s.question or q.question, subs),
+        _command(s.query, params),
+        wide=s.wide,
+    )
     if runs == 0:
         card.empty = "No runs match the filters above, so there is nothing to count."
         return card
@@ -84,15 +98,26 @@ def build_card(con: duckdb.DuckDBPyConnection, s: Section, sel: Selection, runs:
     try:
         card.spec = chart_spec(t, s.chart, ctx)
     except alt.MaxRowsError:
-        card.error = (f"{s.query} returned {t.num_rows:,} rows, too many to chart (limit {MAX_ROWS:,}): "
-                      "the section's query must aggregate more (top N, coarser buckets).")
+        card.error = (
+            f"{s.query} returned {t.num_rows:,} rows, too many to chart (limit {MAX_ROWS:,}): "
+            "the section's query must aggregate more (top N, coarser buckets)."
+        )
     return card
 
 
-def build(con: duckdb.DuckDBPyConnection, dashboard: str | None = None, *, since: str | dt.datetime | None = "4w",
-          until: str | dt.datetime | None = None, tag: str | None = None, by: str | None = None,
-          run: str | None = None, warehouse: str = "", threshold: float = 10.0,
-          now: dt.datetime | None = None) -> Page:
+def build(
+    con: duckdb.DuckDBPyConnection,
+    dashboard: str | None = None,
+    *,
+    since: str | dt.datetime | None = "4w",
+    until: str | dt.datetime | None = None,
+    tag: str | None = None,
+    by: str | None = None,
+    run: str | None = None,
+    warehouse: str = "",
+    threshold: float = 10.0,
+    now: dt.datetime | None = None,
+) -> Page:
     """Run every section's query and build its chart. ``run`` makes the one-run page."""
     t0 = time.perf_counter()
     now = now or dt.datetime.now(dt.timezone.utc)
@@ -101,20 +126,51 @@ def build(con: duckdb.DuckDBPyConnection, dashboard: str | None = None, *, since
     r = resolve_run(con, run) if run or d.headline == "run_overview" else None
     if r is None:
         check_selection(con, None, tag)  # a tag no run has is a mistake; an empty week is an answer
-    sel = Selection(_time(since, now), _time(until, now), tag, by, r.run_id if r else None, r.name if r else None,
-                    now, threshold)
+    sel = Selection(
+        _time(since, now),
+        _time(until, now),
+        tag,
+        by,
+        r.run_id if r else None,
+        r.name if r else None,
+        now,
+        threshold,
+    )
     scope_rows = run_named(con, "dash_selection", _params("dash_selection", sel, {})).to_pylist()[0]
     runs = scope_rows["runs"]
     headline = HEADLINES[d.headline](con, sel)
-    cards = [c for s in d.sections if s.when in (None, "rows") or (s.when == "by") == bool(by)
-             if (c := build_card(con, s, sel, runs)).rows or c.error or s.when != "rows"]
-    filters = [(k, v) for k, v in (
-        ("since", _show_time(sel.since) if not r else None), ("until", _show_time(sel.until) if not r else None),
-        ("tag", tag if not r else None), ("by", by), ("run", f"{r.name} ({r.run_id})" if r else None)) if v]
+    cards = [
+        c
+        for s in d.sections
+        if s.when in (None, "rows") or (s.when == "by") == bool(by)
+        if (c := build_card(con, s, sel, runs)).rows or c.error or s.when != "rows"
+    ]
+    filters = [
+        (k, v)
+        for k, v in (
+            ("since", _show_time(sel.since) if not r else None),
+            ("until", _show_time(sel.until) if not r else None),
+            ("tag", tag if not r else None),
+            ("by", by),
+            ("run", f"{r.name} ({r.run_id})" if r else None),
+        )
+        if v
+    ]
     subs = KeepMissing({"run": r.name if r else "", "by": by or ""})
     banner = outcome_banner(con, r.run_id) if r else None
-    return Page(name, d.title.format_map(subs), d.description, now, warehouse, _scope(scope_rows, r is not None),
-                filters, headline, cards, time.perf_counter() - t0, banner)
+    return Page(
+        name,
+        d.title.format_map(subs),
+        d.description,
+        now,
+        warehouse,
+        _scope(scope_rows, r is not None),
+        filters,
+        headline,
+        cards,
+        time.perf_counter() - t0,
+        banner,
+    )
 
 
 def _time(v: str | dt.datetime | None, now: dt.datetime) -> dt.datetime | None:
@@ -125,7 +181,11 @@ def _show_time(t: dt.datetime | None) -> str | None:
     if t is None:
         return None
     t = t.astimezone(dt.timezone.utc)
-    return t.strftime("%Y-%m-%d") if (t.hour, t.minute, t.second) == (0, 0, 0) else t.strftime("%Y-%m-%d %H:%M UTC")
+    return (
+        t.strftime("%Y-%m-%d")
+        if (t.hour, t.minute, t.second) == (0, 0, 0)
+        else t.strftime("%Y-%m-%d %H:%M UTC")
+    )
 
 
 def _scope(s: dict[str, Any], one_run: bool) -> str:
@@ -134,7 +194,9 @@ def _scope(s: dict[str, Any], one_run: bool) -> str:
     first, last = (_show_time(s[k]) for k in ("first_started", "last_started"))
     when = first if one_run else (f"{first[:10]} to {last[:10]}" if first and last else "")
     n = "1 run" if s["runs"] == 1 else f"{s['runs']:,} runs"
-    bits = [n if not one_run else "", f"started {when}" if one_run else when,
-            f"torch {s['torch_versions']}" if s["torch_versions"] else ""]
+    bits = [
+        n if not one_run else "",
+        f"started {when}" if one_run else when,
+        f"torch {s['torch_versions']}" if s["torch_versions"] else "",
+    ]
     return " · ".join(b for b in bits if b)
-

@@ -35,7 +35,9 @@ class Section:
     question: str = ""
     empty: str = ""
     params: dict[str, Any] = field(default_factory=dict)
-    when: str | None = None  # "by" / "no_by": only with / without --by; "rows": only when its query returns rows
+    when: str | None = (
+        None  # "by" / "no_by": only with / without --by; "rows": only when its query returns rows
+    )
     wide: bool = False
 
 
@@ -71,12 +73,18 @@ def parse_dashboard(path: Path) -> Dashboard:
             if k not in s:
                 raise DashboardError(f"{where}: needs a {k!r}")
         if not _KEY.match(s["key"]):
-            raise DashboardError(f"{where}: key {s['key']!r} must be lowercase letters, digits and _")
+            raise DashboardError(
+                f"{where}: key {s['key']!r} must be lowercase letters, digits and _"
+            )
         if s["chart"].get("kind") not in CHARTS:
-            raise DashboardError(f"{where}: chart kind {s['chart'].get('kind')!r} is not one of {', '.join(CHARTS)}")
+            raise DashboardError(
+                f"{where}: chart kind {s['chart'].get('kind')!r} is not one of {', '.join(CHARTS)}"
+            )
         missing = [k for k in CHARTS[s["chart"]["kind"]].required if k not in s["chart"]]
         if missing:
-            raise DashboardError(f"{where}: a {s['chart']['kind']} chart needs {', '.join(missing)}")
+            raise DashboardError(
+                f"{where}: a {s['chart']['kind']} chart needs {', '.join(missing)}"
+            )
         if s.get("when") not in (None, "by", "no_by", "rows"):
             raise DashboardError(f"{where}: when must be 'by', 'no_by' or 'rows'")
         secs.append(Section(**s))
@@ -84,8 +92,17 @@ def parse_dashboard(path: Path) -> Dashboard:
     if len(set(keys)) != len(keys):
         raise DashboardError(f"{path.name}: section keys repeat")
     if d.get("headline", "none") not in HEADLINES:
-        raise DashboardError(f"{path.name}: headline {d.get('headline')!r} is not one of {', '.join(HEADLINES)}")
-    return Dashboard(path.stem, d.get("title", path.stem), d.get("description", ""), d.get("headline", "none"), secs, path)
+        raise DashboardError(
+            f"{path.name}: headline {d.get('headline')!r} is not one of {', '.join(HEADLINES)}"
+        )
+    return Dashboard(
+        path.stem,
+        d.get("title", path.stem),
+        d.get("description", ""),
+        d.get("headline", "none"),
+        secs,
+        path,
+    )
 
 
 def load_dashboards() -> dict[str, Dashboard]:
@@ -99,5 +116,7 @@ def load_dashboards() -> dict[str, Dashboard]:
 def get_dashboard(name: str) -> Dashboard:
     ds = load_dashboards()
     if name not in ds:
-        raise DashboardError(f"no dashboard {name!r}; there are: {', '.join(ds) or 'none'} (dashboards/*.toml)")
+        raise DashboardError(
+            f"no dashboard {name!r}; there are: {', '.join(ds) or 'none'} (dashboards/*.toml)"
+        )
     return ds[name]

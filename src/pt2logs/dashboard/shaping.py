@@ -50,32 +50,58 @@ def chart_data(t: pa.Table, spec: dict[str, Any]) -> pa.Table:
         ty = col.type
         if pa.types.is_decimal(ty):
             col = pc.cast(col, pa.float64())
-        if pa.types.is_floating(col.type):  # inf and NaN: null (no JSON for them; Vega leaves nulls out)
+        if pa.types.is_floating(
+            col.type
+        ):  # inf and NaN: null (no JSON for them; Vega leaves nulls out)
             col = pc.if_else(pc.is_finite(col), col, pa.scalar(None, col.type))
         elif pa.types.is_date(ty):
             col = pc.strftime(pc.cast(col, pa.timestamp("s")), format="%Y-%m-%d")
         elif pa.types.is_timestamp(ty):
             # whole seconds are enough for a chart; a plain cast to ms would refuse µs values
-            col = pc.strftime(pc.cast(col, pa.timestamp(ty.unit, tz="UTC")) if ty.tz else col, format="%Y-%m-%dT%H:%M:%SZ")
+            col = pc.strftime(
+                pc.cast(col, pa.timestamp(ty.unit, tz="UTC")) if ty.tz else col,
+                format="%Y-%m-%dT%H:%M:%SZ",
+            )
         elif pa.types.is_list(ty) or pa.types.is_struct(ty) or pa.types.is_map(ty):
-            col = pa.array([None if v is None else json.dumps(v, default=str) for v in col.to_pylist()], pa.string())
+            col = pa.array(
+                [None if v is None else json.dumps(v, default=str) for v in col.to_pylist()],
+                pa.string(),
+            )
         cols[name] = col
     out = pa.table(cols)
     rows = out.to_pylist() if ("label" in spec or "text_template" in spec) else []
     if "label" in spec:
-        out = out.append_column("_label", pa.array(_template(rows, spec["label"], unique=True), pa.string()))
+        out = out.append_column(
+            "_label", pa.array(_template(rows, spec["label"], unique=True), pa.string())
+        )
     if spec.get("text"):
         texts = _template(rows, spec["text_template"], False) if "text_template" in spec else None
-        out = out.append_column("_text", pa.array(texts, pa.string()) if texts else pc.cast(out[spec["text"]], pa.string()))
+        out = out.append_column(
+            "_text",
+            pa.array(texts, pa.string()) if texts else pc.cast(out[spec["text"]], pa.string()),
+        )
     return out
 
 
 CONFIG = {
     "font": "Helvetica Neue, Helvetica, Arial, Liberation Sans, DejaVu Sans, sans-serif",
     "view": {"stroke": None},
-    "axis": {"labelFontSize": 11, "titleFontSize": 12, "titleFontWeight": "normal", "labelColor": "#333",
-             "titleColor": "#333", "gridColor": "#ececec", "domainColor": "#aaa", "tickColor": "#aaa"},
-    "legend": {"labelFontSize": 11, "titleFontSize": 11, "titleFontWeight": "normal", "symbolType": "square"},
+    "axis": {
+        "labelFontSize": 11,
+        "titleFontSize": 12,
+        "titleFontWeight": "normal",
+        "labelColor": "#333",
+        "titleColor": "#333",
+        "gridColor": "#ececec",
+        "domainColor": "#aaa",
+        "tickColor": "#aaa",
+    },
+    "legend": {
+        "labelFontSize": 11,
+        "titleFontSize": 11,
+        "titleFontWeight": "normal",
+        "symbolType": "square",
+    },
     "bar": {"color": "#4c78a8"},
 }
 
@@ -86,4 +112,3 @@ def chart_spec(t: pa.Table, spec: dict[str, Any], ctx: ChartContext) -> dict[str
     d = ch.configure(**CONFIG).to_dict()
     d.pop("$schema", None)  # a URL nothing needs to fetch
     return d
-

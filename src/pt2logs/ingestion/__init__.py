@@ -46,22 +46,51 @@ def _no_progress(event: str, info: dict[str, Any]) -> None:
     pass
 
 
-def ingest(paths: Iterable[str], warehouse: str = DEFAULT_WAREHOUSE, *, run_id: str | None = None,
-           tags: dict[str, str] | None = None, fmt: str | None = None, engine: Engine | None = None,
-           progress: Progress = _no_progress, extra_run_fields: dict[str, Any] | None = None,
-           force: bool = False, as_one_run: bool = False) -> IngestResult:
+def ingest(
+    paths: Iterable[str],
+    warehouse: str = DEFAULT_WAREHOUSE,
+    *,
+    run_id: str | None = None,
+    tags: dict[str, str] | None = None,
+    fmt: str | None = None,
+    engine: Engine | None = None,
+    progress: Progress = _no_progress,
+    extra_run_fields: dict[str, Any] | None = None,
+    force: bool = False,
+    as_one_run: bool = False,
+) -> IngestResult:
     """Ingest logs under ``paths`` into ``warehouse``; idempotent and atomic per transaction. The
     ``engine`` is closed at the end, also when the ingest fails before it is used (its workers end)."""
     engine = engine or Engine()
     try:
-        return _ingest(paths, warehouse, run_id, tags, fmt, engine, progress, extra_run_fields, force, as_one_run)
+        return _ingest(
+            paths,
+            warehouse,
+            run_id,
+            tags,
+            fmt,
+            engine,
+            progress,
+            extra_run_fields,
+            force,
+            as_one_run,
+        )
     finally:
         engine.close()
 
 
-def _ingest(paths: Iterable[str], warehouse: str, run_id: str | None, tags: dict[str, str] | None, fmt: str | None,
-            engine: Engine, progress: Progress, extra_run_fields: dict[str, Any] | None, force: bool,
-            as_one_run: bool) -> IngestResult:
+def _ingest(
+    paths: Iterable[str],
+    warehouse: str,
+    run_id: str | None,
+    tags: dict[str, str] | None,
+    fmt: str | None,
+    engine: Engine,
+    progress: Progress,
+    extra_run_fields: dict[str, Any] | None,
+    force: bool,
+    as_one_run: bool,
+) -> IngestResult:
     t0 = time.perf_counter()
     paths = list(paths)
     if not paths:
@@ -71,7 +100,9 @@ def _ingest(paths: Iterable[str], warehouse: str, run_id: str | None, tags: dict
     wh = Warehouse(warehouse)
     wh.init()
     with ViewsFile(wh) as views:  # a prepared views file the ingest did not get to write is dropped
-        if engine.jobs > 1:  # a new warehouse's views file, made in a thread while workers parse (views_file.py);
+        if (
+            engine.jobs > 1
+        ):  # a new warehouse's views file, made in a thread while workers parse (views_file.py);
             views.prepare()  # not beside a parse in this process: DuckDB's memory would add to its peak
         res = IngestResult(warehouse=wh.url())
         with wh.lock():
@@ -80,29 +111,53 @@ def _ingest(paths: Iterable[str], warehouse: str, run_id: str | None, tags: dict
         progress("discover", {"paths": paths})
         found = discover(paths, run_id=run_id, one_run=as_one_run, fmt=fmt, known=known_files)
         res.skipped = found.skipped
-        res.problems = found.problems  # unreadable entries outside every run: errors of the ingest itself
+        res.problems = (
+            found.problems
+        )  # unreadable entries outside every run: errors of the ingest itself
         res.errors += len(found.problems)
-        todo, res.runs_unchanged = plan.todo(found.runs, force, retag=bool(tags or extra_run_fields), known_runs=known_runs)
+        todo, res.runs_unchanged = plan.todo(
+            found.runs, force, retag=bool(tags or extra_run_fields), known_runs=known_runs
+        )
         total = sum(p.bytes for p in todo)
         native, why = native_status()
         if todo and not native:  # said once per ingest: the result is right, only slower
             res.notes.append(why)
-        progress("start", {"runs": len(todo), "bytes": total, "unchanged": res.runs_unchanged, "skipped": len(res.skipped)})
+        progress(
+            "start",
+            {
+                "runs": len(todo),
+                "bytes": total,
+                "unchanged": res.runs_unchanged,
+                "skipped": len(res.skipped),
+            },
+        )
         for group in plan.transactions(todo):
-            _transaction(wh, group, engine, known_runs, tags or {}, extra_run_fields or {}, progress, res)
+            _transaction(
+                wh, group, engine, known_runs, tags or {}, extra_run_fields or {}, progress, res
+            )
         res.seconds = time.perf_counter() - t0
         try:
             with wh.lock():
                 views.write()
         except Exception as e:  # noqa: BLE001 - the data is committed; only the DuckDB CLI's convenience file failed
-            res.notes.append(f"pt2logs.duckdb (the same views, for the DuckDB CLI) could not be rewritten: {type(e).__name__}: "
-                             f"{e}. Everything ingested is committed; pt2logs commands read the warehouse directly.")
+            res.notes.append(
+                f"pt2logs.duckdb (the same views, for the DuckDB CLI) could not be rewritten: {type(e).__name__}: "
+                f"{e}. Everything ingested is committed; pt2logs commands read the warehouse directly."
+            )
         progress("done", res.as_dict())
         return res
 
 
-def _transaction(wh: Warehouse, group: list[RunPlan], engine: Engine, known_runs: KnownRuns, tags: dict[str, str],
-                 extra: dict[str, Any], progress: Progress, res: IngestResult) -> None:
+def _transaction(
+    wh: Warehouse,
+    group: list[RunPlan],
+    engine: Engine,
+    known_runs: KnownRuns,
+    tags: dict[str, str],
+    extra: dict[str, Any],
+    progress: Progress,
+    res: IngestResult,
+) -> None:
     """Parse one transaction's runs with ``engine`` and commit them; nothing of it is visible if it fails."""
     txn = wh.begin()
     try:
@@ -111,11 +166,22 @@ def _transaction(wh: Warehouse, group: list[RunPlan], engine: Engine, known_runs
         def done(batch: list[FileOutcome]) -> None:
             for o in batch:
                 outcomes.append(o)
-                progress("file", {"path": o.task.url, "bytes": o.task.nbytes, "events": o.stats.events,
-                                  "errors": o.stats.errors})
+                progress(
+                    "file",
+                    {
+                        "path": o.task.url,
+                        "bytes": o.task.nbytes,
+                        "events": o.stats.events,
+                        "errors": o.stats.errors,
+                    },
+                )
 
         tasks = plan.tasks(group, engine.jobs)
-        work = plan.chunks(tasks, engine.jobs) if engine.keeps_writer else plan.balance(tasks, engine.jobs)
+        work = (
+            plan.chunks(tasks, engine.jobs)
+            if engine.keeps_writer
+            else plan.balance(tasks, engine.jobs)
+        )
         engine.map(txn.info, work, done)
         commit(txn, group, outcomes, known_runs, tags, extra, res)
         progress("commit", {"txn": txn.id, "runs": len(group)})

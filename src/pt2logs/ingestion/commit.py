@@ -96,18 +96,38 @@ def _file_row(plan: RunPlan, o: FileOutcome) -> dict[str, Any]:
     s = o.stats
     f = next((f for f in plan.files if f.url == o.task.url), None)
     return {
-        "run_id": plan.run_id, "rank": o.task.rank if o.task.rank is not None else (min(s.ranks) if len(s.ranks) == 1 else None),
-        "path": o.task.url, "relpath": o.task.relpath, "format": o.task.fmt,
-        "compression": f.compression if f else "none", "change_token": f.token if f else None, "bytes": o.read.bytes_read,
-        "content_bytes": o.read.content_bytes, "content_hash": o.read.digest,
+        "run_id": plan.run_id,
+        "rank": o.task.rank
+        if o.task.rank is not None
+        else (min(s.ranks) if len(s.ranks) == 1 else None),
+        "path": o.task.url,
+        "relpath": o.task.relpath,
+        "format": o.task.fmt,
+        "compression": f.compression if f else "none",
+        "change_token": f.token if f else None,
+        "bytes": o.read.bytes_read,
+        "content_bytes": o.read.content_bytes,
+        "content_hash": o.read.digest,
         "mtime": None if o.task.mtime is None else int(o.task.mtime * 1e6),
-        "n_lines": s.lines, "n_events": s.events, "n_errors": s.errors, "n_warnings": s.warnings,
-        "n_unknown": s.unknown, "first_ts": s.first_ts, "last_ts": s.last_ts,
+        "n_lines": s.lines,
+        "n_events": s.events,
+        "n_errors": s.errors,
+        "n_warnings": s.warnings,
+        "n_unknown": s.unknown,
+        "first_ts": s.first_ts,
+        "last_ts": s.last_ts,
     }
 
 
-def commit(txn: Txn, plans: list[RunPlan], outcomes: list[FileOutcome], known_runs: KnownRuns,
-           tags: dict[str, str], extra: dict[str, Any], res: IngestResult) -> None:
+def commit(
+    txn: Txn,
+    plans: list[RunPlan],
+    outcomes: list[FileOutcome],
+    known_runs: KnownRuns,
+    tags: dict[str, str],
+    extra: dict[str, Any],
+    res: IngestResult,
+) -> None:
     """Write the transaction's ``files`` and ``runs`` rows (``runs`` last: the commit point) and count
     what it added in ``res``. A run keeps the tags it had; ``tags`` are added over them."""
     outcomes_by_run = by_run(outcomes)
@@ -134,14 +154,31 @@ def commit(txn: Txn, plans: list[RunPlan], outcomes: list[FileOutcome], known_ru
         # a run whose logs name no rank is one process: 1 rank (its rows have rank NULL)
         run_tags = {**(prev["tags"] if prev else {}), **tags}
         row = {
-            "run_id": plan.run_id, "name": plan.name, "source": plan.source, "root": plan.root,
-            "n_ranks": max(1, len(agg.ranks)), "ranks": sorted(agg.ranks), "n_files": len(outs), "formats": sorted(formats),
-            "torch_version": agg.torch_version, "torch_version_from": agg.torch_from, "started_at": agg.first_ts, "ended_at": agg.last_ts,
-            "tags": orjson.dumps(run_tags).decode(), "ingested_at": now, "committed_at": now,
-            "bytes": nbytes, "n_events": agg.events, "n_errors": agg.errors, "n_warnings": agg.warnings,
-            "pt2logs_version": __version__, "python_version": agg.python_version or agg.python_from_paths,
+            "run_id": plan.run_id,
+            "name": plan.name,
+            "source": plan.source,
+            "root": plan.root,
+            "n_ranks": max(1, len(agg.ranks)),
+            "ranks": sorted(agg.ranks),
+            "n_files": len(outs),
+            "formats": sorted(formats),
+            "torch_version": agg.torch_version,
+            "torch_version_from": agg.torch_from,
+            "started_at": agg.first_ts,
+            "ended_at": agg.last_ts,
+            "tags": orjson.dumps(run_tags).decode(),
+            "ingested_at": now,
+            "committed_at": now,
+            "bytes": nbytes,
+            "n_events": agg.events,
+            "n_errors": agg.errors,
+            "n_warnings": agg.warnings,
+            "pt2logs_version": __version__,
+            "python_version": agg.python_version or agg.python_from_paths,
         }
-        row.update({k: v for k, v in agg.run_fields.items() if v is not None})  # the run's own record (pt2logs run)
+        row.update(
+            {k: v for k, v in agg.run_fields.items() if v is not None}
+        )  # the run's own record (pt2logs run)
         row.update(extra)
         row["user_root"] = user_root(row.get("cwd"), agg)
         runs_rows.add(row)
@@ -171,7 +208,10 @@ def _write_problems(txn: Txn, plans: list[RunPlan]) -> None:
             rows = Rows("ingest_errors")
             for path, why in plan.problems:
                 rows.add(error_row(path, "unreadable", None, why))
-            w.write("ingest_errors", stamp(rows.take(), TABLES["ingest_errors"], {"run_id": plan.run_id, "txn": txn.id}))
+            w.write(
+                "ingest_errors",
+                stamp(rows.take(), TABLES["ingest_errors"], {"run_id": plan.run_id, "txn": txn.id}),
+            )
     except BaseException:
         w.discard()
         raise

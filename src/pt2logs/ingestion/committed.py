@@ -25,16 +25,27 @@ def committed_files(con: duckdb.DuckDBPyConnection) -> KnownFiles:
     """The live ``files`` rows, by input URL."""
     out: KnownFiles = {}
     for url, size, mtime, fmt, run_id, token in con.execute(
-            "SELECT path, bytes, epoch_us(mtime), format, run_id, change_token FROM files").fetchall():
+        "SELECT path, bytes, epoch_us(mtime), format, run_id, change_token FROM files"
+    ).fetchall():
         out[url] = (size, None if mtime is None else mtime / 1e6, fmt, run_id, token)
     return out
 
 
 def committed_runs(con: duckdb.DuckDBPyConnection) -> KnownRuns:
     """The live ``runs``: their tags, file counts and the entries recorded as unreadable."""
-    runs: KnownRuns = {run_id: {"tags": orjson.loads(tags) if tags else {}, "n_files": n_files, "unreadable": set()}
-                       for run_id, tags, n_files in con.execute("SELECT run_id, tags, n_files FROM runs").fetchall()}
-    for run_id, path in con.execute("SELECT DISTINCT run_id, path FROM ingest_errors WHERE kind = 'unreadable'").fetchall():
+    runs: KnownRuns = {
+        run_id: {
+            "tags": orjson.loads(tags) if tags else {},
+            "n_files": n_files,
+            "unreadable": set(),
+        }
+        for run_id, tags, n_files in con.execute(
+            "SELECT run_id, tags, n_files FROM runs"
+        ).fetchall()
+    }
+    for run_id, path in con.execute(
+        "SELECT DISTINCT run_id, path FROM ingest_errors WHERE kind = 'unreadable'"
+    ).fetchall():
         if run_id in runs:
             runs[run_id]["unreadable"].add(path)
     return runs
@@ -48,7 +59,9 @@ def committed_state(wh: Warehouse) -> tuple[KnownFiles, KnownRuns]:
 
     con = connect(wh)
     try:
-        damaged = damaged_runs(con)  # a file of theirs is missing or damaged: their inputs are read again
+        damaged = damaged_runs(
+            con
+        )  # a file of theirs is missing or damaged: their inputs are read again
         files = {url: f for url, f in committed_files(con).items() if f[3] not in damaged}
         return files, committed_runs(con)
     finally:

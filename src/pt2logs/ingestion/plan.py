@@ -42,7 +42,9 @@ CHUNK_FILES = 64
 
 def known(wh: Warehouse, force: bool) -> tuple[KnownFiles, KnownRuns]:
     """Committed files and runs (nothing when ``force``: every run is then ingested again as new)."""
-    if force or not wh.table_files("runs"):  # nothing committed yet: not even DuckDB's import (~60 ms)
+    if force or not wh.table_files(
+        "runs"
+    ):  # nothing committed yet: not even DuckDB's import (~60 ms)
         return {}, {}
     from pt2logs.ingestion.committed import (
         committed_state,  # DuckDB: the parent's, never a worker's import
@@ -55,11 +57,16 @@ def unchanged(plan: RunPlan, known_runs: KnownRuns | None = None) -> bool:
     """Every file of the run is in the warehouse, unchanged, under this run id, and every entry of its
     folder that could not be read is already recorded (an entry that became unreadable since changes it)."""
     recorded = (known_runs or {}).get(plan.run_id, {}).get("unreadable", set())
-    return (bool(plan.files) and all(f.known_run == plan.run_id for f in plan.files)
-            and all(path in recorded for path, _ in plan.problems))
+    return (
+        bool(plan.files)
+        and all(f.known_run == plan.run_id for f in plan.files)
+        and all(path in recorded for path, _ in plan.problems)
+    )
 
 
-def todo(plans: Iterable[RunPlan], force: bool, retag: bool, known_runs: KnownRuns | None = None) -> tuple[list[RunPlan], int]:
+def todo(
+    plans: Iterable[RunPlan], force: bool, retag: bool, known_runs: KnownRuns | None = None
+) -> tuple[list[RunPlan], int]:
     """The runs to ingest, and how many were skipped as unchanged (``retag``: new tags or run fields
     were given, so every run is written again)."""
     out: list[RunPlan] = []
@@ -99,7 +106,13 @@ def pieces(task: FileTask, compression: str, jobs: int) -> list[FileTask]:
     """A large, uncompressed, local file of a format that splits (a trace) becomes one task per piece (see
     ingestion.split)."""
     fmt = FORMATS.get(task.fmt)
-    if jobs <= 1 or fmt is None or not fmt.splits or compression != "none" or task.size < split.SPLIT_MIN_BYTES:
+    if (
+        jobs <= 1
+        or fmt is None
+        or not fmt.splits
+        or compression != "none"
+        or task.size < split.SPLIT_MIN_BYTES
+    ):
         return [task]
     fs, path = filesystem(task.url)
     if is_remote(fs):

@@ -29,7 +29,9 @@ import orjson
 
 from pt2logs.inputs import sources
 
-_COMPILE_START = re.compile(rb'\n([VIWEC]\d{4} [^\n]*\] \{"chromium_event": \{\}[^\n]*)\n\t\{\n\t"name": "dynamo",\n')
+_COMPILE_START = re.compile(
+    rb'\n([VIWEC]\d{4} [^\n]*\] \{"chromium_event": \{\}[^\n]*)\n\t\{\n\t"name": "dynamo",\n'
+)
 _STR = re.compile(rb'\] \{"str": \["((?:[^"\\\n]|\\.)*)", (\d+)\]\}')
 _RANK = re.compile(rb'"rank": (\d+)')
 

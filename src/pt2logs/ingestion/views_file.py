@@ -43,13 +43,19 @@ class ViewsFile:
         return f"{self.target}.{os.getpid()}.tmp"
 
     def _exists(self) -> bool:
-        return self.target is not None and os.path.exists(self.target) and os.path.exists(self.wh.path("_views.json"))
+        return (
+            self.target is not None
+            and os.path.exists(self.target)
+            and os.path.exists(self.wh.path("_views.json"))
+        )
 
     def prepare(self) -> None:
         """Start making the file in a thread, when the ingest will write it whatever it adds."""
         if self.target is None or self._exists() or self._thread is not None:
             return
-        self._thread = threading.Thread(target=self._prepare, name="pt2logs-views-file", daemon=True)
+        self._thread = threading.Thread(
+            target=self._prepare, name="pt2logs-views-file", daemon=True
+        )
         self._thread.start()
 
     def _prepare(self) -> None:
@@ -61,7 +67,9 @@ class ViewsFile:
 
             _remove(self._tmp)
             con = duckdb.connect(self._tmp)
-            con.execute("BEGIN")  # one transaction: DuckDB commits (and syncs) a file database after every statement otherwise
+            con.execute(
+                "BEGIN"
+            )  # one transaction: DuckDB commits (and syncs) a file database after every statement otherwise
             for s in view_statements(None, _NoFiles(self.wh)):  # type: ignore[arg-type]
                 con.execute(s)
             con.execute("COMMIT")
@@ -92,8 +100,13 @@ class ViewsFile:
         con = None
         try:
             macros = [s for part in statements() for s in part]
-            signature = orjson.dumps([__version__, macros] + [
-                [name, bool(self.wh.table_files(name)), sorted(_newest_columns(self.wh, name))] for name in sorted(TABLES)])
+            signature = orjson.dumps(
+                [__version__, macros]
+                + [
+                    [name, bool(self.wh.table_files(name)), sorted(_newest_columns(self.wh, name))]
+                    for name in sorted(TABLES)
+                ]
+            )
             sig_path = self.wh.path("_views.json")
             if self._exists():
                 with open(sig_path, "rb") as f:
@@ -168,7 +181,9 @@ def _opens(path: str) -> bool:
     except Exception:  # noqa: BLE001 - any failure to open: not a views file
         return False
     try:
-        return con.execute("SELECT count(*) FROM duckdb_views() WHERE NOT internal").fetchone()[0] > 0
+        return (
+            con.execute("SELECT count(*) FROM duckdb_views() WHERE NOT internal").fetchone()[0] > 0
+        )
     except Exception:  # noqa: BLE001
         return False
     finally:

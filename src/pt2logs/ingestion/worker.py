@@ -123,8 +123,13 @@ def _parse_file(info: TxnInfo, task: FileTask, writer: PartWriter) -> FileOutcom
     t0 = time.perf_counter()
     fs, path = filesystem(task.url)
     fmt = FORMATS[task.fmt]
-    ctx = FileContext(file=task.relpath, path=task.url, rank=task.rank, mtime=task.mtime,
-                      open_sibling=lambda name: open_sibling(fs, path, name))
+    ctx = FileContext(
+        file=task.relpath,
+        path=task.url,
+        rank=task.rank,
+        mtime=task.mtime,
+        open_sibling=lambda name: open_sibling(fs, path, name),
+    )
     rr = ReadResult()
     stamp_values = {"run_id": task.run_id, "txn": info.txn, "rank": task.rank}
     if task.piece is not None:
@@ -138,8 +143,15 @@ def _parse_file(info: TxnInfo, task: FileTask, writer: PartWriter) -> FileOutcom
         try:
             item = next(batches, None)
         except Exception as e:  # noqa: BLE001 - a reader bug or an input nobody foresaw: this file fails alone
-            add_error(err, ctx, "reader_failed", None, f"the {fmt.name} reader stopped: {type(e).__name__}: {str(e)[:300]}; "
-                      "the rows read before were kept (please report this file)", _where(e))
+            add_error(
+                err,
+                ctx,
+                "reader_failed",
+                None,
+                f"the {fmt.name} reader stopped: {type(e).__name__}: {str(e)[:300]}; "
+                "the rows read before were kept (please report this file)",
+                _where(e),
+            )
             break
         if item is None:
             break
@@ -185,4 +197,3 @@ def run_tasks(info: TxnInfo, tasks: list[FileTask], tag: str) -> list[FileOutcom
         raise
     writer.close()
     return out
-

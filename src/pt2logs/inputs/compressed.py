@@ -54,7 +54,9 @@ class Truncated(Exception):
     """The stream ended without its end-of-stream marker, at stored byte ``at``."""
 
     def __init__(self, kind: str, at: int):
-        super().__init__(f"the {kind} stream ends at byte {at} without its end-of-stream marker (the file was cut)")
+        super().__init__(
+            f"the {kind} stream ends at byte {at} without its end-of-stream marker (the file was cut)"
+        )
         self.at = at
 
 
@@ -66,20 +68,29 @@ class WindowTooLarge(Exception):
         super().__init__(
             f"the zstd frame at stored byte {at} needs a {_size(window)} window (written with zstd --long={log}); "
             f"pt2logs reads such a frame up to {_size(MAX_ZSTD_WINDOW)} of output to keep memory bounded: decompress the "
-            f"file with `zstd -d --long={log} FILE` (or `--memory={max(window >> 20, 1)}MB`) and ingest the result")
+            f"file with `zstd -d --long={log} FILE` (or `--memory={max(window >> 20, 1)}MB`) and ingest the result"
+        )
         self.window, self.at = window, at
 
 
 def _size(n: int) -> str:
-    return f"{n >> 30} GiB" if n >= 1 << 30 and not n % (1 << 30) else f"{n >> 20} MiB" if n >= 1 << 20 else f"{n} bytes"
+    return (
+        f"{n >> 30} GiB"
+        if n >= 1 << 30 and not n % (1 << 30)
+        else f"{n >> 20} MiB"
+        if n >= 1 << 20
+        else f"{n} bytes"
+    )
 
 
 class TrailingData(Exception):
     """``n`` bytes from stored byte ``at`` on follow the last complete member and are not another one."""
 
     def __init__(self, kind: str, at: int, n: int, first: bytes):
-        super().__init__(f"{n} bytes after the end of the {kind} stream, from byte {at}, are not {kind} data: "
-                         "not read (everything before them was kept)")
+        super().__init__(
+            f"{n} bytes after the end of the {kind} stream, from byte {at}, are not {kind} data: "
+            "not read (everything before them was kept)"
+        )
         self.at, self.n, self.first = at, n, first
 
 
@@ -254,8 +265,12 @@ def _zstd_member(raw: StoredBytes, limit: int) -> Generator[bytes, None, bool]:
         return False
     at = raw.offset - 5 - n
     window = zstd_window(fhd[0], header)
-    d = zstandard.ZstdDecompressor(max_window_size=min(max(window, MAX_ZSTD_WINDOW), _ZSTD_WINDOW_MAX)).decompressobj()
-    budget = MAX_ZSTD_WINDOW if window > MAX_ZSTD_WINDOW else None  # output read before WindowTooLarge
+    d = zstandard.ZstdDecompressor(
+        max_window_size=min(max(window, MAX_ZSTD_WINDOW), _ZSTD_WINDOW_MAX)
+    ).decompressobj()
+    budget = (
+        MAX_ZSTD_WINDOW if window > MAX_ZSTD_WINDOW else None
+    )  # output read before WindowTooLarge
     feed = [magic, fhd, header]
     per_call = max(1, limit // _ZSTD_BLOCK)
     blocks = 0

@@ -60,8 +60,14 @@ class Discovery:
     fs: Any = None
 
 
-def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool = False, fmt: str | None = None,
-             known: dict[str, tuple[int, float | None, str, str, str | None]] | None = None) -> Discovery:
+def discover(
+    paths: Iterable[str],
+    *,
+    run_id: str | None = None,
+    one_run: bool = False,
+    fmt: str | None = None,
+    known: dict[str, tuple[int, float | None, str, str, str | None]] | None = None,
+) -> Discovery:
     """Find the runs under ``paths``.
 
     ``known`` maps file URLs to (size, mtime, format, run_id, change token) of files already
@@ -71,7 +77,9 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool =
     rewritten with the same size and its mtime set back is read again.
     """
     out = Discovery()
-    whole: list[tuple[Any, str, str, bool, list[InputFile]]] = []  # with --run-id: every path's files, one run
+    whole: list[
+        tuple[Any, str, str, bool, list[InputFile]]
+    ] = []  # with --run-id: every path's files, one run
     for given in paths:
         fs, root = filesystem(given)
         out.fs = fs
@@ -93,13 +101,28 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool =
             for p, size, mtime, token in entries:
                 tl = rf.group(folder, posixpath.basename(p))
                 if tl is not None and not rf.read_here(folder, posixpath.basename(p)):
-                    tl_hidden[tl] += 1  # a run folder's report and artifact copies: read through the files it reads
+                    tl_hidden[tl] += (
+                        1  # a run folder's report and artifact copies: read through the files it reads
+                    )
                     continue
-                f = InputFile(p, full_path(fs, p), "", size, mtime, token, group=tl,
-                              folder_rank=rf.folder_rank(folder) if tl else None)
+                f = InputFile(
+                    p,
+                    full_path(fs, p),
+                    "",
+                    size,
+                    mtime,
+                    token,
+                    group=tl,
+                    folder_rank=rf.folder_rank(folder) if tl else None,
+                )
                 k = known.get(safe_text(f.url)) if known else None
-                if (k is not None and k[0] == size and _same_time(k[1], mtime) and fmt is None
-                        and (k[4] is None or token is None or k[4] == token)):
+                if (
+                    k is not None
+                    and k[0] == size
+                    and _same_time(k[1], mtime)
+                    and fmt is None
+                    and (k[4] is None or token is None or k[4] == token)
+                ):
                     f.fmt = FORMATS.get(k[2])
                     f.known_run = k[3]
                     r = name_rank(f)
@@ -111,14 +134,25 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool =
                 try:
                     f.head, f.compression = read_head(fs, p, problem=undecodable)
                 except OSError as e:
-                    out.problems.append((safe_text(f.url), f"unreadable: {getattr(e, 'strerror', None) or e}"))
+                    out.problems.append(
+                        (safe_text(f.url), f"unreadable: {getattr(e, 'strerror', None) or e}")
+                    )
                     continue
                 f.fmt = detect(f.head, f.stem, fmt)
-                if f.fmt is None and undecodable:  # not "empty": its bytes do not decompress (the read reports a later fault)
+                if (
+                    f.fmt is None and undecodable
+                ):  # not "empty": its bytes do not decompress (the read reports a later fault)
                     out.problems.append((safe_text(f.url), f"unreadable: {undecodable[0]}"))
                     continue
                 if f.fmt is None:
-                    out.skipped.append((f.url, "empty file" if size == 0 or not f.head.strip() else "not a recognised log format"))
+                    out.skipped.append(
+                        (
+                            f.url,
+                            "empty file"
+                            if size == 0 or not f.head.strip()
+                            else "not a recognised log format",
+                        )
+                    )
                     continue
                 found.append((folder, f))
         for f in (x for _, x in found):
@@ -129,12 +163,22 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool =
         found, skipped = rf.pick_sources(found, fmt)
         out.skipped.extend(skipped)
         for tl, n in sorted(tl_hidden.items()):
-            if (missing := rf.without_reads(tl)):
-                out.skipped.append((full_path(fs, tl), f"{missing}: {full_path(fs, tl)} ({n} report file(s) not read; its raw "
-                                                        "log, or the trace it was made from, is what pt2logs reads)"))
+            if missing := rf.without_reads(tl):
+                out.skipped.append(
+                    (
+                        full_path(fs, tl),
+                        f"{missing}: {full_path(fs, tl)} ({n} report file(s) not read; its raw "
+                        "log, or the trace it was made from, is what pt2logs reads)",
+                    )
+                )
                 continue
-            out.skipped.append((full_path(fs, tl), f"run folder: its {n} report/artifact file(s) are not read on their own "
-                                                    "(the run is read from the files its format reads, e.g. tlparse's raw.log or raw.jsonl)"))
+            out.skipped.append(
+                (
+                    full_path(fs, tl),
+                    f"run folder: its {n} report/artifact file(s) are not read on their own "
+                    "(the run is read from the files its format reads, e.g. tlparse's raw.log or raw.jsonl)",
+                )
+            )
         if run_id is not None or one_run:
             whole.append((fs, given, root, single, [f for _, f in found]))
             continue
@@ -146,7 +190,12 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool =
         if not plan.run_id:
             plan.run_id = content_run_id(plan)
         if plan.run_id in seen and run_id is None:
-            out.skipped.append((plan.root, f"same content as {seen[plan.run_id].root} (run {plan.run_id}); ingested once"))
+            out.skipped.append(
+                (
+                    plan.root,
+                    f"same content as {seen[plan.run_id].root} (run {plan.run_id}); ingested once",
+                )
+            )
             continue
         seen[plan.run_id] = plan
         unique.append(plan)
@@ -158,7 +207,9 @@ def discover(paths: Iterable[str], *, run_id: str | None = None, one_run: bool =
 def _assign_problems(problems: list[tuple[str, str]], runs: list[RunPlan]) -> list[tuple[str, str]]:
     """Give each unreadable entry to the run whose folder contains it (the deepest such root); returns
     the entries no run contains."""
-    roots = sorted(((safe_text(p.root).rstrip("/") + "/", p) for p in runs), key=lambda x: -len(x[0]))
+    roots = sorted(
+        ((safe_text(p.root).rstrip("/") + "/", p) for p in runs), key=lambda x: -len(x[0])
+    )
     left = []
     for path, why in problems:
         plan = next((p for root, p in roots if path.startswith(root)), None)

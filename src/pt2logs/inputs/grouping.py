@@ -18,7 +18,9 @@ from pt2logs.inputs.sources import full_path
 RANK_IN_NAME = re.compile(r"rank_(\d{1,6})(?!\d)")
 
 
-def as_one_run(parts: list[tuple[Any, str, str, bool, list[InputFile]]], run_id: str | None) -> list[RunPlan]:
+def as_one_run(
+    parts: list[tuple[Any, str, str, bool, list[InputFile]]], run_id: str | None
+) -> list[RunPlan]:
     """Every given path as one run (``--run-id``, ``one_run``): ``ingest r0.log r1.log --run-id X`` is
     one run of both ranks, as their folder would be. Its root is the folder holding every given path
     (the path itself when only one was given); a file given twice (or also inside a given folder)
@@ -35,7 +37,15 @@ def as_one_run(parts: list[tuple[Any, str, str, bool, list[InputFile]]], run_id:
     for f in files:
         rel = posixpath.relpath(f.path, root)
         f.relpath = posixpath.basename(f.path) if single or rel.startswith("../") else rel
-    return [RunPlan(full_path(fs, root), posixpath.basename(root.rstrip("/")) or root, given, files, run_id or "")]
+    return [
+        RunPlan(
+            full_path(fs, root),
+            posixpath.basename(root.rstrip("/")) or root,
+            given,
+            files,
+            run_id or "",
+        )
+    ]
 
 
 def _display_name(fs: Any, root: str, folder: str) -> str:
@@ -46,12 +56,14 @@ def _display_name(fs: Any, root: str, folder: str) -> str:
     return rel
 
 
-def group_found(fs: Any, given: str, root: str, found: list[tuple[str, InputFile]], single: bool) -> list[RunPlan]:
+def group_found(
+    fs: Any, given: str, root: str, found: list[tuple[str, InputFile]], single: bool
+) -> list[RunPlan]:
     """The runs of the files ``found`` under one input path ``given`` (``(folder, file)`` pairs; ``single``: the
     path is a file): a tlparse output group is one run; in a folder, its rank files one run (several when
     ranks repeat), any other log a run of its own; auxiliary files join the run they describe."""
     if single:
-        (_, f), = found or [(None, None)]  # type: ignore[misc]
+        ((_, f),) = found or [(None, None)]  # type: ignore[misc]
         if f is None:
             return []
         f.relpath = posixpath.basename(f.path)
@@ -98,8 +110,12 @@ def group_found(fs: Any, given: str, root: str, found: list[tuple[str, InputFile
         if len(here) == 1:
             target = here[0]
         elif not here:
-            below = [p for d, ps in trace_runs_by_folder.items() for p in ps
-                     if d != folder and d.startswith(folder.rstrip("/") + "/")]
+            below = [
+                p
+                for d, ps in trace_runs_by_folder.items()
+                for p in ps
+                if d != folder and d.startswith(folder.rstrip("/") + "/")
+            ]
             if len(below) == 1:
                 target = below[0]
         if target is None:
@@ -171,7 +187,9 @@ def content_run_id(plan: RunPlan) -> str:
     """A run id that is stable across re-ingests: from the run folder's name and the name and
     head of its first log file (so a copy of the same run elsewhere is the same run, a growing
     log keeps its id, and two folders holding the same first file are still told apart)."""
-    primary = sorted((f for f in plan.files if not f.fmt.auxiliary), key=lambda f: f.relpath) or sorted(plan.files, key=lambda f: f.relpath)
+    primary = sorted(
+        (f for f in plan.files if not f.fmt.auxiliary), key=lambda f: f.relpath
+    ) or sorted(plan.files, key=lambda f: f.relpath)
     if not primary:
         return hashlib.sha1(_b(plan.root)).hexdigest()[:12]
     f = primary[0]

@@ -50,11 +50,16 @@ def entry(fs: Any, path: str) -> Entry:
 
 def _mtime(info: dict[str, Any]) -> float | None:
     mt = info.get("mtime") or info.get("LastModified") or info.get("last_modified")
-    return mt.timestamp() if hasattr(mt, "timestamp") else (float(mt) if isinstance(mt, (int, float)) else None)
+    return (
+        mt.timestamp()
+        if hasattr(mt, "timestamp")
+        else (float(mt) if isinstance(mt, (int, float)) else None)
+    )
 
 
-def walk(fs: Any, root: str, skipped: list[tuple[str, str]], problems: list[tuple[str, str]]
-         ) -> Iterable[tuple[str, list[Entry]]]:
+def walk(
+    fs: Any, root: str, skipped: list[tuple[str, str]], problems: list[tuple[str, str]]
+) -> Iterable[tuple[str, list[Entry]]]:
     """(folder, [entry of each file]) for every folder under root, sorted, hidden entries skipped.
     Symbolic links to folders are followed once (a loop, or a second path to a folder already read,
     is reported in ``skipped`` and not followed); unreadable folders and files go to ``problems``
@@ -72,8 +77,13 @@ def walk(fs: Any, root: str, skipped: list[tuple[str, str]], problems: list[tupl
                     continue
                 real = os.path.realpath(os.path.join(d, x))
                 if real in seen:
-                    skipped.append((safe_text(os.path.join(d, x)), f"the same folder as {safe_text(real)}, read already "
-                                                                   "(a link to it, or a loop): not read twice"))
+                    skipped.append(
+                        (
+                            safe_text(os.path.join(d, x)),
+                            f"the same folder as {safe_text(real)}, read already "
+                            "(a link to it, or a loop): not read twice",
+                        )
+                    )
                     continue
                 seen.add(real)
                 keep.append(x)
@@ -98,5 +108,7 @@ def walk(fs: Any, root: str, skipped: list[tuple[str, str]], problems: list[tupl
             continue
         if info.get("type") == "directory":
             continue
-        by_dir[posixpath.dirname(p)].append((p, int(info.get("size") or 0), _mtime(info), remote_token(info)))
+        by_dir[posixpath.dirname(p)].append(
+            (p, int(info.get("size") or 0), _mtime(info), remote_token(info))
+        )
     yield from sorted(by_dir.items())

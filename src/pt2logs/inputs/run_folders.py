@@ -43,8 +43,14 @@ class RunFolders:
         #: parents of per-rank run folders (tlparse ``--all-ranks-html``): one run of all ranks
         self.parents = {posixpath.dirname(d) for d in self.layout if self._ranked(d)}
         #: run folder -> the folder of its run: itself, or the parent of per-rank folders
-        self.run_of = {d: (posixpath.dirname(d) if posixpath.dirname(d) in self.parents and self._ranked(d) else d)
-                       for d in self.layout}
+        self.run_of = {
+            d: (
+                posixpath.dirname(d)
+                if posixpath.dirname(d) in self.parents and self._ranked(d)
+                else d
+            )
+            for d in self.layout
+        }
 
     def _ranked(self, d: str) -> bool:
         pat = self.layout[d][1].rank_folder
@@ -63,8 +69,10 @@ class RunFolders:
         if not self.run_of:
             return None
         if folder in self.parents and any(
-                (p := lay.parent_files) is not None and p.match(name) for d, (_, lay) in self.layout.items()
-                if posixpath.dirname(d) == folder):
+            (p := lay.parent_files) is not None and p.match(name)
+            for d, (_, lay) in self.layout.items()
+            if posixpath.dirname(d) == folder
+        ):
             return folder
         d = folder
         while True:
@@ -86,7 +94,9 @@ class RunFolders:
         """Whether the file is one that its run folder reads (the others are the run's report files)."""
         return folder in self.layout and name in self.layout[folder][1].read_first
 
-    def pick_sources(self, found: list[tuple[str, Any]], fmt: str | None) -> tuple[list[tuple[str, Any]], list[tuple[str, str]]]:
+    def pick_sources(
+        self, found: list[tuple[str, Any]], fmt: str | None
+    ) -> tuple[list[tuple[str, Any]], list[tuple[str, str]]]:
         """(files kept, files skipped with why). In a run folder keep one of the files its layout reads
         (``read_first``): the first (a copy of the original log, e.g. tlparse's raw.log) when its format
         ranks better than the folder's own, unless ``--format`` asks for the folder's format; else the
@@ -106,12 +116,27 @@ class RunFolders:
                 continue
             orig, own = present[0], present[-1]
             rank = orig.fmt.source_rank
-            if fmt == own_fmt.name or rank is None or own_fmt.source_rank is None or rank >= own_fmt.source_rank:
+            if (
+                fmt == own_fmt.name
+                or rank is None
+                or own_fmt.source_rank is None
+                or rank >= own_fmt.source_rank
+            ):
                 drop.add(id(orig))
-                skipped.append((orig.url, f"a copy of the original log; {posixpath.basename(own.path)} is read instead "
-                                          f"(--format {own_fmt.name})"))
+                skipped.append(
+                    (
+                        orig.url,
+                        f"a copy of the original log; {posixpath.basename(own.path)} is read instead "
+                        f"(--format {own_fmt.name})",
+                    )
+                )
             else:
                 drop.add(id(own))
-                skipped.append((own.url, f"{own_fmt.description}: {posixpath.basename(orig.path)} (its copy of the "
-                                         "original log) is read instead, losslessly"))
+                skipped.append(
+                    (
+                        own.url,
+                        f"{own_fmt.description}: {posixpath.basename(orig.path)} (its copy of the "
+                        "original log) is read instead, losslessly",
+                    )
+                )
         return [(d, f) for d, f in found if id(f) not in drop], skipped

@@ -18,15 +18,23 @@ class InputFile:
     relpath: str  # relative to the run root
     size: int
     mtime: float | None
-    token: str | None = None  # change token (pt2logs.inputs.listing): local ctime, object version or ETag
+    token: str | None = (
+        None  # change token (pt2logs.inputs.listing): local ctime, object version or ETag
+    )
     fmt: Format | None = None
     compression: str = "none"
     rank: int | None = None
     head: bytes = b""
     known_run: str | None = None  # run id in the warehouse, for a file that has not changed
-    group: str | None = None  # folder whose run this file belongs to, whatever its format (tlparse output)
-    anchor: str | None = None  # folder an auxiliary file describes, when not its own (torch_compile_debug)
-    folder_rank: int | None = None  # the rank its folder names (tlparse's rank_N/), when name and head say none
+    group: str | None = (
+        None  # folder whose run this file belongs to, whatever its format (tlparse output)
+    )
+    anchor: str | None = (
+        None  # folder an auxiliary file describes, when not its own (torch_compile_debug)
+    )
+    folder_rank: int | None = (
+        None  # the rank its folder names (tlparse's rank_N/), when name and head say none
+    )
 
     @property
     def stem(self) -> str:

@@ -68,7 +68,9 @@ class _Digest:
     __slots__ = ("h", "prefix")
 
     def __init__(self) -> None:
-        self.h, self.prefix = (xxhash.xxh3_128(), "xxh3_128:") if xxhash is not None else (hashlib.sha1(), "")
+        self.h, self.prefix = (
+            (xxhash.xxh3_128(), "xxh3_128:") if xxhash is not None else (hashlib.sha1(), "")
+        )
 
     def update(self, data: bytes) -> None:
         self.h.update(data)
@@ -101,7 +103,9 @@ def open_binary(fs: Any, path: str) -> BinaryIO:
     return fs.open(path, "rb", block_size=CHUNK) if is_remote(fs) else open(path, "rb")  # noqa: SIM115
 
 
-def _stored(f: BinaryIO, chunk: int, result: ReadResult | None = None, h: Any = None) -> tuple[StoredBytes, str]:
+def _stored(
+    f: BinaryIO, chunk: int, result: ReadResult | None = None, h: Any = None
+) -> tuple[StoredBytes, str]:
     """The file's stored bytes (counted in ``result``, hashed in ``h``) and its compression."""
 
     def seen(data: bytes) -> None:
@@ -114,7 +118,9 @@ def _stored(f: BinaryIO, chunk: int, result: ReadResult | None = None, h: Any = 
     return raw, compression_of(raw.peek(4))
 
 
-def read_head(fs: Any, path: str, n: int = HEAD, problem: list[str] | None = None) -> tuple[bytes, str]:
+def read_head(
+    fs: Any, path: str, n: int = HEAD, problem: list[str] | None = None
+) -> tuple[bytes, str]:
     """First ``n`` decompressed bytes and the compression, without reading the rest. A compressed
     stream that does not decode (damaged data, a cut member, a zstd window too large) still gives
     whatever decoded before the fault; what went wrong, with its stored offset, goes to ``problem``:
@@ -133,12 +139,16 @@ def read_head(fs: Any, path: str, n: int = HEAD, problem: list[str] | None = Non
             pass  # the stream was read whole: the read reports the bytes after it
         except Exception as e:  # noqa: BLE001 - zlib.error, OSError (bz2), ZstdError, EOFError, Truncated, ReadFailed
             if problem is not None:
-                problem.append(f"{kind} data does not decode ({e}; stored bytes read: {raw.offset}, "
-                               f"bytes decompressed before it: {len(out)})")
+                problem.append(
+                    f"{kind} data does not decode ({e}; stored bytes read: {raw.offset}, "
+                    f"bytes decompressed before it: {len(out)})"
+                )
         return bytes(out[:n]), kind
 
 
-def stream_range(path: str, start: int, end: int | None, result: ReadResult, chunk: int = CHUNK) -> Iterator[bytes]:
+def stream_range(
+    path: str, start: int, end: int | None, result: ReadResult, chunk: int = CHUNK
+) -> Iterator[bytes]:
     """Bytes [start, end) of an uncompressed local file (a piece of a split file), hashed on the way."""
     h = new_digest()
     try:
@@ -170,7 +180,9 @@ def open_local(path: str) -> BinaryIO:
     return open(path, "rb", buffering=0)  # noqa: SIM115
 
 
-def line_blocks(f: BinaryIO, start: int, end: int, block: int = CHUNK) -> Iterator[tuple[bytearray, int]]:
+def line_blocks(
+    f: BinaryIO, start: int, end: int, block: int = CHUNK
+) -> Iterator[tuple[bytearray, int]]:
     """Whole-line blocks of f[start:end] (the last one may end without a newline): (bytearray, length)
     pairs read into one reused buffer (no mmap, no copies), so a scan over a prefix stays cheap and small.
     A line longer than the buffer grows it."""
@@ -225,8 +237,10 @@ def stream(fs: Any, path: str, result: ReadResult, chunk: int = CHUNK) -> Iterat
             except ReadFailed:
                 raise
             except Exception as e:  # noqa: BLE001 - zlib.error, OSError (bz2), ZstdError, EOFError
-                result.error = (f"{kind} data does not decode at or before stored byte {raw.offset} "
-                                f"({result.content_bytes} bytes decompressed before it): {e}")
+                result.error = (
+                    f"{kind} data does not decode at or before stored byte {raw.offset} "
+                    f"({result.content_bytes} bytes decompressed before it): {e}"
+                )
                 raw.drain()  # bytes_read and digest cover the whole file
     except ReadFailed as e:
         result.error = str(e)

@@ -35,9 +35,31 @@ FACTS = ("recompiles", "graph_breaks", "failures", "cache_events")
 COSTS = ("matched", "frame")
 #: the columns of a fact the rules' conditions read (:func:`predicate`): facts alike in these are one kind
 #: of fact to the rules, matched once (advice_items(): the distinct kinds, each fact joined to its kind's rule)
-MATCH_COLUMNS = ("facts", "cause", "guard_kind", "limit_hit", "exc_type", "outcome", "gb_id", "text")
-PLACEHOLDERS = ("subject", "values", "n", "times", "frame", "location", "code", "detail", "compile_ids", "limit",
-                "compiles", "closest", "dynamic")
+MATCH_COLUMNS = (
+    "facts",
+    "cause",
+    "guard_kind",
+    "limit_hit",
+    "exc_type",
+    "outcome",
+    "gb_id",
+    "text",
+)
+PLACEHOLDERS = (
+    "subject",
+    "values",
+    "n",
+    "times",
+    "frame",
+    "location",
+    "code",
+    "detail",
+    "compile_ids",
+    "limit",
+    "compiles",
+    "closest",
+    "dynamic",
+)
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 #: torch's recompile limit when the logs do not say (torch/_dynamo/config.py: recompile_limit = 8)
 DEFAULT_LIMIT = 8
@@ -72,8 +94,13 @@ class Rule:
     def matches_text(self) -> str:
         """How the rule matches, in words (for the docs)."""
         parts = [f"`{self.facts}`"]
-        for name, vals in (("cause", self.causes), ("guard_kind", self.guard_kinds), ("gb_id", self.gb_ids),
-                           ("exc_type", self.exc_types), ("outcome", self.outcomes)):
+        for name, vals in (
+            ("cause", self.causes),
+            ("guard_kind", self.guard_kinds),
+            ("gb_id", self.gb_ids),
+            ("exc_type", self.exc_types),
+            ("outcome", self.outcomes),
+        ):
             if vals:
                 parts.append(f"{name} in {', '.join(f'`{v}`' for v in vals)}")
         if self.text:
@@ -81,7 +108,11 @@ class Rule:
         if self.not_text:
             parts.append(f"text does not match {_code(self.not_text)}")
         if self.limit_hit is not None:
-            parts.append("recompile-limit refusals only" if self.limit_hit else "not a recompile-limit refusal")
+            parts.append(
+                "recompile-limit refusals only"
+                if self.limit_hit
+                else "not a recompile-limit refusal"
+            )
         if self.min_events > 1:
             parts.append(f"at least {self.min_events} on one rank per item")
         if self.min_values > 0:
@@ -163,10 +194,33 @@ def rule_rows(rules: tuple[Rule, ...]) -> str:
     """The rules as SQL ``VALUES`` rows, in the order of ``advice_rules()``' columns (queries/macros/advice_rules.sql)."""
     rows = []
     for i, r in enumerate(rules):
-        rows.append("(" + ", ".join([
-            str(i), _s(r.id), _s(r.finding), _s(r.facts), _l(r.causes), _l(r.guard_kinds), _b(r.limit_hit),
-            _l(r.gb_ids), _s(r.text), _s(r.not_text), _l(r.exc_types), str(int(r.min_events)), str(int(r.min_values)), _s(r.subject),
-            _s(r.detail), _s(r.subject_default), _s(r.evidence), _s(r.advice), _s(r.cost)]) + ")")
+        rows.append(
+            "("
+            + ", ".join(
+                [
+                    str(i),
+                    _s(r.id),
+                    _s(r.finding),
+                    _s(r.facts),
+                    _l(r.causes),
+                    _l(r.guard_kinds),
+                    _b(r.limit_hit),
+                    _l(r.gb_ids),
+                    _s(r.text),
+                    _s(r.not_text),
+                    _l(r.exc_types),
+                    str(int(r.min_events)),
+                    str(int(r.min_values)),
+                    _s(r.subject),
+                    _s(r.detail),
+                    _s(r.subject_default),
+                    _s(r.evidence),
+                    _s(r.advice),
+                    _s(r.cost),
+                ]
+            )
+            + ")"
+        )
     return ", ".join(rows)
 
 
@@ -188,7 +242,8 @@ def predicate(r: Rule, f: str = "f") -> str:
     if r.outcomes:
         cond.append(_in(f"{f}.outcome", r.outcomes))
     either = ([_in(f"{f}.gb_id", r.gb_ids)] if r.gb_ids else []) + (
-        [f"regexp_matches({f}.text, {_s(r.text)})"] if r.text else [])
+        [f"regexp_matches({f}.text, {_s(r.text)})"] if r.text else []
+    )
     if either:
         cond.append("(" + " OR ".join(either) + ")")
     if r.not_text:
@@ -202,18 +257,31 @@ def match_sql(rules: tuple[Rule, ...]) -> dict[str, str]:
     expression applied to the fact's text), ``CACHE_FILTER`` (the cache lookups any rule can match),
     ``KIND_COLUMNS`` / ``KIND_JOIN`` (a kind of fact: its :data:`MATCH_COLUMNS`; a fact joined to its kind).
     Constant patterns: DuckDB compiles each once."""
+
     def extract(key: str) -> str:
-        whens = [f"WHEN {_s(r.id)} THEN nullif(regexp_extract(m.text, {_s(getattr(r, key))}, 1), '')"
-                 for r in rules if getattr(r, key)]
+        whens = [
+            f"WHEN {_s(r.id)} THEN nullif(regexp_extract(m.text, {_s(getattr(r, key))}, 1), '')"
+            for r in rules
+            if getattr(r, key)
+        ]
         return f"(CASE m.rule_id {' '.join(whens)} END)" if whens else "NULL::VARCHAR"
 
     rule_case = "(CASE " + " ".join(f"WHEN {predicate(r)} THEN {_s(r.id)}" for r in rules) + " END)"
     cache = [r for r in rules if r.facts == "cache_events"]
     outcomes = sorted({o for r in cache for o in r.outcomes or ()})
     # cache lookups are many and mostly hits and misses: only those some rule can match are read
-    cache_filter = ("false" if not cache else "true" if any(not r.outcomes for r in cache)
-                    else _in("outcome", tuple(outcomes)))
-    return {"RULE_CASE": rule_case if rules else "NULL::VARCHAR", "SUBJECT_CASE": extract("subject"),
-            "DETAIL_CASE": extract("detail"), "CACHE_FILTER": cache_filter,
-            "KIND_COLUMNS": ", ".join(MATCH_COLUMNS),
-            "KIND_JOIN": " AND ".join(f"r.{c} IS NOT DISTINCT FROM f.{c}" for c in MATCH_COLUMNS)}
+    cache_filter = (
+        "false"
+        if not cache
+        else "true"
+        if any(not r.outcomes for r in cache)
+        else _in("outcome", tuple(outcomes))
+    )
+    return {
+        "RULE_CASE": rule_case if rules else "NULL::VARCHAR",
+        "SUBJECT_CASE": extract("subject"),
+        "DETAIL_CASE": extract("detail"),
+        "CACHE_FILTER": cache_filter,
+        "KIND_COLUMNS": ", ".join(MATCH_COLUMNS),
+        "KIND_JOIN": " AND ".join(f"r.{c} IS NOT DISTINCT FROM f.{c}" for c in MATCH_COLUMNS),
+    }

@@ -86,29 +86,61 @@ def _advice() -> dict[str, str]:
 
 
 def _ranks(key: Callable[[str, str], str]) -> str:
-    return " ".join(f"WHEN {_sq(key(src, fmt))} THEN {rank}" for src, (fmt, rank) in source_ranks().items())
+    return " ".join(
+        f"WHEN {_sq(key(src, fmt))} THEN {rank}" for src, (fmt, rank) in source_ranks().items()
+    )
 
 
 #: every fill: its name -> (what it is, the function that makes its SQL text)
 FILLS: dict[str, tuple[str, Callable[[], str]]] = {
-    "stderr_formats": ("the formats whose files are stderr captures, an IN list (`outcome_rules.STDERR_FORMATS`)",
-                       lambda: _in_list(outcome_rules.STDERR_FORMATS)),
-    "trace_formats": ("the formats whose files are traces, an IN list (`outcome_rules.TRACE_FORMATS`)",
-                      lambda: _in_list(outcome_rules.TRACE_FORMATS)),
-    "source_ranks": ("`WHEN source THEN rank` for every ranked source (`readers.source_ranks()`)",
-                     lambda: _ranks(lambda src, fmt: src)),
-    "format_ranks": ("`WHEN format THEN rank`: the rank of the source each format yields (`readers.source_ranks()`)",
-                     lambda: _ranks(lambda src, fmt: fmt)),
-    "advice_rule_rows": ("advice.toml's rules as VALUES rows (`advice.rule_rows`)", lambda: rule_rows(load_rules())),
-    "rule_case": ("the id of the first rule a fact matches, a CASE (`advice.match_sql`)", lambda: _advice()["RULE_CASE"]),
-    "subject_case": ("a rule's subject pattern applied to the fact's text (`advice.match_sql`)",
-                     lambda: _advice()["SUBJECT_CASE"]),
-    "detail_case": ("a rule's detail pattern applied to the fact's text (`advice.match_sql`)",
-                    lambda: _advice()["DETAIL_CASE"]),
-    "cache_filter": ("the cache lookups some rule can match (`advice.match_sql`)", lambda: _advice()["CACHE_FILTER"]),
-    "kind_columns": ("the columns rules read: a kind of fact (`advice.MATCH_COLUMNS`)", lambda: _advice()["KIND_COLUMNS"]),
-    "kind_join": ("a fact joined to its kind (`advice.MATCH_COLUMNS`)", lambda: _advice()["KIND_JOIN"]),
-    "default_limit": ("torch's recompile limit when the logs do not say (`advice.DEFAULT_LIMIT`)", lambda: str(DEFAULT_LIMIT)),
+    "stderr_formats": (
+        "the formats whose files are stderr captures, an IN list (`outcome_rules.STDERR_FORMATS`)",
+        lambda: _in_list(outcome_rules.STDERR_FORMATS),
+    ),
+    "trace_formats": (
+        "the formats whose files are traces, an IN list (`outcome_rules.TRACE_FORMATS`)",
+        lambda: _in_list(outcome_rules.TRACE_FORMATS),
+    ),
+    "source_ranks": (
+        "`WHEN source THEN rank` for every ranked source (`readers.source_ranks()`)",
+        lambda: _ranks(lambda src, fmt: src),
+    ),
+    "format_ranks": (
+        "`WHEN format THEN rank`: the rank of the source each format yields (`readers.source_ranks()`)",
+        lambda: _ranks(lambda src, fmt: fmt),
+    ),
+    "advice_rule_rows": (
+        "advice.toml's rules as VALUES rows (`advice.rule_rows`)",
+        lambda: rule_rows(load_rules()),
+    ),
+    "rule_case": (
+        "the id of the first rule a fact matches, a CASE (`advice.match_sql`)",
+        lambda: _advice()["RULE_CASE"],
+    ),
+    "subject_case": (
+        "a rule's subject pattern applied to the fact's text (`advice.match_sql`)",
+        lambda: _advice()["SUBJECT_CASE"],
+    ),
+    "detail_case": (
+        "a rule's detail pattern applied to the fact's text (`advice.match_sql`)",
+        lambda: _advice()["DETAIL_CASE"],
+    ),
+    "cache_filter": (
+        "the cache lookups some rule can match (`advice.match_sql`)",
+        lambda: _advice()["CACHE_FILTER"],
+    ),
+    "kind_columns": (
+        "the columns rules read: a kind of fact (`advice.MATCH_COLUMNS`)",
+        lambda: _advice()["KIND_COLUMNS"],
+    ),
+    "kind_join": (
+        "a fact joined to its kind (`advice.MATCH_COLUMNS`)",
+        lambda: _advice()["KIND_JOIN"],
+    ),
+    "default_limit": (
+        "torch's recompile limit when the logs do not say (`advice.DEFAULT_LIMIT`)",
+        lambda: str(DEFAULT_LIMIT),
+    ),
 }
 
 
@@ -124,7 +156,9 @@ def parse_macro_file(path: Path) -> Macro:
     m = _STATEMENT.search(text)
     at = f"{path.name}"
     if m is None or m.group(1) != path.stem:
-        raise MacroError(f"{at}: needs one `CREATE OR REPLACE MACRO {path.stem}(...) AS ...` statement")
+        raise MacroError(
+            f"{at}: needs one `CREATE OR REPLACE MACRO {path.stem}(...) AS ...` statement"
+        )
     missing = [k for k in ("title", "what", "params") if not meta.get(k)]
     table = m.group(3) is not None
     if not meta.get("columns" if table else "returns"):
@@ -134,14 +168,28 @@ def parse_macro_file(path: Path) -> Macro:
     params = split_items(meta["params"])
     written = [p.strip() for p in m.group(2).split(",") if p.strip()]
     if [p.name for p in params] != written:
-        raise MacroError(f"{at}: its header's params ({', '.join(p.name for p in params) or 'none'}) are not the macro's "
-                         f"({', '.join(written) or 'none'})")
+        raise MacroError(
+            f"{at}: its header's params ({', '.join(p.name for p in params) or 'none'}) are not the macro's "
+            f"({', '.join(written) or 'none'})"
+        )
     fills = tuple(f.name for f in split_items(meta.get("fills", "")))
     used = set(_FILL.findall(text))
     if used != set(fills) or not set(fills) <= set(FILLS):
-        raise MacroError(f"{at}: fills listed {sorted(fills)}, used {sorted(used)}, known {sorted(FILLS)}")
-    return Macro(path.stem, meta["title"], meta["what"], params, split_items(meta.get("columns", "")) if table else [],
-                 "" if table else meta["returns"], fills, text[m.start():].strip(), path, meta)
+        raise MacroError(
+            f"{at}: fills listed {sorted(fills)}, used {sorted(used)}, known {sorted(FILLS)}"
+        )
+    return Macro(
+        path.stem,
+        meta["title"],
+        meta["what"],
+        params,
+        split_items(meta.get("columns", "")) if table else [],
+        "" if table else meta["returns"],
+        fills,
+        text[m.start() :].strip(),
+        path,
+        meta,
+    )
 
 
 _catalogue: dict[str, Macro] | None = None
@@ -161,6 +209,7 @@ def load_macros(*, reload: bool = False) -> dict[str, Macro]:
 
 def fill(m: Macro, values: dict[str, str] | None = None) -> str:
     """``m``'s statement with its fills put in (``values``: instead of :data:`FILLS`' own, e.g. other advice rules)."""
+
     def one(x: re.Match[str]) -> str:
         name = x.group(1)
         if name not in m.fills:
@@ -190,9 +239,15 @@ def ordered(macros: dict[str, Macro]) -> list[Macro]:
 
     for name in sorted(macros, key=lambda n: (macros[n].table, n)):
         visit(name, ())
-    scalar_after_table = [n for n in done if not macros[n].table and any(macros[d].table for d in calls(macros[n], set(macros)))]
+    scalar_after_table = [
+        n
+        for n in done
+        if not macros[n].table and any(macros[d].table for d in calls(macros[n], set(macros)))
+    ]
     if scalar_after_table:
-        raise MacroError(f"a scalar macro cannot call a table macro: {', '.join(scalar_after_table)}")
+        raise MacroError(
+            f"a scalar macro cannot call a table macro: {', '.join(scalar_after_table)}"
+        )
     return [macros[n] for n in done]
 
 

@@ -56,7 +56,9 @@ def parse_query_file(path: Path) -> NamedQuery:
     text = path.read_text()
     meta = read_header(text)
     params = parse_params(meta.get("params", ""))
-    return NamedQuery(path.stem, meta.get("title", path.stem), meta.get("question", ""), params, text, path, meta)
+    return NamedQuery(
+        path.stem, meta.get("title", path.stem), meta.get("question", ""), params, text, path, meta
+    )
 
 
 _catalogue: dict[str, NamedQuery] | None = None
@@ -92,11 +94,18 @@ def parse_since(value: str | None, now: dt.datetime | None = None) -> dt.datetim
     m = _SINCE.match(value.strip())
     if m:
         n, unit = int(m.group(1)), m.group(2)
-        return now - {"h": dt.timedelta(hours=n), "d": dt.timedelta(days=n), "w": dt.timedelta(weeks=n)}[unit]
+        return (
+            now
+            - {"h": dt.timedelta(hours=n), "d": dt.timedelta(days=n), "w": dt.timedelta(weeks=n)}[
+                unit
+            ]
+        )
     try:
         t = dt.datetime.fromisoformat(value.strip())
     except ValueError:
-        raise QueryError(f"cannot read {value!r} as a time: use 7d, 12h, 2w or a date like 2026-11-01") from None
+        raise QueryError(
+            f"cannot read {value!r} as a time: use 7d, 12h, 2w or a date like 2026-11-01"
+        ) from None
     return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
 
 
@@ -109,15 +118,19 @@ def bind(q: NamedQuery | None, sql: str, given: dict[str, Any]) -> dict[str, Any
     declared = {p.name: p for p in q.params} if q else {}
     unknown = [k for k in given if k not in refs and k not in declared]
     if unknown and q is not None:
-        raise QueryError(f"query {q.name!r} takes no parameter {', '.join(map(repr, unknown))}; "
-                         f"it takes: {', '.join(declared) or 'none'}")
+        raise QueryError(
+            f"query {q.name!r} takes no parameter {', '.join(map(repr, unknown))}; "
+            f"it takes: {', '.join(declared) or 'none'}"
+        )
     out: dict[str, Any] = {}
     for r in sorted(refs):
         if r in given and given[r] is not None:
             v = given[r]
             out[r] = parse_since(v) if r in TIME_PARAMS and isinstance(v, str) else v
         elif r in declared and not declared[r].optional:
-            raise QueryError(f"query {q.name!r} needs -p {r} VALUE ({declared[r].doc or 'required'})")
+            raise QueryError(
+                f"query {q.name!r} needs -p {r} VALUE ({declared[r].doc or 'required'})"
+            )
         else:
             out[r] = None
     return out
@@ -133,13 +146,19 @@ def run_sql(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | N
         raise QueryError(f"{type(e).__name__.replace('Exception', ' error')}: {e}") from None
 
 
-def run_named(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None) -> Any:
+def run_named(
+    con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None
+) -> Any:
     q = get_query(name)
     return run_sql(con, q.sql, bind(q, q.sql, params or {}))
 
 
-def iter_named(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None,
-               batch_rows: int = 50_000) -> Any:
+def iter_named(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    params: dict[str, Any] | None = None,
+    batch_rows: int = 50_000,
+) -> Any:
     """A named query's result as a stream of pyarrow RecordBatches (memory bounded by ``batch_rows``),
     for results too big to hold (``pt2logs export``)."""
     from pt2logs.query.views import arrow_batches

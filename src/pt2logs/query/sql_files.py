@@ -48,7 +48,9 @@ def parse_params(text: str) -> list[Param]:
         doc = (m.group(2) or "").strip()
         if m.group(1).lower() in ("none", "and", "or"):
             continue
-        params.append(Param(m.group(1), doc, optional="optional" in doc.lower() or "default" in doc.lower()))
+        params.append(
+            Param(m.group(1), doc, optional="optional" in doc.lower() or "default" in doc.lower())
+        )
     return params
 
 

@@ -47,8 +47,13 @@ def source_sql(wh: Warehouse, table: str, skip: set[str] | frozenset[str] = froz
     return f"(SELECT * EXCLUDE (filename) FROM {src}, filename=true) WHERE parse_filename(filename) NOT IN ({names}))"
 
 
-def _present_columns(con: duckdb.DuckDBPyConnection, wh: Warehouse, table: str,
-                     garbage: set[str] | None = None, files: list[str] | None = None) -> set[str] | None:
+def _present_columns(
+    con: duckdb.DuckDBPyConnection,
+    wh: Warehouse,
+    table: str,
+    garbage: set[str] | None = None,
+    files: list[str] | None = None,
+) -> set[str] | None:
     """Columns the table's files hold: those of its newest file (file names sort by transaction time,
     and every pt2logs version writes all the columns it knows), plus the partition column.
     None when the table has no files yet (or only replaced ones). ``files``: its live files, when
@@ -64,7 +69,9 @@ def _present_columns(con: duckdb.DuckDBPyConnection, wh: Warehouse, table: str,
     except (OSError, ValueError):
         if con is None:
             return set(TABLES[table].names) | {PARTITION}
-        rows = con.execute(f"DESCRIBE SELECT * FROM {source_sql(wh, table, garbage or set())}").fetchall()
+        rows = con.execute(
+            f"DESCRIBE SELECT * FROM {source_sql(wh, table, garbage or set())}"
+        ).fetchall()
         names = {r[0] for r in rows}
     return names | {PARTITION}
 
@@ -72,7 +79,6 @@ def _present_columns(con: duckdb.DuckDBPyConnection, wh: Warehouse, table: str,
 def _txn_order(path: str) -> str:
     name = path.rsplit("/", 1)[-1]
     return name[5:] if name.startswith("part-") else name
-
 
 
 class Glob:
@@ -93,7 +99,9 @@ class Glob:
         cols = _present_columns(None, self.wh, table, self.skip)
         if cols is None or self.con is None:
             return cols
-        return {r[0] for r in self.con.execute(f"DESCRIBE SELECT * FROM {self.sql(table)}").fetchall()} | {PARTITION}
+        return {
+            r[0] for r in self.con.execute(f"DESCRIBE SELECT * FROM {self.sql(table)}").fetchall()
+        } | {PARTITION}
 
 
 class Listed:
@@ -104,8 +112,10 @@ class Listed:
 
     def sql(self, table: str) -> str:
         urls = ", ".join(_q(self.wh.url(*rel.split("/"))) for rel in self.snap.files.get(table, ()))
-        return (f"read_parquet([{urls}], union_by_name=true, hive_partitioning=true, "
-                f"hive_types={{{_q(PARTITION)}: VARCHAR}})")
+        return (
+            f"read_parquet([{urls}], union_by_name=true, hive_partitioning=true, "
+            f"hive_types={{{_q(PARTITION)}: VARCHAR}})"
+        )
 
     def present(self, table: str) -> set[str] | None:
         """The declared columns when every file was written with them; else the union of the files' own."""
@@ -113,6 +123,6 @@ class Listed:
             return None
         if self.snap.complete.get(table):
             return set(file_schema(table).names) | {PARTITION}
-        return {r[0] for r in self.con.execute(f"DESCRIBE SELECT * FROM {self.sql(table)}").fetchall()} | {PARTITION}
-
-
+        return {
+            r[0] for r in self.con.execute(f"DESCRIBE SELECT * FROM {self.sql(table)}").fetchall()
+        } | {PARTITION}

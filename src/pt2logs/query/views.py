@@ -39,8 +39,15 @@ from pt2logs.tables.compile import FRAME_ID_TABLES
 from pt2logs.tables.schema import Table
 
 _DUCK = {
-    "str": "VARCHAR", "json": "VARCHAR", "i32": "INTEGER", "i64": "BIGINT", "f64": "DOUBLE", "bool": "BOOLEAN",
-    "ts": "TIMESTAMPTZ", "list<str>": "VARCHAR[]", "list<i64>": "BIGINT[]",
+    "str": "VARCHAR",
+    "json": "VARCHAR",
+    "i32": "INTEGER",
+    "i64": "BIGINT",
+    "f64": "DOUBLE",
+    "bool": "BOOLEAN",
+    "ts": "TIMESTAMPTZ",
+    "list<str>": "VARCHAR[]",
+    "list<i64>": "BIGINT[]",
 }
 
 
@@ -63,7 +70,11 @@ def _select_list(t: Table, present: set[str] | None) -> str:
             cols.append(f"CAST({_ident(c.name)} AS {duck_type(c.kind)}) AS {_ident(c.name)}")
         else:
             cols.append(f"CAST(NULL AS {duck_type(c.kind)}) AS {_ident(c.name)}")
-    part = _ident(PARTITION) if present is not None and PARTITION in present else "CAST(NULL AS VARCHAR)"
+    part = (
+        _ident(PARTITION)
+        if present is not None and PARTITION in present
+        else "CAST(NULL AS VARCHAR)"
+    )
     cols.append(f"{part} AS {_ident(PARTITION)}")
     return ", ".join(cols)
 
@@ -71,14 +82,21 @@ def _select_list(t: Table, present: set[str] | None) -> str:
 def _relative_items(t: Table) -> list[str]:
     """``REPLACE`` items: the table's user-code path columns relative to the run's root; its compile id's
     integers, from the text in rows stored before them (compile_id_frames())."""
-    items = [f"run_relative(t.{_ident(col)}, {('t.' + _ident(kind)) if kind else 'NULL'}, u.user_root) AS {_ident(col)}"
-             for col, kind in t.run_relative]
+    items = [
+        f"run_relative(t.{_ident(col)}, {('t.' + _ident(kind)) if kind else 'NULL'}, u.user_root) AS {_ident(col)}"
+        for col, kind in t.run_relative
+    ]
     if t.name in FRAME_ID_TABLES:
-        items += [f"coalesce(t.{c}, compile_id_frames(t.compile_id).{c}) AS {c}" for c in ("frame_id", "frame_compile_id")]
+        items += [
+            f"coalesce(t.{c}, compile_id_frames(t.compile_id).{c}) AS {c}"
+            for c in ("frame_id", "frame_compile_id")
+        ]
     return items
 
 
-def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: bool = False) -> list[str]:
+def view_statements(
+    con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: bool = False
+) -> list[str]:
     """The CREATE VIEW statements for every table of the warehouse.
 
     With ``snapshot``, the ``runs`` files are read once, when the statements are run, into a temporary
@@ -88,50 +106,77 @@ def view_statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: boo
     return _statements(con, wh, snapshot)[0]
 
 
-def _statements(con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: bool,
-                snap: Snapshot | None = None) -> tuple[list[str], frozenset[str]]:
+def _statements(
+    con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: bool, snap: Snapshot | None = None
+) -> tuple[list[str], frozenset[str]]:
     """:func:`view_statements`, and the names of the ``runs`` files (the commits, replaced ones too)
     listed to make them: listed before the statements read them, so a commit that lands after the
     listing is one the snapshot may hold but the names lack (a query is then run again, never skipped).
     With ``snap`` the views read exactly its files."""
-    scalar, table = macro_statements()  # (queries/macros/*.sql: scalar ones before the views, table ones after)
+    scalar, table = (
+        macro_statements()
+    )  # (queries/macros/*.sql: scalar ones before the views, table ones after)
     stmts = list(scalar)
     src: Any = Listed(con, wh, snap) if snap is not None else Glob(con, wh)
     commits = snap.commits if snap is not None else _commits(wh)
     runs_present = src.present("runs")
     runs_src = src.sql("runs") if runs_present is not None else "(SELECT 1 WHERE false)"
     kind = "TEMP TABLE" if snapshot else "VIEW"
-    stmts.append(f"CREATE OR REPLACE {kind} _runs_all AS SELECT {_select_list(TABLES['runs'], runs_present)} FROM {runs_src}")
-    stmts.append("CREATE OR REPLACE VIEW _live AS SELECT run_id, arg_max(txn, committed_at) AS txn FROM _runs_all GROUP BY run_id")
-    stmts.append("CREATE OR REPLACE VIEW _run_roots AS SELECT run_id, user_root FROM _runs_all SEMI JOIN _live USING (run_id, txn)")
-    files_src = (f"(SELECT run_id, txn, format FROM {src.sql('files')}) f SEMI JOIN _live USING (run_id, txn)"
-                 if src.present("files") is not None else "(SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS format WHERE false) f")
+    stmts.append(
+        f"CREATE OR REPLACE {kind} _runs_all AS SELECT {_select_list(TABLES['runs'], runs_present)} FROM {runs_src}"
+    )
+    stmts.append(
+        "CREATE OR REPLACE VIEW _live AS SELECT run_id, arg_max(txn, committed_at) AS txn FROM _runs_all GROUP BY run_id"
+    )
+    stmts.append(
+        "CREATE OR REPLACE VIEW _run_roots AS SELECT run_id, user_root FROM _runs_all SEMI JOIN _live USING (run_id, txn)"
+    )
+    files_src = (
+        f"(SELECT run_id, txn, format FROM {src.sql('files')}) f SEMI JOIN _live USING (run_id, txn)"
+        if src.present("files") is not None
+        else "(SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS format WHERE false) f"
+    )
     # a run's best source (lowest rank: format_rank(), source_rank()): the views of a table with a source keep its rows
-    stmts.append(f"CREATE OR REPLACE VIEW _run_source AS SELECT run_id, min(format_rank(format)) AS best FROM {files_src} GROUP BY run_id")
+    stmts.append(
+        f"CREATE OR REPLACE VIEW _run_source AS SELECT run_id, min(format_rank(format)) AS best FROM {files_src} GROUP BY run_id"
+    )
     stmts.append(_payloads_view(src))
     for name, t in TABLES.items():
         if name == "runs":
             # warehouses written before n_ranks counted a rankless run as one process stored 0
-            stmts.append("CREATE OR REPLACE VIEW runs AS SELECT * REPLACE (greatest(coalesce(n_ranks, 0), 1)::INTEGER AS n_ranks) "
-                         "FROM _runs_all r SEMI JOIN _live l USING (run_id, txn)")
+            stmts.append(
+                "CREATE OR REPLACE VIEW runs AS SELECT * REPLACE (greatest(coalesce(n_ranks, 0), 1)::INTEGER AS n_ranks) "
+                "FROM _runs_all r SEMI JOIN _live l USING (run_id, txn)"
+            )
             continue
         present = src.present(name)
         target = _ident(name + "_all_sources") if "source" in t.names else _ident(name)
         if present is None:
-            stmts.append(f"CREATE OR REPLACE VIEW {target} AS SELECT {_select_list(t, None)} WHERE false")
+            stmts.append(
+                f"CREATE OR REPLACE VIEW {target} AS SELECT {_select_list(t, None)} WHERE false"
+            )
         else:
             replace = _relative_items(t)
             roots = " LEFT JOIN _run_roots u USING (run_id)" if t.run_relative else ""
             # long texts kept once in the store: put back, one join per stored column (DuckDB keeps it even in a
             # query that does not read the text; it then reads only the store's keys)
             pairs = [(_ident(text), _ident(k)) for text, k in STORED.get(name, ()) if k in present]
-            replace += [f"coalesce(t.{text}, p{i}.payload) AS {text}" for i, (text, _) in enumerate(pairs)]
+            replace += [
+                f"coalesce(t.{text}, p{i}.payload) AS {text}" for i, (text, _) in enumerate(pairs)
+            ]
             keys = ", ".join(k for _, k in pairs)
             key = f", {keys}" if pairs else ""
-            stored = "".join(f" LEFT JOIN _payloads p{i} ON t.{k} = p{i}.{_ident(PAYLOAD_KEY)}" for i, (_, k) in enumerate(pairs))
+            stored = "".join(
+                f" LEFT JOIN _payloads p{i} ON t.{k} = p{i}.{_ident(PAYLOAD_KEY)}"
+                for i, (_, k) in enumerate(pairs)
+            )
             cols = "*"
             if replace:  # (every stored text is in it)
-                cols = "t.*" + (f" EXCLUDE ({keys})" if pairs else "") + f" REPLACE ({', '.join(replace)})"
+                cols = (
+                    "t.*"
+                    + (f" EXCLUDE ({keys})" if pairs else "")
+                    + f" REPLACE ({', '.join(replace)})"
+                )
             stmts.append(
                 f"CREATE OR REPLACE VIEW {target} AS SELECT {cols} FROM (SELECT {_select_list(t, present)}{key} "
                 f"FROM {src.sql(name)}) t SEMI JOIN _live l USING (run_id, txn){roots}{stored}"
@@ -153,8 +198,10 @@ def _payloads_view(src: Any) -> str:
     events row only ever names a key that is committed with it or before it."""
     if src.present(PAYLOADS) is None:
         return f"CREATE OR REPLACE VIEW _payloads AS SELECT NULL::BLOB AS {_ident(PAYLOAD_KEY)}, NULL::VARCHAR AS payload WHERE false"
-    return (f"CREATE OR REPLACE VIEW _payloads AS SELECT {_ident(PAYLOAD_KEY)}, any_value(payload) AS payload "
-            f"FROM (SELECT {_ident(PAYLOAD_KEY)}, payload FROM {src.sql(PAYLOADS)}) GROUP BY {_ident(PAYLOAD_KEY)}")
+    return (
+        f"CREATE OR REPLACE VIEW _payloads AS SELECT {_ident(PAYLOAD_KEY)}, any_value(payload) AS payload "
+        f"FROM (SELECT {_ident(PAYLOAD_KEY)}, payload FROM {src.sql(PAYLOADS)}) GROUP BY {_ident(PAYLOAD_KEY)}"
+    )
 
 
 #: how often a query is run again when a file it listed was deleted before it was read
@@ -165,8 +212,16 @@ def _vanished(e: Exception) -> bool:
     """A file listed by a query's glob was gone when the query opened it (a compaction's replaced
     files are deleted after a grace period; a query listing at that instant sees this)."""
     msg = str(e)
-    return ".parquet" in msg and any(s in msg for s in ("No such file", "Cannot open file", "not found", "does not exist",
-                                                         "No files found"))
+    return ".parquet" in msg and any(
+        s in msg
+        for s in (
+            "No such file",
+            "Cannot open file",
+            "not found",
+            "does not exist",
+            "No files found",
+        )
+    )
 
 
 def attach_filesystem(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
@@ -182,10 +237,13 @@ def attach_filesystem(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
 #: (the commits) there were then. Replaced files are deleted once the grace period has passed (pt2logs.store.recovery),
 #: so a snapshot older than half of it is taken anew before the connection's next query; a query that ends after
 #: the whole grace period, when commits landed since, is run again on a new snapshot (its files may be gone).
-_SNAPSHOTS: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[Warehouse, float, frozenset[str]]] = \
-    weakref.WeakKeyDictionary()
+_SNAPSHOTS: weakref.WeakKeyDictionary[
+    duckdb.DuckDBPyConnection, tuple[Warehouse, float, frozenset[str]]
+] = weakref.WeakKeyDictionary()
 #: per connection: (warnings about files left out, the live runs they held)
-_DAMAGE: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[list[str], set[str]]] = weakref.WeakKeyDictionary()
+_DAMAGE: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[list[str], set[str]]] = (
+    weakref.WeakKeyDictionary()
+)
 _TAKEN: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, Snapshot] = weakref.WeakKeyDictionary()
 
 
@@ -196,7 +254,9 @@ def snapshot_of(con: duckdb.DuckDBPyConnection) -> Snapshot:
 
 def _commits(wh: Warehouse) -> frozenset[str]:
     """The names of the ``runs`` files (the commits) there are now."""
-    return frozenset(f.rsplit("/", 1)[-1] for f in wh.table_files("runs") if is_data_path(wh.rel(f)))
+    return frozenset(
+        f.rsplit("/", 1)[-1] for f in wh.table_files("runs") if is_data_path(wh.rel(f))
+    )
 
 
 def read_warnings(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -215,8 +275,10 @@ def _records(con: duckdb.DuckDBPyConnection, wh: Warehouse, runs: list[str]) -> 
 
     url = {wh.url(*r.split("/")): r for r in runs}
     try:
-        rows = con.execute("SELECT file_name, value FROM parquet_kv_metadata($files) WHERE key = $key",
-                           {"files": list(url), "key": KEY}).fetchall()
+        rows = con.execute(
+            "SELECT file_name, value FROM parquet_kv_metadata($files) WHERE key = $key",
+            {"files": list(url), "key": KEY},
+        ).fetchall()
         return {url[f]: parse_record(v) for f, v in rows}
     except (duckdb.Error, ValueError) as e:
         bad = damaged_runs_files(wh, runs)
@@ -235,7 +297,9 @@ def create_views(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
         try:
             stmts, commits = _statements(con, wh, snapshot=True, snap=snap)
             for s in stmts:
-                con.execute(s)  # binding a view opens its files: it can lose the race with a deletion
+                con.execute(
+                    s
+                )  # binding a view opens its files: it can lose the race with a deletion
             _SNAPSHOTS[con] = (wh, taken, commits)
             _DAMAGE[con] = damage_warnings(con, wh, snap)
             _TAKEN[con] = snap
@@ -272,14 +336,18 @@ def connect(warehouse: str | Warehouse, **config: Any) -> duckdb.DuckDBPyConnect
     return con
 
 
-def arrow_table(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None) -> Any:
+def arrow_table(
+    con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
+) -> Any:
     """Run ``sql`` and return a pyarrow Table (DuckDB 1.x and 2.x spell this differently).
 
     A query that lost the race with the deletion of a replaced file is run again: it lists the
     files anew and no longer sees that one."""
     snap = _SNAPSHOTS.get(con)
     if snap is not None and time.monotonic() - snap[1] > gc_grace_s() / 2:
-        create_views(con, snap[0])  # the snapshot's replaced files may be deleted soon: take a new one
+        create_views(
+            con, snap[0]
+        )  # the snapshot's replaced files may be deleted soon: take a new one
     for attempt in range(VANISHED_RETRIES + 1):
         try:
             rel = con.sql(sql, params=params) if params else con.sql(sql)
@@ -290,23 +358,39 @@ def arrow_table(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any]
             fn = getattr(rel, "to_arrow_table", None) or rel.arrow
             out = fn()
             snap = _SNAPSHOTS.get(con)
-            if (attempt == VANISHED_RETRIES or snap is None or time.monotonic() - snap[1] <= gc_grace_s()
-                    or _commits(snap[0]) == snap[2]):
+            if (
+                attempt == VANISHED_RETRIES
+                or snap is None
+                or time.monotonic() - snap[1] <= gc_grace_s()
+                or _commits(snap[0]) == snap[2]
+            ):
                 return out
-            create_views(con, snap[0])  # its files may have been deleted before the query listed them
+            create_views(
+                con, snap[0]
+            )  # its files may have been deleted before the query listed them
             continue
         except duckdb.Error as e:
             if attempt == VANISHED_RETRIES or not _vanished(e):
                 raise
             snap = _SNAPSHOTS.get(con)
-            if snap is not None:  # the snapshot's own files are gone (its views list them): take a new one
+            if (
+                snap is not None
+            ):  # the snapshot's own files are gone (its views list them): take a new one
                 create_views(con, snap[0])
     raise AssertionError("unreachable")
 
 
-def arrow_batches(con: duckdb.DuckDBPyConnection, sql: str, batch_rows: int = 250_000,
-                  params: dict[str, Any] | None = None) -> Any:
+def arrow_batches(
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    batch_rows: int = 250_000,
+    params: dict[str, Any] | None = None,
+) -> Any:
     """Run ``sql`` and stream the result as pyarrow RecordBatches."""
     rel = con.sql(sql, params=params) if params else con.sql(sql)
-    fn = getattr(rel, "to_arrow_reader", None) or getattr(rel, "record_batch", None) or rel.fetch_arrow_reader
+    fn = (
+        getattr(rel, "to_arrow_reader", None)
+        or getattr(rel, "record_batch", None)
+        or rel.fetch_arrow_reader
+    )
     return fn(batch_rows)

@@ -88,8 +88,26 @@ def layouts() -> list[tuple[Format, Layout]]:
 
 def source_ranks() -> dict[str, tuple[str, int]]:
     """Ranked sources: ``source`` value -> (the format that yields it, its rank; 1 = best)."""
-    return {f.source: (f.name, f.source_rank) for f in ORDER if f.source is not None and f.source_rank is not None}
+    return {
+        f.source: (f.name, f.source_rank)
+        for f in ORDER
+        if f.source is not None and f.source_rank is not None
+    }
 
 
-__all__ = ["CAPTURE", "DOCUMENT", "FORMATS", "ORDER", "TRACE", "FileContext", "Format", "Layout", "ReadStats", "detect", "layouts",
-           "named", "source_ranks", "switches"]
+__all__ = [
+    "CAPTURE",
+    "DOCUMENT",
+    "FORMATS",
+    "ORDER",
+    "TRACE",
+    "FileContext",
+    "Format",
+    "Layout",
+    "ReadStats",
+    "detect",
+    "layouts",
+    "named",
+    "source_ranks",
+    "switches",
+]

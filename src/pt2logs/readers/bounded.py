@@ -39,7 +39,9 @@ def _cut_at_char(line: bytes, n: int) -> bytes:
     return line[:i]
 
 
-def iter_lines(chunks: Iterable[bytes], on_error: ErrorSink, max_line: int = MAX_TEXT_LINE) -> Iterator[tuple[int, bytes]]:
+def iter_lines(
+    chunks: Iterable[bytes], on_error: ErrorSink, max_line: int = MAX_TEXT_LINE
+) -> Iterator[tuple[int, bytes]]:
     """(1-based line number, line without its end of line) for byte chunks cut anywhere.
 
     * A line longer than ``max_line`` bytes (:data:`MAX_TEXT_LINE` by default) keeps its first
@@ -51,14 +53,22 @@ def iter_lines(chunks: Iterable[bytes], on_error: ErrorSink, max_line: int = MAX
       lines stay right, and a megabyte of newlines costs a regex match, not a million Python lines."""
     buf = b""
     n = 0  # the number of the last line yielded
-    skipped = 0  # >0: inside an over-long line: its bytes seen so far (its head was yielded as line n)
+    skipped = (
+        0  # >0: inside an over-long line: its bytes seen so far (its head was yielded as line n)
+    )
     head = b""
     blanks = _BLANKS.match
 
     def cut(total: int, ended: bool = True) -> None:
-        on_error("line_too_long", n, f"a line of {'' if ended else 'at least '}{total:,} bytes: its first "
-                 f"{max_line >> 10} KiB were kept, the rest skipped (lines are cut at {max_line >> 10} KiB)"
-                 f"{'' if ended else '; the file ends inside it'}", head[:EXCERPT], "warning")
+        on_error(
+            "line_too_long",
+            n,
+            f"a line of {'' if ended else 'at least '}{total:,} bytes: its first "
+            f"{max_line >> 10} KiB were kept, the rest skipped (lines are cut at {max_line >> 10} KiB)"
+            f"{'' if ended else '; the file ends inside it'}",
+            head[:EXCERPT],
+            "warning",
+        )
 
     for chunk in chunks:
         if not chunk:
@@ -80,9 +90,13 @@ def iter_lines(chunks: Iterable[bytes], on_error: ErrorSink, max_line: int = MAX
             nl = buf.find(b"\n", start)
             if nl < 0:
                 break
-            if nl == start or (nl == start + 1 and buf[start] == 13):  # a blank line: its whole run at once
+            if nl == start or (
+                nl == start + 1 and buf[start] == 13
+            ):  # a blank line: its whole run at once
                 end = blanks(buf, start).end()  # type: ignore[union-attr]
-                if (lone := _LONE_CR.search(buf, start, end)) is not None:  # a line of "\r": not blank
+                if (
+                    lone := _LONE_CR.search(buf, start, end)
+                ) is not None:  # a line of "\r": not blank
                     end = buf.rfind(b"\n", start, lone.start()) + 1
                 k = buf.count(b"\n", start, end)
                 while k:

@@ -19,7 +19,15 @@ from pt2logs.analysis.output_code import OutputCode
 from pt2logs.readers.identity_cols import break_frames
 
 #: the columns of a parsed graph break (:func:`pt2logs.analysis.graph_breaks.parse_graph_break`) a row keeps
-BREAK_COLUMNS = ("gb_id", "gb_type", "reason", "user_filename", "user_lineno", "explanation", "hints")
+BREAK_COLUMNS = (
+    "gb_id",
+    "gb_type",
+    "reason",
+    "user_filename",
+    "user_lineno",
+    "explanation",
+    "hints",
+)
 
 
 def break_site(gb: dict[str, Any]) -> tuple:
@@ -28,8 +36,9 @@ def break_site(gb: dict[str, Any]) -> tuple:
     return (gb.get("gb_id") or gb.get("gb_type"), gb.get("user_filename"), gb.get("user_lineno"))
 
 
-def graph_break_row(where: dict[str, Any], gb: dict[str, Any], origin: str,
-                    frames: dict[str, Any] | None = None) -> dict[str, Any]:
+def graph_break_row(
+    where: dict[str, Any], gb: dict[str, Any], origin: str, frames: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """A ``graph_breaks`` row: ``where``, the break's columns, its frame columns (``frames`` when the reader
     has them already, else from the break's stack), ``origin`` and one occurrence."""
     row = dict(where)
@@ -38,14 +47,27 @@ def graph_break_row(where: dict[str, Any], gb: dict[str, Any], origin: str,
     return row
 
 
-def kernel_rows(where: dict[str, Any], oc: OutputCode, graph: str | None = None,
-                line_of: dict[str, int] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def kernel_rows(
+    where: dict[str, Any],
+    oc: OutputCode,
+    graph: str | None = None,
+    line_of: dict[str, int] | None = None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The ``kernels`` and ``extern_calls`` rows of one generated module: ``where`` and the graph (``graph``,
     else the module's own) on each; ``line_of``: each kernel's line in the module, when the rows point
     into it (extern calls then have no line)."""
     g = oc.graph if graph is None else graph
-    kernels = [dict(where, kernel_name=k.kernel_name, backend=k.backend, kind=k.kind, fused_ops=list(k.fused_ops), graph=g)
-               for k in oc.kernels]
+    kernels = [
+        dict(
+            where,
+            kernel_name=k.kernel_name,
+            backend=k.backend,
+            kind=k.kind,
+            fused_ops=list(k.fused_ops),
+            graph=g,
+        )
+        for k in oc.kernels
+    ]
     externs = [dict(where, op=op, count=n, graph=g) for op, n in sorted(oc.extern_calls.items())]
     if line_of is not None:
         for r in kernels:

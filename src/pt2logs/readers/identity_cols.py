@@ -90,5 +90,11 @@ def break_frames(gb: dict[str, Any]) -> dict[str, Any]:
 
 
 def frame_columns(pick: FramePick) -> dict[str, Any]:
-    return {"frame_file": pick.frame_file, "frame_line": pick.frame_line, "frame_func": pick.frame_func,
-            "lib_file": pick.lib_file, "lib_func": pick.lib_func, "lib_line": pick.lib_line}
+    return {
+        "frame_file": pick.frame_file,
+        "frame_line": pick.frame_line,
+        "frame_func": pick.frame_func,
+        "lib_file": pick.lib_file,
+        "lib_func": pick.lib_func,
+        "lib_line": pick.lib_line,
+    }

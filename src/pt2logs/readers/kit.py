@@ -71,24 +71,56 @@ class FileContext:
     open_sibling: Callable[[str], Iterable[bytes]] | None = None
 
 
-def error_row(path: str, kind: str, line_no: int | None, message: str, excerpt: bytes | str = b"",
-              severity: str = "error", rank: int | None = None) -> dict[str, Any]:
+def error_row(
+    path: str,
+    kind: str,
+    line_no: int | None,
+    message: str,
+    excerpt: bytes | str = b"",
+    severity: str = "error",
+    rank: int | None = None,
+) -> dict[str, Any]:
     """An ``ingest_errors`` row (the one place it is built: readers through :func:`add_error`, the ingest
     layer for a file or folder that could not be read)."""
     if isinstance(excerpt, bytes):
         excerpt = excerpt[:EXCERPT].decode("utf-8", "replace")
-    return {"rank": rank, "path": path, "line_no": line_no, "kind": kind, "severity": severity, "message": message,
-            "excerpt": excerpt[:EXCERPT]}
+    return {
+        "rank": rank,
+        "path": path,
+        "line_no": line_no,
+        "kind": kind,
+        "severity": severity,
+        "message": message,
+        "excerpt": excerpt[:EXCERPT],
+    }
 
 
-def add_error(rows: Rows, ctx: FileContext, kind: str, line_no: int | None, message: str,
-              excerpt: bytes | str = b"", severity: str = "error", rank: int | None = None) -> None:
+def add_error(
+    rows: Rows,
+    ctx: FileContext,
+    kind: str,
+    line_no: int | None,
+    message: str,
+    excerpt: bytes | str = b"",
+    severity: str = "error",
+    rank: int | None = None,
+) -> None:
     """Count one bad piece of input in ``ctx.stats`` and add its ``ingest_errors`` row to ``rows``."""
     if severity == "warning":
         ctx.stats.warnings += 1
     else:
         ctx.stats.errors += 1
-    rows.add(error_row(ctx.path or ctx.file, kind, line_no, message, excerpt, severity, ctx.rank if rank is None else rank))
+    rows.add(
+        error_row(
+            ctx.path or ctx.file,
+            kind,
+            line_no,
+            message,
+            excerpt,
+            severity,
+            ctx.rank if rank is None else rank,
+        )
+    )
 
 
 class RowSink:
@@ -131,7 +163,9 @@ class RowSink:
         if r is None:
             r = self.rows[name] = SegmentRows(TABLES[name], derived)
         elif not isinstance(r, SegmentRows):
-            raise TypeError(f"{name}: rows were added one by one before; a table takes pieces from its first row on")
+            raise TypeError(
+                f"{name}: rows were added one by one before; a table takes pieces from its first row on"
+            )
         return r
 
     def add(self, table: str, row: dict[str, Any]) -> None:
@@ -143,12 +177,21 @@ class RowSink:
         if type(ts) is int:
             self.stats.merge_ts(ts, ts)
 
-    def error(self, kind: str, line_no: int | None, message: str, excerpt: bytes | str = b"",
-              severity: str = "error", rank: int | None = None) -> None:
+    def error(
+        self,
+        kind: str,
+        line_no: int | None,
+        message: str,
+        excerpt: bytes | str = b"",
+        severity: str = "error",
+        rank: int | None = None,
+    ) -> None:
         add_error(self.errors, self.ctx, kind, line_no, message, excerpt, severity, rank)
         self.n += 1
 
-    def warn(self, kind: str, line_no: int | None, message: str, excerpt: bytes | str = b"") -> None:
+    def warn(
+        self, kind: str, line_no: int | None, message: str, excerpt: bytes | str = b""
+    ) -> None:
         self.error(kind, line_no, message, excerpt, "warning")
 
     def full(self) -> bool:
@@ -157,9 +200,12 @@ class RowSink:
     def bad_value(self, table: str, column: str, value: Any, line_no: Any) -> None:
         """A value that fits no column of its table: the row is kept with NULL there, and this says so."""
         text = repr(value)
-        self.warn("bad_value", line_no if type(line_no) is int else None,
-                  f"{table}.{column}: {text[:80]}{'…' if len(text) > 80 else ''} does not fit the column; stored as NULL, row kept",
-                  text)
+        self.warn(
+            "bad_value",
+            line_no if type(line_no) is int else None,
+            f"{table}.{column}: {text[:80]}{'…' if len(text) > 80 else ''} does not fit the column; stored as NULL, row kept",
+            text,
+        )
 
     def flush(self) -> Iterator[Batch]:
         for name, rows in self.rows.items():
@@ -170,8 +216,13 @@ class RowSink:
         self.n = self.nbytes = 0
 
 
-def read_document(chunks: Iterable[bytes], sink: RowSink, what: str = "file", max_bytes: int = MAX_DOC,
-                  keep_head: bool = False) -> bytes | None:
+def read_document(
+    chunks: Iterable[bytes],
+    sink: RowSink,
+    what: str = "file",
+    max_bytes: int = MAX_DOC,
+    keep_head: bool = False,
+) -> bytes | None:
     """The file being read, whole (at most ``max_bytes``: :data:`MAX_DOC` for text, :data:`MAX_JSON_DOC`
     for JSON), with ``stats.lines`` set. A larger one: with ``keep_head`` (text), its lines up to
     ``max_bytes`` and a ``too_large`` warning giving its size (the rest is passed over, not held);
@@ -185,15 +236,23 @@ def read_document(chunks: Iterable[bytes], sink: RowSink, what: str = "file", ma
             size += len(c)
             continue
         if not keep_head:
-            sink.error("too_large", None, f"{what} goes on past byte {max_bytes:,} ({max_bytes >> 20} MiB, the most read "
-                       f"whole for this format, to keep memory bounded): not read")
+            sink.error(
+                "too_large",
+                None,
+                f"{what} goes on past byte {max_bytes:,} ({max_bytes >> 20} MiB, the most read "
+                f"whole for this format, to keep memory bounded): not read",
+            )
             return None
         parts.append(c[: max_bytes - size])
         total = size + len(c) + sum(len(x) for x in it)
         data = b"".join(parts)
         data = data[: data.rfind(b"\n") + 1] or data  # whole lines
-        sink.warn("too_large", None, f"{what} of {total:,} bytes: its first {len(data):,} bytes (whole lines, up to "
-                  f"{max_bytes >> 20} MiB, the most read for this format) were read, the rest from byte {len(data):,} on skipped")
+        sink.warn(
+            "too_large",
+            None,
+            f"{what} of {total:,} bytes: its first {len(data):,} bytes (whole lines, up to "
+            f"{max_bytes >> 20} MiB, the most read for this format) were read, the rest from byte {len(data):,} on skipped",
+        )
         break
     else:
         data = b"".join(parts)
@@ -206,8 +265,12 @@ def decode(raw: bytes, line_no: int | None, sink: RowSink) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        sink.warn("decode_error", line_no, f"invalid UTF-8 at byte {e.start}; kept with U+FFFD replacements",
-                  raw[max(0, e.start - 40): e.start + 40])
+        sink.warn(
+            "decode_error",
+            line_no,
+            f"invalid UTF-8 at byte {e.start}; kept with U+FFFD replacements",
+            raw[max(0, e.start - 40) : e.start + 40],
+        )
         return raw.decode("utf-8", "replace")
 
 
@@ -232,16 +295,22 @@ class LineReader(Protocol):
 LineReaderFactory = Callable[[RowSink], LineReader]
 
 
-def read_lines(chunks: Iterable[bytes], ctx: FileContext, factories: Iterable[LineReaderFactory]) -> Iterator[Batch]:
+def read_lines(
+    chunks: Iterable[bytes], ctx: FileContext, factories: Iterable[LineReaderFactory]
+) -> Iterator[Batch]:
     """Drive a chain of line readers over one text capture; the last one must take every line (it
     keeps lines nobody else owns, e.g. as foreign ``log_lines``). Rows leave in batches."""
     sink = RowSink(ctx)
     chain = [f(sink) for f in factories]
     takers = [r.take for r in chain]
     last = 0
-    for line_no, raw in lines_of(chunks, sink):  # iter_lines, the collector's framing taken off (lines/unwrapped.py)
+    for line_no, raw in lines_of(
+        chunks, sink
+    ):  # iter_lines, the collector's framing taken off (lines/unwrapped.py)
         last = line_no
-        if raw[:1] == b"\n":  # a run of len(raw) + 1 blank lines: the first as a line, the rest in bulk
+        if (
+            raw[:1] == b"\n"
+        ):  # a run of len(raw) + 1 blank lines: the first as a line, the rest in bulk
             last = line_no + len(raw)
             for r in chain:
                 if r.take(line_no, ""):

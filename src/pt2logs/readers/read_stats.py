@@ -13,7 +13,13 @@ from typing import Any
 #: ``# torch version:`` line torch's repro writer puts in ``fx_graph_runnable`` payloads and files,
 #: ``compilation_metrics.pytorch_version``, the counters dump's ``torch``, the torch installed where
 #: ``pt2logs run`` ran the command
-TORCH_SOURCES = ("torch_version_artifact", "repro_payload", "compilation_metrics", "counters", "pt2logs_run")
+TORCH_SOURCES = (
+    "torch_version_artifact",
+    "repro_payload",
+    "compilation_metrics",
+    "counters",
+    "pt2logs_run",
+)
 _TORCH_RANK = {s: i for i, s in enumerate(TORCH_SOURCES)}
 #: torch/_dynamo/repro/after_aot.py (and repro/aoti.py), torch 2.0+: ``# torch version: {torch.version.__version__}``
 _REPRO_TORCH = re.compile(rb"^\t?# torch version: ([^\s#]+)", re.M)
@@ -56,7 +62,9 @@ class ReadStats:
         version = version.strip() if isinstance(version, str) else None
         if not version:
             return
-        if self.torch_version is None or _TORCH_RANK.get(source, 99) < _TORCH_RANK.get(self.torch_from or "", 99):
+        if self.torch_version is None or _TORCH_RANK.get(source, 99) < _TORCH_RANK.get(
+            self.torch_from or "", 99
+        ):
             self.torch_version, self.torch_from = version[:200], source
 
     def note_user_dir(self, lo: str | None, hi: str | None = None) -> None:
@@ -90,5 +98,3 @@ class ReadStats:
             self.kinds[k] = self.kinds.get(k, 0) + v
         self.run_fields = {**other.run_fields, **self.run_fields}
         return self
-
-

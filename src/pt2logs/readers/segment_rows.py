@@ -60,7 +60,9 @@ class SegmentRows:
             if name in self.derived:
                 continue
             col = t.column(name)
-            if not any(name in p[2] for p in pieces):  # shared by every piece: one value each, repeated
+            if not any(
+                name in p[2] for p in pieces
+            ):  # shared by every piece: one value each, repeated
                 vals = [p[0].get(name) for p in pieces]
                 bad: list[int] | None = [] if on_bad is not None else None
                 arr = to_array(vals, col, bad)
@@ -118,8 +120,14 @@ class NativeTupleRows(TupleRows):
 
     __slots__ = ("native", "native_fields", "shared")
 
-    def __init__(self, t: Table | str, fields: tuple[str, ...], native: Any, native_fields: tuple[str, ...],
-                 shared: dict[str, Any]):
+    def __init__(
+        self,
+        t: Table | str,
+        fields: tuple[str, ...],
+        native: Any,
+        native_fields: tuple[str, ...],
+        shared: dict[str, Any],
+    ):
         super().__init__(t, fields)
         self.native, self.native_fields = native, native_fields
         self.shared = {k: safe_text(v) if isinstance(v, str) else v for k, v in shared.items()}
@@ -132,9 +140,18 @@ class NativeTupleRows(TupleRows):
         rows = self.rows[:]
         self.rows.clear()  # in place: the native pass holds this list (its length places the native rows)
         t = self.table
-        native = {name: pa.Array.from_buffers(t.column(name).type, n, [None if v is None else pa.py_buffer(v),
-                                                                   *(() if o is None else (pa.py_buffer(o),)), pa.py_buffer(d)])
-                  for name, (v, o, d) in zip(self.native_fields, bufs)}
+        native = {
+            name: pa.Array.from_buffers(
+                t.column(name).type,
+                n,
+                [
+                    None if v is None else pa.py_buffer(v),
+                    *(() if o is None else (pa.py_buffer(o),)),
+                    pa.py_buffer(d),
+                ],
+            )
+            for name, (v, o, d) in zip(self.native_fields, bufs)
+        }
         # runs in the order rows were added: (False, tuple rows [a, b)) or (True, native rows [a, b))
         at = np.frombuffer(before, dtype=np.int64)
         cuts = [0, *(np.flatnonzero(np.diff(at)) + 1).tolist(), n] if n else [0]
@@ -158,7 +175,11 @@ class NativeTupleRows(TupleRows):
                     arr = native.get(name)
                     if arr is None:
                         v = self.shared.get(name)
-                        arr = pa.nulls(b - a, col.type) if v is None else pa.repeat(pa.scalar(v, col.type), b - a)
+                        arr = (
+                            pa.nulls(b - a, col.type)
+                            if v is None
+                            else pa.repeat(pa.scalar(v, col.type), b - a)
+                        )
                     parts.append(arr.slice(a, b - a) if name in native else arr)
                     continue
                 vals = [r[i] for r in rows[a:b]] if i is not None else [None] * (b - a)

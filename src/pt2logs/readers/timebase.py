@@ -34,7 +34,9 @@ def time_of_day_us(text: str) -> int | None:
     hh, mi, ss, frac = m.groups()
     if int(hh) > 23 or int(mi) > 59 or int(ss) > 60:
         return None
-    return ((int(hh) * 60 + int(mi)) * 60 + int(ss)) * 1_000_000 + int((frac or "0")[:6].ljust(6, "0"))
+    return ((int(hh) * 60 + int(mi)) * 60 + int(ss)) * 1_000_000 + int(
+        (frac or "0")[:6].ljust(6, "0")
+    )
 
 
 class TimeBase:
@@ -46,7 +48,9 @@ class TimeBase:
         self.bump = 0  # years passed since the first record (Dec -> Jan)
         self._last_mmdd = 0
         self._days: dict[int, int | None] = {}
-        self.fallback_year = datetime.fromtimestamp(mtime_s, tz=timezone.utc).year if mtime_s else None
+        self.fallback_year = (
+            datetime.fromtimestamp(mtime_s, tz=timezone.utc).year if mtime_s else None
+        )
         self.approximate = False
 
     @property

@@ -50,7 +50,7 @@ from pt2logs.store.warehouse import DEFAULT_WAREHOUSE, Warehouse
 
 DEFAULT_TORCH_LOGS = "recompiles,graph_breaks"
 
-_SITECUSTOMIZE = '''\
+_SITECUSTOMIZE = """\
 # written by pt2logs run: dump torch._dynamo counters at exit, then chain to the real sitecustomize
 import atexit, os, sys
 
@@ -86,12 +86,14 @@ try:
         _spec.loader.exec_module(_mod)
 except Exception:
     pass
-'''
+"""
 
 
 def git_commit(cwd: str | os.PathLike[str] | None = None) -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=10)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=10
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None if out.returncode == 0 else None
@@ -110,7 +112,11 @@ def capture_dir(warehouse: str, base: str | None = None) -> Path:
     """A fresh folder for one capture."""
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     wh = Warehouse(warehouse)
-    root = Path(base) if base else (Path(wh.root) / "_captures" if not wh.remote else Path.cwd() / "pt2logs_captures")
+    root = (
+        Path(base)
+        if base
+        else (Path(wh.root) / "_captures" if not wh.remote else Path.cwd() / "pt2logs_captures")
+    )
     d = root / f"{stamp}-{os.getpid()}"
     n = 0
     while d.exists():
@@ -136,33 +142,57 @@ class RunResult:
 
 #: environment variables that change what torch.compile (and torch-spyre, vLLM's compile) does or
 #: logs: kept in the record (values redacted) for bug reports (``pt2logs bundle``)
-_DEBUG_ENV = re.compile(r"^(TORCH|TORCHDYNAMO|TORCHINDUCTOR|TORCHELASTIC|PYTORCH|TORCH_SPYRE|SENCORES|DT|DTLOG|FLEX|"
-                        r"VLLM_SPYRE|VLLM_TORCH|TRITON|NCCL|CUDA_LAUNCH_BLOCKING|CUBLAS|INDUCTOR)(_|$)")
+_DEBUG_ENV = re.compile(
+    r"^(TORCH|TORCHDYNAMO|TORCHINDUCTOR|TORCHELASTIC|PYTORCH|TORCH_SPYRE|SENCORES|DT|DTLOG|FLEX|"
+    r"VLLM_SPYRE|VLLM_TORCH|TRITON|NCCL|CUDA_LAUNCH_BLOCKING|CUBLAS|INDUCTOR)(_|$)"
+)
 
 
 def debug_env(env: dict[str, str]) -> dict[str, str]:
     """The debug-relevant variables of ``env`` (values with obvious secrets redacted), sorted."""
     # redacted as NAME=value, so a value is masked by its name too (TORCH_SPYRE_TOKEN=***)
-    return dict(redact(f"{k}={v}").split("=", 1) for k, v in sorted(env.items())  # type: ignore[misc]
-                if _DEBUG_ENV.match(k) and k != "PT2LOGS_COUNTERS_OUT")
+    return dict(
+        redact(f"{k}={v}").split("=", 1)
+        for k, v in sorted(env.items())  # type: ignore[misc]
+        if _DEBUG_ENV.match(k) and k != "PT2LOGS_COUNTERS_OUT"
+    )
 
 
-def write_record(d: Path, *, command: str, exit_code: int | None, wall_s: float | None, started_at: float,
-                 ended_at: float | None, name: str | None = None, stderr: str = "torch_logs.txt",
-                 env: dict[str, str] | None = None) -> dict[str, Any]:
+def write_record(
+    d: Path,
+    *,
+    command: str,
+    exit_code: int | None,
+    wall_s: float | None,
+    started_at: float,
+    ended_at: float | None,
+    name: str | None = None,
+    stderr: str = "torch_logs.txt",
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """``pt2logs_run.json``: the command's own record (:mod:`pt2logs.readers.documents.run_record`). When no
     format recognises its stderr (a command that died before torch logged), the record's reader reads it.
     ``env``: the command's environment; its debug variables and this machine's platform are kept.
     Written at the start too (``exit_code``, ``wall_s`` and ``ended_at`` None): what a ``pt2logs run``
     killed before the command ended leaves (an ``ingest`` of the folder: the command, exit status unknown)."""
     read_by = stderr_read_by(d / stderr)
-    rec = {"pt2logs_run": 1, "command": command, "exit_code": exit_code,
-           "signal": signal_name(exit_code) if exit_code is not None and exit_code < 0 else None,
-           "wall_s": None if wall_s is None else round(wall_s, 3), "started_at": round(started_at, 6),
-           "ended_at": None if ended_at is None else round(ended_at, 6), "name": name, "host": socket.gethostname(),
-           "cwd": os.getcwd(),
-           "stderr": stderr, "stderr_read_by": read_by, "torch": installed_torch(), "platform": platform.platform(),
-           "env": debug_env(env if env is not None else dict(os.environ))}
+    rec = {
+        "pt2logs_run": 1,
+        "command": command,
+        "exit_code": exit_code,
+        "signal": signal_name(exit_code) if exit_code is not None and exit_code < 0 else None,
+        "wall_s": None if wall_s is None else round(wall_s, 3),
+        "started_at": round(started_at, 6),
+        "ended_at": None if ended_at is None else round(ended_at, 6),
+        "name": name,
+        "host": socket.gethostname(),
+        "cwd": os.getcwd(),
+        "stderr": stderr,
+        "stderr_read_by": read_by,
+        "torch": installed_torch(),
+        "platform": platform.platform(),
+        "env": debug_env(env if env is not None else dict(os.environ)),
+    }
     tmp = d / f".{RECORD_NAME}.tmp"  # replaced whole: a kill never leaves half a record
     tmp.write_text(json.dumps(rec, indent=1) + "\n")
     os.replace(tmp, d / RECORD_NAME)
@@ -171,9 +201,16 @@ def write_record(d: Path, *, command: str, exit_code: int | None, wall_s: float 
 
 def _record_extra(rec: dict[str, Any]) -> dict[str, Any]:
     """``runs`` fields from a record: the command's own start and end are the run's."""
-    extra = {"command": rec["command"], "exit_code": rec["exit_code"], "exit_signal": rec["signal"], "wall_s": rec["wall_s"],
-             "host": rec["host"], "git_commit": git_commit(), "started_at": int(rec["started_at"] * 1e6),
-             "cwd": os.getcwd()}
+    extra = {
+        "command": rec["command"],
+        "exit_code": rec["exit_code"],
+        "exit_signal": rec["signal"],
+        "wall_s": rec["wall_s"],
+        "host": rec["host"],
+        "git_commit": git_commit(),
+        "started_at": int(rec["started_at"] * 1e6),
+        "cwd": os.getcwd(),
+    }
     if rec.get("name"):
         extra["name"] = rec["name"]
     return extra
@@ -183,12 +220,23 @@ def _not_skipped(res: IngestResult, d: Path, rec: dict[str, Any]) -> None:
     """The stderr is part of the run (read by the record, or empty): not a skipped file."""
     err = d / rec["stderr"]
     if rec.get("stderr_read_by") == RUN_RECORD.name or not err.is_file() or err.stat().st_size == 0:
-        res.skipped = [(p, why) for p, why in res.skipped if Path(p).name != rec["stderr"] or Path(p).parent != d]
+        res.skipped = [
+            (p, why)
+            for p, why in res.skipped
+            if Path(p).name != rec["stderr"] or Path(p).parent != d
+        ]
 
 
-def run_command(cmd: list[str], warehouse: str = DEFAULT_WAREHOUSE, *, tags: dict[str, str] | None = None,
-                folder: str | None = None, torch_logs: str | None = None, echo: Any = None,
-                name: str | None = None) -> RunResult:
+def run_command(
+    cmd: list[str],
+    warehouse: str = DEFAULT_WAREHOUSE,
+    *,
+    tags: dict[str, str] | None = None,
+    folder: str | None = None,
+    torch_logs: str | None = None,
+    echo: Any = None,
+    name: str | None = None,
+) -> RunResult:
     """Run ``cmd`` with TORCH_TRACE / TORCH_LOGS set, tee its stderr, then ingest the capture as one
     run (named ``name``, default the capture folder's name), whatever the command did."""
     if not cmd:
@@ -198,29 +246,51 @@ def run_command(cmd: list[str], warehouse: str = DEFAULT_WAREHOUSE, *, tags: dic
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(_SITECUSTOMIZE)
     env = dict(os.environ)
-    if USER_ARROW_POOL is None:  # set by pt2logs for itself (pt2logs/_alloc.py), not for the command
+    if (
+        USER_ARROW_POOL is None
+    ):  # set by pt2logs for itself (pt2logs/_alloc.py), not for the command
         env.pop("ARROW_DEFAULT_MEMORY_POOL", None)
     env["TORCH_TRACE"] = str(d / "trace")
     env.setdefault("TORCH_LOGS", torch_logs or DEFAULT_TORCH_LOGS)
     if torch_logs:
         env["TORCH_LOGS"] = torch_logs
     env["PT2LOGS_COUNTERS_OUT"] = str(d / "counters.json")
-    env["PYTHONPATH"] = os.pathsep.join([str(hook)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(hook)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+    )
     # the secrets it is given, learnt now (in memory only) and masked in all that is kept (pt2logs.redaction.masking)
     learnt = Learnt().learn_env(env).learn_argv(cmd)
     shown = learnt.argv(cmd)
     echo = echo if echo is not None else sys.stderr.buffer
     t0 = time.perf_counter()
     started = time.time()
-    write_record(d, command=join(shown), exit_code=None, wall_s=None, started_at=started, ended_at=None, name=name,
-                 env={k: learnt.text(v) for k, v in env.items()})
+    write_record(
+        d,
+        command=join(shown),
+        exit_code=None,
+        wall_s=None,
+        started_at=started,
+        ended_at=None,
+        name=name,
+        env={k: learnt.text(v) for k, v in env.items()},
+    )
     # the command's stderr goes through a tee process (capture_tee.py), not this one: killed, this
     # process leaves the command its stderr and the capture file every line. The tee learns the same
     # secrets (from its environment, which holds the command's, and the argv handed over below)
     (d / "torch_logs.txt").touch()
-    tee = subprocess.Popen([sys.executable, "-m", "pt2logs.recording.tee", str(d / "torch_logs.txt"), str(d / RECORD_NAME),
-                            str(os.getpid())],
-                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_tee_env(cmd))
+    tee = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pt2logs.recording.tee",
+            str(d / "torch_logs.txt"),
+            str(d / RECORD_NAME),
+            str(os.getpid()),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=_tee_env(cmd),
+    )
     try:
         proc = subprocess.Popen(cmd, env=env, stderr=tee.stdin)
     except OSError as e:
@@ -238,10 +308,27 @@ def run_command(cmd: list[str], warehouse: str = DEFAULT_WAREHOUSE, *, tags: dic
     tee.wait()
     pump.join()
     wall = time.perf_counter() - t0
-    scrub_folder(d, learnt)  # what torch wrote (fx_graph_runnable dumps TORCH* variables), before ingest reads it
-    rec = write_record(d, command=join(shown), exit_code=code, wall_s=wall, started_at=started,
-                       ended_at=started + wall, name=name, env={k: learnt.text(v) for k, v in env.items()})
-    res = ingest([str(d)], warehouse, run_id=None, tags=tags or {}, extra_run_fields=_record_extra(rec), as_one_run=True)
+    scrub_folder(
+        d, learnt
+    )  # what torch wrote (fx_graph_runnable dumps TORCH* variables), before ingest reads it
+    rec = write_record(
+        d,
+        command=join(shown),
+        exit_code=code,
+        wall_s=wall,
+        started_at=started,
+        ended_at=started + wall,
+        name=name,
+        env={k: learnt.text(v) for k, v in env.items()},
+    )
+    res = ingest(
+        [str(d)],
+        warehouse,
+        run_id=None,
+        tags=tags or {},
+        extra_run_fields=_record_extra(rec),
+        as_one_run=True,
+    )
     _not_skipped(res, d, rec)
     return RunResult(code, wall, d, res, shown)
 
@@ -252,7 +339,9 @@ def _tee_env(cmd: list[str]) -> dict[str, str]:
     /proc did not already show). Not the command's environment: its PYTHONPATH runs the capture hook."""
     env = dict(os.environ)
     here = str(Path(__file__).resolve().parents[2])  # the folder pt2logs/ is in
-    env["PYTHONPATH"] = os.pathsep.join([here] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["PYTHONPATH"] = os.pathsep.join(
+        [here] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+    )
     env[TEE_ARGV] = json.dumps(list(cmd))
     return env
 
@@ -268,8 +357,13 @@ def _echo(src: Any, echo: Any) -> None:
 
 
 @contextlib.contextmanager
-def capture(warehouse: str = DEFAULT_WAREHOUSE, *, tags: dict[str, str] | None = None, folder: str | None = None,
-            torch_logs: str = DEFAULT_TORCH_LOGS) -> Iterator[dict[str, Any]]:
+def capture(
+    warehouse: str = DEFAULT_WAREHOUSE,
+    *,
+    tags: dict[str, str] | None = None,
+    folder: str | None = None,
+    torch_logs: str = DEFAULT_TORCH_LOGS,
+) -> Iterator[dict[str, Any]]:
     """Capture this process's torch.compile logs for the duration of the block, then ingest them.
 
     ::
@@ -323,9 +417,24 @@ def capture(warehouse: str = DEFAULT_WAREHOUSE, *, tags: dict[str, str] | None =
             ct = dutils.compile_times(repr="str", aggregate=False)
         except Exception:  # noqa: BLE001
             ct = None
-        (d / "counters.json").write_text(json.dumps(dump_document(counters, ct, torch.__version__), indent=1))
+        (d / "counters.json").write_text(
+            json.dumps(dump_document(counters, ct, torch.__version__), indent=1)
+        )
         scrub_folder(d, learnt)
-        rec = write_record(d, command=f"{Path(sys.argv[0]).name} (pt2logs.capture)", exit_code=code, wall_s=wall,
-                           started_at=started, ended_at=started + wall, env={k: learnt.text(v) for k, v in os.environ.items()})
-        info["ingest"] = ingest([str(d)], warehouse, tags=tags or {}, extra_run_fields=_record_extra(rec), as_one_run=True)
+        rec = write_record(
+            d,
+            command=f"{Path(sys.argv[0]).name} (pt2logs.capture)",
+            exit_code=code,
+            wall_s=wall,
+            started_at=started,
+            ended_at=started + wall,
+            env={k: learnt.text(v) for k, v in os.environ.items()},
+        )
+        info["ingest"] = ingest(
+            [str(d)],
+            warehouse,
+            tags=tags or {},
+            extra_run_fields=_record_extra(rec),
+            as_one_run=True,
+        )
         _not_skipped(info["ingest"], d, rec)

@@ -47,7 +47,7 @@ def tee(src: int, path: str, echo: int) -> None:
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def stderr_read_by(err: Path) -> str | None:
@@ -71,7 +71,11 @@ def claim_stderr(log: str, record: str) -> None:
         read_by = stderr_read_by(Path(log))
     except (OSError, ValueError):
         return
-    if not isinstance(rec, dict) or rec.get("exit_code") is not None or rec.get("ended_at") is not None:
+    if (
+        not isinstance(rec, dict)
+        or rec.get("exit_code") is not None
+        or rec.get("ended_at") is not None
+    ):
         return
     rec["stderr_read_by"] = read_by
     tmp = Path(record).with_name(f".{Path(record).name}.tee.tmp")

@@ -41,8 +41,10 @@ from pt2logs.redaction.redact import _NAME, MASK, PREFILTER, redact
 #: values shorter than this are not learnt: masking "abc" everywhere would mangle the logs
 MIN_LEN = 6
 #: an environment variable whose name says it holds a secret
-SECRET_ENV = re.compile(r"(?i)token|secret|passw|(?:^|_)pass(?:$|_)|(?:^|_)(?:api|access|private|secret)?_?key(?:$|_)|"
-                        r"apikey|auth(?!or)|credential|signature|cookie")
+SECRET_ENV = re.compile(
+    r"(?i)token|secret|passw|(?:^|_)pass(?:$|_)|(?:^|_)(?:api|access|private|secret)?_?key(?:$|_)|"
+    r"apikey|auth(?!or)|credential|signature|cookie"
+)
 #: an option whose next argument (or ``=value``) is a secret; ``-p`` (mysql, sshpass) and ``-u user:pw`` too
 _FLAG = re.compile(rf"(?i)^--?{_NAME}$|^-p$|^--pass$")
 _FLAG_EQ = re.compile(rf"(?i)^(--?{_NAME}=)(.+)$")
@@ -63,7 +65,13 @@ class Learnt:
         if len(v) < MIN_LEN or v.lower() in _DULL or v.isdigit() or v == MASK:
             return
         # the forms it is written in: as is, as torch's fx_graph_runnable writes it (' → "), JSON-escaped, URL-quoted
-        for form in (v, v.replace("'", '"'), json.dumps(v)[1:-1], urllib.parse.quote(v, safe=""), urllib.parse.quote_plus(v)):
+        for form in (
+            v,
+            v.replace("'", '"'),
+            json.dumps(v)[1:-1],
+            urllib.parse.quote(v, safe=""),
+            urllib.parse.quote_plus(v),
+        ):
             if len(form) >= MIN_LEN:
                 self.values.add(form)
         self._sorted = sorted(self.values, key=len, reverse=True)
@@ -80,7 +88,9 @@ class Learnt:
         args = list(argv)
         for i, a in enumerate(args):
             nxt = args[i + 1] if i + 1 < len(args) else None
-            if nxt is not None and _FLAG.match(a) and not (a == "-p" and nxt[:1] in "/.~"):  # mkdir -p DIR
+            if (
+                nxt is not None and _FLAG.match(a) and not (a == "-p" and nxt[:1] in "/.~")
+            ):  # mkdir -p DIR
                 self.add(nxt)
             elif nxt is not None and _USER_FLAG.match(a) and ":" in nxt:
                 self.add(nxt.split(":", 1)[1])
@@ -128,8 +138,6 @@ class Learnt:
         return out
 
 
-
-
 def join(argv: Iterable[str]) -> str:
     """A command line as ``shlex.join`` writes it, but ``***`` left bare (``--token=***``, not ``'--token=***'``)."""
     return " ".join(a if _BARE.fullmatch(a) else shlex.quote(a) for a in argv)
@@ -152,7 +160,12 @@ def scrub_folder(folder: Path, learnt: Learnt) -> list[str]:
     changed = []
     for p in sorted(folder.rglob("*")):
         rel = p.relative_to(folder)
-        if p.is_file() and not p.is_symlink() and not any(part.startswith(".") for part in rel.parts) and _scrub_file(p, learnt):
+        if (
+            p.is_file()
+            and not p.is_symlink()
+            and not any(part.startswith(".") for part in rel.parts)
+            and _scrub_file(p, learnt)
+        ):
             changed.append(str(rel))
     return changed
 
@@ -191,7 +204,7 @@ def _last_record_start(data: bytes) -> int:
     """Where the last record of ``data`` starts (after a newline, not a payload line); 0 if none."""
     i = len(data) - 1
     while (i := data.rfind(b"\n", 0, i)) >= 0:
-        if i + 1 < len(data) and data[i + 1:i + 2] != b"\t":
+        if i + 1 < len(data) and data[i + 1 : i + 2] != b"\t":
             return i + 1
     return 0
 
@@ -216,7 +229,7 @@ def _fix_md5(old: bytes, new: bytes) -> bytes:
     payload = _payload_of(new)
     if hashlib.md5(_payload_of(old)).hexdigest().encode() != m.group(2):
         return new  # it did not match before: leave it mismatched
-    head = head[:m.start(2)] + hashlib.md5(payload).hexdigest().encode() + head[m.end(2):]
+    head = head[: m.start(2)] + hashlib.md5(payload).hexdigest().encode() + head[m.end(2) :]
     return head + nl + body
 
 
@@ -230,9 +243,34 @@ def _payload_of(rec: bytes) -> bytes:
 # ---------------------------------------------------------------- every stored row
 
 #: string columns that are identities, not text: never rewritten (a path is how a file is found again)
-_KEEP = frozenset({"run_id", "txn", "source", "file", "path", "relpath", "root", "format", "compression", "content_hash",
-                   "change_token", "payload_md5", "compile_id", "key", "hash", "git_commit", "failure_key", "break_key",
-                   "frame_key", "payload_key", "args_key", "tags", "user_root", "cwd"})
+_KEEP = frozenset(
+    {
+        "run_id",
+        "txn",
+        "source",
+        "file",
+        "path",
+        "relpath",
+        "root",
+        "format",
+        "compression",
+        "content_hash",
+        "change_token",
+        "payload_md5",
+        "compile_id",
+        "key",
+        "hash",
+        "git_commit",
+        "failure_key",
+        "break_key",
+        "frame_key",
+        "payload_key",
+        "args_key",
+        "tags",
+        "user_root",
+        "cwd",
+    }
+)
 
 
 def scrub_batches(batches: list[pa.RecordBatch], skip: Iterable[str] = ()) -> list[pa.RecordBatch]:
@@ -246,8 +284,12 @@ def scrub_batches(batches: list[pa.RecordBatch], skip: Iterable[str] = ()) -> li
     pieces: list[tuple[int, int, pa.Array]] = []  # (batch, column, what is scanned)
     for b, batch in enumerate(batches):
         for i, f in enumerate(batch.schema):
-            if batch.num_rows and f.name not in _KEEP and f.name not in skip and \
-                    (pa.types.is_string(f.type) or pa.types.is_large_string(f.type)):
+            if (
+                batch.num_rows
+                and f.name not in _KEEP
+                and f.name not in skip
+                and (pa.types.is_string(f.type) or pa.types.is_large_string(f.type))
+            ):
                 pieces.append((b, i, _distinct_when_repeated(batch.column(i))))
     if not pieces:
         return batches
@@ -258,7 +300,9 @@ def scrub_batches(batches: list[pa.RecordBatch], skip: Iterable[str] = ()) -> li
         return batches
     changed: dict[tuple[int, int], dict[int, str]] = {}
     starts = list(itertools.accumulate((len(s) for s in scanned), initial=0))
-    for j, v in zip(pc.indices_nonzero(hit).to_pylist(), pc.filter(every, hit).to_pylist(), strict=True):
+    for j, v in zip(
+        pc.indices_nonzero(hit).to_pylist(), pc.filter(every, hit).to_pylist(), strict=True
+    ):
         if (r := redact(v)) == v:
             continue
         k = bisect.bisect_right(starts, j) - 1
@@ -272,7 +316,9 @@ def scrub_batches(batches: list[pa.RecordBatch], skip: Iterable[str] = ()) -> li
         values = out[b].column(i).to_pylist()
         for j, r in rows.items():
             values[j] = r
-        out[b] = out[b].set_column(i, out[b].schema.field(i), pa.array(values, out[b].schema.field(i).type))
+        out[b] = out[b].set_column(
+            i, out[b].schema.field(i), pa.array(values, out[b].schema.field(i).type)
+        )
     return out
 
 

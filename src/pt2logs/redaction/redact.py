@@ -15,42 +15,65 @@ from collections.abc import Callable
 MASK = "***"
 #: a name whose last word says secret: HF_TOKEN, --hf-token, AWS_SECRET_ACCESS_KEY, api_key, --auth, http_auth
 #: (not max_tokens, tokenizer, author)
-_NAME = (r"[\w.-]*?(?:token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key|credentials?"
-         r"|auth)(?![\w])")
+_NAME = (
+    r"[\w.-]*?(?:token|secret|passw(?:or)?d|api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key|credentials?"
+    r"|auth)(?![\w])"
+)
 #: a value: quoted (either quote), or up to a space, comma, semicolon, ampersand or closing bracket
 _VALUE = r"(\"[^\"]*\"|'[^']*'|[^\s,;&'\"\])}=>][^\s,;&'\"\])}]*)"
 _RULES: list[tuple[re.Pattern[str], str]] = [
     # --token=abc, --api-key abc, -password=abc, --auth=abc
-    (re.compile(rf"(?i)(?<![\w.-])(--?{_NAME}(?:=|[ \t]+))(?!-)(\"[^\"]*\"|'[^']*'|\S+)"), rf"\g<1>{MASK}"),
+    (
+        re.compile(rf"(?i)(?<![\w.-])(--?{_NAME}(?:=|[ \t]+))(?!-)(\"[^\"]*\"|'[^']*'|\S+)"),
+        rf"\g<1>{MASK}",
+    ),
     # sys.argv as Python shows it: ['train.py', '--token', 'abc']
     (re.compile(rf"(?i)(['\"]--?{_NAME}['\"]\s*,\s*)('[^']*'|\"[^\"]*\")"), rf"\g<1>'{MASK}'"),
     # HF_TOKEN=abc, export GITHUB_TOKEN='abc', token: abc, api_key == 'abc', "password": "abc" (JSON),
     # {'api_key': 'abc'} (a dict's repr), os.environ['TORCH_HUB_TOKEN'] = 'abc' (fx_graph_runnable)
-    (re.compile(rf"(?i)\b({_NAME}['\"\]]*[ \t]*(?:==|:=|=>|[=:])[ \t]*)(?!{re.escape(MASK)})" + _VALUE), rf"\g<1>{MASK}"),
+    (
+        re.compile(
+            rf"(?i)\b({_NAME}['\"\]]*[ \t]*(?:==|:=|=>|[=:])[ \t]*)(?!{re.escape(MASK)})" + _VALUE
+        ),
+        rf"\g<1>{MASK}",
+    ),
     # scheme://user:password@host (a password may hold / + = :, as AWS secret keys do)
     (re.compile(r"(\b[a-zA-Z][\w+.-]*://)([^/\s:@]+):([^\s@]+)@"), rf"\g<1>\g<2>:{MASK}@"),
     # user:password@host without a scheme (a URL's authority quoted alone, e.g. in a bucket-name error)
     (re.compile(r"(?<![\w/:])([\w.+-]+):([^\s@:'\"*]{3,})@(?=[\w.-])"), rf"\g<1>:{MASK}@"),
     # curl -u user:password, --user=user:password
-    (re.compile(r"(?<!\S)(-u\s*|--user[=\s]\s*)(['\"]?[^\s:'\"]+):([^\s'\"]+)"), rf"\g<1>\g<2>:{MASK}"),
+    (
+        re.compile(r"(?<!\S)(-u\s*|--user[=\s]\s*)(['\"]?[^\s:'\"]+):([^\s'\"]+)"),
+        rf"\g<1>\g<2>:{MASK}",
+    ),
     # Authorization: Bearer abc
     (re.compile(r"(?i)(\bauthorization\s*[:=]\s*(?:bearer|basic|token)?\s*)\S+"), rf"\g<1>{MASK}"),
     # signed URLs: X-Amz-Signature=, X-Amz-Credential=, X-Amz-Security-Token=, X-Goog-Signature=, Azure SAS sig=
-    (re.compile(r"(?i)([?&](?:x-amz-(?:signature|credential|security-token)|x-goog-(?:signature|credential)|sig)=)[^&\s'\"]+"),
-     rf"\g<1>{MASK}"),
+    (
+        re.compile(
+            r"(?i)([?&](?:x-amz-(?:signature|credential|security-token)|x-goog-(?:signature|credential)|sig)=)[^&\s'\"]+"
+        ),
+        rf"\g<1>{MASK}",
+    ),
     # a wandb API key: 40 hex digits (or host-prefixed: local-<40 hex>) given as key=, e.g. wandb.login(key='…')
     (re.compile(r"(?i)\b(key\s*[=:]\s*['\"]?)(?:[\w]+-)?[0-9a-f]{40}\b"), rf"\g<1>{MASK}"),
     # well-known token formats
-    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{30,}|hf_[A-Za-z0-9]{30,}|AKIA[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{20,})\b"),
-     MASK),
+    (
+        re.compile(
+            r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{30,}|hf_[A-Za-z0-9]{30,}|AKIA[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{20,})\b"
+        ),
+        MASK,
+    ),
 ]
 
 #: what every rule needs (RE2 and Python syntax): text where this finds nothing is left alone unscanned.
 #: Kept small: RE2 compiles it on every call (pt2logs.redaction.masking.scrub_batches, once per row group), then scans ~600 MB/s.
-PREFILTER = (r"(?i:(?:token|secret|passw(?:or)?d|api.?key|access.?key|private.?key|credentials?|auth)(?:\W|$)"
-             r"|x-amz-|x-goog-|[?&]sig=|--user|(?:^|\s)-u|key\s*[=:]\s*['\"]?(?:\w+-)?[0-9a-f]{40})"
-             r"|://[^/\s:@]+:[^\s@]+@|:[^\s@:'\"*]{3,}@"
-             r"|gh[pousr]_|github_pat_|hf_[A-Za-z0-9]{30}|AKIA[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{20}")
+PREFILTER = (
+    r"(?i:(?:token|secret|passw(?:or)?d|api.?key|access.?key|private.?key|credentials?|auth)(?:\W|$)"
+    r"|x-amz-|x-goog-|[?&]sig=|--user|(?:^|\s)-u|key\s*[=:]\s*['\"]?(?:\w+-)?[0-9a-f]{40})"
+    r"|://[^/\s:@]+:[^\s@]+@|:[^\s@:'\"*]{3,}@"
+    r"|gh[pousr]_|github_pat_|hf_[A-Za-z0-9]{30}|AKIA[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{20}"
+)
 
 
 def redact(text: str) -> str:
@@ -94,14 +117,32 @@ class LineRedactor:
 
 #: home folders whose next part is a user name: /home/alice, /Users/alice, /data/users/alice (Meta
 #: devservers), /export/home/alice, C:\Users\alice (either slash); /root is root's home
-_HOME = re.compile(r"(?:(?<![\w.-])/(?:home|Users|users|data/users|export/home)/|(?<![\w])[A-Za-z]:[\\/]+Users[\\/]+)"
-                   r"([\w.-]+)(?=[\\/]|\b)")
+_HOME = re.compile(
+    r"(?:(?<![\w.-])/(?:home|Users|users|data/users|export/home)/|(?<![\w])[A-Za-z]:[\\/]+Users[\\/]+)"
+    r"([\w.-]+)(?=[\\/]|\b)"
+)
 _ROOT_HOME = re.compile(r"(?<![\w.-])/root(?=/|\b)")
 #: torch's per-user temp folders: /tmp/torchinductor_alice, /tmp/torchelastic_alice
 _TMP_USER = re.compile(r"(?<![\w.-])(torchinductor|torchelastic|torch_extensions|triton)_([\w.-]+)")
-_IPV4 = re.compile(r"(?<![\w.])(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}(?![\w.])")
+_IPV4 = re.compile(
+    r"(?<![\w.])(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}(?![\w.])"
+)
 #: account names that say nothing about a person (not replaced wherever they appear as words)
-_GENERIC_USERS = frozenset({"root", "user", "users", "admin", "home", "runner", "ubuntu", "ec2-user", "jovyan", "shared", "lib"})
+_GENERIC_USERS = frozenset(
+    {
+        "root",
+        "user",
+        "users",
+        "admin",
+        "home",
+        "runner",
+        "ubuntu",
+        "ec2-user",
+        "jovyan",
+        "shared",
+        "lib",
+    }
+)
 USER = "<user>"
 HOST = "<host>"
 
@@ -116,7 +157,9 @@ class Redactor:
     excerpt is then taken out of all of them.
     """
 
-    def __init__(self, users: tuple[str, ...] | list[str] = (), hosts: tuple[str, ...] | list[str] = ()) -> None:
+    def __init__(
+        self, users: tuple[str, ...] | list[str] = (), hosts: tuple[str, ...] | list[str] = ()
+    ) -> None:
         self.users: set[str] = {u for u in users if self._personal(u)}
         self.hosts: set[str] = set()
         for h in hosts:
@@ -143,15 +186,21 @@ class Redactor:
     def _pattern(self) -> re.Pattern[str] | None:
         if self._words is None and (self.users or self.hosts):
             names = sorted(self.users | self.hosts, key=len, reverse=True)
-            self._words = re.compile(r"(?<![\w.-])(" + "|".join(re.escape(n) for n in names) + r")(?![\w-])", re.I)
+            self._words = re.compile(
+                r"(?<![\w.-])(" + "|".join(re.escape(n) for n in names) + r")(?![\w-])", re.I
+            )
         return self._words
 
     def __call__(self, text: str) -> str:
         text = redact(text)
         text = _HOME.sub("~", text)
         text = _ROOT_HOME.sub("~", text)
-        text = _TMP_USER.sub(lambda m: f"{m.group(1)}_{USER}" if self._personal(m.group(2)) else m.group(0), text)
-        text = _IPV4.sub(lambda m: m.group(0) if m.group(0) in ("127.0.0.1", "0.0.0.0") else "<ip>", text)
+        text = _TMP_USER.sub(
+            lambda m: f"{m.group(1)}_{USER}" if self._personal(m.group(2)) else m.group(0), text
+        )
+        text = _IPV4.sub(
+            lambda m: m.group(0) if m.group(0) in ("127.0.0.1", "0.0.0.0") else "<ip>", text
+        )
         words = self._pattern()
         if words is not None:
             hosts = {h.lower() for h in self.hosts}

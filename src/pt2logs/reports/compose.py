@@ -40,8 +40,13 @@ class Report:
         return d
 
 
-def section_rows(con: duckdb.DuckDBPyConnection, section: Section, run_id: str, ranks: int,
-                 outcome: RunOutcome | None) -> pa.Table | None:
+def section_rows(
+    con: duckdb.DuckDBPyConnection,
+    section: Section,
+    run_id: str,
+    ranks: int,
+    outcome: RunOutcome | None,
+) -> pa.Table | None:
     """A section's rows for run ``run_id`` (an exact id) of ``ranks`` ranks; None when the section is
     not shown for it (its ``when``: a single-rank run, no rows)."""
     if section.when == "ranks" and ranks < 2:
@@ -54,7 +59,9 @@ def section_rows(con: duckdb.DuckDBPyConnection, section: Section, run_id: str, 
     return t
 
 
-def compose(con: duckdb.DuckDBPyConnection, page: Page, run: Run, overview: dict[str, Any] | None = None) -> Report:
+def compose(
+    con: duckdb.DuckDBPyConnection, page: Page, run: Run, overview: dict[str, Any] | None = None
+) -> Report:
     """``page`` for ``run``: its outcome and the rows of every section shown (the run's rank count is the
     overview's when there is one, else ``runs.n_ranks``)."""
     report = Report(run, page, overview, run_outcome(con, run.run_id))
@@ -78,11 +85,15 @@ def ranks(con: duckdb.DuckDBPyConnection, ref: str | None = None) -> Report:
     written in any --format)."""
     page = get_page("ranks")
     if len(page.sections) != 1 or page.sections[0].when is not None:
-        raise PageError(f"{page.path.name}: `pt2logs ranks` writes one table in any --format: one section, always shown")
+        raise PageError(
+            f"{page.path.name}: `pt2logs ranks` writes one table in any --format: one section, always shown"
+        )
     return compose(con, page, resolve_run(con, ref))
 
 
-def advise(con: duckdb.DuckDBPyConnection, ref: str | None = None, limit: int = 50) -> tuple[Run, list[dict[str, Any]]]:
+def advise(
+    con: duckdb.DuckDBPyConnection, ref: str | None = None, limit: int = 50
+) -> tuple[Run, list[dict[str, Any]]]:
     """The advice items of one run (the named query ``advice``), most costly first."""
     run = resolve_run(con, ref)
     return run, run_named(con, "advice", {"run_id": run.run_id, "limit": limit}).to_pylist()

@@ -64,7 +64,9 @@ def cell(value: str) -> str:
     runs = [m for m in _UNDERSCORES.finditer(s) if m.group(1)]
     if len(runs) < 2:  # emphasis needs an opening and a closing run
         return s
-    return _UNDERSCORES.sub(lambda m: m.group(0).replace("_", "\\_") if m.group(1) else m.group(0), s)
+    return _UNDERSCORES.sub(
+        lambda m: m.group(0).replace("_", "\\_") if m.group(1) else m.group(0), s
+    )
 
 
 def _longest_ticks(text: str) -> int:
@@ -95,15 +97,19 @@ def code(text: str) -> str:
 
 def details(summary: str, body: str, open_: bool = False) -> str:
     """A collapsible section: ``summary`` is plain text (escaped as HTML), ``body`` Markdown."""
-    return (f"<details{' open' if open_ else ''}><summary>{html.escape(summary, quote=False)}</summary>\n\n"
-            f"{body.rstrip()}\n\n</details>\n")
+    return (
+        f"<details{' open' if open_ else ''}><summary>{html.escape(summary, quote=False)}</summary>\n\n"
+        f"{body.rstrip()}\n\n</details>\n"
+    )
 
 
 def table(rows: list[dict], columns: list[str]) -> str:
     """A GFM table; every cell a code span (or empty)."""
     out = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for r in rows:
-        out.append("| " + " | ".join("" if r.get(c) is None else code(str(r[c])) for c in columns) + " |")
+        out.append(
+            "| " + " | ".join("" if r.get(c) is None else code(str(r[c])) for c in columns) + " |"
+        )
     return "\n".join(out) + "\n"
 
 

@@ -39,12 +39,28 @@ class RunOutcome:
 
 def run_outcome(con: duckdb.DuckDBPyConnection, run_id: str) -> RunOutcome | None:
     """The outcome of run ``run_id`` (an exact id), None when the run has no row."""
-    rows = [r for r in run_named(con, "run_outcomes", {"run_id": run_id}).to_pylist() if r["run_id"] == run_id]
+    rows = [
+        r
+        for r in run_named(con, "run_outcomes", {"run_id": run_id}).to_pylist()
+        if r["run_id"] == run_id
+    ]
     if not rows:
         return None
-    ranks = [r for r in run_named(con, "rank_outcomes", {"run_id": run_id}).to_pylist() if r["run_id"] == run_id]
-    div = [r for r in run_named(con, "first_divergence", {"run_id": run_id}).to_pylist() if r["run_id"] == run_id]
-    last = {r["rank"]: r for r in run_named(con, "rank_last_events", {"run_id": run_id}).to_pylist() if r["run_id"] == run_id}
+    ranks = [
+        r
+        for r in run_named(con, "rank_outcomes", {"run_id": run_id}).to_pylist()
+        if r["run_id"] == run_id
+    ]
+    div = [
+        r
+        for r in run_named(con, "first_divergence", {"run_id": run_id}).to_pylist()
+        if r["run_id"] == run_id
+    ]
+    last = {
+        r["rank"]: r
+        for r in run_named(con, "rank_last_events", {"run_id": run_id}).to_pylist()
+        if r["run_id"] == run_id
+    }
     return RunOutcome(rows[0], ranks, div, last)
 
 
@@ -63,8 +79,10 @@ def rank_lines(o: RunOutcome) -> list[str]:
     for r in o.ranks:
         who = f"Rank {r['rank']}" if r["rank"] is not None else "The process"
         last = last_event_text(o.last_events.get(r["rank"]))
-        out.append(f"{who}: {r['outcome']}: {r['why']}{_at(r.get('evidence_file'), r.get('evidence_line'))}"
-                   + (f"; last trace event {last}" if last else ""))
+        out.append(
+            f"{who}: {r['outcome']}: {r['why']}{_at(r.get('evidence_file'), r.get('evidence_line'))}"
+            + (f"; last trace event {last}" if last else "")
+        )
     return out
 
 
@@ -83,11 +101,19 @@ def silence_line(o: RunOutcome) -> str | None:
     None for a run of one rank or one that completed, and when no rank went silent (the first rank's last trace
     event less than a second before the end: every rank logged until the end)."""
     r = o.run
-    if (r.get("ranks") or 0) < 2 or r.get("silent_first_rank") is None or r["outcome"] == "completed":
+    if (
+        (r.get("ranks") or 0) < 2
+        or r.get("silent_first_rank") is None
+        or r["outcome"] == "completed"
+    ):
         return None
     if r.get("silent_s") is not None and r["silent_s"] < 1:
         return None
-    gap = f": last trace event {r['silent_s']:g} s before the end" if r.get("silent_s") is not None else ""
+    gap = (
+        f": last trace event {r['silent_s']:g} s before the end"
+        if r.get("silent_s") is not None
+        else ""
+    )
     src = f" (end from the {r['run_end_from']})" if r.get("run_end_from") else ""
     return f"rank {r['silent_first_rank']} went silent first{gap}{src}"
 
@@ -98,19 +124,26 @@ def command_line(o: RunOutcome) -> str | None:
     if not r.get("command"):
         return None
     code = r.get("exit_code")
-    how = f"exit code {code}" if code is None or code >= 0 else f"ended by signal {-code} (exit code {code})"
+    how = (
+        f"exit code {code}"
+        if code is None or code >= 0
+        else f"ended by signal {-code} (exit code {code})"
+    )
     wall = f" after {r['wall_s']:g} s" if r.get("wall_s") is not None else ""
     return f"{r['command']}: {how}{wall}"
 
 
 def divergence_line(d: dict[str, Any]) -> str:
     """``compile 0/0 (step 1) collectives: rank 0 all_reduce | rank 1 none``."""
+
     def side(ranks: list[int], val: str) -> str:
         return f"rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}: {val}"
 
     cid = f"compile {d['compile_id']} " if d.get("compile_id") else ""
-    return (f"{cid}(step {d['step']}) differs in {d['what']}: "
-            f"{side(d['ranks_a'], d['side_a'])} | {side(d['ranks_b'], d['side_b'])}")
+    return (
+        f"{cid}(step {d['step']}) differs in {d['what']}: "
+        f"{side(d['ranks_a'], d['side_a'])} | {side(d['ranks_b'], d['side_b'])}"
+    )
 
 
 def merge_outcomes(table: pa.Table, ranks: list[dict[str, Any]]) -> pa.Table:
@@ -119,7 +152,9 @@ def merge_outcomes(table: pa.Table, ranks: list[dict[str, Any]]) -> pa.Table:
     ranks_col = table.column("rank").to_pylist() if "rank" in table.column_names else []
     outcome = [by_rank.get(k, {}).get("outcome") for k in ranks_col]
     why = [by_rank.get(k, {}).get("why") for k in ranks_col]
-    return table.append_column("outcome", pa.array(outcome, pa.string())).append_column("why", pa.array(why, pa.string()))
+    return table.append_column("outcome", pa.array(outcome, pa.string())).append_column(
+        "why", pa.array(why, pa.string())
+    )
 
 
 def differing_ranks(table_rows: list[dict[str, Any]], o: RunOutcome | None) -> set[int]:
@@ -133,9 +168,17 @@ def differing_ranks(table_rows: list[dict[str, Any]], o: RunOutcome | None) -> s
     outcomes = [r["outcome"] for r in o.ranks if r["rank"] is not None]
     if outcomes:
         common = max(sorted(set(outcomes)), key=lambda x: (outcomes.count(x), x == "completed"))
-        out.update(r["rank"] for r in o.ranks if r["rank"] is not None and (r["outcome"] != common or r["outcome"] == "hung"))
+        out.update(
+            r["rank"]
+            for r in o.ranks
+            if r["rank"] is not None and (r["outcome"] != common or r["outcome"] == "hung")
+        )
     return out
 
 
 def hung_ranks(o: RunOutcome | None) -> list[int]:
-    return [] if o is None else [r["rank"] for r in o.ranks if r["outcome"] == "hung" and r["rank"] is not None]
+    return (
+        []
+        if o is None
+        else [r["rank"] for r in o.ranks if r["outcome"] == "hung" and r["rank"] is not None]
+    )

@@ -40,11 +40,15 @@ class Section:
     query: str  # a named query (queries/<query>.sql), run with run_id and params
     title: str = ""  # the terminal table's title
     params: dict[str, Any] = field(default_factory=dict)  # fixed parameters besides run_id
-    columns: tuple[str, ...] = ()  # the terminal table's columns (--wide, other formats: every column)
+    columns: tuple[
+        str, ...
+    ] = ()  # the terminal table's columns (--wide, other formats: every column)
     empty: str = ""  # what the terminal says when there are no rows; {run} and {run_id} filled in
     when: str | None = None  # WHEN
     hint: str = ""  # a line under the terminal table; {run} and {run_id} filled in
-    added_up: bool = True  # without a rank column, the title says a multi-rank run's ranks are added up
+    added_up: bool = (
+        True  # without a rank column, the title says a multi-rank run's ranks are added up
+    )
     outcomes: bool = False  # each rank's outcome and why (rank_outcomes) joined on rank
 
 
@@ -78,9 +82,13 @@ def parse_section(s: dict[str, Any], where: str) -> Section:
         raise PageError(f"{where}: when must be 'rows' or 'ranks'")
     # every key given is used: a section shown only with rows never shows its empty note
     if s.get("when") == "rows" and "empty" in s:
-        raise PageError(f"{where}: a section shown only when it has rows (when = 'rows') takes no empty note")
+        raise PageError(
+            f"{where}: a section shown only when it has rows (when = 'rows') takes no empty note"
+        )
     if s.get("when") != "rows" and not s.get("empty"):
-        raise PageError(f"{where}: needs an empty note (what the terminal says when it has no rows)")
+        raise PageError(
+            f"{where}: needs an empty note (what the terminal says when it has no rows)"
+        )
     for k in ("empty", "hint"):
         try:
             s.get(k, "").format(run="", run_id="")
@@ -96,7 +104,10 @@ def parse_page(path: Path) -> Page:
         raise PageError(f"{path}: {e}") from None
     if set(d) - {"sections"}:  # a page is its sections (what comes first is the command's)
         raise PageError(f"{path.name}: unknown key(s) {', '.join(sorted(set(d) - {'sections'}))}")
-    secs = tuple(parse_section(s, f"{path.name} section {i + 1}") for i, s in enumerate(d.get("sections", [])))
+    secs = tuple(
+        parse_section(s, f"{path.name} section {i + 1}")
+        for i, s in enumerate(d.get("sections", []))
+    )
     keys = [s.key for s in secs]
     if len(set(keys)) != len(keys):
         raise PageError(f"{path.name}: section keys repeat")
@@ -116,5 +127,7 @@ def load_pages() -> dict[str, Page]:
 def get_page(name: str) -> Page:
     pages = load_pages()
     if name not in pages:
-        raise PageError(f"no report page {name!r}; there are: {', '.join(pages) or 'none'} (reports/*.toml)")
+        raise PageError(
+            f"no report page {name!r}; there are: {', '.join(pages) or 'none'} (reports/*.toml)"
+        )
     return pages[name]

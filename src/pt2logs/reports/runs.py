@@ -45,7 +45,9 @@ def _closest(ref: str, choices: list[str], n: int = 3) -> list[str]:
 
 def no_run_message(con: duckdb.DuckDBPyConnection, ref: str) -> str:
     """What to say when ``ref`` names no run: the closest run names and ids (difflib), else the newest runs."""
-    rows = run_sql(con, "SELECT run_id, name FROM runs ORDER BY started_at DESC NULLS LAST, name, run_id").to_pylist()
+    rows = run_sql(
+        con, "SELECT run_id, name FROM runs ORDER BY started_at DESC NULLS LAST, name, run_id"
+    ).to_pylist()
     if not rows:
         return f"no run matches {ref!r}: {NO_RUNS}"
     by_key: dict[str, dict[str, Any]] = {}
@@ -58,7 +60,9 @@ def no_run_message(con: duckdb.DuckDBPyConnection, ref: str) -> str:
     return f"no run matches {ref!r}; {what}: {names}; list runs with `pt2logs query runs`"
 
 
-def check_selection(con: duckdb.DuckDBPyConnection, run: str | None = None, tag: str | None = None) -> None:
+def check_selection(
+    con: duckdb.DuckDBPyConnection, run: str | None = None, tag: str | None = None
+) -> None:
     """:class:`NoMatch` when ``run`` (an id, id prefix or name: the ``selected_runs`` rule) or ``tag``
     (``KEY=VALUE``) matches no run of the warehouse, or the two together match none. A time window
     (--since/--until) is never checked: a week with no runs is an answer, not a mistake."""
@@ -87,14 +91,20 @@ def _tag_hint(con: duckdb.DuckDBPyConnection, tag: str) -> str:
     if not seen:
         return "no run has any tag (`pt2logs ingest --tag KEY=VALUE` sets them)"
     near = _closest(tag, sorted(seen))
-    return f"closest: {', '.join(near)}" if near else f"the runs' tags: {', '.join(sorted(seen)[:8])}"
+    return (
+        f"closest: {', '.join(near)}" if near else f"the runs' tags: {', '.join(sorted(seen)[:8])}"
+    )
 
 
 def resolve_run(con: duckdb.DuckDBPyConnection, ref: str | None) -> Run:
     """A run from an id, an id prefix or a name; the newest run when ``ref`` is None: the run the queries
     about one run answer for without a selection (the ``selected_runs_or_newest`` macro, pt2logs.query.views)."""
     if ref is None:
-        newest = run_sql(con, "SELECT run_id FROM selected_runs_or_newest(NULL, NULL, NULL, NULL)").column("run_id").to_pylist()
+        newest = (
+            run_sql(con, "SELECT run_id FROM selected_runs_or_newest(NULL, NULL, NULL, NULL)")
+            .column("run_id")
+            .to_pylist()
+        )
         if not newest:
             raise QueryError(NO_RUNS)
         rows = run_named(con, "runs", {"run_id": newest[0]}).to_pylist()
@@ -105,7 +115,9 @@ def resolve_run(con: duckdb.DuckDBPyConnection, ref: str | None) -> Run:
     exact = [r for r in rows if r["run_id"] == ref or r["name"] == ref]
     if len(rows) > 1 and len(exact) != 1:
         names = ", ".join(f"{r['name']} ({r['run_id']})" for r in rows[:6])
-        raise QueryError(f"{ref!r} matches {len(rows)} runs: {names}{' ...' if len(rows) > 6 else ''}; give a longer id")
+        raise QueryError(
+            f"{ref!r} matches {len(rows)} runs: {names}{' ...' if len(rows) > 6 else ''}; give a longer id"
+        )
     return _run(exact[0] if exact else rows[0])
 
 

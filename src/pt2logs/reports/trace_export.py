@@ -60,11 +60,19 @@ class _Process:
 
     def __init__(self, pid: int):
         self.pid = pid
-        self.lanes: dict[str, list[tuple[int, list[int]]]] = {}  # track name -> [(tid, open span ends)]
+        self.lanes: dict[
+            str, list[tuple[int, list[int]]]
+        ] = {}  # track name -> [(tid, open span ends)]
         self.next_tid = 1
 
-    def tid(self, track: str, start: int | None = None, end: int | None = None, out: list | None = None,
-            order: int = 0) -> int:
+    def tid(
+        self,
+        track: str,
+        start: int | None = None,
+        end: int | None = None,
+        out: list | None = None,
+        order: int = 0,
+    ) -> int:
         """The thread of ``track`` where a span [start, end] nests (a new one when none does); for an
         instant (start None), the track's first thread. New threads' metadata go to ``out``."""
         lanes = self.lanes.setdefault(track, [])
@@ -81,9 +89,24 @@ class _Process:
         lanes.append((tid, [end] if start is not None and end is not None else []))
         name = track if len(lanes) == 1 else f"{track} ({len(lanes)})"
         if out is not None:
-            out.append({"name": "thread_name", "ph": "M", "pid": self.pid, "tid": tid, "args": {"name": name}})
-            out.append({"name": "thread_sort_index", "ph": "M", "pid": self.pid, "tid": tid,
-                        "args": {"sort_index": order * 100 + len(lanes)}})
+            out.append(
+                {
+                    "name": "thread_name",
+                    "ph": "M",
+                    "pid": self.pid,
+                    "tid": tid,
+                    "args": {"name": name},
+                }
+            )
+            out.append(
+                {
+                    "name": "thread_sort_index",
+                    "ph": "M",
+                    "pid": self.pid,
+                    "tid": tid,
+                    "args": {"sort_index": order * 100 + len(lanes)},
+                }
+            )
         return tid
 
 
@@ -99,8 +122,18 @@ def _shorten(args: dict[str, Any]) -> dict[str, Any]:
         if isinstance(v, dict) and k == "args":
             out.update((kk, vv) for kk, vv in _shorten(v).items() if kk not in out)
         elif v is not None:
-            text = v if isinstance(v, str) else orjson.dumps(v).decode() if isinstance(v, (list, dict)) else None
-            out[k] = f"{text[:200]}… ({len(text):,} characters; whole in the warehouse)" if text and len(text) > MAX_ARG else v
+            text = (
+                v
+                if isinstance(v, str)
+                else orjson.dumps(v).decode()
+                if isinstance(v, (list, dict))
+                else None
+            )
+            out[k] = (
+                f"{text[:200]}… ({len(text):,} characters; whole in the warehouse)"
+                if text and len(text) > MAX_ARG
+                else v
+            )
     return out
 
 
@@ -110,11 +143,17 @@ def _lane_order(lane: str | None) -> tuple[str, int]:
         return OTHER, 1_000_000
     digits = lane.rsplit("/", 1)[-1]
     auto = lane.startswith("!")
-    return f"frame {lane}", 1 + int(digits) + (500_000 if auto else 0) if digits.isdigit() else 999_999
+    return f"frame {lane}", 1 + int(digits) + (
+        500_000 if auto else 0
+    ) if digits.isdigit() else 999_999
 
 
-def trace_events(con: duckdb.DuckDBPyConnection, params: dict[str, Any], stats: ExportStats | None = None,
-                 batch_rows: int = 50_000) -> Iterator[dict[str, Any]]:
+def trace_events(
+    con: duckdb.DuckDBPyConnection,
+    params: dict[str, Any],
+    stats: ExportStats | None = None,
+    batch_rows: int = 50_000,
+) -> Iterator[dict[str, Any]]:
     """Every event of the selected runs (``params``: run_id, since, until, tag as the named queries
     take them), metadata first for each process and thread; ``stats`` is filled on the way."""
     stats = stats if stats is not None else ExportStats()
@@ -129,12 +168,28 @@ def trace_events(con: duckdb.DuckDBPyConnection, params: dict[str, Any], stats: 
                 stats.runs.add(r["run_id"])
                 stats.processes += 1
                 rank = f"rank {r['rank']}" if r["rank"] is not None else "no rank"
-                start = datetime.fromtimestamp(r["run_start_us"] / 1e6, timezone.utc).isoformat(timespec="milliseconds")
+                start = datetime.fromtimestamp(r["run_start_us"] / 1e6, timezone.utc).isoformat(
+                    timespec="milliseconds"
+                )
                 meta += [
-                    {"name": "process_name", "ph": "M", "pid": p.pid, "args": {"name": f"{r['run']} · {rank}"}},
-                    {"name": "process_sort_index", "ph": "M", "pid": p.pid, "args": {"sort_index": p.pid}},
-                    {"name": "process_labels", "ph": "M", "pid": p.pid,
-                     "args": {"labels": f"run {r['run_id']}, started {start}"}},
+                    {
+                        "name": "process_name",
+                        "ph": "M",
+                        "pid": p.pid,
+                        "args": {"name": f"{r['run']} · {rank}"},
+                    },
+                    {
+                        "name": "process_sort_index",
+                        "ph": "M",
+                        "pid": p.pid,
+                        "args": {"sort_index": p.pid},
+                    },
+                    {
+                        "name": "process_labels",
+                        "ph": "M",
+                        "pid": p.pid,
+                        "args": {"labels": f"run {r['run_id']}, started {start}"},
+                    },
                 ]
             ts, dur = r["ts_us"], r["dur_us"]
             args = _shorten(orjson.loads(r["args"])) if r["args"] else {}
@@ -143,27 +198,49 @@ def trace_events(con: duckdb.DuckDBPyConnection, params: dict[str, Any], stats: 
             if r["reason"] is not None:
                 args["reason"] = r["reason"]
             if not r["time_known"]:
-                args["time_known"] = False  # placed at its compile's start (or the rank's first event)
+                args["time_known"] = (
+                    False  # placed at its compile's start (or the rank's first event)
+                )
             threads_before = p.next_tid
             if r["ph"] == "X":
                 track, order = (PHASES, 0) if r["kind"] == "phase" else _lane_order(r["lane"])
                 tid = p.tid(track, ts, ts + dur, meta, order)
-                ev = {"name": r["name"], "cat": r["kind"], "ph": "X", "ts": ts, "dur": dur, "pid": p.pid, "tid": tid,
-                      "args": args}
+                ev = {
+                    "name": r["name"],
+                    "cat": r["kind"],
+                    "ph": "X",
+                    "ts": ts,
+                    "dur": dur,
+                    "pid": p.pid,
+                    "tid": tid,
+                    "args": args,
+                }
                 stats.spans += 1
             else:
                 track, order = _lane_order(r["lane"])
                 tid = p.tid(track, out=meta, order=order)
-                ev = {"name": r["name"], "cat": r["kind"], "ph": "i", "s": "t", "ts": ts, "pid": p.pid, "tid": tid,
-                      "args": args}
+                ev = {
+                    "name": r["name"],
+                    "cat": r["kind"],
+                    "ph": "i",
+                    "s": "t",
+                    "ts": ts,
+                    "pid": p.pid,
+                    "tid": tid,
+                    "args": args,
+                }
                 stats.instants[r["kind"]] = stats.instants.get(r["kind"], 0) + 1
             stats.threads += p.next_tid - threads_before
             yield from meta
             yield ev
 
 
-def chrome_trace(con: duckdb.DuckDBPyConnection, params: dict[str, Any], stats: ExportStats | None = None,
-                 batch_rows: int = 50_000) -> Iterator[bytes]:
+def chrome_trace(
+    con: duckdb.DuckDBPyConnection,
+    params: dict[str, Any],
+    stats: ExportStats | None = None,
+    batch_rows: int = 50_000,
+) -> Iterator[bytes]:
     """The Chrome trace JSON document of the selected runs, as pieces of UTF-8 text to write in order
     (an object with ``traceEvents``; ``otherData`` says what made it). Memory stays bounded by one
     batch of ``batch_rows`` query rows and each rank's open spans."""
@@ -176,5 +253,9 @@ def chrome_trace(con: duckdb.DuckDBPyConnection, params: dict[str, Any], stats: 
     selection = {k: v for k, v in params.items() if v is not None}
     if not selection and len(stats.runs) == 1:  # none: the query gave the newest run; say which
         selection = {"run_id": next(iter(stats.runs))}
-    other = {"producer": f"pt2logs {__version__}", "selection": selection, "time_unit": "µs since each run's first event"}
+    other = {
+        "producer": f"pt2logs {__version__}",
+        "selection": selection,
+        "time_unit": "µs since each run's first event",
+    }
     yield b'\n],"displayTimeUnit":"ms","otherData":' + orjson.dumps(other) + b"}\n"

@@ -45,7 +45,9 @@ class Assets:
         from pt2logs.dashboard.html import CSS
 
         self.files = {p.name: p.read_bytes() for p in STATIC.iterdir() if p.suffix in self.TYPES}
-        self.files["serve.css"] = CSS.encode() + self.files["serve.css"]  # the dashboard's look, and the tables'
+        self.files["serve.css"] = (
+            CSS.encode() + self.files["serve.css"]
+        )  # the dashboard's look, and the tables'
         self.files["pygments.css"] = HtmlFormatter(style="default").get_style_defs(".hl").encode()
         self._bundle = bundle.encode() if bundle is not None else None
         self._ready = threading.Event()
@@ -79,7 +81,9 @@ class PageCache:
 
     def __init__(self, entries: int):
         self.entries = entries
-        self.pages: collections.OrderedDict[tuple, tuple[bytes, int, dict[str, str]]] = collections.OrderedDict()
+        self.pages: collections.OrderedDict[tuple, tuple[bytes, int, dict[str, str]]] = (
+            collections.OrderedDict()
+        )
         self.lock = threading.Lock()
 
     def get(self, key: tuple) -> Response | None:
@@ -91,7 +95,12 @@ class PageCache:
 
     def put(self, key: tuple, resp: Response) -> None:
         body = getattr(resp, "body", None)
-        if not self.entries or resp.status_code != 200 or body is None or len(body) > self.PAGE_BYTES:
+        if (
+            not self.entries
+            or resp.status_code != 200
+            or body is None
+            or len(body) > self.PAGE_BYTES
+        ):
             return
         with self.lock:
             self.pages[key] = (bytes(body), resp.status_code, dict(resp.headers))
@@ -137,26 +146,42 @@ def static(request: Request) -> Response:
 
 def _not_found(request: Request, exc: Exception) -> Response:
     status = getattr(exc, "status_code", 500)
-    msg = "No page here." if status == 404 else ("Method not allowed: this app is read-only." if status == 405
-                                                  else "The page failed.")
+    msg = (
+        "No page here."
+        if status == 404
+        else ("Method not allowed: this app is read-only." if status == 405 else "The page failed.")
+    )
     return request.app.state.renderer.error(request, status, msg)
 
 
 ROUTES = [
-    ("/", pages_fleet.home), ("/runs", pages_fleet.runs), ("/runs/{run}", pages_run.run),
-    ("/runs/{run}/compiles/{compile_id:path}", pages_run.compile_page), ("/sites/{site}", pages_diff.site),
-    ("/diff/{a}/{b}", pages_diff.diff), ("/query/{name}", pages_fleet.query), ("/queries", pages_fleet.queries),
+    ("/", pages_fleet.home),
+    ("/runs", pages_fleet.runs),
+    ("/runs/{run}", pages_run.run),
+    ("/runs/{run}/compiles/{compile_id:path}", pages_run.compile_page),
+    ("/sites/{site}", pages_diff.site),
+    ("/diff/{a}/{b}", pages_diff.diff),
+    ("/query/{name}", pages_fleet.query),
+    ("/queries", pages_fleet.queries),
 ]
 
 
-def create_app(warehouse: str, writers: Mapping[str, Writer], *, bundle: str | None = None,
-               store: Connection | None = None, cache_pages: int = 256) -> Starlette:
+def create_app(
+    warehouse: str,
+    writers: Mapping[str, Writer],
+    *,
+    bundle: str | None = None,
+    store: Connection | None = None,
+    cache_pages: int = 256,
+) -> Starlette:
     """The app over ``warehouse``; ``writers``: ``{"json": ..., "csv": ...}`` (the CLI's
     OUTPUT_FORMATS); ``bundle``: the Vega script (built in memory when None); ``cache_pages``: how many
     answered pages to keep (0: none)."""
     routes = [Route(path, page(fn), methods=["GET", "HEAD"]) for path, fn in ROUTES]
     routes.append(Route("/static/{name}", static, methods=["GET", "HEAD"]))
-    app = Starlette(routes=routes, exception_handlers={HTTPException: _not_found, Exception: _not_found})
+    app = Starlette(
+        routes=routes, exception_handlers={HTTPException: _not_found, Exception: _not_found}
+    )
     app.state.store = store or Connection(warehouse)
     app.state.renderer = Renderer(writers)
     app.state.cache = PageCache(cache_pages)

@@ -28,7 +28,9 @@ CHECK_S = 1.0
 
 def commits(wh: Warehouse) -> frozenset[str]:
     """The ``runs`` files (the commit points) the warehouse holds now."""
-    return frozenset(f.rsplit("/", 1)[-1] for f in wh.table_files("runs") if is_data_path(wh.rel(f)))
+    return frozenset(
+        f.rsplit("/", 1)[-1] for f in wh.table_files("runs") if is_data_path(wh.rel(f))
+    )
 
 
 class Connection:

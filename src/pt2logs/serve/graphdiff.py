@@ -24,9 +24,27 @@ _ASSIGN = re.compile(r'^\s*([A-Za-z_]\w*)\s*(?::\s*"((?:[^"\\]|\\.)*)")?\s*=\s*(
 _CALL = re.compile(r"^([A-Za-z_][\w.]*)\(")
 _NAME = re.compile(r"^[A-Za-z_]\w*$")
 _ATTR = re.compile(r"^self\.[\w.]+$")
-_BINARY = [("//", "floordiv"), ("**", "pow"), ("<<", "lshift"), (">>", "rshift"), ("==", "eq"), ("!=", "ne"),
-           ("<=", "le"), (">=", "ge"), ("+", "add"), ("-", "sub"), ("*", "mul"), ("/", "truediv"), ("%", "mod"),
-           ("@", "matmul"), ("&", "and_"), ("|", "or_"), ("^", "xor"), ("<", "lt"), (">", "gt")]
+_BINARY = [
+    ("//", "floordiv"),
+    ("**", "pow"),
+    ("<<", "lshift"),
+    (">>", "rshift"),
+    ("==", "eq"),
+    ("!=", "ne"),
+    ("<=", "le"),
+    (">=", "ge"),
+    ("+", "add"),
+    ("-", "sub"),
+    ("*", "mul"),
+    ("/", "truediv"),
+    ("%", "mod"),
+    ("@", "matmul"),
+    ("&", "and_"),
+    ("|", "or_"),
+    ("^", "xor"),
+    ("<", "lt"),
+    (">", "gt"),
+]
 #: the kinds of node that are ops in torch's graph_op_count
 OP_KINDS = ("call_function", "call_method", "call_module")
 
@@ -35,7 +53,9 @@ OP_KINDS = ("call_function", "call_method", "call_module")
 class Node:
     name: str
     kind: str  # placeholder, call_function, call_method, call_module, get_attr, output
-    target: str  # torch.relu, torch.ops.aten.mul.Tensor, operator.mul, .view, self.L__self___fc1, ...
+    target: (
+        str  # torch.relu, torch.ops.aten.mul.Tensor, operator.mul, .view, self.L__self___fc1, ...
+    )
     args: str = ""  # the right-hand side as printed (``;  x = None`` cleanups cut off)
     type: str = ""  # the annotation: "f32[8, 16][16, 1]cpu"
 
@@ -129,7 +149,7 @@ def parse_graph(text: str | None) -> Graph:
         if code.rstrip().endswith(":"):
             break
     sig_text = "".join(sig)
-    params = sig_text[sig_text.index("(") + 1: sig_text.rindex(")")]
+    params = sig_text[sig_text.index("(") + 1 : sig_text.rindex(")")]
     names: set[str] = set()
     aliases: set[str] = set()
     for p in _split_top(params):
@@ -146,7 +166,7 @@ def parse_graph(text: str | None) -> Graph:
         if not code:
             continue
         if code.startswith("return"):
-            g.nodes.append(Node("output", "output", "output", code[len("return"):].strip()))
+            g.nodes.append(Node("output", "output", "output", code[len("return") :].strip()))
             continue
         m = _ASSIGN.match(code)
         if not m:
@@ -188,28 +208,53 @@ class GraphDiff:
 
     def as_dict(self) -> dict:
         def node(n: Node) -> dict:
-            return {"name": n.name, "kind": n.kind, "target": n.target, "args": n.args, "type": n.type}
+            return {
+                "name": n.name,
+                "kind": n.kind,
+                "target": n.target,
+                "args": n.args,
+                "type": n.type,
+            }
 
-        return {"nodes": {"a": len(self.a.nodes), "b": len(self.b.nodes)},
-                "op_count": {"a": self.a.op_count, "b": self.b.op_count},
-                "added": [node(n) for n in self.added], "removed": [node(n) for n in self.removed],
-                "changed": [{"a": node(x), "b": node(y)} for x, y in self.changed],
-                "ops": self.ops, "unified": "\n".join(self.unified)}
+        return {
+            "nodes": {"a": len(self.a.nodes), "b": len(self.b.nodes)},
+            "op_count": {"a": self.a.op_count, "b": self.b.op_count},
+            "added": [node(n) for n in self.added],
+            "removed": [node(n) for n in self.removed],
+            "changed": [{"a": node(x), "b": node(y)} for x, y in self.changed],
+            "ops": self.ops,
+            "unified": "\n".join(self.unified),
+        }
 
 
-def diff_graphs(text_a: str | None, text_b: str | None, label_a: str = "a", label_b: str = "b",
-                context: int = 3) -> GraphDiff:
+def diff_graphs(
+    text_a: str | None, text_b: str | None, label_a: str = "a", label_b: str = "b", context: int = 3
+) -> GraphDiff:
     """Nodes added, removed and changed (type or arguments) from graph A to graph B, the op counts of
     both, and the unified diff of their text."""
     a, b = parse_graph(text_a), parse_graph(text_b)
     ka, kb = _keyed(a), _keyed(b)
     added = [n for k, n in kb.items() if k not in ka]
     removed = [n for k, n in ka.items() if k not in kb]
-    changed = [(ka[k], n) for k, n in kb.items() if k in ka and (ka[k].type, ka[k].args) != (n.type, n.args)]
+    changed = [
+        (ka[k], n)
+        for k, n in kb.items()
+        if k in ka and (ka[k].type, ka[k].args) != (n.type, n.args)
+    ]
     oa, ob = a.ops, b.ops
-    ops = [{"op": op, "a": oa.get(op, 0), "b": ob.get(op, 0), "delta": ob.get(op, 0) - oa.get(op, 0)}
-           for op in sorted(set(oa) | set(ob))]
+    ops = [
+        {"op": op, "a": oa.get(op, 0), "b": ob.get(op, 0), "delta": ob.get(op, 0) - oa.get(op, 0)}
+        for op in sorted(set(oa) | set(ob))
+    ]
     ops.sort(key=lambda r: (r["delta"] == 0, -abs(r["delta"]), r["op"]))
-    unified = list(difflib.unified_diff((text_a or "").splitlines(), (text_b or "").splitlines(),
-                                        label_a, label_b, n=context, lineterm=""))
+    unified = list(
+        difflib.unified_diff(
+            (text_a or "").splitlines(),
+            (text_b or "").splitlines(),
+            label_a,
+            label_b,
+            n=context,
+            lineterm="",
+        )
+    )
     return GraphDiff(a, b, added, removed, changed, ops, unified)

@@ -15,9 +15,19 @@ from pt2logs.query.queries import bind, get_query, load_queries, run_named, run_
 from pt2logs.reports.runs import check_selection
 
 #: the runs table: (column, heading); sortable by any of them
-RUN_COLUMNS = [("run", "run"), ("started_at", "started"), ("outcome", "outcome"), ("torch", "torch"),
-               ("ranks", "ranks"), ("compiles", "compiles"), ("compile_s", "compile s"), ("recompiles", "recompiles"),
-               ("graph_breaks", "breaks"), ("failures", "failures"), ("tags", "tags")]
+RUN_COLUMNS = [
+    ("run", "run"),
+    ("started_at", "started"),
+    ("outcome", "outcome"),
+    ("torch", "torch"),
+    ("ranks", "ranks"),
+    ("compiles", "compiles"),
+    ("compile_s", "compile s"),
+    ("recompiles", "recompiles"),
+    ("graph_breaks", "breaks"),
+    ("failures", "failures"),
+    ("tags", "tags"),
+]
 PER_PAGE, MOST_PER_PAGE = 50, 500
 #: rows a query page lays out (JSON and CSV give them all)
 SHOWN_ROWS = 1000
@@ -50,15 +60,29 @@ def home(request: Request) -> Response:
     sel = {k: _param(request, k) for k in ("since", "until", "tag", "by")}
     sel["since"] = sel["since"] or "4w"
     with st.store.read() as con:
-        pg = build(con, since=sel["since"], until=sel["until"], tag=sel["tag"], by=sel["by"], warehouse=st.warehouse)
+        pg = build(
+            con,
+            since=sel["since"],
+            until=sel["until"],
+            tag=sel["tag"],
+            by=sel["by"],
+            warehouse=st.warehouse,
+        )
     cards = []
     for c in pg.cards:
         name, params = command_params(c.command)
         cards.append({"card": c, "query": name, "link": _query_link(name, params)})
-    data = {"title": pg.title, "scope": pg.scope, "filters": dict(pg.filters),
-            "headline": [m.__dict__ for m in pg.headline.metrics], "flags": pg.headline.flags,
-            "cards": {c.key: c.data for c in pg.cards}}
-    return st.renderer.page(request, "home.html", {"title": pg.title, "pg": pg, "cards": cards, "sel": sel}, data=data)
+    data = {
+        "title": pg.title,
+        "scope": pg.scope,
+        "filters": dict(pg.filters),
+        "headline": [m.__dict__ for m in pg.headline.metrics],
+        "flags": pg.headline.flags,
+        "cards": {c.key: c.data for c in pg.cards},
+    }
+    return st.renderer.page(
+        request, "home.html", {"title": pg.title, "pg": pg, "cards": cards, "sel": sel}, data=data
+    )
 
 
 def _query_link(name: str, params: dict[str, str]) -> str:
@@ -74,17 +98,32 @@ def run_rows(con: Any) -> list[dict[str, Any]]:
     rows = []
     for r in run_named(con, "run_overview", {}).to_pylist():
         o = outcomes.get(r["run_id"], {})
-        rows.append({"run_id": r["run_id"], "run": r["run"], "started_at": r["started_at"], "outcome": o.get("outcome"),
-                     "why": o.get("why"), "torch": r["torch"], "ranks": r["ranks"], "compiles": r["compiles"],
-                     "compile_s": r["compile_s"], "recompiles": r["recompiles"], "graph_breaks": r["graph_breaks"],
-                     "failures": r["failures"], "tags": tags.get(r["run_id"])})
+        rows.append(
+            {
+                "run_id": r["run_id"],
+                "run": r["run"],
+                "started_at": r["started_at"],
+                "outcome": o.get("outcome"),
+                "why": o.get("why"),
+                "torch": r["torch"],
+                "ranks": r["ranks"],
+                "compiles": r["compiles"],
+                "compile_s": r["compile_s"],
+                "recompiles": r["recompiles"],
+                "graph_breaks": r["graph_breaks"],
+                "failures": r["failures"],
+                "tags": tags.get(r["run_id"]),
+            }
+        )
     return rows
 
 
 def _sort_key(col: str) -> Any:
     def key(r: dict[str, Any]) -> tuple:
         v = r.get(col)
-        return (v is None, v if not isinstance(v, str) else v.lower()) if v is not None else (True, 0)
+        return (
+            (v is None, v if not isinstance(v, str) else v.lower()) if v is not None else (True, 0)
+        )
 
     return key
 
@@ -95,7 +134,12 @@ def runs(request: Request) -> Response:
     sort = _param(request, "sort") or "started_at"
     if sort not in dict(RUN_COLUMNS):
         raise HTTPException(400, f"cannot sort by {sort!r}: one of {', '.join(dict(RUN_COLUMNS))}")
-    desc = _param(request, "desc") != "0" if _param(request, "desc") is not None else sort in ("started_at", "compile_s", "recompiles", "graph_breaks", "failures", "compiles")
+    desc = (
+        _param(request, "desc") != "0"
+        if _param(request, "desc") is not None
+        else sort
+        in ("started_at", "compile_s", "recompiles", "graph_breaks", "failures", "compiles")
+    )
     try:
         pageno = max(1, int(_param(request, "page") or 1))
         per = min(MOST_PER_PAGE, max(1, int(_param(request, "per") or PER_PAGE)))
@@ -106,16 +150,45 @@ def runs(request: Request) -> Response:
     if outcome:
         rows = [r for r in rows if r["outcome"] == outcome]
     if text:
-        rows = [r for r in rows if any(text in str(r.get(k) or "").lower() for k in ("run", "run_id", "tags", "torch", "outcome"))]
+        rows = [
+            r
+            for r in rows
+            if any(
+                text in str(r.get(k) or "").lower()
+                for k in ("run", "run_id", "tags", "torch", "outcome")
+            )
+        ]
     known = [r for r in rows if r.get(sort) is not None]
     known.sort(key=lambda r: r[sort].lower() if isinstance(r[sort], str) else r[sort], reverse=desc)
     rows = known + [r for r in rows if r.get(sort) is None]
     pages = max(1, -(-len(rows) // per))
-    shown = rows[(pageno - 1) * per: pageno * per]
-    table = pa.Table.from_pylist(rows) if rows else pa.table({c: pa.array([], pa.string()) for c, _ in RUN_COLUMNS})
-    state = {"q": _param(request, "q") or "", "outcome": outcome or "", "sort": sort, "desc": "1" if desc else "0", "per": per}
-    return st.renderer.page(request, "runs.html", {"title": "Runs", "rows": shown, "total": len(rows), "page": pageno,
-                                                   "pages": pages, "columns": RUN_COLUMNS, "state": state}, table=table)
+    shown = rows[(pageno - 1) * per : pageno * per]
+    table = (
+        pa.Table.from_pylist(rows)
+        if rows
+        else pa.table({c: pa.array([], pa.string()) for c, _ in RUN_COLUMNS})
+    )
+    state = {
+        "q": _param(request, "q") or "",
+        "outcome": outcome or "",
+        "sort": sort,
+        "desc": "1" if desc else "0",
+        "per": per,
+    }
+    return st.renderer.page(
+        request,
+        "runs.html",
+        {
+            "title": "Runs",
+            "rows": shown,
+            "total": len(rows),
+            "page": pageno,
+            "pages": pages,
+            "columns": RUN_COLUMNS,
+            "state": state,
+        },
+        table=table,
+    )
 
 
 def query(request: Request) -> Response:
@@ -125,7 +198,9 @@ def query(request: Request) -> Response:
     if name not in load_queries():
         raise HTTPException(404, f"No named query {name!r}: the list is at /queries.")
     q = get_query(name)
-    given: dict[str, Any] = {k: v for k, v in request.query_params.items() if k != "format" and v != ""}
+    given: dict[str, Any] = {
+        k: v for k, v in request.query_params.items() if k != "format" and v != ""
+    }
     if "run" in given:  # --run
         given["run_id"] = given.pop("run")
     with st.store.read() as con:
@@ -134,15 +209,43 @@ def query(request: Request) -> Response:
         table = run_sql(con, q.sql, bind(q, q.sql, given))
     cmd = ["pt2logs", "query", name]
     for k, v in given.items():
-        cmd += [next((f for f, p in FLAGS.items() if p == k), "-p"), *(() if k in FLAGS.values() else (k,)), str(v)]
-    return st.renderer.page(request, "query.html", {
-        "title": q.title, "q": q, "given": given, "rows": table.slice(0, SHOWN_ROWS).to_pylist(),
-        "columns": table.column_names, "total": table.num_rows, "shown": min(SHOWN_ROWS, table.num_rows),
-        "command": shlex.join(cmd)}, table=table)
+        cmd += [
+            next((f for f, p in FLAGS.items() if p == k), "-p"),
+            *(() if k in FLAGS.values() else (k,)),
+            str(v),
+        ]
+    return st.renderer.page(
+        request,
+        "query.html",
+        {
+            "title": q.title,
+            "q": q,
+            "given": given,
+            "rows": table.slice(0, SHOWN_ROWS).to_pylist(),
+            "columns": table.column_names,
+            "total": table.num_rows,
+            "shown": min(SHOWN_ROWS, table.num_rows),
+            "command": shlex.join(cmd),
+        },
+        table=table,
+    )
 
 
 def queries(request: Request) -> Response:
     qs = sorted(load_queries().values(), key=lambda q: q.name)
-    data = [{"name": q.name, "title": q.title, "question": q.question, "params": [p.name for p in q.params]} for q in qs]
-    return request.app.state.renderer.page(request, "queries.html", {"title": "Named queries", "qs": qs}, data=data,
-                                           table=pa.Table.from_pylist(data))
+    data = [
+        {
+            "name": q.name,
+            "title": q.title,
+            "question": q.question,
+            "params": [p.name for p in q.params],
+        }
+        for q in qs
+    ]
+    return request.app.state.renderer.page(
+        request,
+        "queries.html",
+        {"title": "Named queries", "qs": qs},
+        data=data,
+        table=pa.Table.from_pylist(data),
+    )

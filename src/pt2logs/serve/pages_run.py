@@ -24,17 +24,28 @@ from pt2logs.reports.runs import resolve_run
 #: a graph or code text is highlighted up to this size, shown plain up to :data:`MOST_SHOWN`, cut beyond
 HIGHLIGHT_BYTES, MOST_SHOWN = 512 << 10, 2 << 20
 #: the artifacts a compile page shows, in the order torch makes them: (what, title)
-ARTIFACTS = [("dynamo_output_graph", "Dynamo graph"), ("aot_joint_graph", "AOT joint graph"),
-             ("aot_forward_graph", "AOT forward graph"), ("aot_backward_graph", "AOT backward graph"),
-             ("aot_inference_graph", "AOT inference graph"), ("inductor_post_grad_graph", "Post-grad graph"),
-             ("fx_graph_runnable", "fx_graph_runnable"), ("inductor_output_code", "Inductor output code"),
-             ("dynamo_cpp_guards_str", "Guards"), ("dynamo_error", "Dynamo error (traceback)")]
+ARTIFACTS = [
+    ("dynamo_output_graph", "Dynamo graph"),
+    ("aot_joint_graph", "AOT joint graph"),
+    ("aot_forward_graph", "AOT forward graph"),
+    ("aot_backward_graph", "AOT backward graph"),
+    ("aot_inference_graph", "AOT inference graph"),
+    ("inductor_post_grad_graph", "Post-grad graph"),
+    ("fx_graph_runnable", "fx_graph_runnable"),
+    ("inductor_output_code", "Inductor output code"),
+    ("dynamo_cpp_guards_str", "Guards"),
+    ("dynamo_error", "Dynamo error (traceback)"),
+]
 #: the run dashboard's charts (dashboards/run.toml) a run page draws; its other cards are the summary's tables
 RUN_CHARTS = ("waterfall", "rank_ends", "recompile_chain")
 #: the compile's own queries: (key, title, named query)
-COMPILE_SECTIONS = [("graph_breaks", "Graph breaks", "compile_graph_breaks"), ("kernels", "Kernels", "compile_kernels"),
-                    ("cache_lookups", "Cache lookups", "compile_cache_lookups"),
-                    ("phases", "Phases", "compile_phase_spans"), ("metrics", "Metrics", "compile_metrics")]
+COMPILE_SECTIONS = [
+    ("graph_breaks", "Graph breaks", "compile_graph_breaks"),
+    ("kernels", "Kernels", "compile_kernels"),
+    ("cache_lookups", "Cache lookups", "compile_cache_lookups"),
+    ("phases", "Phases", "compile_phase_spans"),
+    ("metrics", "Metrics", "compile_metrics"),
+]
 
 
 def highlight(text: str | None) -> tuple[Markup, int]:
@@ -62,8 +73,11 @@ def split_stack(frames: list[str] | None) -> tuple[list[dict[str, Any]], list[di
     user, lib = [], []
     for text in frames or []:
         m = _FRAME.match(text)
-        f = {"file": m.group("file"), "line": int(m.group("line")), "func": m.group("func")} if m else \
-            {"file": text, "line": None, "func": None}
+        f = (
+            {"file": m.group("file"), "line": int(m.group("line")), "func": m.group("func")}
+            if m
+            else {"file": text, "line": None, "func": None}
+        )
         (user if classify_path(f["file"]).kind == "user" else lib).append(f)
     return user, lib
 
@@ -73,23 +87,51 @@ def run(request: Request) -> Response:
     with st.store.read() as con:
         s = summary(con, request.path_params["run"])
         rid = s.run.run_id
-        sel = Selection(None, None, None, None, rid, s.run.name, dt.datetime.now(dt.timezone.utc), 10.0)
-        cards = [build_card(con, x, sel, 1) for x in get_dashboard("run").sections if x.key in RUN_CHARTS]
-        compiles = [c for c in run_named(con, "bug_report_compiles", {"run_id": rid}).to_pylist() if c["run_id"] == rid]
+        sel = Selection(
+            None, None, None, None, rid, s.run.name, dt.datetime.now(dt.timezone.utc), 10.0
+        )
+        cards = [
+            build_card(con, x, sel, 1) for x in get_dashboard("run").sections if x.key in RUN_CHARTS
+        ]
+        compiles = [
+            c
+            for c in run_named(con, "bug_report_compiles", {"run_id": rid}).to_pylist()
+            if c["run_id"] == rid
+        ]
     o = s.outcome
     outcome = None
     if o is not None:
-        outcome = {"outcome": o.outcome, "line": outcome_line(o), "evidence": o.run.get("evidence"),
-                   "more": [x for x in (silence_line(o), command_line(o)) if x], "ranks": rank_lines(o)}
+        outcome = {
+            "outcome": o.outcome,
+            "line": outcome_line(o),
+            "evidence": o.run.get("evidence"),
+            "more": [x for x in (silence_line(o), command_line(o)) if x],
+            "ranks": rank_lines(o),
+        }
     charts = [c for c in cards if c.spec is not None]
     data = {**s.as_dict(), "compiles": compiles}
-    return st.renderer.page(request, "run.html", {
-        "title": f"{s.run.name}", "body_run": rid, "s": s, "o": outcome, "charts": charts, "compiles": compiles,
-        "sections": [(k, t, tbl.to_pylist(), tbl.column_names) for k, t, tbl in s.sections]}, data=data)
+    return st.renderer.page(
+        request,
+        "run.html",
+        {
+            "title": f"{s.run.name}",
+            "body_run": rid,
+            "s": s,
+            "o": outcome,
+            "charts": charts,
+            "compiles": compiles,
+            "sections": [(k, t, tbl.to_pylist(), tbl.column_names) for k, t, tbl in s.sections],
+        },
+        data=data,
+    )
 
 
 def _of_rank(rows: list[dict[str, Any]], run_id: str, rank: int | None) -> list[dict[str, Any]]:
-    return [r for r in rows if r.get("run_id", run_id) == run_id and (rank is None or r.get("rank") == rank)]
+    return [
+        r
+        for r in rows
+        if r.get("run_id", run_id) == run_id and (rank is None or r.get("rank") == rank)
+    ]
 
 
 def compile_facts(con: Any, run_id: str, cid: str, rank: int | None) -> dict[str, Any]:
@@ -99,12 +141,23 @@ def compile_facts(con: Any, run_id: str, cid: str, rank: int | None) -> dict[str
     ranks = sorted({c["rank"] for c in compiles}, key=lambda r: (r is not None, r or 0))
     if rank is None and ranks:
         rank = ranks[0]  # a multi-rank run: the first rank's, the others linked
-    arts = [a for a in run_named(con, "bug_report_artifacts", p).to_pylist()
-            if a["compile_id"] == cid and (rank is None or a["rank"] == rank)]
-    rec = [r for r in run_named(con, "recompile_list", {"run_id": run_id}).to_pylist()
-           if r["compile_id"] == cid and r["rank"] == rank]
-    out: dict[str, Any] = {"compile": next((c for c in compiles if c["rank"] == rank), None), "ranks": ranks,
-                           "rank": rank, "recompile": rec, "artifacts": arts}
+    arts = [
+        a
+        for a in run_named(con, "bug_report_artifacts", p).to_pylist()
+        if a["compile_id"] == cid and (rank is None or a["rank"] == rank)
+    ]
+    rec = [
+        r
+        for r in run_named(con, "recompile_list", {"run_id": run_id}).to_pylist()
+        if r["compile_id"] == cid and r["rank"] == rank
+    ]
+    out: dict[str, Any] = {
+        "compile": next((c for c in compiles if c["rank"] == rank), None),
+        "ranks": ranks,
+        "rank": rank,
+        "recompile": rec,
+        "artifacts": arts,
+    }
     qp = {**p, "rank": rank}
     for key, _, q in COMPILE_SECTIONS:
         out[key] = run_named(con, q, qp).to_pylist()
@@ -113,11 +166,23 @@ def compile_facts(con: Any, run_id: str, cid: str, rank: int | None) -> dict[str
     if prev:
         guards = {}
         for c in (prev, cid):
-            g = [a["payload"] for a in run_named(con, "bug_report_artifacts", {"run_id": run_id, "compile_id": c}).to_pylist()
-                 if a["what"] == "dynamo_cpp_guards_str" and a["rank"] == rank and a["payload"]]
+            g = [
+                a["payload"]
+                for a in run_named(
+                    con, "bug_report_artifacts", {"run_id": run_id, "compile_id": c}
+                ).to_pylist()
+                if a["what"] == "dynamo_cpp_guards_str" and a["rank"] == rank and a["payload"]
+            ]
             guards[c] = g[-1] if g else ""
-        out["guard_diff"] = "\n".join(difflib.unified_diff(guards[prev].splitlines(), guards[cid].splitlines(),
-                                                           f"guards of {prev}", f"guards of {cid}", lineterm=""))
+        out["guard_diff"] = "\n".join(
+            difflib.unified_diff(
+                guards[prev].splitlines(),
+                guards[cid].splitlines(),
+                f"guards of {prev}",
+                f"guards of {cid}",
+                lineterm="",
+            )
+        )
     return out
 
 
@@ -138,8 +203,12 @@ def compile_page(request: Request) -> Response:
         r = resolve_run(con, request.path_params["run"])
         f = compile_facts(con, r.run_id, cid, _rank(request))
     if f["compile"] is None and not f["artifacts"] and not f["metrics"]:
-        raise HTTPException(404, f"Run {r.name} ({r.run_id}) has no compile {cid!r}"
-                                 + (f" on rank {f['rank']}" if f["rank"] is not None else "") + ".")
+        raise HTTPException(
+            404,
+            f"Run {r.name} ({r.run_id}) has no compile {cid!r}"
+            + (f" on rank {f['rank']}" if f["rank"] is not None else "")
+            + ".",
+        )
     by = {}
     for a in f["artifacts"]:
         if a.get("payload"):
@@ -149,11 +218,31 @@ def compile_page(request: Request) -> Response:
         a = by.get(what)
         if a is not None:
             html, cut = highlight(a["payload"])
-            shown.append({"what": what, "title": title, "html": html, "cut": cut, "a": a,
-                          "lines": a["payload"].count("\n") + 1})
+            shown.append(
+                {
+                    "what": what,
+                    "title": title,
+                    "html": html,
+                    "cut": cut,
+                    "a": a,
+                    "lines": a["payload"].count("\n") + 1,
+                }
+            )
     data = {k: v for k, v in f.items()}
     stack = next((m["stack_trace"] for m in f["metrics"] if m.get("stack_trace")), None)
-    return st.renderer.page(request, "compile.html", {
-        "title": f"{r.name} · compile {cid}", "body_run": r.run_id, "r": r, "cid": cid, "f": f,
-        "c": f["compile"] or {}, "stack": split_stack(stack), "shown": shown,
-        "sections": [(k, t, f[k]) for k, t, _ in COMPILE_SECTIONS]}, data=data)
+    return st.renderer.page(
+        request,
+        "compile.html",
+        {
+            "title": f"{r.name} · compile {cid}",
+            "body_run": r.run_id,
+            "r": r,
+            "cid": cid,
+            "f": f,
+            "c": f["compile"] or {},
+            "stack": split_stack(stack),
+            "shown": shown,
+            "sections": [(k, t, f[k]) for k, t, _ in COMPILE_SECTIONS],
+        },
+        data=data,
+    )

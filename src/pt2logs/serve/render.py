@@ -29,9 +29,15 @@ from pt2logs.version import __version__
 Writer = Callable[[pa.Table, BinaryIO], None]
 TEMPLATES = Path(__file__).parent / "templates"
 #: what a page may load: its own scripts and styles only (vega needs eval for its expressions)
-CSP = ("default-src 'none'; script-src 'self' 'unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-       "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
-HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
+CSP = (
+    "default-src 'none'; script-src 'self' 'unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
 
 
 def seg(v: Any) -> str:
@@ -93,11 +99,24 @@ def cell(v: Any) -> str:
 
 
 def _env() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(cell=cell, seg=seg, spec_json=lambda s: jinja2.utils.markupsafe.Markup(script_json(s)))
-    env.globals.update(link_for=link_for, run_url=run_url, compile_url=compile_url, site_url=site_url, query_url=query_url,
-                       version=__version__)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        cell=cell, seg=seg, spec_json=lambda s: jinja2.utils.markupsafe.Markup(script_json(s))
+    )
+    env.globals.update(
+        link_for=link_for,
+        run_url=run_url,
+        compile_url=compile_url,
+        site_url=site_url,
+        query_url=query_url,
+        version=__version__,
+    )
     return env
 
 
@@ -107,6 +126,7 @@ def rows_of(t: Any) -> list[dict[str, Any]]:
 
 def to_json(data: Any) -> bytes:
     """A page's data as JSON (tables as lists of rows; times ISO; inf and NaN null)."""
+
     def default(v: Any) -> Any:
         if isinstance(v, pa.Table):
             return finite(v.to_pylist())
@@ -114,8 +134,12 @@ def to_json(data: Any) -> bytes:
             return v.as_dict()
         return str(v)
 
-    return orjson.dumps(finite(data), default=default,
-                        option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"
+    return (
+        orjson.dumps(
+            finite(data), default=default, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
+        )
+        + b"\n"
+    )
 
 
 class Renderer:
@@ -125,17 +149,36 @@ class Renderer:
         self.env = _env()
         self.writers = dict(writers)
 
-    def page(self, request: Request, template: str, ctx: dict[str, Any], *, data: Any = None,
-             table: pa.Table | None = None, status: int = 200) -> Response:
+    def page(
+        self,
+        request: Request,
+        template: str,
+        ctx: dict[str, Any],
+        *,
+        data: Any = None,
+        table: pa.Table | None = None,
+        status: int = 200,
+    ) -> Response:
         """The page as HTML, or its ``data`` (``?format=json``) or ``table`` (``?format=csv``)."""
         fmt = request.query_params.get("format", "html")
         if fmt == "json":
-            body = self.rows(table, "json") if data is None and table is not None else to_json(data if data is not None else {})
+            body = (
+                self.rows(table, "json")
+                if data is None and table is not None
+                else to_json(data if data is not None else {})
+            )
             return Response(body, status, media_type="application/json", headers=HEADERS)
         if fmt == "csv":
             if table is None:
-                return self.error(request, 400, "This page has no table to give as CSV; try ?format=json.")
-            return Response(self.rows(table, "csv"), status, media_type="text/csv; charset=utf-8", headers=HEADERS)
+                return self.error(
+                    request, 400, "This page has no table to give as CSV; try ?format=json."
+                )
+            return Response(
+                self.rows(table, "csv"),
+                status,
+                media_type="text/csv; charset=utf-8",
+                headers=HEADERS,
+            )
         if fmt != "html":
             return self.error(request, 400, f"Unknown format {fmt!r}: html, json or csv.")
         return self.html(request, template, ctx, status)
@@ -145,13 +188,24 @@ class Renderer:
         self.writers[fmt](table, buf)
         return buf.getvalue()
 
-    def html(self, request: Request, template: str, ctx: dict[str, Any], status: int = 200) -> Response:
+    def html(
+        self, request: Request, template: str, ctx: dict[str, Any], status: int = 200
+    ) -> Response:
         body = self.env.get_template(template).render(request=request, path=request.url.path, **ctx)
         return HTMLResponse(body, status, headers=HEADERS)
 
     def error(self, request: Request, status: int, message: str) -> Response:
         """An error as a page (JSON with ``?format=json``): what went wrong, never a traceback."""
         if request.query_params.get("format") == "json":
-            return Response(to_json({"error": message, "status": status}), status, media_type="application/json",
-                            headers=HEADERS)
-        return self.html(request, "error.html", {"title": f"{status}", "status": status, "message": message}, status)
+            return Response(
+                to_json({"error": message, "status": status}),
+                status,
+                media_type="application/json",
+                headers=HEADERS,
+            )
+        return self.html(
+            request,
+            "error.html",
+            {"title": f"{status}", "status": status, "message": message},
+            status,
+        )

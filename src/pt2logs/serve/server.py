@@ -36,8 +36,11 @@ def url_of(sock: socket.socket) -> str:
 
 
 def make_server(app: Any, log_level: str = "warning") -> uvicorn.Server:
-    return uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="off",
-                                         timeout_graceful_shutdown=2))
+    return uvicorn.Server(
+        uvicorn.Config(
+            app, log_level=log_level, access_log=False, lifespan="off", timeout_graceful_shutdown=2
+        )
+    )
 
 
 class Background:
@@ -47,8 +50,12 @@ class Background:
         self.sock = bind(host, port)
         self.url = url_of(self.sock)
         self.server = make_server(app)
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True,
-                                       name="pt2logs-serve")
+        self.thread = threading.Thread(
+            target=self.server.run,
+            kwargs={"sockets": [self.sock]},
+            daemon=True,
+            name="pt2logs-serve",
+        )
 
     def __enter__(self) -> str:
         self.thread.start()

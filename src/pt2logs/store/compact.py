@@ -54,8 +54,12 @@ def _partition_of(path: str) -> str | None:
     return None
 
 
-def compact(warehouse: str | Warehouse, partitions: list[str] | None = None, min_files: int = 2,
-            grace_s: float | None = None) -> CompactResult:
+def compact(
+    warehouse: str | Warehouse,
+    partitions: list[str] | None = None,
+    min_files: int = 2,
+    grace_s: float | None = None,
+) -> CompactResult:
     """Rewrite partitions; ``grace_s`` (default ``PT2LOGS_GC_GRACE_S``, 900 s) before replaced files go."""
     import duckdb
 
@@ -83,7 +87,9 @@ def compact(warehouse: str | Warehouse, partitions: list[str] | None = None, min
             p = _partition_of(d.path)
             if not d.quarantined and p in files:
                 del files[p]
-                res.skipped.append((p, f"{d.path} is {d.why}; run `pt2logs check`, then `pt2logs repair`"))
+                res.skipped.append(
+                    (p, f"{d.path} is {d.why}; run `pt2logs check`, then `pt2logs repair`")
+                )
         dcon = duckdb.connect()
         _bound_memory(dcon)
         attach_filesystem(dcon, wh)
@@ -115,11 +121,18 @@ def _bound_memory(con) -> None:
 
     con.execute("SET preserve_insertion_order = false")
     con.execute(f"SET memory_limit = '{os.environ.get('PT2LOGS_COMPACT_MEMORY', '1GB')}'")
-    con.execute(f"SET temp_directory = '{os.path.join(tempfile.gettempdir(), f'pt2logs-compact-{os.getpid()}')}'")
+    con.execute(
+        f"SET temp_directory = '{os.path.join(tempfile.gettempdir(), f'pt2logs-compact-{os.getpid()}')}'"
+    )
 
 
 def _src(wh: Warehouse, paths: list[str]) -> str:
-    urls = ", ".join("'" + wh.fs.unstrip_protocol(p).replace("'", "''") + "'" if wh.remote else "'" + p.replace("'", "''") + "'" for p in paths)
+    urls = ", ".join(
+        "'" + wh.fs.unstrip_protocol(p).replace("'", "''") + "'"
+        if wh.remote
+        else "'" + p.replace("'", "''") + "'"
+        for p in paths
+    )
     return f"read_parquet([{urls}], union_by_name=true)"
 
 
@@ -128,11 +141,15 @@ def _dead_rows(con, wh: Warehouse, by_table: dict[str, list[str]]) -> int:
     for table, paths in by_table.items():
         if table == PAYLOADS:
             continue  # store rows are never dead: any run, of any partition, may name them
-        dead += con.execute(f"SELECT count(*) FROM {_src(wh, paths)} t ANTI JOIN live USING (run_id, txn)").fetchall()[0][0]
+        dead += con.execute(
+            f"SELECT count(*) FROM {_src(wh, paths)} t ANTI JOIN live USING (run_id, txn)"
+        ).fetchall()[0][0]
     return dead
 
 
-def _rewrite(con, wh: Warehouse, part: str, by_table: dict[str, list[str]], res: CompactResult) -> None:
+def _rewrite(
+    con, wh: Warehouse, part: str, by_table: dict[str, list[str]], res: CompactResult
+) -> None:
     from pt2logs.query.views import arrow_batches
     from pt2logs.tables.rows import stamp
 
@@ -148,15 +165,23 @@ def _rewrite(con, wh: Warehouse, part: str, by_table: dict[str, list[str]], res:
             t = TABLES[table]
             cols = con.execute(f"SELECT * FROM {_src(wh, paths)} LIMIT 0").description
             present = {c[0] for c in cols}
-            sel = ", ".join(_col(c.name) for c in t.columns if c.name in present and c.name != "txn")
+            sel = ", ".join(
+                _col(c.name) for c in t.columns if c.name in present and c.name != "txn"
+            )
             # the row's long texts in the store: keep their keys
             keys = [k for _, k in STORED.get(table, ()) if k in present]
             sel += "".join(f', "{k}"' for k in keys)
-            reader = arrow_batches(con, f"SELECT {sel} FROM {_src(wh, paths)} t SEMI JOIN live USING (run_id, txn)", COPY_ROWS)
+            reader = arrow_batches(
+                con,
+                f"SELECT {sel} FROM {_src(wh, paths)} t SEMI JOIN live USING (run_id, txn)",
+                COPY_ROWS,
+            )
             for batch in reader:
                 out = stamp(_as_declared(batch, t), t, {"txn": txn.id})
                 for k in keys:
-                    out = out.append_column(k, batch.column(k).cast(file_schema(table).field(k).type))
+                    out = out.append_column(
+                        k, batch.column(k).cast(file_schema(table).field(k).type)
+                    )
                 res.rows_kept += out.num_rows
                 if table == "runs":
                     runs_batches.append(out)
@@ -164,12 +189,18 @@ def _rewrite(con, wh: Warehouse, part: str, by_table: dict[str, list[str]], res:
                     writer.write(table, out)
         res.files_after += len(writer.close())
         faults.step("compact.data")
-        runs = pa.Table.from_batches(runs_batches, schema=TABLES["runs"].schema) if runs_batches else None
+        runs = (
+            pa.Table.from_batches(runs_batches, schema=TABLES["runs"].schema)
+            if runs_batches
+            else None
+        )
         wh.check_lock("compact")
         if (runs is not None and runs.num_rows) or writer.written:
             w = PartWriter(info, "compact-runs")
             w.set_metadata("runs", {manifest.KEY: manifest.make_record(wh, txn.id, part)})
-            w.touch("runs")  # with no live run, an empty runs file still commits the payloads copied
+            w.touch(
+                "runs"
+            )  # with no live run, an empty runs file still commits the payloads copied
             if runs is not None:
                 w.write_table("runs", runs)  # the commit point
             res.files_after += len(w.close())
@@ -183,17 +214,28 @@ def _rewrite(con, wh: Warehouse, part: str, by_table: dict[str, list[str]], res:
         raise
 
 
-def _copy_payloads(con, wh: Warehouse, paths: list[str], writer: PartWriter, txn: str, res: CompactResult) -> None:
+def _copy_payloads(
+    con, wh: Warehouse, paths: list[str], writer: PartWriter, txn: str, res: CompactResult
+) -> None:
     """Every key of the replaced payload files, once: never fewer (runs of any partition, and ingests
     running now that saw these files committed, may name any of them)."""
     from pt2logs.query.views import arrow_batches
 
-    reader = arrow_batches(con, f'SELECT "{PAYLOAD_KEY}", any_value(payload) AS payload, {_sql_str(txn)} AS txn '
-                                f'FROM {_src(wh, paths)} GROUP BY "{PAYLOAD_KEY}"', COPY_ROWS)
+    reader = arrow_batches(
+        con,
+        f'SELECT "{PAYLOAD_KEY}", any_value(payload) AS payload, {_sql_str(txn)} AS txn '
+        f'FROM {_src(wh, paths)} GROUP BY "{PAYLOAD_KEY}"',
+        COPY_ROWS,
+    )
     schema = file_schema(PAYLOADS)
     for batch in reader:
         res.rows_kept += batch.num_rows
-        writer.write(PAYLOADS, pa.RecordBatch.from_arrays([batch.column(i).cast(schema.field(i).type) for i in range(3)], schema=schema))
+        writer.write(
+            PAYLOADS,
+            pa.RecordBatch.from_arrays(
+                [batch.column(i).cast(schema.field(i).type) for i in range(3)], schema=schema
+            ),
+        )
 
 
 def _sql_str(s: str) -> str:

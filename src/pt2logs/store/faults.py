@@ -14,7 +14,14 @@ import time
 #: a transaction (ingest or compaction), in order
 TXN_STEPS = ("txn.data", "txn.files", "txn.commit", "txn.release")
 #: one partition of ``pt2logs compact``, then the deletion of replaced files (``gc``), in order
-COMPACT_STEPS = ("compact.data", "compact.commit", "compact.tombstone", "compact.release", "gc.data", "gc.done")
+COMPACT_STEPS = (
+    "compact.data",
+    "compact.commit",
+    "compact.tombstone",
+    "compact.release",
+    "gc.data",
+    "gc.done",
+)
 
 
 def step(name: str) -> None:

@@ -131,7 +131,12 @@ def head(fs: Any, path: str) -> tuple[str, float] | None:
 
 
 def mtime_of(info: dict[str, Any]) -> float:
-    mt = info.get("LastModified") or info.get("mtime") or info.get("last_modified") or info.get("updated")
+    mt = (
+        info.get("LastModified")
+        or info.get("mtime")
+        or info.get("last_modified")
+        or info.get("updated")
+    )
     if hasattr(mt, "timestamp"):
         return float(mt.timestamp())
     try:
@@ -180,7 +185,9 @@ class Heartbeat:
     def check(self, what: str) -> None:
         """Raise LeaseLost if the lease is gone or may have expired (no renewal for most of a lease)."""
         if self.lost or time.monotonic() - self.last_ok > 0.8 * lease_s():
-            raise LeaseLost(f"{what}: lease lost (no heartbeat for {time.monotonic() - self.last_ok:.0f} s)")
+            raise LeaseLost(
+                f"{what}: lease lost (no heartbeat for {time.monotonic() - self.last_ok:.0f} s)"
+            )
 
     def stop(self) -> None:
         self._stop.set()
@@ -226,11 +233,15 @@ class RemoteLock:
     def _body(self) -> bytes:
         import orjson
 
-        return orjson.dumps({"owner": self.owner, "pid": os.getpid(), "lease_s": lease_s(), "renewed": time.time()})
+        return orjson.dumps(
+            {"owner": self.owner, "pid": os.getpid(), "lease_s": lease_s(), "renewed": time.time()}
+        )
 
     def acquire(self, poll: float | None = None) -> None:
         poll = poll if poll is not None else min(1.0, lease_s() / 10)
-        seen: tuple[str, float] | None = None  # (etag of someone else's lease, when we first saw it)
+        seen: tuple[str, float] | None = (
+            None  # (etag of someone else's lease, when we first saw it)
+        )
         while True:
             etag = put_new(self.fs, self.path, self._body())
             if etag is not None:

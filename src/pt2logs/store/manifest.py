@@ -88,8 +88,15 @@ def make_record(lay: Layout, txn: str, day: str) -> bytes:
         with lay.fs.open(path, "rb") as f:
             rows = pq.ParquetFile(f).metadata.num_rows
         rel = lay.rel(path)
-        files.append({"path": rel, "bytes": int(e["size"]), "rows": int(rows),
-                      "schema": schema_version(rel.split("/", 1)[0]), "hash": file_hash(lay, path, e)})
+        files.append(
+            {
+                "path": rel,
+                "bytes": int(e["size"]),
+                "rows": int(rows),
+                "schema": schema_version(rel.split("/", 1)[0]),
+                "hash": file_hash(lay, path, e),
+            }
+        )
     return orjson.dumps({"v": VERSION, "files": files})
 
 
@@ -129,8 +136,13 @@ class Problem:
     runs_file: bool = False
 
 
-def verify(lay: Layout, runs_files: list[str], listing: dict[str, int], garbage: set[str],
-           full: bool = True) -> tuple[list[Problem], int]:
+def verify(
+    lay: Layout,
+    runs_files: list[str],
+    listing: dict[str, int],
+    garbage: set[str],
+    full: bool = True,
+) -> tuple[list[Problem], int]:
     """Check every committed transaction's files against its record: present, size, and with ``full``
     hash, footer and rows. ``listing``: rel path -> size of every file there. Files a compaction
     replaced (``garbage``) are skipped. Returns the problems and how many files were checked."""
@@ -150,7 +162,11 @@ def verify(lay: Layout, runs_files: list[str], listing: dict[str, int], garbage:
         try:
             entries = read_record(lay, runs_path)
         except Exception as e:  # noqa: BLE001 - any failure to read the commit itself is damage
-            problems.append(Problem(rel_runs, txn, f"the runs file (the commit) cannot be read: {_why(e)}", True))
+            problems.append(
+                Problem(
+                    rel_runs, txn, f"the runs file (the commit) cannot be read: {_why(e)}", True
+                )
+            )
             continue
         if entries is None:  # from before records: the footer of each file of the transaction
             entries = [{"path": rel} for rel in by_txn.get(txn or "", [])]

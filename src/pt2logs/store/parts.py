@@ -58,8 +58,14 @@ def file_schema(table: str) -> pa.Schema:
     """The schema of ``table``'s files: the declared one; a table of :data:`STORED` also holds the key."""
     if table == PAYLOADS:
         meta = {b"pt2logs.table": PAYLOADS.encode(), b"pt2logs.schema_version": b"1"}
-        return pa.schema([pa.field(PAYLOAD_KEY, _KEY_TYPE), pa.field("payload", pa.string()),
-                          pa.field("txn", pa.string())], metadata=meta)
+        return pa.schema(
+            [
+                pa.field(PAYLOAD_KEY, _KEY_TYPE),
+                pa.field("payload", pa.string()),
+                pa.field("txn", pa.string()),
+            ],
+            metadata=meta,
+        )
     schema = TABLES[table].schema
     for _, key in STORED.get(table, ()):
         schema = schema.append(pa.field(key, _KEY_TYPE))
@@ -95,13 +101,41 @@ class Layout:
         """``path`` relative to the root, with ``/`` separators (how the ``_gc`` records name files)."""
         root = self.root.rstrip("/") + "/"
         p = path.replace(os.sep, "/") if not self.remote else path
-        return p[len(root):] if p.startswith(root) else p
+        return p[len(root) :] if p.startswith(root) else p
 
 
 #: text columns worth min/max statistics (short, filtered on); long text (payloads, JSON) gets none
-_STATS_TEXT = {"run_id", "txn", "compile_id", "event_type", "artifact_name", "source", "file", "phase", "stage",
-               "cause", "gb_id", "gb_type", "kernel_name", "backend", "kind", "name", "format", "path", "relpath",
-               "category", "cache", "outcome", "op", "co_name", "severity", "artifact", "level", "direction", "dtype"}
+_STATS_TEXT = {
+    "run_id",
+    "txn",
+    "compile_id",
+    "event_type",
+    "artifact_name",
+    "source",
+    "file",
+    "phase",
+    "stage",
+    "cause",
+    "gb_id",
+    "gb_type",
+    "kernel_name",
+    "backend",
+    "kind",
+    "name",
+    "format",
+    "path",
+    "relpath",
+    "category",
+    "cache",
+    "outcome",
+    "op",
+    "co_name",
+    "severity",
+    "artifact",
+    "level",
+    "direction",
+    "dtype",
+}
 
 
 #: dictionary pages larger than Parquet's 1 MB default: an ``events`` row group's envelopes repeat (every
@@ -113,7 +147,11 @@ _DICT_BYTES = {"events": 8 << 20}
 def _stats_columns(table: str) -> list[str]:
     if table == PAYLOADS:
         return ["txn"]
-    return [c.name for c in TABLES[table].columns if c.kind not in ("str", "json", "list<str>") or c.name in _STATS_TEXT]
+    return [
+        c.name
+        for c in TABLES[table].columns
+        if c.kind not in ("str", "json", "list<str>") or c.name in _STATS_TEXT
+    ]
 
 
 def txn_of(path: str) -> str | None:
@@ -209,7 +247,9 @@ class PartWriter:
             return
         # secret shapes out of every text column (pt2logs.redaction.masking), a row group at a time; a text the
         # store keeps is scrubbed once, as the store's new row, not in every row that repeats it
-        batches = scrub_batches(batches, skip={t for t, _ in STORED.get(table, ())} if self.payloads is not None else ())
+        batches = scrub_batches(
+            batches, skip={t for t, _ in STORED.get(table, ())} if self.payloads is not None else ()
+        )
         schema = self._schema(table)
         data = pa.Table.from_batches(batches, schema=schema)
         w = self._writers.get(table)
@@ -231,9 +271,15 @@ class PartWriter:
         final = self.wh.path(table, part, name)
         tmp = final if self.wh.remote else final + ".tmp"
         fh = self.wh.fs.open(tmp, "wb")
-        writer = pq.ParquetWriter(fh, schema, compression="zstd", compression_level=1,
-                                  write_statistics=_stats_columns(table), use_dictionary=True,
-                                  dictionary_pagesize_limit=_DICT_BYTES.get(table, 1 << 20))
+        writer = pq.ParquetWriter(
+            fh,
+            schema,
+            compression="zstd",
+            compression_level=1,
+            write_statistics=_stats_columns(table),
+            use_dictionary=True,
+            dictionary_pagesize_limit=_DICT_BYTES.get(table, 1 << 20),
+        )
         w = (writer, fh, tmp, final, 0)
         self._writers[table] = w
         return w
@@ -262,7 +308,11 @@ class PartWriter:
             for table in list(self._writers):
                 self._close_one(table)
         except BaseException as e:
-            err = self._no_space(e) if isinstance(e, OSError) and e.errno == errno.ENOSPC and not isinstance(e, NoSpace) else None
+            err = (
+                self._no_space(e)
+                if isinstance(e, OSError) and e.errno == errno.ENOSPC and not isinstance(e, NoSpace)
+                else None
+            )
             self.discard()  # no half-written file left open (and no ParquetWriter.__del__ noise at exit)
             if err is not None:
                 raise err from None

@@ -68,8 +68,12 @@ def enabled() -> bool:
 def keys_of(arr: pa.Array, rows: np.ndarray) -> list[bytes]:
     """The key of each of ``rows`` of a string array: XXH3-128 of its bytes, hashed in place."""
     width = 8 if pa.types.is_large_string(arr.type) else 4
-    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64 if width == 8 else np.int32,
-                            count=len(arr) + 1, offset=arr.offset * width)
+    offsets = np.frombuffer(
+        arr.buffers()[1],
+        dtype=np.int64 if width == 8 else np.int32,
+        count=len(arr) + 1,
+        offset=arr.offset * width,
+    )
     buf = arr.buffers()[2]
     data = memoryview(buf) if buf is not None else memoryview(b"")
     digest = xxhash.xxh3_128_digest
@@ -84,9 +88,16 @@ def committed_keys(lay: Layout, limit: int | None = None) -> np.ndarray:
     garbage = recovery.garbage_names(lay)
     limit = max_keys() if limit is None else limit
     # where a writer puts them only (a stray copy elsewhere is never read: its keys would name texts no view reads)
-    files = [p for p in recovery.table_files(lay, PAYLOADS)
-             if txn_of(p) in committed and posixpath.basename(p.replace(os.sep, "/")) not in garbage and is_data_path(lay.rel(p))]
-    files.sort(key=lambda p: posixpath.basename(p.replace(os.sep, "/")), reverse=True)  # names sort by txn time
+    files = [
+        p
+        for p in recovery.table_files(lay, PAYLOADS)
+        if txn_of(p) in committed
+        and posixpath.basename(p.replace(os.sep, "/")) not in garbage
+        and is_data_path(lay.rel(p))
+    ]
+    files.sort(
+        key=lambda p: posixpath.basename(p.replace(os.sep, "/")), reverse=True
+    )  # names sort by txn time
     parts: list[np.ndarray] = []
     n = 0
     for p in files:
@@ -106,7 +117,9 @@ def committed_keys(lay: Layout, limit: int | None = None) -> np.ndarray:
 
 def _as_numpy(col: pa.Array) -> np.ndarray:
     col = col.cast(_KEY) if col.type != _KEY else col
-    return np.frombuffer(col.buffers()[1], dtype="S16", count=len(col), offset=col.offset * 16).copy()
+    return np.frombuffer(
+        col.buffers()[1], dtype="S16", count=len(col), offset=col.offset * 16
+    ).copy()
 
 
 def _in_sorted(sorted_keys: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -129,8 +142,9 @@ class PayloadStore:
             self._committed = committed_keys(Layout(self.info.location))
         return self._committed
 
-    def split(self, batch: pa.RecordBatch, text: str = "payload",
-              key: str = PAYLOAD_KEY) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
+    def split(
+        self, batch: pa.RecordBatch, text: str = "payload", key: str = PAYLOAD_KEY
+    ) -> tuple[pa.RecordBatch, pa.RecordBatch | None]:
         """``batch`` with the stored texts of column ``text`` NULL and their keys in column ``key``; the
         store rows of texts neither committed nor stored by this writer yet (None when there are none)."""
         n = batch.num_rows
@@ -149,7 +163,9 @@ class PayloadStore:
             k = keys[j]
             if k not in own:
                 new.append(j)
-                if len(own) < room:  # past it, a payload seen again is stored again (bytes, not answers)
+                if (
+                    len(own) < room
+                ):  # past it, a payload seen again is stored again (bytes, not answers)
                     own.add(k)
         full: list[bytes | None] = [None] * n
         for r, k in zip(rows.tolist(), keys):
@@ -163,6 +179,11 @@ class PayloadStore:
             return out, None
         picked = rows[np.asarray(new)]
         stored = pa.RecordBatch.from_arrays(
-            [pa.array([keys[j] for j in new], type=_KEY), pc.take(pay, pa.array(picked)),
-             pa.array([self.info.txn] * len(new), type=pa.string())], schema=file_schema(PAYLOADS))
+            [
+                pa.array([keys[j] for j in new], type=_KEY),
+                pc.take(pay, pa.array(picked)),
+                pa.array([self.info.txn] * len(new), type=pa.string()),
+            ],
+            schema=file_schema(PAYLOADS),
+        )
         return out, stored

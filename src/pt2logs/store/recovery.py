@@ -98,7 +98,9 @@ def garbage_names(lay: Layout) -> set[str]:
     return {posixpath.basename(f) for _, _, files in _records(lay) for f in files}
 
 
-def collect(lay: Layout, grace_s: float | None = None, check: Callable[[str], None] | None = None) -> list[str]:
+def collect(
+    lay: Layout, grace_s: float | None = None, check: Callable[[str], None] | None = None
+) -> list[str]:
     """Delete the files of ``_gc`` records older than ``grace_s``. Caller holds the lock."""
     grace = gc_grace_s() if grace_s is None else grace_s
     removed: list[str] = []
@@ -126,7 +128,9 @@ def collect(lay: Layout, grace_s: float | None = None, check: Callable[[str], No
 
 
 # ---------------------------------------------------------------------------------------- recovery
-def recover(lay: Layout, check: Callable[[str], None] | None = None, grace_s: float | None = None) -> list[str]:
+def recover(
+    lay: Layout, check: Callable[[str], None] | None = None, grace_s: float | None = None
+) -> list[str]:
     """Apply the rules above; the files deleted (temporary files not counted). Caller holds the lock."""
     if not lay.remote:
         _clean_pid_tmp(lay)
@@ -136,7 +140,11 @@ def recover(lay: Layout, check: Callable[[str], None] | None = None, grace_s: fl
             t = txn_of(p.removesuffix(".tmp"))
             if t is not None:
                 by_txn[t].append(p)
-    committed = {t for t, ps in by_txn.items() if any(_is_runs(lay, p) and p.endswith(".parquet") for p in ps)}
+    committed = {
+        t
+        for t, ps in by_txn.items()
+        if any(_is_runs(lay, p) and p.endswith(".parquet") for p in ps)
+    }
     markers = _ls(lay, TXN_DIR)
     now = server_now(lay.fs, lay.path(TXN_DIR)) if lay.remote and markers else time.time()
     alive: set[str] = set()
@@ -157,7 +165,11 @@ def recover(lay: Layout, check: Callable[[str], None] | None = None, grace_s: fl
         # right after leaves files without a marker or runs file, which rule 4 deletes next time
         _rm(lay, info["name"])
         if txn not in committed:
-            removed += [p for p in _data_first(lay, by_txn.pop(txn, [])) if _rm(lay, p) and not p.endswith(".tmp")]
+            removed += [
+                p
+                for p in _data_first(lay, by_txn.pop(txn, []))
+                if _rm(lay, p) and not p.endswith(".tmp")
+            ]
     for txn, paths in by_txn.items():
         if txn in alive:
             continue
@@ -172,7 +184,12 @@ def recover(lay: Layout, check: Callable[[str], None] | None = None, grace_s: fl
 
 def drop_txn(lay: Layout, txn: str) -> list[str]:
     """Delete an uncommitted transaction's files and marker (its own writer aborting). Caller holds the lock."""
-    paths = [p for t in stored_tables() for p in table_files(lay, t, tmp=True) if txn_of(p.removesuffix(".tmp")) == txn]
+    paths = [
+        p
+        for t in stored_tables()
+        for p in table_files(lay, t, tmp=True)
+        if txn_of(p.removesuffix(".tmp")) == txn
+    ]
     if any(_is_runs(lay, p) and p.endswith(".parquet") for p in paths):
         paths = []  # committed after all: nothing to undo
     removed = [p for p in _data_first(lay, paths) if _rm(lay, p) and not p.endswith(".tmp")]

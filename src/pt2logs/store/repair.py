@@ -58,9 +58,15 @@ class CheckResult:
         return not self.damaged and self.meta_error is None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"location": self.location, "ok": self.ok, "files_checked": self.files_checked,
-                "damaged": [f.__dict__ for f in self.damaged], "quarantined": self.quarantined,
-                "strays": self.strays, "meta_error": self.meta_error}
+        return {
+            "location": self.location,
+            "ok": self.ok,
+            "files_checked": self.files_checked,
+            "damaged": [f.__dict__ for f in self.damaged],
+            "quarantined": self.quarantined,
+            "strays": self.strays,
+            "meta_error": self.meta_error,
+        }
 
 
 def _runs_of(wh: Warehouse, runs_rel: str) -> list[str]:
@@ -86,7 +92,11 @@ def check(warehouse: str | Warehouse, full: bool = True) -> CheckResult:
     held = quarantined(wh)
     res.quarantined = held
     res.strays = sorted(rel for rel in listing if not is_data_path(rel))
-    runs = [wh.path(*rel.split("/")) for rel in sorted(listing) if rel.startswith("runs/") and is_data_path(rel)]
+    runs = [
+        wh.path(*rel.split("/"))
+        for rel in sorted(listing)
+        if rel.startswith("runs/") and is_data_path(rel)
+    ]
     problems, res.files_checked = manifest.verify(wh, runs, listing, garbage, full)
     runs_rel = {txn_of(wh.rel(p)): wh.rel(p) for p in runs}
     for p in problems:
@@ -117,7 +127,9 @@ def _move(wh: Warehouse, rel: str, why: str, txn: str | None, runs: list[str]) -
     with contextlib.suppress(FileNotFoundError):  # missing already: only the record
         wh.fs.mv(src, dest)
     body = {"path": rel, "txn": txn, "why": why, "runs": runs, "at": time.time()}
-    recovery.write_bytes(wh, wh.path(QUARANTINE, posixpath.basename(rel) + ".json"), orjson.dumps(body))
+    recovery.write_bytes(
+        wh, wh.path(QUARANTINE, posixpath.basename(rel) + ".json"), orjson.dumps(body)
+    )
 
 
 def _sources(wh: Warehouse, files_paths: list[str], runs: set[str]) -> dict[str, list[str]]:
@@ -144,14 +156,22 @@ def repair(warehouse: str | Warehouse, progress: Any = None) -> RepairResult:
     out = RepairResult(wh.url())
     found = check(wh)
     if found.meta_error:
-        recovery.write_bytes(wh, wh.path("_meta.json"), orjson.dumps({"format": WAREHOUSE_FORMAT, "repaired_at": time.time()}))
+        recovery.write_bytes(
+            wh,
+            wh.path("_meta.json"),
+            orjson.dumps({"format": WAREHOUSE_FORMAT, "repaired_at": time.time()}),
+        )
         out.meta_rewritten = True
     sources: dict[str, list[str]] = {}
     with wh.lock():
         for f in found.damaged:
             if f.runs_file:  # the commit is gone: every file of the transaction goes with it
-                files_of = [rel for rel in manifest.listing(wh) if txn_of(rel) == f.txn and rel != f.path]
-                files_tables = [wh.path(*rel.split("/")) for rel in files_of if rel.startswith("files/")]
+                files_of = [
+                    rel for rel in manifest.listing(wh) if txn_of(rel) == f.txn and rel != f.path
+                ]
+                files_tables = [
+                    wh.path(*rel.split("/")) for rel in files_of if rel.startswith("files/")
+                ]
                 sources.update(_sources(wh, files_tables, set(_all_runs(wh, files_tables))))
                 for rel in files_of:
                     _move(wh, rel, f"its commit {f.path} is damaged", f.txn, [])
@@ -164,7 +184,10 @@ def repair(warehouse: str | Warehouse, progress: Any = None) -> RepairResult:
     con = connect(wh)
     try:
         hurt = damaged_runs(con)
-        rows = con.execute("SELECT run_id, path FROM files WHERE run_id IN (SELECT unnest($r))", {"r": sorted(hurt)}).fetchall()
+        rows = con.execute(
+            "SELECT run_id, path FROM files WHERE run_id IN (SELECT unnest($r))",
+            {"r": sorted(hurt)},
+        ).fetchall()
     finally:
         con.close()
     for run_id, path in rows:
@@ -173,7 +196,11 @@ def repair(warehouse: str | Warehouse, progress: Any = None) -> RepairResult:
         paths = sorted(set(sources.get(run_id, [])))
         gone = [p for p in paths if not _exists(filesystem, p)]
         if not paths or gone:
-            out.lost[run_id] = f"source {gone[0]} is gone" if gone else "its sources are unknown (its files rows were damaged)"
+            out.lost[run_id] = (
+                f"source {gone[0]} is gone"
+                if gone
+                else "its sources are unknown (its files rows were damaged)"
+            )
             continue
         # not forced: the run keeps its tags; its damaged files no longer count as committed (re-read)
         got = ingest(paths, wh.location, run_id=run_id, progress=progress or (lambda *a: None))

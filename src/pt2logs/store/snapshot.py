@@ -52,8 +52,13 @@ class Snapshot:
 def is_data_path(rel: str) -> bool:
     """``<table>/ingest_date=<day>/part-….parquet``: where writers put files (anything else is a stray)."""
     parts = rel.split("/")
-    return (len(parts) == 3 and parts[1].startswith(PARTITION + "=") and parts[2].startswith("part-")
-            and parts[2].endswith(".parquet") and txn_of(parts[2]) is not None)
+    return (
+        len(parts) == 3
+        and parts[1].startswith(PARTITION + "=")
+        and parts[2].startswith("part-")
+        and parts[2].endswith(".parquet")
+        and txn_of(parts[2]) is not None
+    )
 
 
 def quarantined(lay: Layout) -> dict[str, dict[str, Any]]:
@@ -72,8 +77,11 @@ def quarantined(lay: Layout) -> dict[str, dict[str, Any]]:
     return out
 
 
-def take(lay: Layout, records: dict[str, list[dict[str, Any]] | None] | None = None,
-         read_records: Any = None) -> Snapshot:
+def take(
+    lay: Layout,
+    records: dict[str, list[dict[str, Any]] | None] | None = None,
+    read_records: Any = None,
+) -> Snapshot:
     """List the warehouse once and decide every file the views read. ``read_records(rel paths)`` ->
     {rel: entries or None} reads the runs files' records (DuckDB's parquet_kv_metadata in the views)."""
     garbage = recovery.garbage_names(lay)
@@ -93,7 +101,9 @@ def take(lay: Layout, records: dict[str, list[dict[str, Any]] | None] | None = N
     files: dict[str, list[str]] = {t: [] for t in stored_tables()}
     complete = {t: True for t in stored_tables()}
     files["runs"] = runs
-    complete["runs"] = False  # a runs file records its files, not itself: its columns are asked (small files)
+    complete["runs"] = (
+        False  # a runs file records its files, not itself: its columns are asked (small files)
+    )
     for r in runs:
         txn = txn_of(r)
         entries = records.get(r)
@@ -110,11 +120,24 @@ def take(lay: Layout, records: dict[str, list[dict[str, Any]] | None] | None = N
             if table not in files or posixpath.basename(rel) in garbage:
                 continue
             if rel in held:
-                snap.damaged.append(Damage(rel, txn, f"quarantined by `pt2logs repair` ({held[rel].get('why', '?')})", True))
+                snap.damaged.append(
+                    Damage(
+                        rel,
+                        txn,
+                        f"quarantined by `pt2logs repair` ({held[rel].get('why', '?')})",
+                        True,
+                    )
+                )
             elif rel not in listing:
                 snap.damaged.append(Damage(rel, txn, "missing"))
             elif "bytes" in ent and listing[rel] != ent["bytes"]:
-                snap.damaged.append(Damage(rel, txn, f"{listing[rel]:,} bytes where its commit recorded {ent['bytes']:,}"))
+                snap.damaged.append(
+                    Damage(
+                        rel,
+                        txn,
+                        f"{listing[rel]:,} bytes where its commit recorded {ent['bytes']:,}",
+                    )
+                )
             else:
                 files[table].append(rel)
                 if ent.get("schema") != manifest.schema_version(table):
@@ -129,16 +152,23 @@ def damage_warnings(con: Any, wh: Layout, snap: Snapshot) -> tuple[list[str], se
     if not snap.damaged:
         return [], set()
     txns = sorted({d.txn for d in snap.damaged if d.txn})
-    held = dict(con.execute("SELECT txn, list(DISTINCT run_id ORDER BY run_id) FROM _runs_all SEMI JOIN _live USING (run_id, txn) "
-                            "WHERE txn IN (SELECT unnest($t)) GROUP BY txn", {"t": txns}).fetchall())
+    held = dict(
+        con.execute(
+            "SELECT txn, list(DISTINCT run_id ORDER BY run_id) FROM _runs_all SEMI JOIN _live USING (run_id, txn) "
+            "WHERE txn IN (SELECT unnest($t)) GROUP BY txn",
+            {"t": txns},
+        ).fetchall()
+    )
     out, runs = [], set()
     for d in snap.damaged:
         ids = held.get(d.txn)
         if not ids:
             continue  # its runs were ingested again since: nothing live is missing
         runs.update(ids)
-        out.append(f"{wh.url(*d.path.split('/'))} is {d.why}: left out, so run(s) {', '.join(ids)} lack its rows. "
-                   f"`pt2logs check` says what is damaged; `pt2logs repair` re-ingests those runs from their sources")
+        out.append(
+            f"{wh.url(*d.path.split('/'))} is {d.why}: left out, so run(s) {', '.join(ids)} lack its rows. "
+            f"`pt2logs check` says what is damaged; `pt2logs repair` re-ingests those runs from their sources"
+        )
     return out, runs
 
 
@@ -158,7 +188,9 @@ def damaged_runs_files(lay: Layout, runs: list[str]) -> list[tuple[str, str]]:
 def runs_file_error(lay: Layout, bad: list[tuple[str, str]]) -> str:
     rel, why = bad[0]
     more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
-    return (f"{lay.url(*rel.split('/'))} is damaged{more}: {why}. It is the commit record of transaction "
-            f"{txn_of(rel)}, so no read can decide which rows are live. Run `pt2logs check -w {lay.location}` to see "
-            f"what is damaged, then `pt2logs repair -w {lay.location}`: it moves the file to {QUARANTINE}/ and "
-            "re-ingests what it held from its sources where they still exist.")
+    return (
+        f"{lay.url(*rel.split('/'))} is damaged{more}: {why}. It is the commit record of transaction "
+        f"{txn_of(rel)}, so no read can decide which rows are live. Run `pt2logs check -w {lay.location}` to see "
+        f"what is damaged, then `pt2logs repair -w {lay.location}`: it moves the file to {QUARANTINE}/ and "
+        "re-ingests what it held from its sources where they still exist."
+    )

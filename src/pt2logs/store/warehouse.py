@@ -102,11 +102,14 @@ class Warehouse(Layout):
             meta = self.meta()
             if int(meta.get("format", 0)) > WAREHOUSE_FORMAT:
                 raise WarehouseError(
-                    f"{self.location} was written by a newer pt2logs (warehouse format {meta.get('format')}); upgrade pt2logs")
+                    f"{self.location} was written by a newer pt2logs (warehouse format {meta.get('format')}); upgrade pt2logs"
+                )
             return
         self.fs.makedirs(self.root, exist_ok=True)
         self.fs.makedirs(self.path(TXN_DIR), exist_ok=True)
-        self._write_bytes(meta_path, orjson.dumps({"format": WAREHOUSE_FORMAT, "created_at": time.time()}))
+        self._write_bytes(
+            meta_path, orjson.dumps({"format": WAREHOUSE_FORMAT, "created_at": time.time()})
+        )
 
     def meta(self) -> dict[str, Any]:
         """``_meta.json``; a damaged one is a clear error saying how to recover."""
@@ -121,7 +124,8 @@ class Warehouse(Layout):
             raise WarehouseError(
                 f"{self.url('_meta.json')} is damaged (not the JSON pt2logs writes: {data[:40]!r}). It only records the "
                 f'warehouse format: replace it with {{"format": {WAREHOUSE_FORMAT}}} (`pt2logs repair -w {self.location}` '
-                "does) and run the command again; the data files are not affected.") from None
+                "does) and run the command again; the data files are not affected."
+            ) from None
 
     def _write_bytes(self, path: str, data: bytes) -> None:
         recovery.write_bytes(self, path, data)
@@ -154,7 +158,9 @@ class Warehouse(Layout):
                 held[key][0] -= 1
             return
         if self.remote:
-            lk: Any = RemoteLock(self.fs, self.path("_lock"), owner=f"{socket.gethostname()}-{new_txn_id()}")
+            lk: Any = RemoteLock(
+                self.fs, self.path("_lock"), owner=f"{socket.gethostname()}-{new_txn_id()}"
+            )
         else:
             os.makedirs(self.root, exist_ok=True)
             lk = LocalLock(self.path("_lock"))
@@ -214,8 +220,16 @@ class Txn:
             self._lockf.flush()
 
     def _body(self) -> bytes:
-        return orjson.dumps({"txn": self.id, "pid": os.getpid(), "host": socket.gethostname(),
-                             "started": self.started.isoformat(), "lease_s": lease_s(), "renewed": time.time()})
+        return orjson.dumps(
+            {
+                "txn": self.id,
+                "pid": os.getpid(),
+                "host": socket.gethostname(),
+                "started": self.started.isoformat(),
+                "lease_s": lease_s(),
+                "renewed": time.time(),
+            }
+        )
 
     def _renew(self) -> bool:
         etag = put_if(self.wh.fs, self._marker, self._body(), self._etag or "")
@@ -246,8 +260,10 @@ class Txn:
         self._beat = None
         h = head(self.wh.fs, self._marker)
         if h is None or h[0] != self._etag:
-            raise WarehouseError(f"transaction {self.id} expired (no heartbeat for {lease_s():.0f} s) and was "
-                                 "rolled back by another writer; run the ingest again")
+            raise WarehouseError(
+                f"transaction {self.id} expired (no heartbeat for {lease_s():.0f} s) and was "
+                "rolled back by another writer; run the ingest again"
+            )
 
     def _commit(self, files: pa.Table | None, runs: pa.Table) -> None:
         w = PartWriter(self.info, "commit")
@@ -257,9 +273,17 @@ class Txn:
         faults.step("txn.files")
         w = PartWriter(self.info, "commit")
         # the commit record: every data file of the transaction, with its size, rows and checksum
-        w.set_metadata("runs", {manifest.KEY: manifest.make_record(self.wh, self.id, self.info.ingest_date)})
-        runs = runs.set_column(runs.schema.get_field_index("committed_at"), "committed_at",
-                               pa.array([dt.datetime.now(dt.timezone.utc)] * runs.num_rows, type=TABLES["runs"].column("committed_at").type))
+        w.set_metadata(
+            "runs", {manifest.KEY: manifest.make_record(self.wh, self.id, self.info.ingest_date)}
+        )
+        runs = runs.set_column(
+            runs.schema.get_field_index("committed_at"),
+            "committed_at",
+            pa.array(
+                [dt.datetime.now(dt.timezone.utc)] * runs.num_rows,
+                type=TABLES["runs"].column("committed_at").type,
+            ),
+        )
         w.write_table("runs", runs)
         w.close()
         faults.step("txn.commit")
@@ -287,5 +311,15 @@ class Txn:
                 self.wh.fs.rm(self._marker)
 
 
-__all__ = ["DEFAULT_WAREHOUSE", "GC_DIR", "PARTITION", "PartWriter", "Txn", "TxnInfo", "Warehouse",
-           "WarehouseError", "new_txn_id", "txn_of"]
+__all__ = [
+    "DEFAULT_WAREHOUSE",
+    "GC_DIR",
+    "PARTITION",
+    "PartWriter",
+    "Txn",
+    "TxnInfo",
+    "Warehouse",
+    "WarehouseError",
+    "new_txn_id",
+    "txn_of",
+]

@@ -4,7 +4,10 @@ from pt2logs.tables.compile import FRAME_IDS
 from pt2logs.tables.schema import table
 
 RUNS = table(
-    "runs", version=3, per_rank=False, grain="run (one job execution: a folder of per-rank logs, or one file)",
+    "runs",
+    version=3,
+    per_rank=False,
+    grain="run (one job execution: a folder of per-rank logs, or one file)",
     doc="""What was ingested and when. A run's rows in every other table share its run_id.
     A run that is ingested again (its files grew) gets a new row; views keep the newest.""",
     columns="""
@@ -40,7 +43,9 @@ RUNS = table(
 )
 
 FILES = table(
-    "files", version=2, grain="input file of a run",
+    "files",
+    version=2,
+    grain="input file of a run",
     doc="Every file read for a run, with its size, content hash and counts. Used for incremental re-ingest.",
     columns="""
     path            str   the file, absolute path or URL
@@ -63,7 +68,9 @@ FILES = table(
 )
 
 EVENTS = table(
-    "events", version=1, grain="TORCH_TRACE record (header line plus payload lines)",
+    "events",
+    version=1,
+    grain="TORCH_TRACE record (header line plus payload lines)",
     doc="""Every structured-trace record, lossless: the envelope as JSON text and the payload as text.
     Nothing is dropped: kinds pt2logs does not interpret are kept here and counted as unknown.""",
     columns="""
@@ -197,21 +204,38 @@ _CM_FIELDS = """
 """
 
 COMPILATION_METRICS = table(
-    "compilation_metrics", version=3, grain="compilation_metrics record (one per compile attempt)",
+    "compilation_metrics",
+    version=3,
+    grain="compilation_metrics record (one per compile attempt)",
     run_relative={"co_file": "co_file_kind"},
     doc="""Every field torch emits in compilation_metrics / bwd_compilation_metrics and their
     _runtime variants, one column each (torch 2.13's full CompilationMetrics); unknown fields go to `extra`.""",
-    columns="file str the file (relative to the run root)\n" + _CM_FIELDS + """
+    columns="file str the file (relative to the run root)\n"
+    + _CM_FIELDS
+    + """
     co_file  str  co_filename's identity: package-relative for installed packages and torch, <stdlib>/… for the standard library, relative to the run's root (runs.user_root) for user code in the views (absolute in the Parquet files)
     co_file_kind  str  user, library, stdlib or other
-    """ + FRAME_IDS,
+    """
+    + FRAME_IDS,
 )
 
 #: compilation_metrics fields that map to a column (everything but our own bookkeeping)
-CM_OWN = {"file", "kind", "line_no", "ts", "extra", "co_file", "co_file_kind", "frame_id", "frame_compile_id"}
+CM_OWN = {
+    "file",
+    "kind",
+    "line_no",
+    "ts",
+    "extra",
+    "co_file",
+    "co_file_kind",
+    "frame_id",
+    "frame_compile_id",
+}
 
 INGEST_ERRORS = table(
-    "ingest_errors", version=1, grain="bad or suspicious piece of input",
+    "ingest_errors",
+    version=1,
+    grain="bad or suspicious piece of input",
     doc="""Everything that could not be read, with file and line, so nothing is lost silently.
     severity `error`: data could not be parsed; `warning`: data kept but suspicious (e.g. md5 mismatch).""",
     columns="""

@@ -9,7 +9,9 @@ decided at query time from these rows, the trace files' times and the compiles l
 from pt2logs.tables.schema import table
 
 OUTCOME_EVIDENCE = table(
-    "outcome_evidence", version=2, group="outcomes",
+    "outcome_evidence",
+    version=2,
+    group="outcomes",
     grain="line (or ChildFailedError entry, or traceback) that says how a process ended",
     doc="""The lines of a job's stderr that say how its processes ended, with file and line: exit codes
     and signals (`pt2logs run`'s record, torchrun's `failed (exitcode: N)` and `closing signal` lines,

@@ -39,7 +39,11 @@ def _coerce(kind: str, v: Any) -> Any:
         if isinstance(v, (bytes, bytearray)):
             v = bytes(v).decode("utf-8", "replace")
         if kind == "str":
-            return safe_text(v) if isinstance(v, str) else (orjson.dumps(v).decode() if isinstance(v, (dict, list)) else str(v))
+            return (
+                safe_text(v)
+                if isinstance(v, str)
+                else (orjson.dumps(v).decode() if isinstance(v, (dict, list)) else str(v))
+            )
         if kind == "json":
             return safe_text(v) if isinstance(v, str) else orjson.dumps(v, default=str).decode()
         if kind in ("i32", "i64"):
@@ -64,7 +68,10 @@ def _coerce(kind: str, v: Any) -> Any:
         if kind.startswith("list<"):
             if isinstance(v, (list, tuple, set, frozenset)):
                 inner = kind[5:-1]
-                return [_coerce(inner, x) for x in (sorted(v, key=str) if isinstance(v, (set, frozenset)) else v)]
+                return [
+                    _coerce(inner, x)
+                    for x in (sorted(v, key=str) if isinstance(v, (set, frozenset)) else v)
+                ]
             return [_coerce(kind[5:-1], v)]
     except (TypeError, ValueError, OverflowError, OSError):
         return None
@@ -96,14 +103,18 @@ def to_array(values: list[Any], col: Column, bad: list[int] | None = None) -> pa
     be stored in the column (a number out of range, a list where a number belongs) becomes NULL and,
     when ``bad`` is given, its index is added there so the caller can report it."""
     t = col.type
-    if values.count(None) == len(values):  # a column no row has (most of a wide table's, in a small file)
+    if values.count(None) == len(
+        values
+    ):  # a column no row has (most of a wide table's, in a small file)
         return pa.nulls(len(values), type=t)
     if col.kind == "ts":
         # timestamps are carried as integer microseconds since the epoch (UTC)
         try:
             arr = pa.array(values, type=pa.int64())
             mm = pc.min_max(arr).as_py()
-            if mm["min"] is not None and (mm["min"] < TS_MIN or mm["max"] >= TS_LIMIT):  # a damaged log's epoch value
+            if mm["min"] is not None and (
+                mm["min"] < TS_MIN or mm["max"] >= TS_LIMIT
+            ):  # a damaged log's epoch value
                 out_of_range = pc.or_(pc.less(arr, TS_MIN), pc.greater_equal(arr, TS_LIMIT))
                 if bad is not None:
                     bad.extend(i for i, o in enumerate(out_of_range.to_pylist()) if o)
@@ -112,7 +123,9 @@ def to_array(values: list[Any], col: Column, bad: list[int] | None = None) -> pa
         except _ARROW_ERRORS:
             out = [_ts_value(v) for v in values]
             if bad is not None:
-                bad.extend(i for i, (v, c) in enumerate(zip(values, out)) if v is not None and c is None)
+                bad.extend(
+                    i for i, (v, c) in enumerate(zip(values, out)) if v is not None and c is None
+                )
             return pa.array(out, type=pa.int64()).cast(t)
     if col.kind in ("str", "json"):
         # bytes -> binary is a memcpy, the cast validates UTF-8 in one pass (much faster than per value)
@@ -137,8 +150,9 @@ def to_array(values: list[Any], col: Column, bad: list[int] | None = None) -> pa
 OnBad = Callable[[str, str, Any, Any], None]
 
 
-def _columns(table: Table, names: list[str], cols: dict[str, list[Any]] | None, n: int,
-             on_bad: OnBad | None) -> list[pa.Array]:
+def _columns(
+    table: Table, names: list[str], cols: dict[str, list[Any]] | None, n: int, on_bad: OnBad | None
+) -> list[pa.Array]:
     arrays = []
     lines = cols.get("line_no") if cols else None
     for name in names:
@@ -170,7 +184,9 @@ class Rows:
 
     def __init__(self, t: Table | str, *, full: bool = False):
         self.table = TABLES[t] if isinstance(t, str) else t
-        self._names = [c for c in self.table.names if c != "txn"] if full else self.table.reader_columns
+        self._names = (
+            [c for c in self.table.names if c != "txn"] if full else self.table.reader_columns
+        )
         self.cols: dict[str, list[Any]] = {n: [] for n in self._names}
 
     def __len__(self) -> int:
@@ -190,7 +206,9 @@ class Rows:
         self.cols = {n: [] for n in self._names}
         if self._names is self.table.reader_columns:
             return pa.RecordBatch.from_arrays(arrays, schema=self.table.reader_schema)
-        return pa.RecordBatch.from_arrays(arrays, schema=pa.schema([pa.field(n, self.table.column(n).type) for n in self._names]))
+        return pa.RecordBatch.from_arrays(
+            arrays, schema=pa.schema([pa.field(n, self.table.column(n).type) for n in self._names])
+        )
 
 
 #: the values ingest stamps on every batch: run id and transaction (columns readers never fill), rank (fills gaps)
@@ -220,10 +238,14 @@ def stamp(batch: pa.RecordBatch, t: Table, values: dict[str, Any]) -> pa.RecordB
                 arrays[i] = pc.fill_null(arrays[i], pa.scalar(rank, type=arrays[i].type))
         return pa.RecordBatch.from_arrays(arrays, schema=t.schema)
     arrays = []
-    have = dict(zip(batch.schema.names, batch.columns))  # one call for all the columns, not one lookup each
+    have = dict(
+        zip(batch.schema.names, batch.columns)
+    )  # one call for all the columns, not one lookup each
     for c in t.columns:
         # a stamped value: for a column the batch lacks, or over the batch's (the rank only fills its gaps)
-        if c.name in values and (c.name not in have or (c.name != "rank" and values[c.name] is not None)):
+        if c.name in values and (
+            c.name not in have or (c.name != "rank" and values[c.name] is not None)
+        ):
             arrays.append(_constant(values[c.name], c.type, n))
         elif c.name in have:
             a = have[c.name]

@@ -40,9 +40,15 @@ _TYPES: dict[str, pa.DataType] = {
 
 COMMON_HEAD = (
     ("run_id", "str", "the run this row belongs to (see `runs`)"),
-    ("rank", "i32", "distributed rank of the process that wrote the log; NULL when the log has no rank"),
+    (
+        "rank",
+        "i32",
+        "distributed rank of the process that wrote the log; NULL when the log has no rank",
+    ),
 )
-COMMON_TAIL = (("txn", "str", "ingest transaction that wrote this row (internal; views keep the live one)"),)
+COMMON_TAIL = (
+    ("txn", "str", "ingest transaction that wrote this row (internal; views keep the live one)"),
+)
 
 
 @dataclass(frozen=True)
@@ -124,8 +130,17 @@ def _parse_columns(block: str) -> list[Column]:
     return cols
 
 
-def table(name: str, *, version: int, grain: str, doc: str, columns: str, group: str = "core",
-          per_rank: bool = True, run_relative: dict[str, str | None] | None = None) -> Table:
+def table(
+    name: str,
+    *,
+    version: int,
+    grain: str,
+    doc: str,
+    columns: str,
+    group: str = "core",
+    per_rank: bool = True,
+    run_relative: dict[str, str | None] | None = None,
+) -> Table:
     """Declare and register a table (``per_rank=False``: no ``rank`` column, e.g. ``runs``;
     ``run_relative``: user-code path columns the views make relative to the run's root, each with
     the column that says its kind, or None when it only holds user code)."""
@@ -139,7 +154,9 @@ def table(name: str, *, version: int, grain: str, doc: str, columns: str, group:
     rel = tuple((run_relative or {}).items())
     for col, kind in rel:
         if col not in seen or (kind is not None and kind not in seen):
-            raise ValueError(f"table {name}: run_relative names an undeclared column ({col}, {kind})")
+            raise ValueError(
+                f"table {name}: run_relative names an undeclared column ({col}, {kind})"
+            )
     t = Table(name, version, grain, " ".join(doc.split()), tuple(cols), group, rel)
     if name in TABLES and TABLES[name] != t:
         raise ValueError(f"table {name} declared twice")

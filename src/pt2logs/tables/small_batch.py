@@ -62,7 +62,9 @@ class _Plan:
         #: per column: (position, kind, group, Arrow type)
         grouped = [_GROUP.get(c.kind, (f"{c.kind} (per column)", frozenset())) for c in cols]
         self.slots = [(i, c.kind, g, c.type) for i, (c, (g, _)) in enumerate(zip(cols, grouped))]
-        self.group_type = {g: pa.int64() if g == "ts" else c.type for c, (g, _) in zip(cols, grouped)}
+        self.group_type = {
+            g: pa.int64() if g == "ts" else c.type for c, (g, _) in zip(cols, grouped)
+        }
         #: a kind not in _GROUP allows no type: its columns always take the per-column path
         self.group_types_ok = dict(grouped)
 
@@ -92,8 +94,14 @@ class SmallBatch:
             a = self._nulls[(kind, n)] = pa.nulls(n, type=typ)
         return a
 
-    def arrays(self, table: Any, names: Sequence[str], cols: dict[str, list[Any]] | None, n: int,
-               on_bad: Any) -> list[pa.Array]:
+    def arrays(
+        self,
+        table: Any,
+        names: Sequence[str],
+        cols: dict[str, list[Any]] | None,
+        n: int,
+        on_bad: Any,
+    ) -> list[pa.Array]:
         """One array per name, as ``per_column(table, names, cols, n, on_bad)`` makes them."""
         if not cols or not 0 < n <= MAX_ROWS:
             return self.per_column(table, names, cols, n, on_bad)
@@ -104,7 +112,9 @@ class SmallBatch:
         for v, (i, kind, g, typ) in zip(map(cols.get, names), plan.slots):
             if v is not None:
                 if type(v) is not list or len(v) != n:
-                    return self.per_column(table, names, cols, n, on_bad)  # (whatever it makes of them)
+                    return self.per_column(
+                        table, names, cols, n, on_bad
+                    )  # (whatever it makes of them)
                 if v.count(None) != n:
                     f = flat.get(g)
                     if f is None:
@@ -148,6 +158,8 @@ class SmallBatch:
                 return None
         try:
             arr = pa.array(values, type=plan.group_type[g])
-        except Exception:  # whatever it is, the per-column path meets it again (and reports or raises)
+        except (
+            Exception
+        ):  # whatever it is, the per-column path meets it again (and reports or raises)
             return None
         return arr if isinstance(arr, pa.Array) and len(arr) == len(values) else None

@@ -15,12 +15,16 @@ _WHERE = """
 """
 
 TRANSFERS = table(
-    "transfers", version=1, group="spyre", grain="CPU↔device copy (assembled from several log lines)",
+    "transfers",
+    version=1,
+    group="spyre",
+    grain="CPU↔device copy (assembled from several log lines)",
     doc="""Every copy between host and Spyre device, assembled from the tensor info, allocation, layout,
     src/dst and DataConversionInfo lines. Half-assembled copies are kept with NULLs (see `parts`).
     Bytes are computed: host_bytes = numel(host_shape) × width(dtype), device_bytes = numel(device_size) ×
     width(device_dtype, else dtype), padding_bytes = device_bytes - host_bytes (stick = 128 bytes).""",
-    columns=_WHERE + """
+    columns=_WHERE
+    + """
     end_line_no     i64        last line that contributed to the copy
     ts              ts         time of the first line of the copy that has one (unified logging); NULL for legacy lines
     func            str        C++ function that logged the copy: copyAsync, spyre_copy_from, copy_to_device, generate_dci
@@ -53,9 +57,13 @@ TRANSFERS = table(
 )
 
 ALLOCATIONS = table(
-    "spyre_allocations", version=1, group="spyre", grain="device allocation (an `allocating N (bytes)` line, with its `allocated` line)",
+    "spyre_allocations",
+    version=1,
+    group="spyre",
+    grain="device allocation (an `allocating N (bytes)` line, with its `allocated` line)",
     doc="Spyre device allocations: size, device and address, with the host tensor that caused it when the line before says.",
-    columns=_WHERE + """
+    columns=_WHERE
+    + """
     ts              ts         timestamp of the line (unified logging); NULL for legacy lines
     func            str        C++ function that logged it (allocate, allocate_tensor)
     nbytes          i64        bytes allocated
@@ -71,10 +79,14 @@ ALLOCATIONS = table(
 )
 
 LAYOUTS = table(
-    "spyre_layouts", version=1, group="spyre", grain="SpyreTensorLayout printed in the log",
+    "spyre_layouts",
+    version=1,
+    group="spyre",
+    grain="SpyreTensorLayout printed in the log",
     doc="""Device layouts chosen for tensors. Fields are parsed generically (key=[...] / key=value), so the five
     variants of Dec 2025 - Apr 2026 all load; fields without a column go to `fields`.""",
-    columns=_WHERE + """
+    columns=_WHERE
+    + """
     ts              ts         timestamp of the line (unified logging); NULL for legacy lines
     func            str        function that printed it (spyre_empty_strided, spyre_empty_with_layout, ...)
     origin          str        allocation (a spyre line), illustrative (device_layout: line), embedded (inside another component's line)
@@ -93,13 +105,17 @@ LAYOUTS = table(
 )
 
 TIMING = table(
-    "spyre_timing", version=1, group="spyre", grain="TORCH_SPYRE_TIMING event (rec.<pid>.json), or a pass's `elapsed Nms pass` log line",
+    "spyre_timing",
+    version=1,
+    group="spyre",
+    grain="TORCH_SPYRE_TIMING event (rec.<pid>.json), or a pass's `elapsed Nms pass` log line",
     doc="""Compile pipeline timing recorded by torch-spyre: pipelines, passes and stages with inclusive and
     self time and counter deltas. Times are monotonic nanoseconds (time.perf_counter_ns), comparable within one pid.
     The `[INFO] [spyre.inductor.passes] elapsed    3ms  <pass>` lines of a log (TORCH_LOGS=+torch_spyre) are
     rows too: name `pass:<pass>`, kind pass, step the pass, inclusive_ns to the millisecond, no start or end,
     file and line_no of the log line.""",
-    columns=_WHERE + """
+    columns=_WHERE
+    + """
     pid             i64        process that wrote the record
     name            str        full event name, e.g. pass:CustomPreSchedulingPasses:insert_restickify
     kind            str        pipeline, pass, stage (the name's first part)
@@ -123,9 +139,13 @@ TIMING = table(
 )
 
 KERNEL_LAUNCHES = table(
-    "kernel_launches", version=1, group="spyre", grain="kernel launch (a `RUN: <kernel> <dir>` line)",
+    "kernel_launches",
+    version=1,
+    group="spyre",
+    grain="kernel launch (a `RUN: <kernel> <dir>` line)",
     doc="Spyre kernel launches, in log order; launch_index counts the launches of each kernel in the file.",
-    columns=_WHERE + """
+    columns=_WHERE
+    + """
     ts              ts         timestamp of the line when it has one
     kernel_name     str        kernel name, e.g. sdsc_fused_add_0
     code_dir        str        folder of the compiled kernel (the argument, or its folder when it names a file)
@@ -136,10 +156,14 @@ KERNEL_LAUNCHES = table(
 )
 
 MESSAGES = table(
-    "spyre_messages", version=1, group="spyre", grain="Spyre log line (a DataConversionInfo block is one row)",
+    "spyre_messages",
+    version=1,
+    group="spyre",
+    grain="Spyre log line (a DataConversionInfo block is one row)",
     doc="""Every line of a Spyre log written by torch-spyre (lossless), with its parsed prefix and what pt2logs
     made of it. Lines of other components are only counted (files.n_events counts these rows).""",
-    columns=_WHERE + """
+    columns=_WHERE
+    + """
     n_lines         i32        lines spanned (1, or the block's lines)
     ts              ts         timestamp (unified logging C++ lines)
     shape           str        legacy ([ func ]), unified ([LEVEL] [spyre.x] date func:), python ([LEVEL] [spyre.x]), module ([LEVEL] [module], SPYRE_INDUCTOR_LOG), illustrative, print
@@ -154,13 +178,17 @@ MESSAGES = table(
 )
 
 FAILURE_REPORTS = table(
-    "spyre_failure_reports", version=1, group="spyre", grain="FFDC failure report (one ffdc_<category>_<time>_<pid>.json)",
+    "spyre_failure_reports",
+    version=1,
+    group="spyre",
+    grain="FFDC failure report (one ffdc_<category>_<time>_<pid>.json)",
     run_relative={"frame_file": None, "raise_file": "raise_kind"},
     doc="""Failures torch-spyre captured with `TORCH_SPYRE_FFDC=1` (First Failure Data Capture): where it
     failed (category: frontend compile, backend compile, kernel launch, unimplemented op), the exception,
     the kernel, the environment, the compiler artifacts found and whether the device was there. One
     report per failure; the run is the one of the folder holding `ffdc_reports/` (see docs/spyre.md).""",
-    columns=_WHERE + """
+    columns=_WHERE
+    + """
     ts              ts         metadata.timestamp: when the report was captured (UTC)
     category        str        failure.category: compile_frontend, compile_backend, runtime_launch, unimplemented, unknown (compile before the frontend/backend split)
     exc_type        str        failure.exception_type (last dotted part), else the traceback's

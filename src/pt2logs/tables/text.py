@@ -10,7 +10,9 @@ What these inputs say about recompiles, graph breaks and kernels goes to the sha
 from pt2logs.tables.schema import table
 
 LOG_LINES = table(
-    "log_lines", version=1, group="text",
+    "log_lines",
+    version=1,
+    group="text",
     grain="TORCH_LOGS message (consecutive lines with one glog prefix), or block of consecutive foreign lines",
     doc="""Every line of a TORCH_LOGS stderr capture, nothing dropped: torch log messages with their glog prefix
     parsed (a multi-line message, whose every line repeats the prefix, is one row) and the lines around them
@@ -37,7 +39,9 @@ LOG_LINES = table(
 )
 
 COLLECTED_LINES = table(
-    "collected_lines", version=1, group="text",
+    "collected_lines",
+    version=1,
+    group="text",
     grain="log_lines row of a capture read through a collector's framing or a launcher's prefixes (its first line)",
     doc="""What the wrapping of a text capture said about each `log_lines` row's first line: a Kubernetes node log's
     stream and time, a JSON export's pod and container, journald's host and identifier, srun's task, Ray's or vLLM's
@@ -58,7 +62,10 @@ COLLECTED_LINES = table(
 )
 
 COUNTERS = table(
-    "counters", version=1, group="text", grain="counter of torch._dynamo.utils.counters in a dump file",
+    "counters",
+    version=1,
+    group="text",
+    grain="counter of torch._dynamo.utils.counters in a dump file",
     doc="""`torch._dynamo.utils.counters` dumped as JSON (`{"counters": {group: {key: n}}, ...}` or a bare
     `{group: {key: n}}`). One row per group and key; the other top-level keys of the dump (scenario, torch,
     wall_s, pid, ...) are rows of category `dump_info`. Counters are cumulative for the process.""",
@@ -72,7 +79,10 @@ COUNTERS = table(
 )
 
 COMPILE_TIMES = table(
-    "compile_times", version=1, group="text", grain="call of a dynamo_timed function in a compile_times() table",
+    "compile_times",
+    version=1,
+    group="text",
+    grain="call of a dynamo_timed function in a compile_times() table",
     doc="""The text of `torch._dynamo.utils.compile_times()`: `TorchDynamo compilation metrics:` then a
     `Function | Runtimes (s)` table (tabulate layout, or the plain comma layout when tabulate is not
     installed), standalone or inside a counters dump. One row per value of the comma-separated list.
@@ -90,7 +100,10 @@ COMPILE_TIMES = table(
 )
 
 DEBUG_ARTIFACTS = table(
-    "debug_artifacts", version=1, group="text", grain="file of a TORCH_COMPILE_DEBUG graph folder",
+    "debug_artifacts",
+    version=1,
+    group="text",
+    grain="file of a TORCH_COMPILE_DEBUG graph folder",
     doc="""The graphs and generated code TORCH_COMPILE_DEBUG=1 writes under
     `torch_compile_debug/run_<time>-pid_<pid>/torchinductor/model__<aot_id>_<graph>_<nth>.<n>/`: FX graphs
     (`fx_graph_readable.py`, `fx_graph_runnable.py`, `fx_graph_transformed.py`), inductor IR before and

@@ -9,7 +9,10 @@ stderr/stdout capture); ``vllm_compiles`` and ``vllm_piecewise`` by
 from pt2logs.tables.schema import table
 
 LOG_EVENTS = table(
-    "vllm_log_events", version=2, group="vllm", grain="vLLM log line about compiling, its cache, CUDA graphs or the engine",
+    "vllm_log_events",
+    version=2,
+    group="vllm",
+    grain="vLLM log line about compiling, its cache, CUDA graphs or the engine",
     doc="""The lines of vLLM's own logger that time a cold start: Dynamo bytecode transform, one compile
     per compile range (or shape), loads from vLLM's compile cache, torch.compile's total, CUDA graph
     capture, the cache directory, the engine's model and version. Each line stays a (foreign) `log_lines`
@@ -42,7 +45,10 @@ LOG_EVENTS = table(
 )
 
 COMPILES = table(
-    "vllm_compiles", version=1, group="vllm", grain="vLLM backend compile (one vllm_compilation_config artifact)",
+    "vllm_compiles",
+    version=1,
+    group="vllm",
+    grain="vLLM backend compile (one vllm_compilation_config artifact)",
     doc="""Each time vLLM's backend compiled a model graph (a Dynamo compile handed to `VllmBackend`), as its
     TORCH_TRACE says: the compilation config it logged (`vllm_compilation_config`), how many subgraphs the
     piecewise split made (`vllm_piecewise_split_graph`), and the piecewise compiles that followed.""",
@@ -70,7 +76,10 @@ COMPILES = table(
 )
 
 PIECEWISE = table(
-    "vllm_piecewise", version=1, group="vllm", grain="piecewise compile of one subgraph for one compile range (vllm_piecewise_compile_start)",
+    "vllm_piecewise",
+    version=1,
+    group="vllm",
+    grain="piecewise compile of one subgraph for one compile range (vllm_piecewise_compile_start)",
     doc="""Every `vllm_piecewise_compile_start` artifact: which subgraph (`submod_N`) was compiled for
     which compile range. vLLM logs the start only; `seconds` runs to the next piecewise start of the same
     compile, the last one to the compile's `compilation_metrics` (the Dynamo compile that holds them ends

@@ -24,7 +24,12 @@ class Engine:
     #: chunk writes files of its own, so the planner makes a few large balanced ones
     keeps_writer = True
 
-    def map(self, info: TxnInfo, chunks: list[list[FileTask]], on_done: Callable[[list[FileOutcome]], None]) -> None:
+    def map(
+        self,
+        info: TxnInfo,
+        chunks: list[list[FileTask]],
+        on_done: Callable[[list[FileOutcome]], None],
+    ) -> None:
         memory_pool()
         writer = new_writer(info, f"p{os.getpid()}")
         try:

@@ -69,8 +69,12 @@ def serve(wid: int, inbox: Any, results: Any, parent: int) -> None:
         kind, info, body = msg
         try:
             if kind == "parse":
-                if writer is not None and writer.info != info:  # never: the parent closes each txn first
-                    raise RuntimeError(f"worker {wid} asked to parse into {info.txn} with {writer.info.txn} open")
+                if (
+                    writer is not None and writer.info != info
+                ):  # never: the parent closes each txn first
+                    raise RuntimeError(
+                        f"worker {wid} asked to parse into {info.txn} with {writer.info.txn} open"
+                    )
                 if writer is None:
                     writer = new_writer(info, f"p{parent}-w{wid}")
                 results.put(("parsed", wid, [parse_file(info, t, writer) for t in body]))
@@ -82,7 +86,9 @@ def serve(wid: int, inbox: Any, results: Any, parent: int) -> None:
             if writer is not None:
                 writer.discard()
                 writer = None
-            results.put(("failed", wid, f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=-6)}"))
+            results.put(
+                ("failed", wid, f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=-6)}")
+            )
 
 
 class ProcessPoolEngine(Engine):
@@ -95,7 +101,9 @@ class ProcessPoolEngine(Engine):
 
     def __init__(self, jobs: int, start: str | None = None):
         self.jobs = jobs
-        method = start or ("fork" if "fork" in mp.get_all_start_methods() and os.name == "posix" else "spawn")
+        method = start or (
+            "fork" if "fork" in mp.get_all_start_methods() and os.name == "posix" else "spawn"
+        )
         self._procs: list[Any] = []
         self._inboxes: list[Any] = []
         self._results: Any = None
@@ -106,8 +114,15 @@ class ProcessPoolEngine(Engine):
         ctx = mp.get_context(method)
         self._results = ctx.Queue()
         self._inboxes = [ctx.SimpleQueue() for _ in range(self.jobs)]
-        self._procs = [ctx.Process(target=serve, args=(i, q, self._results, os.getpid()), daemon=True,
-                                   name=f"pt2logs-worker-{i}") for i, q in enumerate(self._inboxes)]
+        self._procs = [
+            ctx.Process(
+                target=serve,
+                args=(i, q, self._results, os.getpid()),
+                daemon=True,
+                name=f"pt2logs-worker-{i}",
+            )
+            for i, q in enumerate(self._inboxes)
+        ]
         frozen = method == "fork" and not gc.get_freeze_count()
         if frozen:  # see _fork_safely
             gc.freeze()
@@ -126,7 +141,12 @@ class ProcessPoolEngine(Engine):
     # every worker's collector's reach (workers end with os._exit: nothing of the parent is ever freed
     # there); the parent's own collector gets them back at once (unfreeze).
 
-    def map(self, info: TxnInfo, chunks: list[list[FileTask]], on_done: Callable[[list[FileOutcome]], None]) -> None:
+    def map(
+        self,
+        info: TxnInfo,
+        chunks: list[list[FileTask]],
+        on_done: Callable[[list[FileOutcome]], None],
+    ) -> None:
         total = sum(t.nbytes for c in chunks for t in c)
         if len(chunks) <= 1 or total < MIN_POOL_BYTES:
             super().map(info, chunks, on_done)
@@ -136,7 +156,9 @@ class ProcessPoolEngine(Engine):
         todo = deque(chunks)
         busy = [0] * self.jobs
         try:
-            for _ in range(IN_FLIGHT):  # round-robin: two chunks go to two workers, not both to the first
+            for _ in range(
+                IN_FLIGHT
+            ):  # round-robin: two chunks go to two workers, not both to the first
                 for w in range(self.jobs):
                     self._give(w, info, todo, busy)
             closing = 0
@@ -147,12 +169,16 @@ class ProcessPoolEngine(Engine):
                     continue
                 busy[w] -= 1
                 self._give(w, info, todo, busy)  # the one it finished replaced: IN_FLIGHT again
-                if not busy[w]:  # no chunk left for it: it closes its files while the others still parse
+                if not busy[
+                    w
+                ]:  # no chunk left for it: it closes its files while the others still parse
                     self._inboxes[w].put(("close", info, None))
                     closing += 1
                 on_done(outcomes)
         except BaseException:
-            self._stop(kill=True)  # no worker goes on writing for a transaction the caller now aborts
+            self._stop(
+                kill=True
+            )  # no worker goes on writing for a transaction the caller now aborts
             raise
 
     def _give(self, w: int, info: TxnInfo, todo: deque, busy: list[int]) -> None:
@@ -169,7 +195,9 @@ class ProcessPoolEngine(Engine):
             except queue.Empty:
                 dead = [(p.name, p.exitcode) for p in self._procs if p.exitcode is not None]
                 if dead:
-                    raise WorkerFailed(f"pool worker(s) ended unexpectedly (name, exit code): {dead}") from None
+                    raise WorkerFailed(
+                        f"pool worker(s) ended unexpectedly (name, exit code): {dead}"
+                    ) from None
                 continue
             if kind == "failed":
                 raise WorkerFailed(f"pool worker {w} failed: {body}")

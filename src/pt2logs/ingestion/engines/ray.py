@@ -35,8 +35,11 @@ class RayEngine(Engine):
         self._ray = ray
         self._started = False
         if not ray.is_initialized():
-            kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
-                                      "ignore_reinit_error": True}
+            kwargs: dict[str, Any] = {
+                "include_dashboard": False,
+                "log_to_driver": False,
+                "ignore_reinit_error": True,
+            }
             if address:
                 kwargs["address"] = address
             elif jobs:
@@ -46,7 +49,12 @@ class RayEngine(Engine):
         self.jobs = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self._task = ray.remote(run_tasks)
 
-    def map(self, info: TxnInfo, groups: list[list[FileTask]], on_done: Callable[[list[FileOutcome]], None]) -> None:
+    def map(
+        self,
+        info: TxnInfo,
+        groups: list[list[FileTask]],
+        on_done: Callable[[list[FileOutcome]], None],
+    ) -> None:
         ray = self._ray
         pending = [self._task.remote(info, g, f"ray{i}") for i, g in enumerate(groups)]
         try:

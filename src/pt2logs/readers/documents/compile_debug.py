@@ -53,7 +53,9 @@ KINDS = {
     "ir_post_fusion.txt": "ir_post_fusion",
     "inductor_provenance_tracking_node_mappings.json": "provenance",
 }
-GRAPH_DIR = re.compile(r"^(?P<model>\w*?)__(?P<aot_id>\d+)_(?P<graph>forward|backward|inference)_(?P<nth>\d+)(?:\.(?P<n>\d+))?$")
+GRAPH_DIR = re.compile(
+    r"^(?P<model>\w*?)__(?P<aot_id>\d+)_(?P<graph>forward|backward|inference)_(?P<nth>\d+)(?:\.(?P<n>\d+))?$"
+)
 DEBUG_RUN = re.compile(r"^run_\d{4}(?:_\d\d){5}_\d+-pid_(?P<pid>\d+)$")
 _KERNEL_LINE = re.compile(r"^(\w+) = async_compile\.\w+\(", re.M)
 _FX_NODE = re.compile(r"^\s+\w+(?:: \"[^\"\n]*\")? = ", re.M)
@@ -67,8 +69,15 @@ def folder_facts(relpath: str) -> dict[str, Any]:
     for suf in (".gz", ".zst", ".zstd", ".bz2"):
         if name.endswith(suf):
             name = name[: -len(suf)]
-    out: dict[str, Any] = {"kind": KINDS.get(name), "debug_run": None, "pid": None, "graph_dir": None,
-                           "aot_id": None, "graph": None, "nth_graph": None}
+    out: dict[str, Any] = {
+        "kind": KINDS.get(name),
+        "debug_run": None,
+        "pid": None,
+        "graph_dir": None,
+        "aot_id": None,
+        "graph": None,
+        "nth_graph": None,
+    }
     for part in parts[:-1]:
         m = DEBUG_RUN.match(part)
         if m:
@@ -76,7 +85,12 @@ def folder_facts(relpath: str) -> dict[str, Any]:
     if len(parts) > 1:
         m = GRAPH_DIR.match(parts[-2])
         if m:
-            out.update(graph_dir=parts[-2], aot_id=int(m.group("aot_id")), graph=m.group("graph"), nth_graph=int(m.group("nth")))
+            out.update(
+                graph_dir=parts[-2],
+                aot_id=int(m.group("aot_id")),
+                graph=m.group("graph"),
+                nth_graph=int(m.group("nth")),
+            )
     return out
 
 
@@ -104,8 +118,16 @@ def read_compile_debug(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Ba
         oc = parse_output_code(text)
         graph = facts["graph"] or oc.graph
         facts["graph"] = graph
-        lines = {m.group(1): text.count("\n", 0, m.start()) + 1 for m in _KERNEL_LINE.finditer(text)}
-        where = {"source": SOURCE, "file": ctx.file, "compile_id": None, "rank": ctx.rank, "cache_hit": None}
+        lines = {
+            m.group(1): text.count("\n", 0, m.start()) + 1 for m in _KERNEL_LINE.finditer(text)
+        }
+        where = {
+            "source": SOURCE,
+            "file": ctx.file,
+            "compile_id": None,
+            "rank": ctx.rank,
+            "cache_hit": None,
+        }
         kernels, externs = kernel_rows(where, oc, graph, lines)
         for r in kernels:
             sink.add("kernels", r)
@@ -116,8 +138,22 @@ def read_compile_debug(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Ba
         n_nodes = len(_FX_NODE.findall(text))
     elif kind.startswith("ir_"):
         n_nodes = len(_IR_NODE.findall(text))
-    sink.add("debug_artifacts", {"file": ctx.file, "rank": ctx.rank, **{k: facts[k] for k in ("debug_run", "pid", "graph_dir", "aot_id", "graph", "nth_graph")},
-                                 "kind": kind, "n_lines": n_lines, "n_bytes": n_bytes, "n_nodes": n_nodes, "text": text})
+    sink.add(
+        "debug_artifacts",
+        {
+            "file": ctx.file,
+            "rank": ctx.rank,
+            **{
+                k: facts[k]
+                for k in ("debug_run", "pid", "graph_dir", "aot_id", "graph", "nth_graph")
+            },
+            "kind": kind,
+            "n_lines": n_lines,
+            "n_bytes": n_bytes,
+            "n_nodes": n_nodes,
+            "text": text,
+        },
+    )
     yield from sink.flush()
 
 
@@ -160,6 +196,15 @@ def debug_anchor(folder: str, root: str) -> str | None:
     return None
 
 
-FORMAT = Format("compile_debug", "TORCH_COMPILE_DEBUG graph folder file (output_code.py, fx_graph_*.py, ir_*_fusion.txt)",
-                sniff_compile_debug, read_compile_debug, role=DOCUMENT, auxiliary=True, switch="TORCH_COMPILE_DEBUG=1", source=SOURCE, source_rank=3,
-                layout=Layout(anchor=debug_anchor))
+FORMAT = Format(
+    "compile_debug",
+    "TORCH_COMPILE_DEBUG graph folder file (output_code.py, fx_graph_*.py, ir_*_fusion.txt)",
+    sniff_compile_debug,
+    read_compile_debug,
+    role=DOCUMENT,
+    auxiliary=True,
+    switch="TORCH_COMPILE_DEBUG=1",
+    source=SOURCE,
+    source_rank=3,
+    layout=Layout(anchor=debug_anchor),
+)

@@ -38,8 +38,20 @@ from pt2logs.readers.kit import (
 
 HEADER = "TorchDynamo compilation metrics:"
 KNOWN_GROUPS = (
-    "frames", "stats", "graph_break", "unimplemented", "aot_autograd", "inductor", "aten_mm_info", "resumes",
-    "compiled_autograd", "recompiles", "graph_break_reasons", "cudagraph", "dynamo", "export",
+    "frames",
+    "stats",
+    "graph_break",
+    "unimplemented",
+    "aot_autograd",
+    "inductor",
+    "aten_mm_info",
+    "resumes",
+    "compiled_autograd",
+    "recompiles",
+    "graph_break_reasons",
+    "cudagraph",
+    "dynamo",
+    "export",
 )
 
 
@@ -52,8 +64,12 @@ class TimesTable:
 
     line_no: int  # 1-based line of the header line within the text
     layout: str  # tabulate, plain or csv
-    rows: list[tuple[int, str, list[float]]] = field(default_factory=list)  # (line_no, function, seconds)
-    bad: list[tuple[int, str]] = field(default_factory=list)  # (line_no, text) rows that did not parse
+    rows: list[tuple[int, str, list[float]]] = field(
+        default_factory=list
+    )  # (line_no, function, seconds)
+    bad: list[tuple[int, str]] = field(
+        default_factory=list
+    )  # (line_no, text) rows that did not parse
 
 
 _DASHES = re.compile(r"^(-+)(\s+)(-+)\s*$")
@@ -120,7 +136,7 @@ def _table(lines: list[str], i: int) -> tuple[TimesTable, int]:
             break
         if t.layout == "plain":
             func, _, rest = line.partition(",")
-        elif boundary is not None and line[boundary - 1: boundary].isspace():
+        elif boundary is not None and line[boundary - 1 : boundary].isspace():
             func, rest = line[:boundary], line[boundary:]
         else:  # no dashes line, or a name wider than the column: split at the first run of 2+ spaces
             parts = re.split(r"\s{2,}", line.strip(), maxsplit=1)
@@ -139,7 +155,7 @@ def _csv_block(lines: list[str], i: int) -> tuple[TimesTable | None, int]:
     for j in range(i, min(len(lines), i + 200_000)):
         if lines[j].rstrip("\r") == "}":
             try:
-                d = orjson.loads("\n".join(lines[i: j + 1]))
+                d = orjson.loads("\n".join(lines[i : j + 1]))
             except orjson.JSONDecodeError:
                 return None, i + 1
             hs, vs = (d.get("headers"), d.get("values")) if isinstance(d, dict) else (None, None)
@@ -147,7 +163,11 @@ def _csv_block(lines: list[str], i: int) -> tuple[TimesTable | None, int]:
                 return None, i + 1
             t = TimesTable(i + 1, "csv")
             for k, (h, v) in enumerate(zip(hs, vs, strict=True)):
-                values = _floats(v) if isinstance(v, str) else ([float(v)] if isinstance(v, (int, float)) else None)
+                values = (
+                    _floats(v)
+                    if isinstance(v, str)
+                    else ([float(v)] if isinstance(v, (int, float)) else None)
+                )
                 if values is None:
                     t.bad.append((i + 1, f"{h}: {v}"))
                 else:
@@ -168,15 +188,29 @@ class _Out(RowSink):
         for idx, t in enumerate(tables):
             for line_no, func, values in t.rows:
                 for call, sec in enumerate(values):
-                    rows.add({"file": self.ctx.file, "line_no": line_no + first_line - 1, "source_key": source_key,
-                              "table_index": idx, "layout": t.layout, "function": func, "call_index": call,
-                              "seconds": sec, "rank": rank})
+                    rows.add(
+                        {
+                            "file": self.ctx.file,
+                            "line_no": line_no + first_line - 1,
+                            "source_key": source_key,
+                            "table_index": idx,
+                            "layout": t.layout,
+                            "function": func,
+                            "call_index": call,
+                            "seconds": sec,
+                            "rank": rank,
+                        }
+                    )
             for line_no, bad in t.bad:
-                self.error("bad_compile_times_row", line_no + first_line - 1,
-                           "a row of a compile_times table is not `function, seconds, ...`; skipped", bad, "warning")
+                self.error(
+                    "bad_compile_times_row",
+                    line_no + first_line - 1,
+                    "a row of a compile_times table is not `function, seconds, ...`; skipped",
+                    bad,
+                    "warning",
+                )
         self.ctx.stats.events += sum(len(t.rows) for t in tables)
         return len(tables)
-
 
 
 def _int(v: Any) -> int | None:
@@ -195,7 +229,9 @@ def _text(v: Any) -> str | None:
     return orjson.dumps(v, default=str).decode()
 
 
-def dump_document(counters: dict[str, Any], compile_times: str | None, torch: str | None) -> dict[str, Any]:
+def dump_document(
+    counters: dict[str, Any], compile_times: str | None, torch: str | None
+) -> dict[str, Any]:
     """A counters dump as this format reads it (what ``pt2logs.capture()`` writes to ``counters.json``)."""
     return {"counters": counters, "compile_times": compile_times, "torch": torch}
 
@@ -214,41 +250,82 @@ def read_counters_json(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Ba
         yield from out.flush()
         return
     if not isinstance(doc, dict):
-        out.error("not_an_object", None, f"the JSON document is a {type(doc).__name__}, not an object of counter groups", data[:EXCERPT])
+        out.error(
+            "not_an_object",
+            None,
+            f"the JSON document is a {type(doc).__name__}, not an object of counter groups",
+            data[:EXCERPT],
+        )
         yield from out.flush()
         return
     rank = doc.get("rank")
-    rank = rank if isinstance(rank, int) and not isinstance(rank, bool) and 0 <= rank < (1 << 20) else ctx.rank
+    rank = (
+        rank
+        if isinstance(rank, int) and not isinstance(rank, bool) and 0 <= rank < (1 << 20)
+        else ctx.rank
+    )
     if rank is not None:
         ctx.stats.ranks.add(rank)
     if isinstance(doc.get("torch"), str):
         ctx.stats.note_torch(doc["torch"], "counters")
     wrapped = isinstance(doc.get("counters"), dict)
     groups = doc["counters"] if wrapped else {k: v for k, v in doc.items() if isinstance(v, dict)}
-    extras = {k: v for k, v in doc.items() if (k != "counters" if wrapped else not isinstance(v, dict))}
+    extras = {
+        k: v for k, v in doc.items() if (k != "counters" if wrapped else not isinstance(v, dict))
+    }
     rows = out.table("counters")
     for group, counter in groups.items():
         if not isinstance(counter, dict):
-            out.error("bad_counter_group", None, f"counter group {group!r} is not an object; kept as dump_info", _text(counter) or "", "warning")
+            out.error(
+                "bad_counter_group",
+                None,
+                f"counter group {group!r} is not an object; kept as dump_info",
+                _text(counter) or "",
+                "warning",
+            )
             extras[group] = counter
             continue
         for name, value in counter.items():
             v = _int(value)
-            rows.add({"file": ctx.file, "category": str(group), "name": str(name), "value": v,
-                      "text": None if v is not None else _text(value), "rank": rank})
+            rows.add(
+                {
+                    "file": ctx.file,
+                    "category": str(group),
+                    "name": str(name),
+                    "value": v,
+                    "text": None if v is not None else _text(value),
+                    "rank": rank,
+                }
+            )
             out.n += 1
             ctx.stats.events += 1
             if v is None:
-                out.error("non_integer_counter", None, f"counter {group}/{name[:80]!r} is not an integer; kept in `text`", _text(value) or "", "warning")
-            if out.full():  # rows leave in batches: a document of a million counters holds 50k rows at a time
+                out.error(
+                    "non_integer_counter",
+                    None,
+                    f"counter {group}/{name[:80]!r} is not an integer; kept in `text`",
+                    _text(value) or "",
+                    "warning",
+                )
+            if (
+                out.full()
+            ):  # rows leave in batches: a document of a million counters holds 50k rows at a time
                 yield from out.flush()
     for key, value in extras.items():
         if isinstance(value, str) and value.lstrip().startswith(HEADER):
             out.times(value, key, rank)
             continue
         v = _int(value) if not isinstance(value, bool) else None
-        rows.add({"file": ctx.file, "category": "dump_info", "name": str(key), "value": v,
-                  "text": None if v is not None else _text(value), "rank": rank})
+        rows.add(
+            {
+                "file": ctx.file,
+                "category": "dump_info",
+                "name": str(key),
+                "value": v,
+                "text": None if v is not None else _text(value),
+                "rank": rank,
+            }
+        )
     yield from out.flush()
 
 
@@ -296,7 +373,19 @@ def sniff_compile_times(head: bytes, name: str) -> bool:
     return False
 
 
-COUNTERS_JSON = Format("counters_json", "torch._dynamo counters dumped as JSON (+ compile_times text)", sniff_counters_json,
-                       read_counters_json, role=DOCUMENT, auxiliary=True)
-COMPILE_TIMES = Format("compile_times", "torch._dynamo.utils.compile_times() text", sniff_compile_times, read_compile_times,
-                       role=DOCUMENT, auxiliary=True)
+COUNTERS_JSON = Format(
+    "counters_json",
+    "torch._dynamo counters dumped as JSON (+ compile_times text)",
+    sniff_counters_json,
+    read_counters_json,
+    role=DOCUMENT,
+    auxiliary=True,
+)
+COMPILE_TIMES = Format(
+    "compile_times",
+    "torch._dynamo.utils.compile_times() text",
+    sniff_compile_times,
+    read_compile_times,
+    role=DOCUMENT,
+    auxiliary=True,
+)

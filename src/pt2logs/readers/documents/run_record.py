@@ -49,7 +49,9 @@ def _us(seconds: Any) -> Any:
 def record_text(rec: dict[str, Any]) -> str:
     """The record as one line of evidence: ``exit code 3`` / ``ended by SIGKILL (exit code -9)``."""
     code, sig = rec.get("exit_code"), rec.get("signal")
-    if code is None and not sig and rec.get("ended_at") is None:  # written at the start, never completed
+    if (
+        code is None and not sig and rec.get("ended_at") is None
+    ):  # written at the start, never completed
         return f"pt2logs run: exit status unknown (pt2logs run ended before the command did: killed?): {rec.get('command') or ''}"
     what = f"ended by {sig} (exit code {code})" if sig else f"exit code {code}"
     return f"pt2logs run: {what} after {rec.get('wall_s')} s: {rec.get('command') or ''}"
@@ -57,14 +59,22 @@ def record_text(rec: dict[str, Any]) -> str:
 
 def _run_fields(rec: dict[str, Any], code: int | None, sig: str | None) -> dict[str, Any]:
     """The ``runs`` fields the record gives: a later ``ingest`` of the capture folder keeps them."""
+
     def typed(k: str, *types: type) -> Any:
         v = rec.get(k)
         return v if isinstance(v, types) and not isinstance(v, bool) else None
 
     started = typed("started_at", int, float)
-    return {"command": typed("command", str), "exit_code": code, "exit_signal": sig, "wall_s": typed("wall_s", int, float),
-            "host": typed("host", str), "name": typed("name", str), "cwd": typed("cwd", str),
-            "started_at": int(started * 1e6) if started is not None else None}
+    return {
+        "command": typed("command", str),
+        "exit_code": code,
+        "exit_signal": sig,
+        "wall_s": typed("wall_s", int, float),
+        "host": typed("host", str),
+        "name": typed("name", str),
+        "cwd": typed("cwd", str),
+        "started_at": int(started * 1e6) if started is not None else None,
+    }
 
 
 def read_run_record(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
@@ -78,23 +88,56 @@ def read_run_record(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch
             sink.error("bad_json", 1, f"{NAME} is not valid JSON ({e})", data)
     if isinstance(rec, dict):
         code = rec.get("exit_code") if type(rec.get("exit_code")) is int else None
-        sig = rec.get("signal") if isinstance(rec.get("signal"), str) else (signal_name(code) if code is not None and code < 0 else None)
+        sig = (
+            rec.get("signal")
+            if isinstance(rec.get("signal"), str)
+            else (signal_name(code) if code is not None and code < 0 else None)
+        )
         ctx.stats.events += 1
         ctx.stats.run_fields = _run_fields(rec, code, sig)
         if isinstance(rec.get("torch"), str):
             ctx.stats.note_torch(rec["torch"], "pt2logs_run")
-        sink.add("outcome_evidence", {
-            "line_no": 1, "n_lines": ctx.stats.lines, "kind": "exit_status", "means": exit_means(code, sig),
-            "secondary": False, "rank_from": "run", "exit_code": code, "signal": sig, "text": record_text(rec)[:1024],
-            "ts": _us(rec.get("ended_at")),
-            "detail": orjson.dumps({k: rec.get(k) for k in ("command", "wall_s", "started_at", "ended_at", "name")}).decode()})
+        sink.add(
+            "outcome_evidence",
+            {
+                "line_no": 1,
+                "n_lines": ctx.stats.lines,
+                "kind": "exit_status",
+                "means": exit_means(code, sig),
+                "secondary": False,
+                "rank_from": "run",
+                "exit_code": code,
+                "signal": sig,
+                "text": record_text(rec)[:1024],
+                "ts": _us(rec.get("ended_at")),
+                "detail": orjson.dumps(
+                    {k: rec.get(k) for k in ("command", "wall_s", "started_at", "ended_at", "name")}
+                ).decode(),
+            },
+        )
     elif data is not None and rec is not None:
         sink.error("not_an_object", 1, f"{NAME} is not a JSON object", data)
     yield from sink.flush()
-    stderr = rec.get("stderr") if isinstance(rec, dict) and rec.get("stderr_read_by") == "run_record" else None
-    if isinstance(stderr, str) and ctx.open_sibling is not None and "/" not in stderr and stderr not in (".", ".."):
-        sub = FileContext(file=posixpath.join(posixpath.dirname(ctx.file), stderr), path=posixpath.join(posixpath.dirname(ctx.path), stderr),
-                          rank=ctx.rank, mtime=ctx.mtime, batch_rows=ctx.batch_rows, batch_bytes=ctx.batch_bytes, stats=ReadStats())
+    stderr = (
+        rec.get("stderr")
+        if isinstance(rec, dict) and rec.get("stderr_read_by") == "run_record"
+        else None
+    )
+    if (
+        isinstance(stderr, str)
+        and ctx.open_sibling is not None
+        and "/" not in stderr
+        and stderr not in (".", "..")
+    ):
+        sub = FileContext(
+            file=posixpath.join(posixpath.dirname(ctx.file), stderr),
+            path=posixpath.join(posixpath.dirname(ctx.path), stderr),
+            rank=ctx.rank,
+            mtime=ctx.mtime,
+            batch_rows=ctx.batch_rows,
+            batch_bytes=ctx.batch_bytes,
+            stats=ReadStats(),
+        )
         try:
             yield from read_capture(ctx.open_sibling(stderr), sub)
         except OSError as e:
@@ -109,5 +152,11 @@ def sniff_run_record(head: bytes, name: str) -> bool:
     return _SNIFF.match(head) is not None
 
 
-FORMAT = Format("run_record", "pt2logs run's record of a command (pt2logs_run.json): exit status, wall time, stderr",
-                sniff_run_record, read_run_record, role=DOCUMENT, auxiliary=True)
+FORMAT = Format(
+    "run_record",
+    "pt2logs run's record of a command (pt2logs_run.json): exit status, wall time, stderr",
+    sniff_run_record,
+    read_run_record,
+    role=DOCUMENT,
+    auxiliary=True,
+)

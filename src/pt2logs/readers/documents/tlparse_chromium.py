@@ -41,6 +41,7 @@ def compile_ctx(cid: str) -> dict[str, int]:
 def chromium_elements(chunks: Iterable[bytes], st: TraceState | None) -> Iterator[tuple[int, Any]]:
     """(1-based line, element) of tlparse's array, streamed: tlparse pretty-prints it with one element
     per ``  {`` ... ``  }`` block; any other layout is loaded whole (at most MAX_DOC bytes)."""
+
     def report(kind: str, line_no: int, message: str, excerpt: bytes) -> None:
         if st is not None:
             st.error(kind, CHROMIUM_BASE + line_no, message, excerpt)
@@ -61,12 +62,22 @@ def chromium_elements(chunks: Iterable[bytes], st: TraceState | None) -> Iterato
                 try:
                     yield start, orjson.loads(b"\n".join(body) + b"\n}")
                 except orjson.JSONDecodeError as e:
-                    report("bad_chromium_event", start, f"element of {CHROMIUM_FILE} is not JSON ({e})", b"\n".join(body)[:EXCERPT])
+                    report(
+                        "bad_chromium_event",
+                        start,
+                        f"element of {CHROMIUM_FILE} is not JSON ({e})",
+                        b"\n".join(body)[:EXCERPT],
+                    )
                 body = []
             elif body:
                 body.append(line)
                 if len(body) > 100_000:
-                    report("bad_chromium_event", start, f"element of {CHROMIUM_FILE} too long; skipped", body[0])
+                    report(
+                        "bad_chromium_event",
+                        start,
+                        f"element of {CHROMIUM_FILE} too long; skipped",
+                        body[0],
+                    )
                     body = []
         return
     rest = [b"\n".join(head)]
@@ -74,20 +85,32 @@ def chromium_elements(chunks: Iterable[bytes], st: TraceState | None) -> Iterato
     for _, line in lines:
         size += len(line) + 1
         if size > MAX_DOC:
-            report("too_large", 1, f"{CHROMIUM_FILE} is not in tlparse's layout and larger than {MAX_DOC >> 20} MiB; no compile phases", b"")
+            report(
+                "too_large",
+                1,
+                f"{CHROMIUM_FILE} is not in tlparse's layout and larger than {MAX_DOC >> 20} MiB; no compile phases",
+                b"",
+            )
             return
         rest.append(line)
     data = b"\n".join(rest)
     try:
         arr = orjson.loads(data)
     except orjson.JSONDecodeError as e:
-        report("bad_json", 1, f"{CHROMIUM_FILE} is not valid JSON ({e}); no compile phases", data[:EXCERPT])
+        report(
+            "bad_json",
+            1,
+            f"{CHROMIUM_FILE} is not valid JSON ({e}); no compile phases",
+            data[:EXCERPT],
+        )
         return
     for ev in arr if isinstance(arr, list) else []:
         yield 1, ev
 
 
-def retag(batch: pa.RecordBatch, source: str, chromium_file: str, chromium_path: str) -> pa.RecordBatch:
+def retag(
+    batch: pa.RecordBatch, source: str, chromium_file: str, chromium_path: str
+) -> pa.RecordBatch:
     """``source`` in a batch's ``source`` column; its chromium records' rows pointed at ``chromium_file``
     (``file``, ``path``, ``line_no`` without :data:`CHROMIUM_BASE`)."""
     names = batch.schema.names

@@ -66,7 +66,11 @@ _DAY_US = 86_400_000_000
 
 
 def _safe(name: str) -> bool:
-    return bool(name) and not name.startswith(("/", "\\")) and ".." not in name.replace("\\", "/").split("/")
+    return (
+        bool(name)
+        and not name.startswith(("/", "\\"))
+        and ".." not in name.replace("\\", "/").split("/")
+    )
 
 
 class _Rebuild:
@@ -100,8 +104,12 @@ class _Rebuild:
             data = whole(chunks, MAX_PAYLOAD)
             if data is None:
                 data = b"".join(_head(self.chunks(name) or (), MAX_PAYLOAD))
-                self.warn("payload_too_large", line_no, f"{name} is larger than {MAX_PAYLOAD >> 20} MiB: its first "
-                          f"{MAX_PAYLOAD >> 20} MiB were kept, the rest skipped")
+                self.warn(
+                    "payload_too_large",
+                    line_no,
+                    f"{name} is larger than {MAX_PAYLOAD >> 20} MiB: its first "
+                    f"{MAX_PAYLOAD >> 20} MiB were kept, the rest skipped",
+                )
             return data
         except OSError:
             return None
@@ -128,8 +136,14 @@ class _Rebuild:
     def records(self, chunks: Iterable[bytes]) -> Iterator[Record]:
         st = self.st
         # a trace record's line: the trace's bound (st.error takes no severity: it knows the kind's)
-        for line_no, raw in iter_lines(chunks, lambda kind, n, msg, excerpt=b"", _severity=None: st.error(kind, n, msg, excerpt), MAX_LINE):
-            self.n_lines = line_no + len(raw) if raw[:1] == b"\n" else line_no  # (a run of blank lines: its last)
+        for line_no, raw in iter_lines(
+            chunks,
+            lambda kind, n, msg, excerpt=b"", _severity=None: st.error(kind, n, msg, excerpt),
+            MAX_LINE,
+        ):
+            self.n_lines = (
+                line_no + len(raw) if raw[:1] == b"\n" else line_no
+            )  # (a run of blank lines: its last)
             if not raw.strip():
                 continue
             try:
@@ -149,10 +163,16 @@ class _Rebuild:
             if ts:
                 mo, dd, hh, mi, ss, frac = ts.groups()
                 self.mmdd = int(mo) * 100 + int(dd)
-                self.tod = ((int(hh) * 60 + int(mi)) * 60 + int(ss)) * 1_000_000 + int((frac or "0").ljust(6, "0"))
+                self.tod = ((int(hh) * 60 + int(mi)) * 60 + int(ss)) * 1_000_000 + int(
+                    (frac or "0").ljust(6, "0")
+                )
             elif "timestamp" in d:
-                st.error("bad_timestamp", line_no, "tlparse timestamp not understood; the previous record's time is used",
-                         str(d.get("timestamp"))[:200])
+                st.error(
+                    "bad_timestamp",
+                    line_no,
+                    "tlparse timestamp not understood; the previous record's time is used",
+                    str(d.get("timestamp"))[:200],
+                )
             if self.strings:
                 yield from self._string_records(line_no, d)
             thread = d.get("thread")
@@ -165,19 +185,43 @@ class _Rebuild:
                 env = {kind: env.pop(kind), **env}
             payload = self._payload(line_no, env.get("has_payload"), pf)
             if self.starts and not st.tb.calibrated and ts:
-                cid = compile_id_text(env.get("compiled_autograd_id"), env.get("frame_id"), env.get("frame_compile_id"))
+                cid = compile_id_text(
+                    env.get("compiled_autograd_id"),
+                    env.get("frame_id"),
+                    env.get("frame_compile_id"),
+                )
                 if cid in self.starts:
                     st.tb.observe(st.tb.key(self.mmdd), self.tod, self.starts[cid])
-            yield Record(line_no, 1, None, self.mmdd, self.tod, thread if isinstance(thread, int) else None,
-                         path.strip().encode() if isinstance(path, str) else None, lineno if isinstance(lineno, int) else None,
-                         orjson.dumps(env), payload)
+            yield Record(
+                line_no,
+                1,
+                None,
+                self.mmdd,
+                self.tod,
+                thread if isinstance(thread, int) else None,
+                path.strip().encode() if isinstance(path, str) else None,
+                lineno if isinstance(lineno, int) else None,
+                orjson.dumps(env),
+                payload,
+            )
 
     def _string_records(self, line_no: int, d: dict) -> Iterator[Record]:
         """The string table as the ``str`` records it came from, just before the first record."""
         strings, self.strings = self.strings or [], None
         thread = d.get("thread") if isinstance(d.get("thread"), int) else None
         for i, s in enumerate(strings):
-            yield Record(1, 1, None, self.mmdd, self.tod, thread, None, None, orjson.dumps({"str": [s, i]}), None)
+            yield Record(
+                1,
+                1,
+                None,
+                self.mmdd,
+                self.tod,
+                thread,
+                None,
+                None,
+                orjson.dumps({"str": [s, i]}),
+                None,
+            )
 
     def _payload(self, line_no: int, md5: Any, pf: Any) -> bytes | None:
         if not isinstance(md5, str):
@@ -196,8 +240,11 @@ class _Rebuild:
                         pass
                 return data
         self.reencoded.add(line_no)
-        self.warn("payload_unavailable", line_no,
-                  f"tlparse kept no copy of this payload (payloads/{md5}.txt, {pf or 'no payload_filename'}); record kept without it")
+        self.warn(
+            "payload_unavailable",
+            line_no,
+            f"tlparse kept no copy of this payload (payloads/{md5}.txt, {pf or 'no payload_filename'}); record kept without it",
+        )
         return None
 
     def verdict(self, rec: Record, md5: str) -> bool | None:
@@ -206,7 +253,11 @@ class _Rebuild:
     def chromium(self) -> Iterator[Record]:
         chunks = self.chunks(CHROMIUM_FILE)
         if chunks is None:
-            self.warn("no_chromium_events", None, f"no {CHROMIUM_FILE} beside raw.jsonl: no compile phases")
+            self.warn(
+                "no_chromium_events",
+                None,
+                f"no {CHROMIUM_FILE} beside raw.jsonl: no compile phases",
+            )
             return
         for line_no, ev in chromium_elements(chunks, self.st):
             if not isinstance(ev, dict):
@@ -220,7 +271,18 @@ class _Rebuild:
                 env.update(compile_ctx(cid))
             env["has_payload"] = hashlib.md5(payload).hexdigest()
             mmdd, tod = self._local(ts)
-            yield Record(CHROMIUM_BASE + line_no, 1, None, mmdd, tod, None, None, None, orjson.dumps(env), payload)
+            yield Record(
+                CHROMIUM_BASE + line_no,
+                1,
+                None,
+                mmdd,
+                tod,
+                None,
+                None,
+                None,
+                orjson.dumps(env),
+                payload,
+            )
 
     def _local(self, ts: Any) -> tuple[int, int]:
         """Month/day and time of day of an epoch µs time in the log's local time (once calibrated)."""
@@ -236,6 +298,8 @@ class _Rebuild:
 
 
 _RANK_DIR = re.compile(r"(?:^|/)rank_(\d{1,6})/[^/]*$")
+
+
 def _head(chunks: Iterable[bytes], n: int) -> Iterator[bytes]:
     """The first ``n`` bytes of a stream, in its chunks."""
     for c in chunks:
@@ -249,14 +313,20 @@ def read_tlparse_dir(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batc
     """``raw.jsonl`` of a tlparse output folder (its siblings through ``ctx.open_sibling``) → trace tables."""
     if ctx.rank is None:
         m = _RANK_DIR.search(ctx.file or "")
-        if m:  # tlparse --all-ranks-html: rank_<N>/raw.jsonl (envelopes of older torch have no rank)
+        if (
+            m
+        ):  # tlparse --all-ranks-html: rank_<N>/raw.jsonl (envelopes of older torch have no rank)
             ctx.rank = int(m.group(1))
             ctx.stats.ranks.add(ctx.rank)
     st = TraceState(ctx)
     rb = _Rebuild(st, ctx)
     st.payload_verdict = rb.verdict
     if ctx.open_sibling is None:
-        rb.warn("no_siblings", None, "read without access to the tlparse folder: payloads and chromium events are missing")
+        rb.warn(
+            "no_siblings",
+            None,
+            "read without access to the tlparse folder: payloads and chromium events are missing",
+        )
     else:
         rb.peek_starts()
 
@@ -266,7 +336,9 @@ def read_tlparse_dir(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batc
 
     folder = posixpath.dirname(ctx.file)
     chromium_file = posixpath.join(folder, CHROMIUM_FILE) if folder else CHROMIUM_FILE
-    chromium_path = posixpath.join(posixpath.dirname(ctx.path), CHROMIUM_FILE) if ctx.path else chromium_file
+    chromium_path = (
+        posixpath.join(posixpath.dirname(ctx.path), CHROMIUM_FILE) if ctx.path else chromium_file
+    )
     for table, batch in read_records(st, records()):
         yield table, retag(batch, SOURCE, chromium_file, chromium_path)
     ctx.stats.lines = rb.n_lines
@@ -285,9 +357,20 @@ def is_tlparse_folder(names: set[str]) -> bool:
     return bool(report) and (bool(names & {"raw.jsonl", "raw.log"}) or len(report) == 2)
 
 
-FORMAT = Format("tlparse_dir", "tlparse output folder (raw.jsonl + payloads/ + chromium_events.json)", sniff_tlparse_raw,
-                read_tlparse_dir, role=TRACE, source=SOURCE, source_rank=2, switch="TORCH_TRACE, read through tlparse",
-                layout=Layout(run_folder=is_tlparse_folder, rank_folder=re.compile(r"^rank_\d+$"),
-                              parent_files=re.compile(r"^(?:index\.html|chromium_events\.json|.*\.html)$"),
-                              read_first=("raw.log", "raw.jsonl"),
-                              without_reads="tlparse report folder without its raw log"))
+FORMAT = Format(
+    "tlparse_dir",
+    "tlparse output folder (raw.jsonl + payloads/ + chromium_events.json)",
+    sniff_tlparse_raw,
+    read_tlparse_dir,
+    role=TRACE,
+    source=SOURCE,
+    source_rank=2,
+    switch="TORCH_TRACE, read through tlparse",
+    layout=Layout(
+        run_folder=is_tlparse_folder,
+        rank_folder=re.compile(r"^rank_\d+$"),
+        parent_files=re.compile(r"^(?:index\.html|chromium_events\.json|.*\.html)$"),
+        read_first=("raw.log", "raw.jsonl"),
+        without_reads="tlparse report folder without its raw log",
+    ),
+)

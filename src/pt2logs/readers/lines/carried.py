@@ -13,12 +13,26 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 class Carried:
     """What a line's framing and prefixes say about it (None where they say nothing)."""
 
-    __slots__ = ("via", "stream", "time", "host", "pod", "container", "rank", "local_rank", "worker", "pid", "repeat")
+    __slots__ = (
+        "via",
+        "stream",
+        "time",
+        "host",
+        "pod",
+        "container",
+        "rank",
+        "local_rank",
+        "worker",
+        "pid",
+        "repeat",
+    )
 
     def __init__(self, via: str = "", stream: str | None = None, time: str | int | None = None):
         self.via = via  # the framing and prefixes, outermost first, joined by "+"
         self.stream = stream
-        self.time = time  # as written (RFC 3339 text), or µs since the epoch (journald JSON, CloudWatch)
+        self.time = (
+            time  # as written (RFC 3339 text), or µs since the epoch (journald JSON, CloudWatch)
+        )
         self.host: str | None = None
         self.pod: str | None = None
         self.container: str | None = None
@@ -63,8 +77,19 @@ def iso_us(text: str) -> int | None:
 
 def carried_columns(c: Carried, file: str, line_no: int, rank: int | None) -> dict[str, Any]:
     """The ``collected_lines`` row of what a ``log_lines`` row's first line carried (tables/text.py)."""
-    return {"file": file, "line_no": line_no, "rank": rank, "stream": c.stream, "collected_ts": c.ts, "host": c.host, "pod": c.pod, "container": c.container,
-            "worker": c.worker, "repeat": c.repeat, "wrapped": c.via or None}
+    return {
+        "file": file,
+        "line_no": line_no,
+        "rank": rank,
+        "stream": c.stream,
+        "collected_ts": c.ts,
+        "host": c.host,
+        "pod": c.pod,
+        "container": c.container,
+        "worker": c.worker,
+        "repeat": c.repeat,
+        "wrapped": c.via or None,
+    }
 
 
 def labels_into(obj: dict, c: Carried) -> None:
@@ -80,12 +105,22 @@ def labels_into(obj: dict, c: Carried) -> None:
             lab = lab.get("labels")
         if isinstance(lab, dict):
             c.pod = c.pod or str_or_none(lab.get("pod") or lab.get("pod_name"))
-            c.container = c.container or str_or_none(lab.get("container") or lab.get("container_name"))
-            c.host = c.host or str_or_none(lab.get("node_name") or lab.get("host") or lab.get("hostname")
-                                  or lab.get("compute.googleapis.com/resource_name"))
+            c.container = c.container or str_or_none(
+                lab.get("container") or lab.get("container_name")
+            )
+            c.host = c.host or str_or_none(
+                lab.get("node_name")
+                or lab.get("host")
+                or lab.get("hostname")
+                or lab.get("compute.googleapis.com/resource_name")
+            )
             c.stream = c.stream or str_or_none(lab.get("stream"))
     log_name = obj.get("logName")
-    if c.stream is None and isinstance(log_name, str) and log_name.rsplit("/", 1)[-1] in ("stdout", "stderr"):
+    if (
+        c.stream is None
+        and isinstance(log_name, str)
+        and log_name.rsplit("/", 1)[-1] in ("stdout", "stderr")
+    ):
         c.stream = log_name.rsplit("/", 1)[-1]
 
 

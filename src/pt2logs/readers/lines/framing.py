@@ -57,7 +57,13 @@ class Found:
 
     __slots__ = ("framing", "prefixes", "repeats", "docker_partial")
 
-    def __init__(self, framing: Framing | None, prefixes: tuple[Prefix, ...], repeats: bool, docker_partial: bool = True):
+    def __init__(
+        self,
+        framing: Framing | None,
+        prefixes: tuple[Prefix, ...],
+        repeats: bool,
+        docker_partial: bool = True,
+    ):
         self.framing = framing
         self.prefixes = prefixes
         self.repeats = repeats
@@ -75,7 +81,11 @@ def _json_framing(obj: Any) -> Framing | None:
     if not isinstance(obj, dict):
         return None
     for f in FRAMINGS:
-        if f.kind == "json" and all(k in obj for k in f.needs) and isinstance(obj.get(f.keys[0]), (str, list)):
+        if (
+            f.kind == "json"
+            and all(k in obj for k in f.needs)
+            and isinstance(obj.get(f.keys[0]), (str, list))
+        ):
             return f
     return None
 
@@ -109,7 +119,8 @@ def line_framing(line: str) -> Framing | None:
 #: none, and are done)
 _MAYBE = re.compile(
     rb"\n(?:\d{4}-\d\d-\d\dT|[A-Z][a-z]{2} [ \d]\d \d\d:|\{ ?\"| {0,6}(?:P\d+ +)?\d{1,7}: |\[[A-Za-z_-]+\d+\]:|\[actor="
-    rb"|(?:\x1b\[[0-9;]*m)?(?:\([^()\n]{0,200}pid=|\((?:raylet|autoscaler|gcs_server|monitor)|[\w.-]{1,128} +\| ))")
+    rb"|(?:\x1b\[[0-9;]*m)?(?:\([^()\n]{0,200}pid=|\((?:raylet|autoscaler|gcs_server|monitor)|[\w.-]{1,128} +\| ))"
+)
 
 
 def detect(head: bytes) -> Found | None:
@@ -126,7 +137,9 @@ def detect(head: bytes) -> Found | None:
         return None
     counts: dict[str, int] = {}
     framed = 0
-    for ln in lines:  # a line may fit several text framings (journald's ISO time fits `timestamped` too)
+    for (
+        ln
+    ) in lines:  # a line may fit several text framings (journald's ISO time fits `timestamped` too)
         if ln[:1] == "{":
             f = line_framing(ln)
             names = [f.name] if f is not None else []
@@ -135,7 +148,9 @@ def detect(head: bytes) -> Found | None:
         for name in names:
             counts[name] = counts.get(name, 0) + 1
         framed += bool(names)
-    framing = None  # most lines framed (by one framing, or several mixed): the commonest is the file's
+    framing = (
+        None  # most lines framed (by one framing, or several mixed): the commonest is the file's
+    )
     if framed * 2 > len(lines):
         framing = max(FRAMINGS, key=lambda f: counts.get(f.name, 0))
     docker_partial = True
@@ -150,7 +165,9 @@ def detect(head: bytes) -> Found | None:
             inner.extend(t for _, t, _ in probe.feed(i + 1, ln))
         inner.extend(t for _, t, _ in probe.finish())
         lines = [ln for ln in inner if ln.strip()]
-        docker_partial = logs == 0 or logs_end > 0  # records that never end in \n are not Docker's parts
+        docker_partial = (
+            logs == 0 or logs_end > 0
+        )  # records that never end in \n are not Docker's parts
     seen: dict[str, int] = {}
     for ln in lines:
         pos = 0
@@ -164,11 +181,15 @@ def detect(head: bytes) -> Found | None:
             else:
                 break
     n = max(len(lines), 1)
-    prefixes = tuple(p for p in PREFIXES if seen.get(p.name, 0) and (not p.every_line or seen[p.name] * 2 > n))
+    prefixes = tuple(
+        p for p in PREFIXES if seen.get(p.name, 0) and (not p.every_line or seen[p.name] * 2 > n)
+    )
     repeats = "x across cluster]" in text
     if framing is None and not prefixes and not repeats:
         return None
-    return Found(framing, prefixes, repeats or any(p.name == "process_tag" for p in prefixes), docker_partial)
+    return Found(
+        framing, prefixes, repeats or any(p.name == "process_tag" for p in prefixes), docker_partial
+    )
 
 
 # ----------------------------------------------------------------------------- unwrapping
@@ -181,7 +202,9 @@ class Unwrap:
     line completes (none while a partial line is open; several when a record holds several lines), each
     ``(line_no, text, carried)`` with the number of the file line where it starts."""
 
-    def __init__(self, found: Found, on_error: Callable[..., None] | None = None, max_line: int = MAX_LINE):
+    def __init__(
+        self, found: Found, on_error: Callable[..., None] | None = None, max_line: int = MAX_LINE
+    ):
         self.found = found
         self.framing = found.framing
         self.on_error = on_error
@@ -234,7 +257,9 @@ class Unwrap:
             return None
         return self.record(obj, f)
 
-    def record(self, obj: dict, f: Framing, depth: int = 0) -> tuple[str, Carried, bool | None] | None:
+    def record(
+        self, obj: dict, f: Framing, depth: int = 0
+    ) -> tuple[str, Carried, bool | None] | None:
         key = next((k for k in f.keys if k in obj), None)
         if key is None:
             g = _json_framing(obj)
@@ -242,7 +267,9 @@ class Unwrap:
                 return None
             f, key = g, next(k for k in g.keys if k in obj)
         msg = obj[key]
-        if isinstance(msg, list):  # journald: a message that is not printable UTF-8 comes as its bytes
+        if isinstance(
+            msg, list
+        ):  # journald: a message that is not printable UTF-8 comes as its bytes
             try:
                 msg = bytes(msg).decode("utf-8", "replace")
             except (TypeError, ValueError):
@@ -268,7 +295,9 @@ class Unwrap:
         if f.name == "cloudwatch_json":
             c.pod = str_or_none(obj.get("logStreamName"))
         labels_into(obj, c)
-        if depth == 0 and msg[:1] == "{" and _JSON_START.match(msg):  # a Docker / Fluent Bit record inside
+        if (
+            depth == 0 and msg[:1] == "{" and _JSON_START.match(msg)
+        ):  # a Docker / Fluent Bit record inside
             try:
                 inner = orjson.loads(msg)
             except orjson.JSONDecodeError:
@@ -301,14 +330,20 @@ class Unwrap:
             return [(line_no, *self.strip(msg[:-1] if msg.endswith("\r") else msg, c))]
         out: list[Inner] = []
         if cur is None:
-            if len(self.open) >= MAX_OPEN:  # streams are few: a file that opens more is damage, the oldest goes over
+            if (
+                len(self.open) >= MAX_OPEN
+            ):  # streams are few: a file that opens more is damage, the oldest goes over
                 out = self.close(min(self.open, key=lambda k: self.open[k][0]))
             cur = self.open[key] = [line_no, [], 0, c]
         if cur[2] < self.max_line:
             cur[1].append(msg)
         elif cur[2] - len(msg) < self.max_line and self.on_error is not None:
-            self.on_error("line_too_long", cur[0], f"a line written in parts goes past {self.max_line >> 10} KiB: its first "
-                          f"{self.max_line >> 10} KiB were kept, the rest skipped")
+            self.on_error(
+                "line_too_long",
+                cur[0],
+                f"a line written in parts goes past {self.max_line >> 10} KiB: its first "
+                f"{self.max_line >> 10} KiB were kept, the rest skipped",
+            )
         cur[2] += len(msg)
         if partial:
             return out
@@ -334,7 +369,13 @@ class Unwrap:
         out = []
         for part in msg.split("\n"):
             cc = Carried(c.via, c.stream, c.time)
-            cc.host, cc.pod, cc.container, cc.worker, cc.pid = c.host, c.pod, c.container, c.worker, c.pid
+            cc.host, cc.pod, cc.container, cc.worker, cc.pid = (
+                c.host,
+                c.pod,
+                c.container,
+                c.worker,
+                c.pid,
+            )
             out.append((line_no, *self.strip(part[:-1] if part.endswith("\r") else part, cc)))
         return out
 

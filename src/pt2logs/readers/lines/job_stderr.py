@@ -23,7 +23,9 @@ _STRONG = re.compile(
     rb"|.*Watchdog caught collective operation timeout"
     rb"|torch\.distributed\.elastic\.multiprocessing\.errors\.ChildFailedError"
     rb"|.*Sending process \d+ closing signal SIG"
-    rb"|.*failed \(exitcode: -?\d+\) local_rank: \d+)", re.M)
+    rb"|.*failed \(exitcode: -?\d+\) local_rank: \d+)",
+    re.M,
+)
 _TRACEBACK = re.compile(rb"^Traceback \(most recent call last\):\s*$", re.M)
 _CAPTURE_NAME = re.compile(r"(?i)(?:std)?err|\.out$|\.log$|\.txt$|stdout|output")
 
@@ -38,5 +40,11 @@ def sniff_job_stderr(head: bytes, name: str) -> bool:
     return bool(_CAPTURE_NAME.search(name)) and _TRACEBACK.search(head) is not None
 
 
-FORMAT = Format("job_stderr", "a job's stderr without TORCH_LOGS lines: tracebacks, NCCL and torchrun failure lines",
-                sniff_job_stderr, role=CAPTURE, lines=capture_chain(), auxiliary=True)
+FORMAT = Format(
+    "job_stderr",
+    "a job's stderr without TORCH_LOGS lines: tracebacks, NCCL and torchrun failure lines",
+    sniff_job_stderr,
+    role=CAPTURE,
+    lines=capture_chain(),
+    auxiliary=True,
+)

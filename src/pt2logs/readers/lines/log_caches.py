@@ -28,9 +28,17 @@ from pt2logs.readers.kit import RowSink
 SOURCE = "torch_logs"
 MAX_KEYS = 1000
 _LOOKUP = re.compile(r"^(fx graph|AOTAutograd) cache (hit|miss) for key (\S+)\s*$")
-_BYPASS = re.compile(r"^(?:Bypassing FX Graph Cache because '(?P<fx>.*)'|Bypassing autograd cache due to: (?P<aot>.*))$", re.S)
+_BYPASS = re.compile(
+    r"^(?:Bypassing FX Graph Cache because '(?P<fx>.*)'|Bypassing autograd cache due to: (?P<aot>.*))$",
+    re.S,
+)
 _DETAILS = re.compile(r"^(FX|Autograd) graph cache hash details for key (\S+):\n", re.S)
-_CACHE = {"fx graph": "fx_graph", "AOTAutograd": "aotautograd", "FX": "fx_graph", "Autograd": "aotautograd"}
+_CACHE = {
+    "fx graph": "fx_graph",
+    "AOTAutograd": "aotautograd",
+    "FX": "fx_graph",
+    "Autograd": "aotautograd",
+}
 
 
 class CacheLines:
@@ -47,7 +55,7 @@ class CacheLines:
             return False
         m = _DETAILS.match(text)
         if m:
-            self.details[m.group(2)] = text[m.end():].split("\n")
+            self.details[m.group(2)] = text[m.end() :].split("\n")
             if len(self.details) > MAX_KEYS:
                 self.details.pop(next(iter(self.details)))
             return True
@@ -58,17 +66,50 @@ class CacheLines:
         m = _BYPASS.match(text)
         if m:
             cache = "fx_graph" if m.group("fx") is not None else "aotautograd"
-            self._row(msg, cache, "bypass", None, (m.group("fx") if m.group("fx") is not None else m.group("aot")).strip())
+            self._row(
+                msg,
+                cache,
+                "bypass",
+                None,
+                (m.group("fx") if m.group("fx") is not None else m.group("aot")).strip(),
+            )
             return True
         return False
 
     def _row(self, msg: Any, cache: str, outcome: str, key: str | None, reason: str | None) -> None:
         comps = parse_components(self.details.pop(key, None)) if key else []
-        base = {"source": SOURCE, "file": self.sink.ctx.file, "line_no": msg.line_no, "compile_id": msg.cid,
-                "rank": msg.rank}
-        self.sink.add("cache_events", dict(base, ts=msg.ts, cache=cache, outcome=outcome, key=key, reason=reason,
-                                           time_saved_ms=None, detail=orjson.dumps({"log": "torch_logs"}).decode(),
-                                           n_components=len(comps), is_backward=is_backward(comps)))
+        base = {
+            "source": SOURCE,
+            "file": self.sink.ctx.file,
+            "line_no": msg.line_no,
+            "compile_id": msg.cid,
+            "rank": msg.rank,
+        }
+        self.sink.add(
+            "cache_events",
+            dict(
+                base,
+                ts=msg.ts,
+                cache=cache,
+                outcome=outcome,
+                key=key,
+                reason=reason,
+                time_saved_ms=None,
+                detail=orjson.dumps({"log": "torch_logs"}).decode(),
+                n_components=len(comps),
+                is_backward=is_backward(comps),
+            ),
+        )
         for c in comps:
-            self.sink.add("cache_key_components", dict(base, cache=cache, key=key, component=c.name,
-                                                       kind=c.kind, hash=c.hash, value=c.value))
+            self.sink.add(
+                "cache_key_components",
+                dict(
+                    base,
+                    cache=cache,
+                    key=key,
+                    component=c.name,
+                    kind=c.kind,
+                    hash=c.hash,
+                    value=c.value,
+                ),
+            )

@@ -40,12 +40,20 @@ _LIMIT_MSG = re.compile(r"hit config\.\w*(?:recompile|cache_size)_limit|cache_si
 _PARTIAL_LIMIT = re.compile(r"(?:function: '[^'\n]*' \(|last reason: )")
 #: messages of the guards artifact that are not the guards (guards.py: the shape guard's code, the eval latency)
 _NOT_GUARDS = ("Python shape guard function:", "Guard eval latency = ")
-_GB_START = re.compile(r"^Graph break (?:\(user stack suppressed due to duplicate graph break\) )?in user code at ", re.M)
+_GB_START = re.compile(
+    r"^Graph break (?:\(user stack suppressed due to duplicate graph break\) )?in user code at ",
+    re.M,
+)
 
 
 #: messages of the recompiles artifact that are not recompiles: the config-cache note (torch 2.1-2.3)
 #: and its ``* key=value (prev: ...)`` lines
-_NOT_A_RECOMPILE = ("Current config does not match config saved", "Saved hash:", "Restoring saved config", "* ")
+_NOT_A_RECOMPILE = (
+    "Current config does not match config saved",
+    "Saved hash:",
+    "Restoring saved config",
+    "* ",
+)
 
 
 def frame_of(cid: str | None) -> str | None:
@@ -83,15 +91,23 @@ class MessageRows:
         elif msg.level in ("W", "I", "V") and _LIMIT_MSG.search(text.split("\n", 1)[0]):
             self.limit_hit(msg, text)
         elif art is None and msg.level == "W" and _PARTIAL_LIMIT.match(text.lstrip()):
-            self.limit_hit(msg, text)  # the recompile limit's warning with its first line cut (a paste, another rank's block)
+            self.limit_hit(
+                msg, text
+            )  # the recompile limit's warning with its first line cut (a paste, another rank's block)
         elif art is None and text.startswith("WON'T CONVERT "):
             self.failure(msg, text)
         elif art is None:
             self.caches.message(msg, text)
 
     def _base(self, msg: Any) -> dict[str, Any]:
-        return {"source": SOURCE, "file": self.sink.ctx.file, "line_no": msg.line_no, "compile_id": msg.cid,
-                "rank": msg.rank, "ts": msg.ts}
+        return {
+            "source": SOURCE,
+            "file": self.sink.ctx.file,
+            "line_no": msg.line_no,
+            "compile_id": msg.cid,
+            "rank": msg.rank,
+            "ts": msg.ts,
+        }
 
     def recompile(self, msg: Any, text: str) -> None:
         key = (msg.rank, msg.cid)
@@ -99,35 +115,69 @@ class MessageRows:
         if p["co_name"] is None and not p["reasons"]:
             return  # a note of the artifact (no function, no guard failure), not a recompile
         if p["co_name"] is not None:
-            self.frames[(msg.rank, frame_of(msg.cid))] = (p["co_name"], p["co_filename"], p["co_firstlineno"])
+            self.frames[(msg.rank, frame_of(msg.cid))] = (
+                p["co_name"],
+                p["co_filename"],
+                p["co_firstlineno"],
+            )
         if key in self.pending_rc and msg.cid is not None:
             return  # recompiles and recompiles_verbose both on: one row per compile
         reasons = p["reasons"]
         prev, first = reasons[0] if reasons else (None, None)
         cause, subject = classify_guard(first) if first else ("other", None)
         row = self._base(msg)
-        row.update(co_name=p["co_name"], co_filename=p["co_filename"], co_firstlineno=p["co_firstlineno"], reason=first,
-                   all_reasons=[r for _, r in reasons], cause=cause, guard_subject=subject, prev_compile_id=prev,
-                   is_limit_hit=False)
-        self._pend(self.pending_rc, key if msg.cid is not None else (msg.rank, None, msg.line_no), row)
+        row.update(
+            co_name=p["co_name"],
+            co_filename=p["co_filename"],
+            co_firstlineno=p["co_firstlineno"],
+            reason=first,
+            all_reasons=[r for _, r in reasons],
+            cause=cause,
+            guard_subject=subject,
+            prev_compile_id=prev,
+            is_limit_hit=False,
+        )
+        self._pend(
+            self.pending_rc, key if msg.cid is not None else (msg.rank, None, msg.line_no), row
+        )
         if msg.cid is None and len(self.last_rc) < MAX_PENDING:
             self.last_rc[msg.rank] = row
 
     def limit_hit(self, msg: Any, text: str) -> None:
         p = parse_recompile_limit_message(text)
         if p["co_name"] is not None:
-            self.frames.setdefault((msg.rank, frame_of(msg.cid)), (p["co_name"], p["co_filename"], p["co_firstlineno"]))
-        row = self.pending_rc.get((msg.rank, msg.cid)) if msg.cid is not None else self.last_rc.pop(msg.rank, None)
-        if row is not None and (row["is_limit_hit"] or row["co_name"] != p["co_name"] or row not in self.pending_rc.values()):
+            self.frames.setdefault(
+                (msg.rank, frame_of(msg.cid)), (p["co_name"], p["co_filename"], p["co_firstlineno"])
+            )
+        row = (
+            self.pending_rc.get((msg.rank, msg.cid))
+            if msg.cid is not None
+            else self.last_rc.pop(msg.rank, None)
+        )
+        if row is not None and (
+            row["is_limit_hit"]
+            or row["co_name"] != p["co_name"]
+            or row not in self.pending_rc.values()
+        ):
             row = None
         if row is None:
             prev, reason = p["last_reason"] or (None, None)
             subject = classify_guard(reason)[1] if reason else None
             row = self._base(msg)
-            row.update(co_name=p["co_name"], co_filename=p["co_filename"], co_firstlineno=p["co_firstlineno"],
-                       reason=reason, all_reasons=[reason] if reason else [], guard_subject=subject,
-                       prev_compile_id=prev)
-            self._pend(self.pending_rc, (msg.rank, msg.cid) if msg.cid is not None else (msg.rank, None, msg.line_no), row)
+            row.update(
+                co_name=p["co_name"],
+                co_filename=p["co_filename"],
+                co_firstlineno=p["co_firstlineno"],
+                reason=reason,
+                all_reasons=[reason] if reason else [],
+                guard_subject=subject,
+                prev_compile_id=prev,
+            )
+            self._pend(
+                self.pending_rc,
+                (msg.rank, msg.cid) if msg.cid is not None else (msg.rank, None, msg.line_no),
+                row,
+            )
         row.update(cause="recompile_limit_hit", is_limit_hit=True)
 
     def guards(self, msg: Any, text: str) -> None:
@@ -135,14 +185,20 @@ class MessageRows:
         (torch 2.1-2.4): one ``guards`` row per compile, like the trace's ``dynamo_cpp_guards_str``."""
         key = (msg.rank, msg.cid)
         cur = self.pending_guards.get(key)
-        head = 0 if text.startswith("GUARDS:") else text.find("\nGUARDS:") + 1  # (messages of one prefix joined)
-        if text.startswith("GUARDS:", head) and text[head + 7:head + 8] in ("", "\n"):
+        head = (
+            0 if text.startswith("GUARDS:") else text.find("\nGUARDS:") + 1
+        )  # (messages of one prefix joined)
+        if text.startswith("GUARDS:", head) and text[head + 7 : head + 8] in ("", "\n"):
             if cur is not None:
-                self._emit_pending(self.pending_guards, key)  # a compile's guards ended (no compile id: the next one's)
+                self._emit_pending(
+                    self.pending_guards, key
+                )  # a compile's guards ended (no compile id: the next one's)
             cur = {**self._base(msg), "parts": []}
             self._pend(self.pending_guards, key, cur)
-            text = text[head + 8:]
-        elif text.startswith(_NOT_GUARDS) or (cur is None and not text.lstrip().startswith("TREE_GUARD_MANAGER:")):
+            text = text[head + 8 :]
+        elif text.startswith(_NOT_GUARDS) or (
+            cur is None and not text.lstrip().startswith("TREE_GUARD_MANAGER:")
+        ):
             return  # (a guard line with no GUARDS: before it: the capture starts inside a compile's guards)
         elif cur is None:
             cur = {**self._base(msg), "parts": []}
@@ -188,7 +244,9 @@ class MessageRows:
             self.sink.add("failures", {**self._base(msg), **row})
 
     def output_code(self, msg: Any, text: str) -> None:
-        kernels, externs = kernel_rows(dict(self._base(msg), cache_hit=None), parse_output_code(text))
+        kernels, externs = kernel_rows(
+            dict(self._base(msg), cache_hit=None), parse_output_code(text)
+        )
         for r in kernels:
             self.sink.add("kernels", r)
         for r in externs:
@@ -210,8 +268,17 @@ class MessageRows:
             v.pop("ts", None)
             if parts:
                 text = "\n".join(parts)
-                self.sink.add("guards", {**v, "guards": text, "guard_count": count_guards(text), "n_guard_lines": guard_lines(text),
-                                         "dynamic_symbols": [], "symbol_sources": []})
+                self.sink.add(
+                    "guards",
+                    {
+                        **v,
+                        "guards": text,
+                        "guard_count": count_guards(text),
+                        "n_guard_lines": guard_lines(text),
+                        "dynamic_symbols": [],
+                        "symbol_sources": [],
+                    },
+                )
             return
         for row in v.values():
             if row.get("co_name") is None:

@@ -34,7 +34,9 @@ OLD = re.compile(
 )
 EMBEDDED = re.compile(r"\[rank\d+\]:[VIWEC]\d{4} \d\d:\d\d:\d\d")
 #: a glog line behind another program's own prefix: ``[2025-08-12 03:18:23.088] V0812 ...`` or ``(Worker pid=7) V0812 ...``
-WRAPPED = re.compile(r"^(?:\[[^\]\n]{1,64}\]|\([^)\n]{1,64}\))[ :]*(?=(?:\[rank\d+\]:)?[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ )")
+WRAPPED = re.compile(
+    r"^(?:\[[^\]\n]{1,64}\]|\([^)\n]{1,64}\))[ :]*(?=(?:\[rank\d+\]:)?[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ )"
+)
 EPOCH = date(1970, 1, 1).toordinal()
 LEVELS = {"DEBUG": "V", "INFO": "I", "WARNING": "W", "ERROR": "E", "CRITICAL": "C"}
 
@@ -50,18 +52,42 @@ def split_compile_id(trace_id: str | None) -> tuple[str | None, int | None]:
     return cid, int(att) if att else 0
 
 
-
-
-
-
 class Msg:
     """One open message: its first line, prefix, what the prefix says, its lines."""
 
-    __slots__ = ("line_no", "n_lines", "prefix", "rank", "level", "pid", "path", "lineno",
-                 "cid", "attempt", "artifact", "parts", "nbytes", "ts", "continues", "carried")
+    __slots__ = (
+        "line_no",
+        "n_lines",
+        "prefix",
+        "rank",
+        "level",
+        "pid",
+        "path",
+        "lineno",
+        "cid",
+        "attempt",
+        "artifact",
+        "parts",
+        "nbytes",
+        "ts",
+        "continues",
+        "carried",
+    )
 
-    def __init__(self, line_no: int, prefix: str, rank: int | None, level: str, pid: int | None, path: str | None,
-                 lineno: int | None, cid: str | None, attempt: int | None, artifact: str | None, msg: str):
+    def __init__(
+        self,
+        line_no: int,
+        prefix: str,
+        rank: int | None,
+        level: str,
+        pid: int | None,
+        path: str | None,
+        lineno: int | None,
+        cid: str | None,
+        attempt: int | None,
+        artifact: str | None,
+        msg: str,
+    ):
         self.line_no = line_no
         self.n_lines = 1
         self.prefix = prefix
@@ -76,14 +102,15 @@ class Msg:
         self.parts = [msg]
         self.nbytes = len(msg)
         self.ts: int | None = None
-        self.carried: Any = None  # what the first line's collector framing and launcher prefixes said
+        self.carried: Any = (
+            None  # what the first line's collector framing and launcher prefixes said
+        )
         #: (``continues``, set for the messages that are not glog's, the only ones read for it: any line that is no
         #: log line continues it, for a reshaped message of a multi-line kind whose prefix is on its first line only)
 
     @property
     def text(self) -> str:
         return "\n".join(self.parts)
-
 
 
 class OtherPrefixes:
@@ -105,37 +132,76 @@ class OtherPrefixes:
         self.close_old()
         logger = o.group("logger")
         art = logger.rsplit(".", 1)[-1]
-        rank = int(o.group("rank")) if o.group("rank") is not None else self._rank(self.sink.carried)
+        rank = (
+            int(o.group("rank")) if o.group("rank") is not None else self._rank(self.sink.carried)
+        )
         if rank is not None and rank >= MAX_RANK:
-            self.error("bad_value", line_no, f"[rank{o.group('rank')[:40]}] is not a rank; read as no rank, line kept")
+            self.error(
+                "bad_value",
+                line_no,
+                f"[rank{o.group('rank')[:40]}] is not a rank; read as no rank, line kept",
+            )
             rank = None
         elif rank is not None:
             self.stats.ranks.add(rank)
         cid, attempt = split_compile_id(o.group("trace_id"))
-        new = Msg(line_no, prefix, rank, LEVELS[o.group("levelname")], None, logger, None, cid, attempt,
-                   art[2:] if art.startswith("__") else None, o.group("msg"))
+        new = Msg(
+            line_no,
+            prefix,
+            rank,
+            LEVELS[o.group("levelname")],
+            None,
+            logger,
+            None,
+            cid,
+            attempt,
+            art[2:] if art.startswith("__") else None,
+            o.group("msg"),
+        )
         new.carried = self.sink.carried
         try:
             d = date.fromisoformat(o.group("date"))
             tod = _tod(f"{o.group('time')}.{o.group('ms')}")
             new.ts = (d.toordinal() - EPOCH) * 86_400_000_000 + (tod or 0)
         except ValueError:
-            self.error("bad_timestamp", line_no, "impossible date in the log prefix; message kept without ts")
+            self.error(
+                "bad_timestamp",
+                line_no,
+                "impossible date in the log prefix; message kept without ts",
+            )
         new.continues = False
-        self.old = new  # ends at a line that is neither an indented continuation nor of the same prefix
+        self.old = (
+            new  # ends at a line that is neither an indented continuation nor of the same prefix
+        )
 
     def shaped_line(self, line_no: int, s: torch_shapes.Shaped) -> None:
         """A torch message under another prefix, or with torch's prefix cut (:mod:`.torch_shapes`)."""
         cur = self.old
-        if cur is not None and not s.continues and cur.prefix == s.prefix and cur.nbytes < MAX_MESSAGE_BYTES:
+        if (
+            cur is not None
+            and not s.continues
+            and cur.prefix == s.prefix
+            and cur.nbytes < MAX_MESSAGE_BYTES
+        ):
             cur.parts.append(s.msg)  # the prefix repeated on every line of one message
             cur.n_lines += 1
             cur.nbytes += len(s.msg) + 1
             return
         self.close_old()
         cid, attempt = split_compile_id(s.trace_id)
-        new = Msg(line_no, s.prefix, self._rank(self.sink.carried), s.level or "V", None, s.path, s.lineno, cid, attempt,
-                  s.artifact, s.msg)
+        new = Msg(
+            line_no,
+            s.prefix,
+            self._rank(self.sink.carried),
+            s.level or "V",
+            None,
+            s.path,
+            s.lineno,
+            cid,
+            attempt,
+            s.artifact,
+            s.msg,
+        )
         new.carried = self.sink.carried
         new.continues = s.continues and torch_shapes.multi_line(s.artifact)
         if s.date:
@@ -143,15 +209,23 @@ class OtherPrefixes:
                 d = date.fromisoformat(s.date)
                 new.ts = (d.toordinal() - EPOCH) * 86_400_000_000 + (_tod(s.time) or 0)
             except ValueError:
-                self.error("bad_timestamp", line_no, "impossible date in the log prefix; message kept without ts")
+                self.error(
+                    "bad_timestamp",
+                    line_no,
+                    "impossible date in the log prefix; message kept without ts",
+                )
         self.old = new
 
 
-
 _SNIFF_TEXT = re.compile(
-    rb"^(?:\[[^\]\n]{1,64}\][ :]*|\([^)\n]{1,64}\)[ :]*)?(?:\[rank\d+\]:)?[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d{1,6} +\d+ [^\]\n]+:\d+\](?P<json> \{)?", re.M)
-_SNIFF_OLD = re.compile(rb"^(?:\[rank\d+\]:)?\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\](?: \[!?[\d/_]+\])? torch\.[\w.]+: "
-                        rb"\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] ", re.M)
+    rb"^(?:\[[^\]\n]{1,64}\][ :]*|\([^)\n]{1,64}\)[ :]*)?(?:\[rank\d+\]:)?[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d{1,6} +\d+ [^\]\n]+:\d+\](?P<json> \{)?",
+    re.M,
+)
+_SNIFF_OLD = re.compile(
+    rb"^(?:\[rank\d+\]:)?\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\](?: \[!?[\d/_]+\])? torch\.[\w.]+: "
+    rb"\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] ",
+    re.M,
+)
 
 
 def sniff_torch_logs(head: bytes, name: str) -> bool:

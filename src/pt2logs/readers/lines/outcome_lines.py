@@ -82,8 +82,14 @@ class OutcomeLines(ChildFailedTable):
         row["text"] = (row.get("text") or "")[:EXCERPT]
         if row.get("rank") is not None:
             row.setdefault("rank_from", "launcher" if self.launcher else "prefix")
-        self.sink.stats.kinds["outcome_evidence"] = self.sink.stats.kinds.get("outcome_evidence", 0) + 1
-        if row["kind"] in ("exception", "oom") and (a := self.after.get(self.key)) is not None and a["row"] is None:
+        self.sink.stats.kinds["outcome_evidence"] = (
+            self.sink.stats.kinds.get("outcome_evidence", 0) + 1
+        )
+        if (
+            row["kind"] in ("exception", "oom")
+            and (a := self.after.get(self.key)) is not None
+            and a["row"] is None
+        ):
             a["row"] = row  # (the Dynamo exception's row: its user frame comes later)
         if len(self.pending) < MAX_PENDING:
             self.pending.append(row)
@@ -95,8 +101,11 @@ class OutcomeLines(ChildFailedTable):
             row["rank"], row["rank_from"] = self.pid_rank[row["pid"]], "pid"
         if row.get("rank") is None and self.ctx.rank is not None:
             row["rank"], row["rank_from"] = self.ctx.rank, "file"
-        if row.get("pid") in self.closed_pids and row["kind"] in ("child_failure", "signal_received", "worker_exit") \
-                and row.get("signal") in ("SIGTERM", "SIGKILL"):
+        if (
+            row.get("pid") in self.closed_pids
+            and row["kind"] in ("child_failure", "signal_received", "worker_exit")
+            and row.get("signal") in ("SIGTERM", "SIGKILL")
+        ):
             row["secondary"] = True  # the launcher ended it after another process failed
         if isinstance(row.get("detail"), dict):
             row["detail"] = orjson.dumps(row["detail"], default=str).decode()
@@ -113,7 +122,12 @@ class OutcomeLines(ChildFailedTable):
 
     # -- lines -------------------------------------------------------------------------
     def take(self, line_no: int, text: str) -> bool:
-        if not self.tracebacks and self.table is None and not self.after and ("] [__" in text[:400] or _QUIET(text) is None):
+        if (
+            not self.tracebacks
+            and self.table is None
+            and not self.after
+            and ("] [__" in text[:400] or _QUIET(text) is None)
+        ):
             # (a TORCH_LOGS artifact message, "] [__graph_breaks]", is torch's account of a compile: never evidence)
             # most lines of a capture: nothing to record; only a [rankN]: glog line ties its pid to its rank
             if text.startswith("[rank"):
@@ -126,23 +140,27 @@ class OutcomeLines(ChildFailedTable):
         local: int | None = None
         if "\x1b" in text:
             text = P.ANSI.sub("", text)
-        if "\r" in text:  # (a progress bar's line: its last part; vLLM ends every line of a message with \r)
+        if (
+            "\r" in text
+        ):  # (a progress bar's line: its last part; vLLM ends every line of a message with \r)
             text = text.rstrip("\r")
-            text = text[text.rfind("\r") + 1:]
+            text = text[text.rfind("\r") + 1 :]
         t = P.TAIL_PREFIX.match(text) if self.table is None else None
         if t is not None:
             local = int(t.group(1) or t.group(2))
-            text = text[t.end():].lstrip(" ")
+            text = text[t.end() :].lstrip(" ")
         m = P.WRAPPER.match(text)
         proc = None
         if m is not None and P.RANK_PREFIX.match(text) is None:
-            proc, text = text[: m.end()], text[m.end():]
+            proc, text = text[: m.end()], text[m.end() :]
         m = P.RANK_PREFIX.match(text)
         if m is not None:
             rank = int(m.group(1))
-            text = text[m.end():]
+            text = text[m.end() :]
         launcher = False
-        if (c := self.sink.carried) is not None:  # the launcher's prefixes the unwrapping layer took off
+        if (
+            c := self.sink.carried
+        ) is not None:  # the launcher's prefixes the unwrapping layer took off
             if local is None:
                 local = c.local_rank
             if rank is None and c.rank is not None:
@@ -155,10 +173,10 @@ class OutcomeLines(ChildFailedTable):
                 pid = int(g.group("pid"))
                 if rank is not None:
                     self.pid_rank.setdefault(pid, rank)
-            text = text[g.end():]
+            text = text[g.end() :]
         elif (v := P.VLLM.match(text)) is not None:
             mmdd, time = v.group("mm") + v.group("dd"), v.group("time")
-            text = text[v.end():]
+            text = text[v.end() :]
         if self.table is not None and self.table_line(line_no, text, raw):
             return False
         self.local = local
@@ -170,7 +188,9 @@ class OutcomeLines(ChildFailedTable):
         if tb is not None:
             f = P.FRAME.match(text)
             if f is not None:
-                tb.frame = f"{f.group('file')}:{f.group('line')}" + (f" in {f.group('fn')}" if f.group("fn") else "")
+                tb.frame = f"{f.group('file')}:{f.group('line')}" + (
+                    f" in {f.group('fn')}" if f.group("fn") else ""
+                )
                 return False
             if text.startswith((" ", "\t")) or not text.strip():
                 return False
@@ -186,11 +206,28 @@ class OutcomeLines(ChildFailedTable):
             # "No valid triton configs. OutOfMemoryError: out of resource", a benchmark choice that failed) is not how
             # the process ended; only the patterns that are evidence wherever they appear are read from it
             logged = g is not None and g.re is P.GLOG
-            self.evidence(line_no, text, raw, rank, pid, self._ts(mmdd, time), skip=P.LOGGED_NOT_EVIDENCE if logged else ())
+            self.evidence(
+                line_no,
+                text,
+                raw,
+                rank,
+                pid,
+                self._ts(mmdd, time),
+                skip=P.LOGGED_NOT_EVIDENCE if logged else (),
+            )
         return False
 
-    def evidence(self, line_no: int, text: str, raw: str, rank: int | None, pid: int | None, ts: int | None,
-                 extra: dict[str, Any] | None = None, skip: tuple[str, ...] = ()) -> bool:
+    def evidence(
+        self,
+        line_no: int,
+        text: str,
+        raw: str,
+        rank: int | None,
+        pid: int | None,
+        ts: int | None,
+        extra: dict[str, Any] | None = None,
+        skip: tuple[str, ...] = (),
+    ) -> bool:
         """A row for the first rule that matches ``text`` (rules of a kind in ``skip`` left out); False when none does."""
         for kind, means, rx in P.LINE_RULES:
             if kind in skip:
@@ -199,8 +236,16 @@ class OutcomeLines(ChildFailedTable):
             if m is None:
                 continue
             g = {k: v for k, v in m.groupdict().items() if v is not None}
-            row: dict[str, Any] = {"line_no": line_no, "ts": ts, "kind": kind, "means": means, "rank": rank,
-                                   "pid": int(g["pid"]) if "pid" in g else pid, "text": raw, "secondary": False}
+            row: dict[str, Any] = {
+                "line_no": line_no,
+                "ts": ts,
+                "kind": kind,
+                "means": means,
+                "rank": rank,
+                "pid": int(g["pid"]) if "pid" in g else pid,
+                "text": raw,
+                "secondary": False,
+            }
             if rank is None:
                 n = P.NCCL_RANK.search(text)
                 if n is not None:
@@ -210,8 +255,21 @@ class OutcomeLines(ChildFailedTable):
             P.fill(row, kind, g)
             if extra:
                 row.update(extra)
-            key = (kind, row["rank"], row.get("detail", {}).get("work") if isinstance(row.get("detail"), dict) else None)
-            if kind in ("collective_timeout", "watchdog_status", "watchdog_exception", "heartbeat_timeout") and key[2] is not None:
+            key = (
+                kind,
+                row["rank"],
+                row.get("detail", {}).get("work") if isinstance(row.get("detail"), dict) else None,
+            )
+            if (
+                kind
+                in (
+                    "collective_timeout",
+                    "watchdog_status",
+                    "watchdog_exception",
+                    "heartbeat_timeout",
+                )
+                and key[2] is not None
+            ):
                 if key in self.seen:
                     return True
                 if len(self.seen) < MAX_PENDING:
@@ -222,25 +280,51 @@ class OutcomeLines(ChildFailedTable):
             return True
         return False
 
-    def exception(self, line_no: int, text: str, raw: str, rank: int | None, tb: _Traceback, key: tuple) -> None:
+    def exception(
+        self, line_no: int, text: str, raw: str, rank: int | None, tb: _Traceback, key: tuple
+    ) -> None:
         """The line that ends a traceback: one row, of the kind its message shows."""
         m = P.EXCEPTION.match(text.strip())
         exc = m.group("type") if m is not None else None
-        extra = {"exc_type": exc, "exc_message": m.group("msg") if m is not None else None, "location": tb.frame,
-                 "n_lines": line_no - tb.start + 1}
+        extra = {
+            "exc_type": exc,
+            "exc_message": m.group("msg") if m is not None else None,
+            "location": tb.frame,
+            "n_lines": line_no - tb.start + 1,
+        }
         if exc and P.DYNAMO_EXC.search(exc) and len(self.after) < MAX_PENDING:
             # Dynamo's message goes on with "from user code:" and the user's frames: the row's location, when it comes
             self.after[key] = {"row": None, "frames": None, "n": 0}
         if exc and exc.endswith("ChildFailedError"):
             # the launcher's own exception: its table follows, one row per failed process
             self.table = {"root": False, "start": line_no}
-            self.add({"line_no": line_no, "kind": "launcher_failed", "means": "info", "rank": None, "text": raw,
-                      "secondary": False, **extra})
+            self.add(
+                {
+                    "line_no": line_no,
+                    "kind": "launcher_failed",
+                    "means": "info",
+                    "rank": None,
+                    "text": raw,
+                    "secondary": False,
+                    **extra,
+                }
+            )
             return
-        if P.TRIGGERS.search(text) is not None and self.evidence(line_no, text, raw, rank, None, None, extra):
+        if P.TRIGGERS.search(text) is not None and self.evidence(
+            line_no, text, raw, rank, None, None, extra
+        ):
             return
-        self.add({"line_no": line_no, "kind": "exception", "means": "failed", "rank": rank, "text": raw,
-                  "secondary": False, **extra})
+        self.add(
+            {
+                "line_no": line_no,
+                "kind": "exception",
+                "means": "failed",
+                "rank": rank,
+                "text": raw,
+                "secondary": False,
+                **extra,
+            }
+        )
 
     def user_frame(self, key: tuple, a: dict[str, Any], text: str) -> bool:
         """A line after a Dynamo exception: its ``from user code:`` section's frames (the innermost user-code frame,
@@ -274,11 +358,21 @@ class OutcomeLines(ChildFailedTable):
         for key in list(self.after):
             self.close_after(key)
         self.close_entry()
-        for (local, tb_rank, _), tb in list(self.tracebacks.items()):  # a traceback cut off by the end of the file
+        for (local, tb_rank, _), tb in list(
+            self.tracebacks.items()
+        ):  # a traceback cut off by the end of the file
             self.local = local
-            self.add({"line_no": tb.start, "kind": "exception", "means": "failed", "rank": tb_rank, "secondary": False,
-                      "text": "Traceback (most recent call last): (the file ends before its exception line)",
-                      "location": tb.frame})
+            self.add(
+                {
+                    "line_no": tb.start,
+                    "kind": "exception",
+                    "means": "failed",
+                    "rank": tb_rank,
+                    "secondary": False,
+                    "text": "Traceback (most recent call last): (the file ends before its exception line)",
+                    "location": tb.frame,
+                }
+            )
         self.tracebacks.clear()
         rows, self.pending = self.pending, []
         for row in rows:

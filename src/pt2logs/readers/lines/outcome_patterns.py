@@ -60,20 +60,28 @@ WRAPPER = re.compile(r"(?:\([^)\n]{1,64}\)|\[\d{4}-\d\d-\d\d[ T][\d:.,]+\])(?::?
 #: before 0.8); its ``NewLineFormatter`` (vllm/logging_utils/formatter.py) repeats it on every line of a message, the
 #: traceback of ``logger.exception`` included (v1/engine/core.py ``logger.exception("EngineCore failed to start.")``
 #: before it re-raises: the end of the process)
-VLLM = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<mm>\d\d)-(?P<dd>\d\d) (?P<time>\d\d:\d\d:\d\d)(?:\.\d+)? "
-                  r"\[?[^\s:\]\[]+:\d+\] ?")
+VLLM = re.compile(
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<mm>\d\d)-(?P<dd>\d\d) (?P<time>\d\d:\d\d:\d\d)(?:\.\d+)? "
+    r"\[?[^\s:\]\[]+:\d+\] ?"
+)
 #: ANSI colour codes (vLLM's cyan process prefix and coloured levels)
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 #: exceptions whose message ends with Dynamo's ``from user code:`` section (torch/_dynamo/exc.py ``augment_exc_message``):
 #: the user frame is there, not in the traceback (whose innermost frames are torch's)
-DYNAMO_EXC = re.compile(r"(?:torch\._dynamo\.exc\.|torch\._inductor\.exc\.)?(?:Unsupported|UserError|TorchRuntimeError|"
-                        r"InternalTorchDynamoError|BackendCompilerFailed|FailOnRecompileLimitHit|UncapturedHigherOrderOpError|"
-                        r"RecompileLimitExceeded|InductorError|LoweringException)$|torch\._(?:dynamo|inductor)\.")
+DYNAMO_EXC = re.compile(
+    r"(?:torch\._dynamo\.exc\.|torch\._inductor\.exc\.)?(?:Unsupported|UserError|TorchRuntimeError|"
+    r"InternalTorchDynamoError|BackendCompilerFailed|FailOnRecompileLimitHit|UncapturedHigherOrderOpError|"
+    r"RecompileLimitExceeded|InductorError|LoweringException)$|torch\._(?:dynamo|inductor)\."
+)
 USER_CODE = re.compile(r"\s*from user code:\s*$")
 #: torch's Python glog prefix: level, MMDD, time, pid, source path and line
-GLOG = re.compile(r"(?P<level>[VIWEC])(?P<mmdd>\d{4}) (?P<time>\d\d:\d\d:\d\d(?:\.\d{1,9})?) +(?P<pid>\d+) [^\]\s]+:\d+\] ?")
+GLOG = re.compile(
+    r"(?P<level>[VIWEC])(?P<mmdd>\d{4}) (?P<time>\d\d:\d\d:\d\d(?:\.\d{1,9})?) +(?P<pid>\d+) [^\]\s]+:\d+\] ?"
+)
 #: c10's C++ log prefix: ``[E1218 20:27:21.426415540 ProcessGroupNCCL.cpp:629]`` or ``[E ProcessGroupNCCL.cpp:474]``
-C10 = re.compile(r"\[(?P<level>[VIWEF])(?:(?P<mmdd>\d{4}) (?P<time>\d\d:\d\d:\d\d(?:\.\d{1,9})?)(?: +\d+)?)? *[\w./-]+:\d+\] ?")
+C10 = re.compile(
+    r"\[(?P<level>[VIWEF])(?:(?P<mmdd>\d{4}) (?P<time>\d\d:\d\d:\d\d(?:\.\d{1,9})?)(?: +\d+)?)? *[\w./-]+:\d+\] ?"
+)
 #: ``[Rank 1]`` or ``[PG ID 1 PG GUID 1(default_pg) Rank 1]`` / ``[PG 2 Rank 0]`` inside NCCL messages
 NCCL_RANK = re.compile(r"\[(?:PG [^\]]{0,80}?)?Rank (\d{1,7})\]")
 
@@ -83,39 +91,117 @@ NCCL_RANK = re.compile(r"\[(?:PG [^\]]{0,80}?)?Rank (\d{1,7})\]")
 #: to (hung, crashed, failed, killed) or ``info``. Named groups fill columns: pid, code, sig, op, seq,
 #: timeout_ms, elapsed_ms, rank, local_rank.
 LINE_RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
-    ("collective_timeout", "hung", re.compile(
-        r"Watchdog caught collective operation timeout: WorkNCCL\((?P<work>(?:[^()]|\([^()]*\))*)\)(?: ran for (?P<elapsed_ms>\d+) milliseconds)?")),
-    ("watchdog_status", "info", re.compile(
-        r"(?:failure|Exception) detected by watchdog at work(?: sequence id)?: (?P<seq>-?\d+)")),
-    ("heartbeat_timeout", "hung", re.compile(
-        r"Heartbeat monitor timed out|watchdog got stuck for (?P<elapsed_s>\d+) seconds")),
-    ("watchdog_exception", "info", re.compile(r"(?:Process group|NCCL) watchdog thread terminated with exception")),
-    ("collective_timeout", "hung", re.compile(
-        r"Timed out waiting (?P<timeout_ms>\d+)ms for (?P<op>\w+) operation to complete")),
-    ("barrier_timeout", "hung", re.compile(
-        r"Rank (?P<rank>\d+) failed to pass monitoredBarrier in (?P<timeout_ms>\d+) ms"
-        r"|timed out in monitoredBarrier after|Timed out initializing process group in store based barrier"
-        r"|Timed out waiting on barrier on|timed out waiting for all \d+ members to join")),
-    ("barrier_wait", "info", re.compile(r"Waiting in store based barrier to initialize process group for (?P<elapsed_s>[\d.]+) seconds")),
-    ("collective_mismatch", "crashed", re.compile(r"Is there a distributed collective mismatch in your code\?")),
+    (
+        "collective_timeout",
+        "hung",
+        re.compile(
+            r"Watchdog caught collective operation timeout: WorkNCCL\((?P<work>(?:[^()]|\([^()]*\))*)\)(?: ran for (?P<elapsed_ms>\d+) milliseconds)?"
+        ),
+    ),
+    (
+        "watchdog_status",
+        "info",
+        re.compile(
+            r"(?:failure|Exception) detected by watchdog at work(?: sequence id)?: (?P<seq>-?\d+)"
+        ),
+    ),
+    (
+        "heartbeat_timeout",
+        "hung",
+        re.compile(
+            r"Heartbeat monitor timed out|watchdog got stuck for (?P<elapsed_s>\d+) seconds"
+        ),
+    ),
+    (
+        "watchdog_exception",
+        "info",
+        re.compile(r"(?:Process group|NCCL) watchdog thread terminated with exception"),
+    ),
+    (
+        "collective_timeout",
+        "hung",
+        re.compile(
+            r"Timed out waiting (?P<timeout_ms>\d+)ms for (?P<op>\w+) operation to complete"
+        ),
+    ),
+    (
+        "barrier_timeout",
+        "hung",
+        re.compile(
+            r"Rank (?P<rank>\d+) failed to pass monitoredBarrier in (?P<timeout_ms>\d+) ms"
+            r"|timed out in monitoredBarrier after|Timed out initializing process group in store based barrier"
+            r"|Timed out waiting on barrier on|timed out waiting for all \d+ members to join"
+        ),
+    ),
+    (
+        "barrier_wait",
+        "info",
+        re.compile(
+            r"Waiting in store based barrier to initialize process group for (?P<elapsed_s>[\d.]+) seconds"
+        ),
+    ),
+    (
+        "collective_mismatch",
+        "crashed",
+        re.compile(r"Is there a distributed collective mismatch in your code\?"),
+    ),
     ("peer_closed", "failed", re.compile(r"Connection (?:closed|reset) by peer")),
-    ("closing_signal", "killed", re.compile(r"Sending process (?P<pid>\d+) closing signal (?P<sig>SIG[A-Z0-9]+)")),
-    ("forced_kill", "killed", re.compile(
-        r"Unable to shutdown process (?P<pid>\d+) via \S+, forcefully exiting via (?:Signals\.)?(?P<sig>SIG[A-Z0-9]+)")),
-    ("worker_exit", "exit", re.compile(
-        r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\) of (?:binary|fn)")),
-    ("agent_signal", "killed", re.compile(
-        r"Received (?:Signals\.)?(?P<sig>SIG[A-Z0-9]+|\d+) death signal, shutting down workers"
-        r"|Got termination signal: (?:Signals\.)?(?P<sig2>SIG[A-Z0-9]+|\d+)"
-        r"|SignalException: Process (?P<pid>\d+) got signal: (?:Signals\.)?(?P<sig3>SIG[A-Z0-9]+|\d+)")),
-    ("signal_received", "killed", re.compile(r"Signal (?P<signum>\d+) \((?P<sig>SIG[A-Z0-9]+)\) received by PID (?P<pid>\d+)")),
-    ("abort", "crashed", re.compile(r"terminate called after throwing an instance of|Aborted \(core dumped\)")),
-    ("segfault", "crashed", re.compile(r"Segmentation fault|Fatal Python error|Bus error \(core dumped\)|core dumped")),
+    (
+        "closing_signal",
+        "killed",
+        re.compile(r"Sending process (?P<pid>\d+) closing signal (?P<sig>SIG[A-Z0-9]+)"),
+    ),
+    (
+        "forced_kill",
+        "killed",
+        re.compile(
+            r"Unable to shutdown process (?P<pid>\d+) via \S+, forcefully exiting via (?:Signals\.)?(?P<sig>SIG[A-Z0-9]+)"
+        ),
+    ),
+    (
+        "worker_exit",
+        "exit",
+        re.compile(
+            r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\) of (?:binary|fn)"
+        ),
+    ),
+    (
+        "agent_signal",
+        "killed",
+        re.compile(
+            r"Received (?:Signals\.)?(?P<sig>SIG[A-Z0-9]+|\d+) death signal, shutting down workers"
+            r"|Got termination signal: (?:Signals\.)?(?P<sig2>SIG[A-Z0-9]+|\d+)"
+            r"|SignalException: Process (?P<pid>\d+) got signal: (?:Signals\.)?(?P<sig3>SIG[A-Z0-9]+|\d+)"
+        ),
+    ),
+    (
+        "signal_received",
+        "killed",
+        re.compile(
+            r"Signal (?P<signum>\d+) \((?P<sig>SIG[A-Z0-9]+)\) received by PID (?P<pid>\d+)"
+        ),
+    ),
+    (
+        "abort",
+        "crashed",
+        re.compile(r"terminate called after throwing an instance of|Aborted \(core dumped\)"),
+    ),
+    (
+        "segfault",
+        "crashed",
+        re.compile(r"Segmentation fault|Fatal Python error|Bus error \(core dumped\)|core dumped"),
+    ),
     ("oom", "failed", re.compile(r"CUDA out of memory|OutOfMemoryError|CUDA error: out of memory")),
     ("oom_killed", "killed", re.compile(r"^Killed\s*$|^(?:\S+: )?(?:line \d+: )?\d+ Killed\s")),
     # torch/_dynamo/exc.py FailOnRecompileLimitHit, raised by convert_frame.py with "{limit} reached with fullgraph=True. ...":
     # the exception line alone (a paste, a log that cut the traceback) is how the process ended
-    ("exception", "failed", re.compile(r"^\s*(?P<exc>(?:torch\._dynamo\.exc\.)?FailOnRecompileLimitHit)\b(?::\s?(?P<exc_msg>.*))?$")),
+    (
+        "exception",
+        "failed",
+        re.compile(
+            r"^\s*(?P<exc>(?:torch\._dynamo\.exc\.)?FailOnRecompileLimitHit)\b(?::\s?(?P<exc_msg>.*))?$"
+        ),
+    ),
 )
 #: kinds never read from a message torch's Python logger wrote (a glog-prefixed line): there they are errors
 #: torch caught and logged, e.g. ``torch/_inductor/select_algorithm.py`` ``"Runtime error during autotuning: \n%s.
@@ -125,10 +211,12 @@ LINE_RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
 #: last line, which has no such prefix
 LOGGED_NOT_EVIDENCE = ("oom", "exception")
 #: a fast pre-check: a line that contains none of these words has no evidence (most lines)
-TRIGGERS = re.compile(r"Watchdog|watchdog|Heartbeat|Timed out|timed out|monitoredBarrier|store based barrier|collective mismatch"
-                      r"|by peer|closing signal|Unable to shutdown|exitcode|death signal|termination signal|received by PID"
-                      r"|terminate called|core dumped|Segmentation fault|Fatal Python error|out of memory|OutOfMemoryError"
-                      r"|Killed|got signal|FailOnRecompileLimitHit")
+TRIGGERS = re.compile(
+    r"Watchdog|watchdog|Heartbeat|Timed out|timed out|monitoredBarrier|store based barrier|collective mismatch"
+    r"|by peer|closing signal|Unable to shutdown|exitcode|death signal|termination signal|received by PID"
+    r"|terminate called|core dumped|Segmentation fault|Fatal Python error|out of memory|OutOfMemoryError"
+    r"|Killed|got signal|FailOnRecompileLimitHit"
+)
 
 # ----------------------------------------------------------------------------- multi-line shapes
 
@@ -137,11 +225,15 @@ TRACEBACK = re.compile(r"Traceback \(most recent call last\):\s*$")
 FRAME = re.compile(r'\s+File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<fn>.+))?')
 #: the line that ends a traceback: ``RuntimeError: msg`` / ``torch.OutOfMemoryError: CUDA out of memory``
 EXCEPTION = re.compile(r"(?P<type>[A-Za-z_][\w.]*)(?::\s?(?P<msg>.*))?$")
-CHAINED = re.compile(r"During handling of the above exception|The above exception was the direct cause")
+CHAINED = re.compile(
+    r"During handling of the above exception|The above exception was the direct cause"
+)
 #: ChildFailedError's table
 CFE_ROOT = re.compile(r"Root Cause \(first observed failure\):")
 CFE_ENTRY = re.compile(r"\[(\d+)\]:\s*$")
-CFE_FIELD = re.compile(r"\s+(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$")
+CFE_FIELD = re.compile(
+    r"\s+(?P<key>time|host|rank|exitcode|error_file|traceback)\s*:\s?(?P<value>.*)$"
+)
 CFE_RANK = re.compile(r"(?P<rank>\d+) \(local_rank: (?P<local_rank>\d+)\)")
 CFE_EXIT = re.compile(r"(?P<code>-?\d+) \(pid: (?P<pid>\d+)\)(?:\s*\((?P<sig>SIG[A-Z0-9]+)\))?")
 CFE_BORDER = re.compile(r"={10,}\s*$")
@@ -214,7 +306,9 @@ def fill(row: dict[str, Any], kind: str, g: dict[str, str]) -> None:
             row[k] = int(g[k])
     if "exc" in g:
         row["exc_type"], row["exc_message"] = g["exc"], g.get("exc_msg")
-    if "elapsed_s" in g:  # seconds no int64 of ms holds (or `1.2.3`): the text, NULL and reported as bad_value
+    if (
+        "elapsed_s" in g
+    ):  # seconds no int64 of ms holds (or `1.2.3`): the text, NULL and reported as bad_value
         row["elapsed_ms"] = _ms(g["elapsed_s"])
     if "op" in g:
         row["collective"] = g["op"]

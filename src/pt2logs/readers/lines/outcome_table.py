@@ -42,7 +42,11 @@ class ChildFailedTable:
             self.entry["lines"].append(raw)  # the entry's traceback, indented
             return True
         self.close_entry()
-        if P.CFE_BORDER.match(text) or text.strip().endswith(" FAILED") or text.startswith(("---", "Failures:")):
+        if (
+            P.CFE_BORDER.match(text)
+            or text.strip().endswith(" FAILED")
+            or text.startswith(("---", "Failures:"))
+        ):
             if P.CFE_BORDER.match(text) and t.get("bordered") and line_no - t["start"] > 3:
                 self.table = None  # the closing border
             t["bordered"] = True
@@ -57,11 +61,21 @@ class ChildFailedTable:
         if e is None:
             return
         f = e["fields"]
-        row: dict[str, Any] = {"line_no": e["line_no"], "n_lines": len(e["lines"]), "kind": "child_failure",
-                               "text": "\n".join(e["lines"]), "secondary": False, "root_cause": e["root"]}
+        row: dict[str, Any] = {
+            "line_no": e["line_no"],
+            "n_lines": len(e["lines"]),
+            "kind": "child_failure",
+            "text": "\n".join(e["lines"]),
+            "secondary": False,
+            "root_cause": e["root"],
+        }
         r = P.CFE_RANK.match(f.get("rank", ""))
         if r is not None:
-            row["rank"], row["rank_from"], row["local_rank"] = int(r.group("rank")), "table", int(r.group("local_rank"))
+            row["rank"], row["rank_from"], row["local_rank"] = (
+                int(r.group("rank")),
+                "table",
+                int(r.group("local_rank")),
+            )
         x = P.CFE_EXIT.match(f.get("exitcode", ""))
         if x is not None:
             code, pid = int(x.group("code")), int(x.group("pid"))
@@ -81,4 +95,3 @@ class ChildFailedTable:
                 row["ts"] = base.to_utc(key, tod)
         row["detail"] = {k: f[k] for k in ("host", "error_file", "traceback") if k in f}
         self.add(row)
-

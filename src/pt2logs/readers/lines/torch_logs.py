@@ -86,7 +86,14 @@ class LogLines(OtherPrefixes):
         self.old: Msg | None = None  # an open pre-2.1 message (continuation lines have no prefix)
         self.foreign: list[Any] | None = None  # [line_no, texts, bytes, lines]
 
-    def error(self, kind: str, line_no: int | None, message: str, excerpt: bytes | str = b"", severity: str = "warning") -> None:
+    def error(
+        self,
+        kind: str,
+        line_no: int | None,
+        message: str,
+        excerpt: bytes | str = b"",
+        severity: str = "warning",
+    ) -> None:
         self.sink.error(kind, line_no, message, excerpt, severity)
 
     def _rank(self, carried: Any) -> int | None:
@@ -100,14 +107,25 @@ class LogLines(OtherPrefixes):
         key = tb.key(mmdd)
         ts = None if tod is None else tb.to_utc(key, tod)
         if ts is None:
-            self.error("bad_timestamp", line_no, "the glog prefix has an impossible date or time; message kept without ts")
+            self.error(
+                "bad_timestamp",
+                line_no,
+                "the glog prefix has an impossible date or time; message kept without ts",
+            )
         return ts
 
     # -- lines -------------------------------------------------------------------
     def take(self, line_no: int, text: str) -> bool:
         m = GLOG.match(text)
-        if m is None and text[:1] in "[(" and (w := WRAPPED.match(text)) is not None and GLOG.match(text, w.end()):
-            text = text[w.end():]  # the wrapper's prefix (its own time stamp) says nothing torch's does not
+        if (
+            m is None
+            and text[:1] in "[("
+            and (w := WRAPPED.match(text)) is not None
+            and GLOG.match(text, w.end())
+        ):
+            text = text[
+                w.end() :
+            ]  # the wrapper's prefix (its own time stamp) says nothing torch's does not
             m = GLOG.match(text)
         if m is None and ("\r" in text or "[rank" in text):
             # a log line behind a progress bar (\r) or glued to other output: split it off
@@ -128,14 +146,19 @@ class LogLines(OtherPrefixes):
             if o is not None:
                 self.close_foreign()
                 self.old_line(line_no, text, o)
-            elif (self.old is not None and ((text[:1] in (" ", "\t") and text.strip()) or self.old.continues)
-                  and self.old.nbytes < MAX_MESSAGE_BYTES and not text.startswith("Traceback (most recent call last)")
-                  and (s := torch_shapes.match(text)) is None):
+            elif (
+                self.old is not None
+                and ((text[:1] in (" ", "\t") and text.strip()) or self.old.continues)
+                and self.old.nbytes < MAX_MESSAGE_BYTES
+                and not text.startswith("Traceback (most recent call last)")
+                and (s := torch_shapes.match(text)) is None
+            ):
                 self.old.parts.append(text)
                 self.old.n_lines += 1
                 self.old.nbytes += len(text) + 1
             elif (s := torch_shapes.match(text)) is not None and (
-                    not s.weak or (self.old is not None and self.old.prefix == s.prefix)):
+                not s.weak or (self.old is not None and self.old.prefix == s.prefix)
+            ):
                 self.close_foreign()
                 self.shaped_line(line_no, s)
             else:
@@ -145,7 +168,9 @@ class LogLines(OtherPrefixes):
 
     def glog_line(self, line_no: int, text: str, m: re.Match) -> None:
         start = m.start("msg") if m.group("msg") is not None else len(text)
-        prefix = text[:start].rstrip()  # an empty message line may have lost its trailing space (pastes, editors)
+        prefix = text[
+            :start
+        ].rstrip()  # an empty message line may have lost its trailing space (pastes, editors)
         r = m.group("rank")
         if r is not None:
             rank = int(r)
@@ -153,7 +178,11 @@ class LogLines(OtherPrefixes):
             c = self.sink.carried
             rank = self.ctx.rank if c is None or c.rank is None else c.rank
         if rank is not None and rank >= MAX_RANK:
-            self.error("bad_value", line_no, f"[rank{m.group('rank')[:40]}] is not a rank; read as no rank, line kept")
+            self.error(
+                "bad_value",
+                line_no,
+                f"[rank{m.group('rank')[:40]}] is not a rank; read as no rank, line kept",
+            )
             rank = None
         pid = int(m.group("pid"))
         msg = m.group("msg") or ""
@@ -165,18 +194,37 @@ class LogLines(OtherPrefixes):
             cur.nbytes += len(msg) + 1
             self.held += len(msg) + 1
             if self.held > MAX_OPEN_BYTES:
-                self.error("message_too_long", line_no, f"the open messages hold more than {MAX_OPEN_BYTES >> 20} MiB: "
-                           "each was closed as a row (one that goes on continues in a new row)")
+                self.error(
+                    "message_too_long",
+                    line_no,
+                    f"the open messages hold more than {MAX_OPEN_BYTES >> 20} MiB: "
+                    "each was closed as a row (one that goes on continues in a new row)",
+                )
                 self.close_open()
             return
         if cur is not None:
             if cur.prefix == prefix:
-                self.error("message_too_long", line_no, f"a message longer than {MAX_MESSAGE_BYTES >> 20} MiB was cut into several rows")
+                self.error(
+                    "message_too_long",
+                    line_no,
+                    f"a message longer than {MAX_MESSAGE_BYTES >> 20} MiB was cut into several rows",
+                )
             del self.open[key]
             self.close(cur)
         cid, attempt = split_compile_id(m.group("trace_id"))
-        new = Msg(line_no, prefix, rank, m.group("level"), pid, m.group("path"), int(m.group("lineno")), cid, attempt,
-                   m.group("artifact"), msg)
+        new = Msg(
+            line_no,
+            prefix,
+            rank,
+            m.group("level"),
+            pid,
+            m.group("path"),
+            int(m.group("lineno")),
+            cid,
+            attempt,
+            m.group("artifact"),
+            msg,
+        )
         new.ts = self._ts(int(m.group("mmdd")), _tod(m.group("time")), line_no)
         new.carried = self.sink.carried
         self.open[key] = new
@@ -223,8 +271,17 @@ class LogLines(OtherPrefixes):
         text = "\n".join(f[1])
         self.sink.nbytes += len(text)
         rank = self._rank(f[4])
-        self.sink.add("log_lines", {"file": self.ctx.file, "line_no": f[0], "n_lines": f[3], "rank": rank,
-                                    "message": text, "foreign": True})
+        self.sink.add(
+            "log_lines",
+            {
+                "file": self.ctx.file,
+                "line_no": f[0],
+                "n_lines": f[3],
+                "rank": rank,
+                "message": text,
+                "foreign": True,
+            },
+        )
         if f[4] is not None:
             self.sink.add("collected_lines", carried_columns(f[4], self.ctx.file, f[0], rank))
 
@@ -240,13 +297,30 @@ class LogLines(OtherPrefixes):
         if msg.ts is not None:
             st.merge_ts(msg.ts, msg.ts)
         self.sink.nbytes += len(text)
-        self.sink.add("log_lines", {
-            "file": self.ctx.file, "line_no": msg.line_no, "n_lines": msg.n_lines, "ts": msg.ts, "level": msg.level,
-            "pid": msg.pid, "pathname": msg.path, "lineno": msg.lineno, "compile_id": msg.cid, "attempt": msg.attempt,
-            "artifact": msg.artifact, "message": text, "foreign": False, "rank": msg.rank,
-        })
+        self.sink.add(
+            "log_lines",
+            {
+                "file": self.ctx.file,
+                "line_no": msg.line_no,
+                "n_lines": msg.n_lines,
+                "ts": msg.ts,
+                "level": msg.level,
+                "pid": msg.pid,
+                "pathname": msg.path,
+                "lineno": msg.lineno,
+                "compile_id": msg.cid,
+                "attempt": msg.attempt,
+                "artifact": msg.artifact,
+                "message": text,
+                "foreign": False,
+                "rank": msg.rank,
+            },
+        )
         if msg.carried is not None:
-            self.sink.add("collected_lines", carried_columns(msg.carried, self.ctx.file, msg.line_no, msg.rank))
+            self.sink.add(
+                "collected_lines",
+                carried_columns(msg.carried, self.ctx.file, msg.line_no, msg.rank),
+            )
         self.messages.message(msg, text)
 
     def finish(self) -> None:
@@ -271,12 +345,23 @@ def capture_chain(*own: LineReaderFactory) -> tuple[LineReaderFactory, ...]:
     return (OutcomeLines, VllmLines, *own, LogLines)
 
 
-def read_capture(chunks: Iterable[bytes], ctx: FileContext, own: tuple[LineReaderFactory, ...] = ()) -> Iterator[Batch]:
+def read_capture(
+    chunks: Iterable[bytes], ctx: FileContext, own: tuple[LineReaderFactory, ...] = ()
+) -> Iterator[Batch]:
     """One capture given as byte chunks, read with :func:`capture_chain`; yields ``(table, batch)``."""
     return read_lines(chunks, ctx, capture_chain(*own))
 
 
 #: a TORCH_LOGS capture: its reader is the capture chain
-FORMAT = Format("torch_logs", "TORCH_LOGS text: a stderr capture of torch's log lines", sniff_torch_logs, role=CAPTURE,
-                lines=capture_chain(), auxiliary=True, source="torch_logs", source_rank=4, switch="TORCH_LOGS (stderr text)")
+FORMAT = Format(
+    "torch_logs",
+    "TORCH_LOGS text: a stderr capture of torch's log lines",
+    sniff_torch_logs,
+    role=CAPTURE,
+    lines=capture_chain(),
+    auxiliary=True,
+    source="torch_logs",
+    source_rank=4,
+    switch="TORCH_LOGS (stderr text)",
+)
 read_torch_logs = FORMAT.read

@@ -46,19 +46,36 @@ _SEP = r"\s*[-|:]\s?"
 LOGGING = re.compile(
     rf"{_DATE}(?:{_LOGGER}(?:{_SEP}\d+)?{_SEP}\[?{_LEVEL}\]?{_SEP}"
     rf"|\[?(?P<level2>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\]?{_SEP}(?P<logger2>torch\.(?:_dynamo|_inductor|_functorch|_subclasses|_guards|_export|_higher_order_ops|fx|export|compiler|_logging)(?:\.\w+)*){_SEP})"
-    rf"(?:\[{_TID}\] )?(?P<msg>.*)$")
-ELIDED = re.compile(rf"(?P<path>\S*?torch/[\w/]+\.py):(?P<lineno>\d+)\](?: \[{_TID}\])?(?: \[__(?P<artifact>\w+)\])?(?: (?P<msg>.*))?$")
+    rf"(?:\[{_TID}\] )?(?P<msg>.*)$"
+)
+ELIDED = re.compile(
+    rf"(?P<path>\S*?torch/[\w/]+\.py):(?P<lineno>\d+)\](?: \[{_TID}\])?(?: \[__(?P<artifact>\w+)\])?(?: (?P<msg>.*))?$"
+)
 BARE = re.compile(rf"\[{_TID}\](?: \[__(?P<artifact>\w+)\])? (?P<msg>.*)$")
 LEVEL_ONLY = re.compile(rf"\[{_LEVEL}\] (?P<msg>Graph break[: ].*)$")
 #: the first words of torch's artifact messages → the artifact (a message with no tag)
-_KNOWN = (("Recompiling function ", "recompiles"), ("Graph break in user code at ", "graph_breaks"),
-          ("Graph break (user stack suppressed", "graph_breaks"), ("Graph break: ", "graph_breaks"), ("GUARDS:", "guards"),
-          ("TREE_GUARD_MANAGER:", "guards"), ("Output code:", "output_code"))
+_KNOWN = (
+    ("Recompiling function ", "recompiles"),
+    ("Graph break in user code at ", "graph_breaks"),
+    ("Graph break (user stack suppressed", "graph_breaks"),
+    ("Graph break: ", "graph_breaks"),
+    ("GUARDS:", "guards"),
+    ("TREE_GUARD_MANAGER:", "guards"),
+    ("Output code:", "output_code"),
+)
 #: torch messages with no artifact tag that a bare ``[0/8]`` line may start (the recompile limit, a failed frame)
 _UNTAGGED = ("torch._dynamo hit config.", "WON'T CONVERT ")
 #: the kinds whose messages hold lines that are not indented (a recompile's lines all are)
 _MULTI = frozenset({"graph_breaks", "guards", "output_code"})
-_LEVELS = {"DEBUG": "V", "INFO": "I", "WARNING": "W", "WARN": "W", "ERROR": "E", "CRITICAL": "C", "FATAL": "C"}
+_LEVELS = {
+    "DEBUG": "V",
+    "INFO": "I",
+    "WARNING": "W",
+    "WARN": "W",
+    "ERROR": "E",
+    "CRITICAL": "C",
+    "FATAL": "C",
+}
 
 
 class Shaped(NamedTuple):
@@ -106,27 +123,65 @@ def match(text: str) -> Shaped | None:
             art = last[2:] if last.startswith("__") else None
             msg = m.group("msg")
             art = art or artifact_of(msg)
-            return Shaped("logging", text[: m.start("msg")].rstrip(), _LEVELS[level], module if last.startswith("__") else logger,
-                          None, m.group("trace_id"), art, msg, m.group("date"), m.group("time") and f"{m.group('time')}.{m.group('frac') or 0}",
-                          continues=True)
+            return Shaped(
+                "logging",
+                text[: m.start("msg")].rstrip(),
+                _LEVELS[level],
+                module if last.startswith("__") else logger,
+                None,
+                m.group("trace_id"),
+                art,
+                msg,
+                m.group("date"),
+                m.group("time") and f"{m.group('time')}.{m.group('frac') or 0}",
+                continues=True,
+            )
         m = ELIDED.match(text)
         if m is not None:
             msg = m.group("msg") or ""
             path = m.group("path")
-            path = path[path.index("torch/"):]
-            return Shaped("elided", text[: m.start("msg")].rstrip() if m.group("msg") is not None else text.rstrip(), None, path,
-                          int(m.group("lineno")), m.group("trace_id"), m.group("artifact") or artifact_of(msg), msg)
+            path = path[path.index("torch/") :]
+            return Shaped(
+                "elided",
+                text[: m.start("msg")].rstrip() if m.group("msg") is not None else text.rstrip(),
+                None,
+                path,
+                int(m.group("lineno")),
+                m.group("trace_id"),
+                m.group("artifact") or artifact_of(msg),
+                msg,
+            )
     if first == "[":
         m = BARE.match(text)
         if m is not None:
             msg = m.group("msg")
-            art = m.group("artifact")  # (not guessed from the text: torch's untagged warnings say "Graph break" too)
-            return Shaped("bare", text[: m.start("msg")].rstrip(), None, None, None, m.group("trace_id"), art, msg,
-                          weak=art is None and not msg.startswith(_UNTAGGED))
+            art = m.group(
+                "artifact"
+            )  # (not guessed from the text: torch's untagged warnings say "Graph break" too)
+            return Shaped(
+                "bare",
+                text[: m.start("msg")].rstrip(),
+                None,
+                None,
+                None,
+                m.group("trace_id"),
+                art,
+                msg,
+                weak=art is None and not msg.startswith(_UNTAGGED),
+            )
         m = LEVEL_ONLY.match(text)
         if m is not None:
-            return Shaped("level", text[: m.start("msg")].rstrip(), _LEVELS[m.group("level")], None, None, None, "graph_breaks",
-                          m.group("msg"), continues=True)
+            return Shaped(
+                "level",
+                text[: m.start("msg")].rstrip(),
+                _LEVELS[m.group("level")],
+                None,
+                None,
+                None,
+                "graph_breaks",
+                m.group("msg"),
+                continues=True,
+            )
     return None
 
 
@@ -137,4 +192,6 @@ SNIFF = re.compile(
     rb"|\[?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\]?:torch\.(?:_dynamo|_inductor|_functorch|_subclasses|fx|export)(?:\.\w+)*:)"
     rb"|^\S*?torch/[\w/]+\.py:\d+\] \[!?\d+(?:/\d+){0,2}(?:_\d+)?\]"
     rb"|^\[!?\d+(?:/\d+){0,2}(?:_\d+)?\] \[__\w+\] "
-    rb"|^\[WARNING\] Graph break: ", re.M)
+    rb"|^\[WARNING\] Graph break: ",
+    re.M,
+)

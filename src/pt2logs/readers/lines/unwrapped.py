@@ -45,7 +45,9 @@ def lines_of(chunks: Iterable[bytes], sink: Any) -> Iterator[tuple[int, bytes]]:
     return lines if found is None else _unwrapped(lines, found, sink)
 
 
-def _unwrapped(lines: Iterator[tuple[int, bytes]], found: Found, sink: Any) -> Iterator[tuple[int, bytes]]:
+def _unwrapped(
+    lines: Iterator[tuple[int, bytes]], found: Found, sink: Any
+) -> Iterator[tuple[int, bytes]]:
     unwrap = Unwrap(found, lambda kind, line_no, message: sink.warn(kind, line_no, message))
     for line_no, raw in lines:
         if raw[:1] == b"\n":  # a run of blank lines of the file: no record, nothing carried
@@ -56,8 +58,12 @@ def _unwrapped(lines: Iterator[tuple[int, bytes]], found: Found, sink: Any) -> I
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
-            sink.warn("decode_error", line_no, f"invalid UTF-8 at byte {e.start}; kept with U+FFFD replacements",
-                      raw[max(0, e.start - 40): e.start + 40])
+            sink.warn(
+                "decode_error",
+                line_no,
+                f"invalid UTF-8 at byte {e.start}; kept with U+FFFD replacements",
+                raw[max(0, e.start - 40) : e.start + 40],
+            )
             text = raw.decode("utf-8", "replace")
         for n, inner, carried in unwrap.feed(line_no, text):
             sink.carried = carried
@@ -78,6 +84,10 @@ def unwrap_head(head: bytes) -> tuple[Found | None, bytes]:
     if not head.endswith(b"\n"):
         lines.pop()  # cut inside a line
     unwrap = Unwrap(found)
-    out = [inner for i, raw in enumerate(lines) for _, inner, _ in unwrap.feed(i + 1, raw.rstrip(b"\r").decode("utf-8", "replace"))]
+    out = [
+        inner
+        for i, raw in enumerate(lines)
+        for _, inner, _ in unwrap.feed(i + 1, raw.rstrip(b"\r").decode("utf-8", "replace"))
+    ]
     out += [inner for _, inner, _ in unwrap.finish()]
     return found, "\n".join(out).encode("utf-8", "surrogatepass") + b"\n"

@@ -71,7 +71,9 @@ class VllmLines:
         m = P.LINE.search(text)
         if m is not None:
             f = m.groupdict()
-        elif (m := P.OTHER.search(text)) is not None and (m.start() == 0 or text[: m.start()].rstrip().endswith(")")):
+        elif (m := P.OTHER.search(text)) is not None and (
+            m.start() == 0 or text[: m.start()].rstrip().endswith(")")
+        ):
             f = m.groupdict()  # vLLM's logger under a format of another program's
             f["level"], f["file"] = f["level"] or f["level2"], f["file"] or f["file2"]
         else:
@@ -84,7 +86,7 @@ class VllmLines:
             return False
         tag = None
         if (t := P.TAG.match(msg)) is not None:
-            tag, msg = t.group("tag"), msg[t.end():]
+            tag, msg = t.group("tag"), msg[t.end() :]
         for kind, pat in P.MESSAGES:
             g = pat.match(msg)
             if g is not None:
@@ -97,8 +99,17 @@ class VllmLines:
             self.sink.add("vllm_log_events", row)
         self.held.clear()
 
-    def _row(self, line_no: int, before: str, f: dict, tag: str | None, kind: str, g: re.Match, msg: str,
-             repeat: int | None) -> None:
+    def _row(
+        self,
+        line_no: int,
+        before: str,
+        f: dict,
+        tag: str | None,
+        kind: str,
+        g: re.Match,
+        msg: str,
+        repeat: int | None,
+    ) -> None:
         procs = list(P.PROCESS.finditer(before))
         name = pid = rank = None
         c = self.sink.carried  # the prefixes the unwrapping layer took off, Ray's repeat count
@@ -117,7 +128,9 @@ class VllmLines:
             if pid is not None and kind == "cache_dir":
                 self.pid_rank.setdefault(pid, int(c.group(1)))
             if rank is None and kind.startswith("aot_"):
-                rank = int(c.group(1))  # the AOT artifact's folder names the rank it was compiled for
+                rank = int(
+                    c.group(1)
+                )  # the AOT artifact's folder names the rank it was compiled for
         if rank is None and pid is not None:
             rank = self.pid_rank.get(pid)
         if rank is None:
@@ -132,22 +145,49 @@ class VllmLines:
             start = end = int(gd["shape"])
         dynamic = None
         if what:  # 0.7.x - 0.9.x print the general shape as `shape None` (str(None))
-            dynamic = what in ("general shape", "dynamic shape", "dynamic compile range", "shape None")
+            dynamic = what in (
+                "general shape",
+                "dynamic shape",
+                "dynamic compile range",
+                "shape None",
+            )
         model = gd.get("model")
         if model and model[:1] in "'\"":
             model = model[1:-1]
         row = {
-            "file": self.ctx.file, "line_no": line_no, "rank": rank, "ts": self._ts(f, line_no), "process": name, "pid": pid,
-            "level": f["level"], "logger_file": f["file"], "logger_line": int(f["lineno"]) if f.get("lineno") else None, "tag": tag,
-            "kind": kind, "compile_range": what, "range_start": start, "range_end": end,
+            "file": self.ctx.file,
+            "line_no": line_no,
+            "rank": rank,
+            "ts": self._ts(f, line_no),
+            "process": name,
+            "pid": pid,
+            "level": f["level"],
+            "logger_file": f["file"],
+            "logger_line": int(f["lineno"]) if f.get("lineno") else None,
+            "tag": tag,
+            "kind": kind,
+            "compile_range": what,
+            "range_start": start,
+            "range_end": end,
             "dynamic": dynamic,
-            "seconds": _num(gd.get("s")), "gib": _num(gd.get("gib")), "path": path, "model": model,
-            "vllm_version": gd.get("version"), "reason": gd.get("reason"), "compile_seconds": _num(gd.get("cs")),
-            "message": msg[:MAX_MESSAGE], "repeat": repeat}
+            "seconds": _num(gd.get("s")),
+            "gib": _num(gd.get("gib")),
+            "path": path,
+            "model": model,
+            "vllm_version": gd.get("version"),
+            "reason": gd.get("reason"),
+            "compile_seconds": _num(gd.get("cs")),
+            "message": msg[:MAX_MESSAGE],
+            "repeat": repeat,
+        }
         self.sink.stats.events += 1
         held = self.held.pop((name, pid), None)
         if held is not None:
-            if kind == "compile_range" and row["seconds"] is not None and (held["dynamic"], held["range_start"]) == (dynamic, start):
+            if (
+                kind == "compile_range"
+                and row["seconds"] is not None
+                and (held["dynamic"], held["range_start"]) == (dynamic, start)
+            ):
                 # vLLM 0.6.6 - 0.7.x time the load with the compile's words: the load's time, not a compile
                 held["seconds"] = row["seconds"]
                 held["message"] = (held["message"] + "\n" + row["message"])[:MAX_MESSAGE]
@@ -170,12 +210,17 @@ class VllmLines:
         ts: Any = None
         if f.get("year") and hh < 24 and mi < 60 and ss <= 60:
             try:
-                ts = (date(int(f["year"]), int(f["mm"]), int(f["dd"])).toordinal() - _EPOCH) * 86_400_000_000 \
-                    + ((hh * 60 + mi) * 60 + ss) * 1_000_000
+                ts = (
+                    date(int(f["year"]), int(f["mm"]), int(f["dd"])).toordinal() - _EPOCH
+                ) * 86_400_000_000 + ((hh * 60 + mi) * 60 + ss) * 1_000_000
             except ValueError:
                 ts = None
         elif hh < 24 and mi < 60 and ss <= 60:
             ts = tb.to_utc(tb.key(mmdd), ((hh * 60 + mi) * 60 + ss) * 1_000_000)
         if ts is None:
-            self.sink.warn("bad_timestamp", line_no, "the vLLM prefix has an impossible date or time; row kept without ts")
+            self.sink.warn(
+                "bad_timestamp",
+                line_no,
+                "the vLLM prefix has an impossible date or time; row kept without ts",
+            )
         return ts

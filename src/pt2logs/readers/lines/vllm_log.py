@@ -19,12 +19,16 @@ from pt2logs.readers.lines.torch_logs import capture_chain
 #: a vLLM logger line: optional prefixes and colours, LEVEL MM-DD HH:MM:SS [file.py:N] (brackets from 0.8)
 _SNIFF = re.compile(
     rb"^(?:[^\n]{0,160}?[ )m])?(?:\x1b\[[0-9;]*m)?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?:\x1b\[[0-9;]*m)? "
-    rb"(?:\x1b\[[0-9;]*m)?\d\d-\d\d \d\d:\d\d:\d\d(?:\x1b\[[0-9;]*m)? (?:\x1b\[[0-9;]*m)?\[?[\w./-]+\.py:\d+\] ", re.M)
+    rb"(?:\x1b\[[0-9;]*m)?\d\d-\d\d \d\d:\d\d:\d\d(?:\x1b\[[0-9;]*m)? (?:\x1b\[[0-9;]*m)?\[?[\w./-]+\.py:\d+\] ",
+    re.M,
+)
 
 #: vLLM's loggers under another program's format (vllm_patterns.OTHER): a date, the logger's name and the level
 _SNIFF_OTHER = re.compile(
     rb"^(?:[^\n]{0,160}?[ )])?\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?\]?\s*(?:[-|:]\s*)?vllm(?:\.\w+)*(?:\s*[-|:]\s*\d+)?"
-    rb"\s*[-|:]\s*\[?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\]?\s*[-|:]|^\[?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\]?:vllm(?:\.\w+)*:", re.M)
+    rb"\s*[-|:]\s*\[?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\]?\s*[-|:]|^\[?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\]?:vllm(?:\.\w+)*:",
+    re.M,
+)
 
 
 def sniff_vllm_log(head: bytes, name: str) -> bool:
@@ -40,6 +44,12 @@ def sniff_vllm_log(head: bytes, name: str) -> bool:
     return _SNIFF_OTHER.search(head) is not None
 
 
-FORMAT = Format("vllm_log", "vLLM's log output (stdout/stderr of vllm serve or an LLM script), with any TORCH_LOGS lines",
-                sniff_vllm_log, role=CAPTURE, lines=capture_chain(), auxiliary=True)
+FORMAT = Format(
+    "vllm_log",
+    "vLLM's log output (stdout/stderr of vllm serve or an LLM script), with any TORCH_LOGS lines",
+    sniff_vllm_log,
+    role=CAPTURE,
+    lines=capture_chain(),
+    auxiliary=True,
+)
 read_vllm_log = FORMAT.read

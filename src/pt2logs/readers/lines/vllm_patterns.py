@@ -74,13 +74,15 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 #: the logger's own part: level, month-day, time, [file:line] (brackets from 0.8.0)
 LINE = re.compile(
     r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<mm>\d\d)-(?P<dd>\d\d) (?P<time>\d\d:\d\d:\d\d)(?:\.\d+)? "
-    r"\[?(?P<file>[^\s:\]\[]+):(?P<lineno>\d+)\] ?(?P<msg>.*)$")
+    r"\[?(?P<file>[^\s:\]\[]+):(?P<lineno>\d+)\] ?(?P<msg>.*)$"
+)
 #: vLLM's logger under another format: a full date, the logger's name (``vllm`` or ``vllm.x``), an optional line
 #: number and the level, in either order (``%(asctime)s | %(name)s | %(lineno)d | %(levelname)s : ``, ``%(levelname)s:%(name)s:``)
 OTHER = re.compile(
     r"(?:\[?(?P<year>\d{4})-(?P<mm>\d\d)-(?P<dd>\d\d)[ T](?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)?\]?\s*(?:[-|:]\s*)?)?"
     r"(?:(?P<file>vllm(?:\.\w+)*)(?:\s*[-|:]\s*(?P<lineno>\d+))?\s*[-|:]\s*\[?(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL)\]?\s*[-|:]\s?"
-    r"|\[?(?P<level2>DEBUG|INFO|WARNING|ERROR|CRITICAL)\]?\s*[-|:]\s*(?P<file2>vllm(?:\.\w+)*)\s*[-|:]\s?)(?P<msg>.*)$")
+    r"|\[?(?P<level2>DEBUG|INFO|WARNING|ERROR|CRITICAL)\]?\s*[-|:]\s*(?P<file2>vllm(?:\.\w+)*)\s*[-|:]\s?)(?P<msg>.*)$"
+)
 #: a process prefix before it: ``(VllmWorker rank=0 pid=7)``, ``(EngineCore_DP0 pid=7)``, ``(RayWorkerWrapper pid=7, ip=...)``
 PROCESS = re.compile(r"\((?P<name>[^()]{0,80}?) ?pid=(?P<pid>\d{1,10})(?:, ip=[^()\s]{1,64})?\)")
 WORKER_RANK = re.compile(r"\brank=(\d{1,7})\b")
@@ -95,9 +97,19 @@ _WHAT = r"(?P<what>general shape|dynamic shape|dynamic compile range|compile ran
 MESSAGES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("dynamo_transform", re.compile(rf"^Dynamo bytecode transform time: {_S} s$")),
     ("compile_range", re.compile(rf"^Compiling a graph for {_WHAT}(?: t(?:akes|ook) {_S} s)?$")),
-    ("cache_load", re.compile(rf"^Directly (?:load the compiled graph(?:\(s\))?|lookup the graph) for {_WHAT} from the cache(?:, took {_S} s)?$")),
+    (
+        "cache_load",
+        re.compile(
+            rf"^Directly (?:load the compiled graph(?:\(s\))?|lookup the graph) for {_WHAT} from the cache(?:, took {_S} s)?$"
+        ),
+    ),
     ("cache_store", re.compile(rf"^Cache the graph (?:of |for ){_WHAT} for later use$")),
-    ("compile_total", re.compile(rf"^torch\.compile (?:and initial profiling/warmup run together )?t(?:akes|ook) {_S} s in total$")),
+    (
+        "compile_total",
+        re.compile(
+            rf"^torch\.compile (?:and initial profiling/warmup run together )?t(?:akes|ook) {_S} s in total$"
+        ),
+    ),
     ("compile_start", re.compile(r"^Starting torch\.compile$")),
     ("warmup_run", re.compile(rf"^Initial profiling/warmup run took {_S} s$")),
     ("cache_dir", re.compile(r"^Using cache directory: (?P<path>.+) for vLLM's torch\.compile$")),
@@ -105,16 +117,56 @@ MESSAGES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("cache_saved", re.compile(rf"^Saved compiler manager cache in {_S} seconds\.$")),
     ("aot_load", re.compile(r"^Directly load AOT compilation from path (?P<path>.+)$")),
     ("aot_save", re.compile(r"^saved AOT compiled function to (?P<path>.+)$")),
-    ("cudagraph_capture", re.compile(rf"^Graph capturing finished in {_S} secs(?:\.|, took (?P<gib>-?\d+(?:\.\d+)?) GiB)$")),
-    ("engine_init", re.compile(
-        rf"^init engine \(profile, create kv cache, warmup model\) took {_S} (?:seconds|s)\b(?: \(compilation: (?P<cs>\d+(?:\.\d+)?|inf|nan) s)?")),
-    ("aot_load_failed", re.compile(r"^Compiling model again due to a load failure from (?P<path>.+?), reason: ?(?P<reason>.*)$")),
-    ("cache_factors", re.compile(r"^torch\.compile cache factors: env=\S* cfg=\S* comp=\S* code=\S* dir=(?P<path>.+)$")),
-    ("engine_config", re.compile(r"^Initializing an? (?:V1 )?LLM engine \(v(?P<version>[^)\s]+)\) with config: model=(?P<model>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|\S+?),")),
+    (
+        "cudagraph_capture",
+        re.compile(
+            rf"^Graph capturing finished in {_S} secs(?:\.|, took (?P<gib>-?\d+(?:\.\d+)?) GiB)$"
+        ),
+    ),
+    (
+        "engine_init",
+        re.compile(
+            rf"^init engine \(profile, create kv cache, warmup model\) took {_S} (?:seconds|s)\b(?: \(compilation: (?P<cs>\d+(?:\.\d+)?|inf|nan) s)?"
+        ),
+    ),
+    (
+        "aot_load_failed",
+        re.compile(
+            r"^Compiling model again due to a load failure from (?P<path>.+?), reason: ?(?P<reason>.*)$"
+        ),
+    ),
+    (
+        "cache_factors",
+        re.compile(
+            r"^torch\.compile cache factors: env=\S* cfg=\S* comp=\S* code=\S* dir=(?P<path>.+)$"
+        ),
+    ),
+    (
+        "engine_config",
+        re.compile(
+            r"^Initializing an? (?:V1 )?LLM engine \(v(?P<version>[^)\s]+)\) with config: model=(?P<model>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|\S+?),"
+        ),
+    ),
 )
 #: a vLLM logger line's level and date, possibly coloured: the one test every line of a capture gets
-QUICK = re.compile(r"(?:INFO|WARNING|DEBUG|ERROR|CRITICAL)(?:\x1b\[[0-9;]*m)? (?:\x1b\[[0-9;]*m)?\d\d-\d\d \d").search
+QUICK = re.compile(
+    r"(?:INFO|WARNING|DEBUG|ERROR|CRITICAL)(?:\x1b\[[0-9;]*m)? (?:\x1b\[[0-9;]*m)?\d\d-\d\d \d"
+).search
 #: the first words of each message (after the tag), to skip the patterns for every other vLLM line
-STARTS = ("Dynamo", "Compiling a graph", "Directly", "Cache the graph", "torch.compile", "Starting torch",
-          "Initial profiling", "Using cache directory", "vLLM's torch.compile", "Saved compiler", "saved AOT",
-          "Graph capturing", "init engine", "Initializing a", "Compiling model again")
+STARTS = (
+    "Dynamo",
+    "Compiling a graph",
+    "Directly",
+    "Cache the graph",
+    "torch.compile",
+    "Starting torch",
+    "Initial profiling",
+    "Using cache directory",
+    "vLLM's torch.compile",
+    "Saved compiler",
+    "saved AOT",
+    "Graph capturing",
+    "init engine",
+    "Initializing a",
+    "Compiling model again",
+)

@@ -32,16 +32,29 @@ def _spyre_lines(sink: RowSink) -> SpyreLines:
     return SpyreLines(sink)
 
 
-
-
 # ----------------------------------------------------------------------------- sniffers
 
-_SNIFF_LEVELED = re.compile(rb"^(?:\([^()\n]*pid=\d+\) )?\[(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|TRACE)\] \[[\w.-]*spyre[\w.-]*\] ", re.M | re.I)
+_SNIFF_LEVELED = re.compile(
+    rb"^(?:\([^()\n]*pid=\d+\) )?\[(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|TRACE)\] \[[\w.-]*spyre[\w.-]*\] ",
+    re.M | re.I,
+)
 _SNIFF_LEGACY = re.compile(rb"^(?:\([^()\n]*pid=\d+\) )?\[ [A-Za-z_~][\w:~<>]* \]  \S", re.M)
-_SNIFF_MODULE = re.compile(rb"^(?:\([^()\n]*pid=\d+\) )?\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] \[([A-Za-z_]\w*)\] ", re.M)
-_SNIFF_OTHER = re.compile(rb"^(?:\[TORCH_SPYRE_DEBUG\] \w+:|RUN: sdsc_\S+ \S|Generating \S*(?:sdsc|inductor-spyre)\S*)", re.M)
+_SNIFF_MODULE = re.compile(
+    rb"^(?:\([^()\n]*pid=\d+\) )?\[(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] \[([A-Za-z_]\w*)\] ",
+    re.M,
+)
+_SNIFF_OTHER = re.compile(
+    rb"^(?:\[TORCH_SPYRE_DEBUG\] \w+:|RUN: sdsc_\S+ \S|Generating \S*(?:sdsc|inductor-spyre)\S*)",
+    re.M,
+)
 _SNIFF_SPEC = re.compile(rb'^\s*\{\s*"\d+_[A-Za-z_]\w*"\s*:\s*\{')
-_SPEC_KEYS = (b'"numCoresUsed_"', b'"dscs_"', b'"sdscFolds_"', b'"coreFoldProp_"', b'"sdscFoldProps_"')
+_SPEC_KEYS = (
+    b'"numCoresUsed_"',
+    b'"dscs_"',
+    b'"sdscFolds_"',
+    b'"coreFoldProp_"',
+    b'"sdscFoldProps_"',
+)
 
 
 def sniff_spyre_log(head: bytes, name: str) -> bool:
@@ -66,23 +79,67 @@ def sniff_kernel_spec(head: bytes, name: str) -> bool:
 def sniff_timing(head: bytes, name: str) -> bool:
     """A TORCH_SPYRE_TIMING record: one JSON object with meta.recorder_version and events."""
     h = head[: 64 << 10].lstrip()
-    return h.startswith(b"{") and b'"recorder_version"' in h and (b'"events"' in h or b'"clock"' in h)
+    return (
+        h.startswith(b"{") and b'"recorder_version"' in h and (b'"events"' in h or b'"clock"' in h)
+    )
 
 
 #: a Spyre text capture → Spyre rows from its Spyre lines, TORCH_LOGS rows from torch's lines, foreign
 #: ``log_lines`` for the rest; in batches
-SPYRE_LOG = Format("spyre_log", "torch-spyre debug log (TORCH_SPYRE_DEBUG=1, TORCH_LOGS=+torch_spyre), with any TORCH_LOGS lines",
-                   sniff_spyre_log, role=CAPTURE, lines=capture_chain(_spyre_lines), source="spyre",
-                   switch="TORCH_SPYRE_DEBUG=1 or TORCH_LOGS=+torch_spyre")
+SPYRE_LOG = Format(
+    "spyre_log",
+    "torch-spyre debug log (TORCH_SPYRE_DEBUG=1, TORCH_LOGS=+torch_spyre), with any TORCH_LOGS lines",
+    sniff_spyre_log,
+    role=CAPTURE,
+    lines=capture_chain(_spyre_lines),
+    source="spyre",
+    switch="TORCH_SPYRE_DEBUG=1 or TORCH_LOGS=+torch_spyre",
+)
 read_spyre_log = SPYRE_LOG.read
-SPYRE_KERNEL_SPEC = Format("spyre_kernel_spec", "torch-spyre kernel spec (sdsc_<N>.json, sdsc.json)", sniff_kernel_spec,
-                           read_kernel_spec, role=DOCUMENT, auxiliary=True, source="spyre",
-                           switch="torch-spyre kernel specs (sdsc json) kept")
-SPYRE_TIMING = Format("spyre_timing", "TORCH_SPYRE_TIMING record (rec.<pid>.json)", sniff_timing, read_timing, role=DOCUMENT,
-                      auxiliary=True, source="spyre", switch="TORCH_SPYRE_TIMING=1")
+SPYRE_KERNEL_SPEC = Format(
+    "spyre_kernel_spec",
+    "torch-spyre kernel spec (sdsc_<N>.json, sdsc.json)",
+    sniff_kernel_spec,
+    read_kernel_spec,
+    role=DOCUMENT,
+    auxiliary=True,
+    source="spyre",
+    switch="torch-spyre kernel specs (sdsc json) kept",
+)
+SPYRE_TIMING = Format(
+    "spyre_timing",
+    "TORCH_SPYRE_TIMING record (rec.<pid>.json)",
+    sniff_timing,
+    read_timing,
+    role=DOCUMENT,
+    auxiliary=True,
+    source="spyre",
+    switch="TORCH_SPYRE_TIMING=1",
+)
 #: (its switch, TORCH_SPYRE_FFDC=1, is not listed among a bug report's switches: the report has its own section)
-SPYRE_FFDC = Format("spyre_ffdc", "torch-spyre FFDC failure report (TORCH_SPYRE_FFDC=1: ffdc_reports/ffdc_<category>_<time>_<pid>.json)",
-                    sniff_ffdc, read_ffdc, role=DOCUMENT, auxiliary=True, source="spyre", layout=Layout(anchor=ffdc_anchor))
+SPYRE_FFDC = Format(
+    "spyre_ffdc",
+    "torch-spyre FFDC failure report (TORCH_SPYRE_FFDC=1: ffdc_reports/ffdc_<category>_<time>_<pid>.json)",
+    sniff_ffdc,
+    read_ffdc,
+    role=DOCUMENT,
+    auxiliary=True,
+    source="spyre",
+    layout=Layout(anchor=ffdc_anchor),
+)
 
-__all__ = ["SPYRE_FFDC", "SPYRE_KERNEL_SPEC", "SPYRE_LOG", "SPYRE_TIMING", "dtype_width", "parse_layout", "read_kernel_spec",
-           "read_spyre_log", "read_timing", "sniff_kernel_spec", "sniff_spyre_log", "sniff_timing", "torch_dtype"]
+__all__ = [
+    "SPYRE_FFDC",
+    "SPYRE_KERNEL_SPEC",
+    "SPYRE_LOG",
+    "SPYRE_TIMING",
+    "dtype_width",
+    "parse_layout",
+    "read_kernel_spec",
+    "read_spyre_log",
+    "read_timing",
+    "sniff_kernel_spec",
+    "sniff_spyre_log",
+    "sniff_timing",
+    "torch_dtype",
+]

@@ -10,13 +10,28 @@ import orjson
 
 _I64 = 1 << 63
 
-_TORCH_DTYPES = {k: (name, w) for name, w, keys in [
-    ("float16", 2, "float16 half fp16"), ("bfloat16", 2, "bfloat16 bf16"), ("float32", 4, "float32 float fp32"),
-    ("float64", 8, "float64 double"), ("int8", 1, "int8 char"), ("uint8", 1, "uint8 byte"), ("int16", 2, "int16 short"),
-    ("uint16", 2, "uint16"), ("int32", 4, "int32 int"), ("uint32", 4, "uint32"), ("int64", 8, "int64 long"),
-    ("uint64", 8, "uint64"), ("bool", 1, "bool"), ("complex32", 4, "complex32 complexhalf chalf"),
-    ("complex64", 8, "complex64 complexfloat cfloat"), ("complex128", 16, "complex128 complexdouble cdouble"),
-] for k in keys.split()}
+_TORCH_DTYPES = {
+    k: (name, w)
+    for name, w, keys in [
+        ("float16", 2, "float16 half fp16"),
+        ("bfloat16", 2, "bfloat16 bf16"),
+        ("float32", 4, "float32 float fp32"),
+        ("float64", 8, "float64 double"),
+        ("int8", 1, "int8 char"),
+        ("uint8", 1, "uint8 byte"),
+        ("int16", 2, "int16 short"),
+        ("uint16", 2, "uint16"),
+        ("int32", 4, "int32 int"),
+        ("uint32", 4, "uint32"),
+        ("int64", 8, "int64 long"),
+        ("uint64", 8, "uint64"),
+        ("bool", 1, "bool"),
+        ("complex32", 4, "complex32 complexhalf chalf"),
+        ("complex64", 8, "complex64 complexfloat cfloat"),
+        ("complex128", 16, "complex128 complexdouble cdouble"),
+    ]
+    for k in keys.split()
+}
 _DTYPE_PREFIX = re.compile(r"^(?:torch\.|c10::|at::|scalartype::)+")
 _DEVICE_BITS = re.compile(r"(?:^|[_.])(?:B?FP|BF|U?INT|F|I|U)(8|16|32|64)(?:$|[_.A-Z])")
 
@@ -69,8 +84,9 @@ def loads(data: bytes | str) -> Any:
         return e
 
 
-
-_LAYOUT = re.compile(r"SpyreTensorLayout\(((?:[^()]|\([^()]*\))*)\)?")  # one level of nested parentheses; may be cut
+_LAYOUT = re.compile(
+    r"SpyreTensorLayout\(((?:[^()]|\([^()]*\))*)\)?"
+)  # one level of nested parentheses; may be cut
 _LAYOUT_KV = re.compile(r"(\w+)\s*=\s*(\[[^\]]*\]|[^,]*)")
 
 
@@ -83,7 +99,9 @@ def parse_layout(text: str) -> tuple[dict[str, Any], str] | None:
     for m in _LAYOUT_KV.finditer(lay.group(1)):
         v = m.group(2).strip()
         if v.startswith("["):
-            fields[m.group(1)] = int_list(v[1:-1]) or [x.strip() for x in v[1:-1].split(",") if x.strip()]
+            fields[m.group(1)] = int_list(v[1:-1]) or [
+                x.strip() for x in v[1:-1].split(",") if x.strip()
+            ]
         else:
             fields[m.group(1)] = int64(int(v)) if v.lstrip("-").isdigit() and len(v) < 19 else v
     return fields, lay.group(0)

@@ -29,7 +29,16 @@ from pt2logs.analysis.identity import classify_path
 from pt2logs.readers.kit import MAX_JSON_DOC, Batch, FileContext, RowSink, read_document
 from pt2logs.readers.spyre.dtypes import int64, loads
 
-_KNOWN = ("metadata", "failure", "environment", "artifacts", "runtime", "hardware_state", "collector", "_report_path")
+_KNOWN = (
+    "metadata",
+    "failure",
+    "environment",
+    "artifacts",
+    "runtime",
+    "hardware_state",
+    "collector",
+    "_report_path",
+)
 _SNIFF_FIRST = re.compile(rb'^\s*\{\s*"metadata"\s*:')
 _SNIFF_FAILURE = re.compile(rb'"failure"\s*:\s*\{\s*"category"\s*:')
 
@@ -51,7 +60,11 @@ def _str(v: Any) -> str | None:
 
 
 def _strs(v: Any) -> list[str] | None:
-    return [x if isinstance(x, str) else orjson.dumps(x, default=str).decode() for x in v] if isinstance(v, list) else None
+    return (
+        [x if isinstance(x, str) else orjson.dumps(x, default=str).decode() for x in v]
+        if isinstance(v, list)
+        else None
+    )
 
 
 def _num(v: Any) -> float | None:
@@ -72,8 +85,16 @@ def _ts(v: Any) -> int | None:
 
 def report_row(doc: dict[str, Any]) -> dict[str, Any]:
     """One ``spyre_failure_reports`` row from a parsed report (identity columns by the failures rule)."""
-    meta, fail, art = _section(doc, "metadata"), _section(doc, "failure"), _section(doc, "artifacts")
-    run, hw, col = _section(doc, "runtime"), _section(doc, "hardware_state"), _section(doc, "collector")
+    meta, fail, art = (
+        _section(doc, "metadata"),
+        _section(doc, "failure"),
+        _section(doc, "artifacts"),
+    )
+    run, hw, col = (
+        _section(doc, "runtime"),
+        _section(doc, "hardware_state"),
+        _section(doc, "collector"),
+    )
     tb = _str(fail.get("traceback"))
     frames, tb_type, _ = traceback_parts(tb) if tb else ([], None, None)
     exc_type, message = _str(fail.get("exception_type")) or tb_type, _str(fail.get("message"))
@@ -83,23 +104,39 @@ def report_row(doc: dict[str, Any]) -> dict[str, Any]:
     other = {k: v for k, v in doc.items() if k not in _KNOWN}
     raised = classify_path(f) if (f := _str(fail.get("file"))) else None
     return {
-        "source": "spyre", "line_no": 1, "ts": _ts(meta.get("timestamp")), "category": _str(fail.get("category")),
-        **ident, "raise_file": raised.key if raised else None,
-        "raise_kind": raised.kind if raised else None, "raise_line": int64(fail.get("lineno")), "traceback": tb,
-        "kernel_name": _str(run.get("kernel_name")), "code_dir": _str(run.get("code_dir")),
-        "host": _str(meta.get("host")), "pid": int64(meta.get("pid")),
-        "python_version": py.split()[0] if py and py.split() else py, "torch_version": _str(meta.get("torch_version")),
-        "torch_spyre_version": _str(meta.get("torch_spyre_version")), "platform": _str(meta.get("platform")),
+        "source": "spyre",
+        "line_no": 1,
+        "ts": _ts(meta.get("timestamp")),
+        "category": _str(fail.get("category")),
+        **ident,
+        "raise_file": raised.key if raised else None,
+        "raise_kind": raised.kind if raised else None,
+        "raise_line": int64(fail.get("lineno")),
+        "traceback": tb,
+        "kernel_name": _str(run.get("kernel_name")),
+        "code_dir": _str(run.get("code_dir")),
+        "host": _str(meta.get("host")),
+        "pid": int64(meta.get("pid")),
+        "python_version": py.split()[0] if py and py.split() else py,
+        "torch_version": _str(meta.get("torch_version")),
+        "torch_spyre_version": _str(meta.get("torch_spyre_version")),
+        "platform": _str(meta.get("platform")),
         "spyre_available": avail if isinstance(avail, bool) else None,
-        "hardware_note": _str(hw.get("note")) or _str(hw.get("error")), "hardware_state": hw or None,
+        "hardware_note": _str(hw.get("note")) or _str(hw.get("error")),
+        "hardware_state": hw or None,
         "environment": _section(doc, "environment") or None,
-        "artifacts_searched": art.get("searched") if isinstance(art.get("searched"), bool) else None,
-        "artifact_count": int64(art.get("found_count")), "artifact_paths": _strs(art.get("paths")),
+        "artifacts_searched": art.get("searched")
+        if isinstance(art.get("searched"), bool)
+        else None,
+        "artifact_count": int64(art.get("found_count")),
+        "artifact_paths": _strs(art.get("paths")),
         "artifacts_error": _str(art.get("error")),
-        "completeness_pct": _num(col.get("completeness_pct")), "missing_fields": _strs(col.get("missing_fields")),
+        "completeness_pct": _num(col.get("completeness_pct")),
+        "missing_fields": _strs(col.get("missing_fields")),
         "collector_errors": _strs(col.get("collector_errors")),
         "capture_ok": col.get("success") if isinstance(col.get("success"), bool) else None,
-        "capture_ms": _num(col.get("capture_latency_ms")), "report_path": _str(doc.get("_report_path")),
+        "capture_ms": _num(col.get("capture_latency_ms")),
+        "report_path": _str(doc.get("_report_path")),
         "other": other or None,
     }
 
@@ -113,11 +150,18 @@ def read_ffdc(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
         if isinstance(doc, Exception):
             out.error("bad_json", None, f"FFDC report is not valid JSON ({doc})", data)
         elif not isinstance(doc, dict):
-            out.error("not_an_object", None, f"FFDC report is JSON {type(doc).__name__}, not an object", data)
+            out.error(
+                "not_an_object",
+                None,
+                f"FFDC report is JSON {type(doc).__name__}, not an object",
+                data,
+            )
         else:
             row = report_row(doc)
             if row["category"] is None:
-                out.warn("no_category", 1, "FFDC report without a failure.category string; kept", data)
+                out.warn(
+                    "no_category", 1, "FFDC report without a failure.category string; kept", data
+                )
             out.add("spyre_failure_reports", row)
             ctx.stats.events += 1
     yield from out.flush()

@@ -41,7 +41,9 @@ class SpyreLines:
         self.block: dict[str, Any] | None = None
         self.name: dict[str, Any] = {}  # tensor named by a model_utils line, not yet allocated
         self.illus = False  # the last Spyre line was the illustrative format
-        self.codes: dict[int, str] = {}  # DCI dataformat code -> device dtype, learned from this log
+        self.codes: dict[
+            int, str
+        ] = {}  # DCI dataformat code -> device dtype, learned from this log
         self.launches: dict[str, int] = {}
         self.prefixes = Prefixes()
 
@@ -71,9 +73,22 @@ class SpyreLines:
         shape, level, comp, func, ts, worker, pid, msg = p
         self.out.stats.events += 1
         self.illus = shape == "illustrative"
-        row = {"source": "spyre", "line_no": no, "n_lines": 1, "ts": ts, "shape": shape, "level": level, "component": comp,
-               "func": func, "worker": worker, "pid": int64(pid), "message": msg[:MAX_MESSAGE]}
-        kind = row["kind"] = self._message({"line_no": no, "ts": ts, "func": func}, comp, shape, msg, row)
+        row = {
+            "source": "spyre",
+            "line_no": no,
+            "n_lines": 1,
+            "ts": ts,
+            "shape": shape,
+            "level": level,
+            "component": comp,
+            "func": func,
+            "worker": worker,
+            "pid": int64(pid),
+            "message": msg[:MAX_MESSAGE],
+        }
+        kind = row["kind"] = self._message(
+            {"line_no": no, "ts": ts, "func": func}, comp, shape, msg, row
+        )
         self.kinds[kind] = self.kinds.get(kind, 0) + 1
         self.out.stats.unknown += kind == "other"
         if kind not in ("allocate", "allocated"):
@@ -89,10 +104,25 @@ class SpyreLines:
             return "run"
         if msg.startswith("Generating "):
             return "generating"
-        if msg.startswith("elapsed") and comp and comp.endswith("passes") and (m := P.PASS_ELAPSED.match(msg)):
-            self.out.add("spyre_timing", {"source": "spyre", "line_no": at["line_no"], "pid": int64(row["pid"]),
-                                          "name": f"pass:{m.group(2)}", "kind": "pass", "step": m.group(2), "depth": 0,
-                                          "inclusive_ns": int64(int(m.group(1)) * 1_000_000)})
+        if (
+            msg.startswith("elapsed")
+            and comp
+            and comp.endswith("passes")
+            and (m := P.PASS_ELAPSED.match(msg))
+        ):
+            self.out.add(
+                "spyre_timing",
+                {
+                    "source": "spyre",
+                    "line_no": at["line_no"],
+                    "pid": int64(row["pid"]),
+                    "name": f"pass:{m.group(2)}",
+                    "kind": "pass",
+                    "step": m.group(2),
+                    "depth": 0,
+                    "inclusive_ns": int64(int(m.group(1)) * 1_000_000),
+                },
+            )
             return "pass_time"
         if m := P.SRC.match(msg):
             self._copy_line(at, "src", m.group(1), m.group(2))
@@ -103,14 +133,27 @@ class SpyreLines:
         if m := P.DCI.search(msg):
             rest = m.group(1).strip()
             row["kind"] = "dci"
-            self.block = {**at, "lines": [rest], "depth": self._depth(rest), "row": row, "json": rest.startswith("{")}
+            self.block = {
+                **at,
+                "lines": [rest],
+                "depth": self._depth(rest),
+                "row": row,
+                "json": rest.startswith("{"),
+            }
             if self.block["depth"] <= 0 or not self.block["json"]:
                 self._end_block(truncated=False)
             return "dci"
         if m := P.TENSOR_INFO.search(msg):
             self._close_alloc()
-            self.tensor = new_tensor(at, dtype=torch_dtype(m.group(3))[0], host_shape=int_list(m.group(1)),
-                                      host_strides=int_list(m.group(2)), device=m.group(4) or None, parts=["tensor_info"], **self._take_name())
+            self.tensor = new_tensor(
+                at,
+                dtype=torch_dtype(m.group(3))[0],
+                host_shape=int_list(m.group(1)),
+                host_strides=int_list(m.group(2)),
+                device=m.group(4) or None,
+                parts=["tensor_info"],
+                **self._take_name(),
+            )
             return "tensor_info"
         if m := (P.ALLOCATING.match(msg) or P.ALLOCATED_N.match(msg)):
             self._allocating(at, int(m.group(1)), m.group(2) if m.re is P.ALLOCATING else None)
@@ -135,14 +178,27 @@ class SpyreLines:
         t = self.tensor
         if t is None or t["alloc"] is not None or t["layout"] is not None:
             t = self.tensor = new_tensor(at, device=device, **self._take_name())
-        t["alloc"] = self.alloc = {"source": "spyre", **at, "nbytes": nbytes, "device": device or t["device"],
-                                   "dtype": t["dtype"], "host_shape": t["host_shape"]}
+        t["alloc"] = self.alloc = {
+            "source": "spyre",
+            **at,
+            "nbytes": nbytes,
+            "device": device or t["device"],
+            "dtype": t["dtype"],
+            "host_shape": t["host_shape"],
+        }
         t["parts"].append("alloc")
 
     def _allocated(self, at: dict, text: str) -> None:
         a = self.alloc if self.alloc is not None else {"source": "spyre", **at}
-        chunks = [{"region_id": c[0], "offset": c[1], "size": int(c[2]), "domain_id": int(c[3]) if c[3] else None}
-                  for c in P.CHUNK.findall(text)]
+        chunks = [
+            {
+                "region_id": c[0],
+                "offset": c[1],
+                "size": int(c[2]),
+                "domain_id": int(c[3]) if c[3] else None,
+            }
+            for c in P.CHUNK.findall(text)
+        ]
         if total := P.TOTAL.search(text):
             a["total_size"] = int(total.group(1))
             a.setdefault("nbytes", a["total_size"])
@@ -172,7 +228,9 @@ class SpyreLines:
             owner["layout"] = lay
             owner["parts"].append("layout")
             lay["dtype"] = owner.get("dtype") or torch_dtype(owner.get("raw_dtype"))[0]
-            lay["host_shape"] = owner.get("host_shape") or owner.get("name_shape") or owner.get("illus_shape")
+            lay["host_shape"] = (
+                owner.get("host_shape") or owner.get("name_shape") or owner.get("illus_shape")
+            )
         self.out.add("spyre_layouts", layout_sizes(lay))
         return lay
 
@@ -190,7 +248,13 @@ class SpyreLines:
 
     def _copy_line(self, at: dict, side: str, dtype: str, device: str) -> None:
         x = self.xfer
-        if side == "src" or x is None or side in x["parts"] or "dci" in x["parts"] or x.get("status"):
+        if (
+            side == "src"
+            or x is None
+            or side in x["parts"]
+            or "dci" in x["parts"]
+            or x.get("status")
+        ):
             x = self._new_xfer(at)
         x["parts"].append(side)
         x[side] = device
@@ -203,10 +267,22 @@ class SpyreLines:
     def _bind(self, x: dict, dtype: str | None) -> None:
         """Give a copy to the device the tensor allocated just before it (tensor info, allocation, layout)."""
         t, want = self.tensor, torch_dtype(dtype)[0]
-        if t is None or x.get("bound") or (t["dtype"] is not None and want is not None and t["dtype"] != want):
+        if (
+            t is None
+            or x.get("bound")
+            or (t["dtype"] is not None and want is not None and t["dtype"] != want)
+        ):
             return
         x["bound"], self.tensor = True, None
-        for k in ("host_shape", "host_strides", "device", "layout", "alloc", "tensor_name", "name_shape"):
+        for k in (
+            "host_shape",
+            "host_strides",
+            "device",
+            "layout",
+            "alloc",
+            "tensor_name",
+            "name_shape",
+        ):
             if t.get(k) is not None:
                 x.setdefault(k, t[k])
         x["parts"] = t["parts"] + x["parts"]
@@ -215,16 +291,27 @@ class SpyreLines:
         func, x = at["func"], self.xfer
         if func and P.ILLUS_COPY.match(func):
             x = self._new_xfer(at)
-            x["direction"] = "host_to_device" if func in ("copy_to_device", "copy_from_host", "copy_from_cpu") else "device_to_host"
+            x["direction"] = (
+                "host_to_device"
+                if func in ("copy_to_device", "copy_from_host", "copy_from_cpu")
+                else "device_to_host"
+            )
             m, d = P.KV_SHAPE.search(msg), P.KV_DTYPE.search(msg)
-            x["illus_shape"], x["raw_dtype"] = (int_list(m.group(1)) if m else None), (d.group(1) if d else None)
+            x["illus_shape"], x["raw_dtype"] = (
+                (int_list(m.group(1)) if m else None),
+                (d.group(1) if d else None),
+            )
             x["parts"].append("copy")
             self._touch(x, at)
             return "copy"
         key, _, rest = msg.partition(": ")
         at = {**at, "func": key or None}
         if x is None or "copy" not in x["parts"]:
-            return "layout" if "SpyreTensorLayout(" in msg and self._layout(at, msg, "embedded") else "other"
+            return (
+                "layout"
+                if "SpyreTensorLayout(" in msg and self._layout(at, msg, "embedded")
+                else "other"
+            )
         self._touch(x, at)
         if "SpyreTensorLayout(" in msg:
             return "layout" if self._layout(at, msg, "illustrative") else "other"
@@ -243,7 +330,11 @@ class SpyreLines:
     # -- DataConversionInfo blocks ----------------------------------------------------------
     @staticmethod
     def _depth(text: str) -> int:
-        s = P.JSON_STR.sub("", text) if '"' in text and ("[" in text or "{" in text or "}" in text or "]" in text) else text
+        s = (
+            P.JSON_STR.sub("", text)
+            if '"' in text and ("[" in text or "{" in text or "}" in text or "]" in text)
+            else text
+        )
         return s.count("{") + s.count("[") - s.count("}") - s.count("]")
 
     def _end_block(self, truncated: bool) -> None:
@@ -253,7 +344,9 @@ class SpyreLines:
         text, n = "\n".join(b["lines"]), len(b["lines"])
         fields, problem = dci_fields(text, n, b["json"], truncated)
         if problem is not None:
-            self.out.warn("truncated_json" if truncated else "bad_json", b["line_no"], problem, text)
+            self.out.warn(
+                "truncated_json" if truncated else "bad_json", b["line_no"], problem, text
+            )
         row = b["row"]
         row["n_lines"] = n
         if n > 1:
@@ -269,9 +362,24 @@ class SpyreLines:
 
     def _launch(self, at: dict, kernel: str, arg: str | None, level: str | None) -> None:
         n = self.launches[kernel] = self.launches.get(kernel, 0) + 1
-        code_dir = (posixpath.dirname(arg) or arg) if arg and "." in posixpath.basename(arg.rstrip("/")) else arg
-        self.out.add("kernel_launches", {"source": "spyre", "line_no": at["line_no"], "ts": at["ts"], "kernel_name": kernel,
-                                         "code_dir": code_dir, "launch_arg": arg, "launch_index": n, "level": level})
+        code_dir = (
+            (posixpath.dirname(arg) or arg)
+            if arg and "." in posixpath.basename(arg.rstrip("/"))
+            else arg
+        )
+        self.out.add(
+            "kernel_launches",
+            {
+                "source": "spyre",
+                "line_no": at["line_no"],
+                "ts": at["ts"],
+                "kernel_name": kernel,
+                "code_dir": code_dir,
+                "launch_arg": arg,
+                "launch_index": n,
+                "level": level,
+            },
+        )
 
     def finish(self) -> None:
         self._end_block(truncated=True)

@@ -25,7 +25,7 @@ class Prefixes:
         worker = pid = None
         body = text
         if text.startswith("(") and (m := P.WORKER.match(text)):
-            worker, pid, body = m.group(1) or None, int(m.group(2)), text[m.end():]
+            worker, pid, body = m.group(1) or None, int(m.group(2)), text[m.end() :]
         elif carried is not None:  # a prefix the unwrapping layer took off
             worker, pid = carried.worker, carried.pid
         c = body[:1]
@@ -40,9 +40,27 @@ class Prefixes:
                     return ("unified", level, comp, func, self._ts(d), worker, pid, msg.strip())
                 return ("python", level, comp, None, None, worker, pid, msg.strip())
             if (m := P.MODULE_LEVELED.match(body)) and m.group(2) in P.INDUCTOR_MODULES:
-                return ("module", m.group(1), m.group(2), None, None, worker, pid, m.group(3).strip())
+                return (
+                    "module",
+                    m.group(1),
+                    m.group(2),
+                    None,
+                    None,
+                    worker,
+                    pid,
+                    m.group(3).strip(),
+                )
             if m := P.ILLUS.match(body):
-                return ("illustrative", None, None, m.group(1), None, worker, pid, m.group(2).strip())
+                return (
+                    "illustrative",
+                    None,
+                    None,
+                    m.group(1),
+                    None,
+                    worker,
+                    pid,
+                    m.group(2).strip(),
+                )
         elif (c == "R" and P.RUN.match(body)) or (c == "G" and P.GENERATING.match(body)):
             return ("print", None, None, None, None, worker, pid, body.strip())
         return None
@@ -51,7 +69,10 @@ class Prefixes:
         """Epoch µs of a unified-logging date, read as UTC (the log does not say its zone)."""
         if self._date[0] != d.group(0)[:19]:
             try:
-                us = calendar.timegm(tuple(int(d.group(i)) for i in range(1, 7)) + (0, 0, 0)) * 1_000_000
+                us = (
+                    calendar.timegm(tuple(int(d.group(i)) for i in range(1, 7)) + (0, 0, 0))
+                    * 1_000_000
+                )
             except (ValueError, OverflowError):
                 us = None
             self._date = (d.group(0)[:19], us)

@@ -32,21 +32,40 @@ from pt2logs.tables.rows import safe_text
 #: the columns event_columns returns, in order, with their Arrow types; "key" and "tod" (the row's
 #: local date key and time of day) become ``ts`` when the time base is known
 _COLS = (
-    ("line_no", pa.int64()), ("n_lines", pa.int32()), ("key", pa.int64()), ("tod", pa.int64()),
-    ("level", pa.string()), ("thread", pa.int64()), ("pathname", pa.binary()), ("lineno", pa.int32()),
-    ("event_type", pa.string()), ("artifact_name", pa.string()), ("compile_id", pa.string()),
-    ("frame_id", pa.int32()), ("frame_compile_id", pa.int32()), ("attempt", pa.int32()),
-    ("compiled_autograd_id", pa.int32()), ("envelope", pa.string()), ("payload", pa.binary()),
-    ("payload_bytes", pa.int64()), ("payload_md5", pa.string()), ("payload_ok", pa.bool_()), ("rank", pa.int32()),
+    ("line_no", pa.int64()),
+    ("n_lines", pa.int32()),
+    ("key", pa.int64()),
+    ("tod", pa.int64()),
+    ("level", pa.string()),
+    ("thread", pa.int64()),
+    ("pathname", pa.binary()),
+    ("lineno", pa.int32()),
+    ("event_type", pa.string()),
+    ("artifact_name", pa.string()),
+    ("compile_id", pa.string()),
+    ("frame_id", pa.int32()),
+    ("frame_compile_id", pa.int32()),
+    ("attempt", pa.int32()),
+    ("compiled_autograd_id", pa.int32()),
+    ("envelope", pa.string()),
+    ("payload", pa.binary()),
+    ("payload_bytes", pa.int64()),
+    ("payload_md5", pa.string()),
+    ("payload_ok", pa.bool_()),
+    ("rank", pa.int32()),
 )
 
 
 def usable(ctx: FileContext) -> bool:
     rank = ctx.rank
-    return records_native.native_status()[0] and (rank is None or (type(rank) is int and 0 <= rank < 2**31))
+    return records_native.native_status()[0] and (
+        rank is None or (type(rank) is int and 0 <= rank < 2**31)
+    )
 
 
-def read_records_native(st: TraceState, chunks: Iterable[bytes], first_line: int) -> Iterator[Batch]:
+def read_records_native(
+    st: TraceState, chunks: Iterable[bytes], first_line: int
+) -> Iterator[Batch]:
     """:func:`pt2logs.readers.trace.loop.read_records` over the native splitter's records, with the
     events rows made natively (same rows, same derived tables, same errors)."""
     event_columns = records_native._ext.event_columns  # type: ignore[union-attr]
@@ -55,7 +74,10 @@ def read_records_native(st: TraceState, chunks: Iterable[bytes], first_line: int
     loads = orjson.loads
     envelope_free = ENVELOPE_FREE
     ext = records_native._ext
-    chromium, chromium_native = phases.chromium_event, phases.native_handler(ext.chromium, ext.PhaseCols)  # type: ignore[union-attr]
+    chromium, chromium_native = (
+        phases.chromium_event,
+        phases.native_handler(ext.chromium, ext.PhaseCols),
+    )  # type: ignore[union-attr]
     batch_rows, batch_bytes = st.ctx.batch_rows, st.ctx.batch_bytes
     # the chromium events are done inside event_columns once the time base is set; before, it stops after
     # the first one (its handler sets the time base, from its epoch time), a few times; see _native/events.c
@@ -65,16 +87,32 @@ def read_records_native(st: TraceState, chunks: Iterable[bytes], first_line: int
         i, n = 0, len(recs)
         while i < n:
             if tb.year is not None:
-                native_chromium = ready = ready or phases.native_args(st, ext.PhaseCols, chromium, True)
+                native_chromium = ready = ready or phases.native_args(
+                    st, ext.PhaseCols, chromium, True
+                )
             elif tries < 8:
                 tries += 1
-                native_chromium = first = first or phases.native_args(st, ext.PhaseCols, chromium, False)
+                native_chromium = first = first or phases.native_args(
+                    st, ext.PhaseCols, chromium, False
+                )
             else:
                 native_chromium = None
             # stop where the Python loop would look at flushing (same batches, same error order)
-            stop, rows, cols, handled, last_rank, tb.bump, tb._last_mmdd, pbytes, ranks = event_columns(
-                recs, i, HANDLERS, ARTIFACT_HANDLERS, file_rank, st.rank, tb.bump, tb._last_mmdd,
-                max(batch_rows - st.pending(), 1), max(batch_bytes - st._ev_bytes, 1), native_chromium)
+            stop, rows, cols, handled, last_rank, tb.bump, tb._last_mmdd, pbytes, ranks = (
+                event_columns(
+                    recs,
+                    i,
+                    HANDLERS,
+                    ARTIFACT_HANDLERS,
+                    file_rank,
+                    st.rank,
+                    tb.bump,
+                    tb._last_mmdd,
+                    max(batch_rows - st.pending(), 1),
+                    max(batch_bytes - st._ev_bytes, 1),
+                    native_chromium,
+                )
+            )
             if rows:
                 columns, keys, tods = _arrays(cols, rows, file)
                 st.add_segment(columns, keys, tods, pbytes)
@@ -82,7 +120,9 @@ def read_records_native(st: TraceState, chunks: Iterable[bytes], first_line: int
                 stats.events += rows
                 _count_kinds(stats, columns["event_type"])
                 for j, h, kind, cid, rank, key in handled:
-                    if h is None:  # an entire_frame_compile span closed natively: its duration (in kind's place)
+                    if (
+                        h is None
+                    ):  # an entire_frame_compile span closed natively: its duration (in kind's place)
                         st.scratch(cid)[FRAME_SPAN_US] = kind
                         continue
                     rec = st.rec = recs[j]
@@ -117,7 +157,9 @@ def _arrays(cols: tuple, n: int, file: str) -> tuple[dict[str, pa.Array], np.nda
             bufs.append(pa.py_buffer(offsets))
         bufs.append(pa.py_buffer(data))
         out[name] = pa.Array.from_buffers(typ, n, bufs)
-    out["file"] = pa.repeat(pa.scalar(safe_text(file), pa.string()), n)  # a non-UTF-8 name: \xNN, as the Python loop stores it
+    out["file"] = pa.repeat(
+        pa.scalar(safe_text(file), pa.string()), n
+    )  # a non-UTF-8 name: \xNN, as the Python loop stores it
     keys = out.pop("key").to_numpy()
     tods = out.pop("tod").to_numpy()
     return out, keys, tods

@@ -23,7 +23,11 @@ MetricsHook = Callable[[TraceState, str, dict, "str | None"], None]
 #: run after each metrics record, in order: recompiles, graph breaks, failures, guards, kernels; vLLM compiles
 METRICS_HOOKS: tuple[MetricsHook, ...] = (compile_facts.on_metrics, vllm.on_metrics)
 #: the end of a file, in order: open spans closed, then the rows of compiles whose metrics never came
-FINISHERS: tuple[Callable[[TraceState], None], ...] = (phases.finish, compile_facts.finish, vllm.finish)
+FINISHERS: tuple[Callable[[TraceState], None], ...] = (
+    phases.finish,
+    compile_facts.finish,
+    vllm.finish,
+)
 
 
 def compilation_metrics(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
@@ -55,8 +59,11 @@ ARTIFACT_HANDLERS: dict[str, Handler] = {
     "dynamo_graph_break_reason": compile_facts.graph_break,
     "vllm_compilation_config": vllm.compilation_config,
     "vllm_piecewise_compile_start": vllm.piecewise_compile_start,
-    **{f"{cache}_cache_{outcome}": caches.cache_artifact(cache, outcome)
-       for outcome in caches.OUTCOMES for cache in ("fx_graph", "aotautograd")},
+    **{
+        f"{cache}_cache_{outcome}": caches.cache_artifact(cache, outcome)
+        for outcome in caches.OUTCOMES
+        for cache in ("fx_graph", "aotautograd")
+    },
     "fx_graph_bundled_cache_hit": caches.cache_artifact("fx_graph", "hit"),
     "fx_graph_cache_hash": caches.cache_artifact("fx_graph", None),
     "aotautograd_cache_hash": caches.cache_artifact("aotautograd", None),

@@ -33,8 +33,13 @@ def clean_context(st: TraceState, env: dict, line_no: int) -> tuple:
         v = env.get(k)
         if v is not None and (type(v) is not int or (k == "rank" and not 0 <= v < MAX_RANK)):
             text = repr(v)
-            st.error("bad_value", line_no, f"envelope {k} is {text[:80]}, not {'a rank' if k == 'rank' else 'an integer'}; "
-                     "read as absent, record kept", text)
+            st.error(
+                "bad_value",
+                line_no,
+                f"envelope {k} is {text[:80]}, not {'a rank' if k == 'rank' else 'an integer'}; "
+                "read as absent, record kept",
+                text,
+            )
             v = None
         out.append(v)
     return tuple(out)
@@ -42,7 +47,12 @@ def clean_context(st: TraceState, env: dict, line_no: int) -> tuple:
 
 def bad_name(st: TraceState, name: object, line_no: int) -> str:
     text = orjson.dumps(name, default=str).decode()
-    st.error("bad_value", line_no, f"artifact name is {text[:80]}, not a string; kept as its JSON text", text)
+    st.error(
+        "bad_value",
+        line_no,
+        f"artifact name is {text[:80]}, not a string; kept as its JSON text",
+        text,
+    )
     return text
 
 
@@ -77,14 +87,31 @@ def record_loop(st: TraceState, records: Iterable[Record]) -> Iterator[Batch]:
     tb = st.tb
     # bound appends: the lists are cleared in place at each flush, so these stay valid
     a_file, a_line, a_nl, a_level, a_thread, a_path, a_lineno = (
-        ev["file"].append, ev["line_no"].append, ev["n_lines"].append, ev["level"].append, ev["thread"].append,
-        ev["pathname"].append, ev["lineno"].append)
+        ev["file"].append,
+        ev["line_no"].append,
+        ev["n_lines"].append,
+        ev["level"].append,
+        ev["thread"].append,
+        ev["pathname"].append,
+        ev["lineno"].append,
+    )
     a_payload, a_pbytes, a_env, a_kind, a_name, a_cid = (
-        ev["payload"].append, ev["payload_bytes"].append, ev["envelope"].append, ev["event_type"].append,
-        ev["artifact_name"].append, ev["compile_id"].append)
+        ev["payload"].append,
+        ev["payload_bytes"].append,
+        ev["envelope"].append,
+        ev["event_type"].append,
+        ev["artifact_name"].append,
+        ev["compile_id"].append,
+    )
     a_fid, a_fcid, a_att, a_ca, a_rank, a_md5, a_ok = (
-        ev["frame_id"].append, ev["frame_compile_id"].append, ev["attempt"].append, ev["compiled_autograd_id"].append,
-        ev["rank"].append, ev["payload_md5"].append, ev["payload_ok"].append)
+        ev["frame_id"].append,
+        ev["frame_compile_id"].append,
+        ev["attempt"].append,
+        ev["compiled_autograd_id"].append,
+        ev["rank"].append,
+        ev["payload_md5"].append,
+        ev["payload_ok"].append,
+    )
     a_key, a_tod = st._ev_keys.append, st._ev_tods.append
     tb_key = tb.key
     context_keys = CONTEXT_KEYS
@@ -106,13 +133,23 @@ def record_loop(st: TraceState, records: Iterable[Record]) -> Iterator[Batch]:
         try:
             env = loads(rec.envelope)
         except JSONError as e:
-            st.error("bad_json", rec.line_no, f"envelope is not valid JSON ({e}); record kept in events without metadata", rec.envelope)
+            st.error(
+                "bad_json",
+                rec.line_no,
+                f"envelope is not valid JSON ({e}); record kept in events without metadata",
+                rec.envelope,
+            )
             env = None
             st._last_ok = False
         else:
             if type(env) is not dict:
-                st.error("not_an_object", rec.line_no, f"envelope is JSON {'null' if env is None else type(env).__name__}, "
-                         "not an object; record kept in events without metadata", rec.envelope)
+                st.error(
+                    "not_an_object",
+                    rec.line_no,
+                    f"envelope is JSON {'null' if env is None else type(env).__name__}, "
+                    "not an object; record kept in events without metadata",
+                    rec.envelope,
+                )
                 env = None
                 st._last_ok = False
         a_file(file)
@@ -135,8 +172,17 @@ def record_loop(st: TraceState, records: Iterable[Record]) -> Iterator[Batch]:
         n_pending += 1
         if env is None:
             a_env(None)
-            for c in ("event_type", "artifact_name", "compile_id", "frame_id", "frame_compile_id", "attempt",
-                      "compiled_autograd_id", "payload_md5", "payload_ok"):
+            for c in (
+                "event_type",
+                "artifact_name",
+                "compile_id",
+                "frame_id",
+                "frame_compile_id",
+                "attempt",
+                "compiled_autograd_id",
+                "payload_md5",
+                "payload_ok",
+            ):
                 ev[c].append(None)
             a_rank(st.rank)
         else:
@@ -155,9 +201,13 @@ def record_loop(st: TraceState, records: Iterable[Record]) -> Iterator[Batch]:
             ca = env.get("compiled_autograd_id")
             att = env.get("attempt")
             rank = env.get("rank")
-            if ((fid is not None and type(fid) is not int) or (fcid is not None and type(fcid) is not int)
-                    or (ca is not None and type(ca) is not int) or (att is not None and type(att) is not int)
-                    or (rank is not None and (type(rank) is not int or not 0 <= rank < MAX_RANK))):
+            if (
+                (fid is not None and type(fid) is not int)
+                or (fcid is not None and type(fcid) is not int)
+                or (ca is not None and type(ca) is not int)
+                or (att is not None and type(att) is not int)
+                or (rank is not None and (type(rank) is not int or not 0 <= rank < MAX_RANK))
+            ):
                 fid, fcid, ca, att, rank = clean_context(st, env, rec.line_no)
             if fid is None and fcid is None and ca is None:
                 cid = None
@@ -195,14 +245,24 @@ def record_loop(st: TraceState, records: Iterable[Record]) -> Iterator[Batch]:
                     ok = st.payload_verdict(rec, expect)
                 if ok is False:
                     st._last_ok = False
-                    st.error("payload_md5_mismatch", rec.line_no,
-                             "payload md5 does not match has_payload (edited or damaged payload); payload kept" if payload is not None
-                             else "has_payload is set but no payload lines follow; record kept", rec.envelope)
+                    st.error(
+                        "payload_md5_mismatch",
+                        rec.line_no,
+                        "payload md5 does not match has_payload (edited or damaged payload); payload kept"
+                        if payload is not None
+                        else "has_payload is set but no payload lines follow; record kept",
+                        rec.envelope,
+                    )
                 a_ok(ok)
             else:
                 a_ok(None)
                 if payload is not None:
-                    st.error("unexpected_payload", rec.line_no, "payload lines follow a record without has_payload; kept", payload[:200])
+                    st.error(
+                        "unexpected_payload",
+                        rec.line_no,
+                        "payload lines follow a record without has_payload; kept",
+                        payload[:200],
+                    )
             kinds[kind] = kinds.get(kind, 0) + 1
             h = art_handlers.get(name) if kind == "artifact" else None
             if h is None:

@@ -27,15 +27,19 @@ ABI = 2
 
 try:
     from pt2logs._native import _records as _ext
-except ImportError as e:  # no compiler when the package was built: the Python splitter does the work
+except (
+    ImportError
+) as e:  # no compiler when the package was built: the Python splitter does the work
     _ext = None
     _WHY = f"the native splitter is not built ({e}); TORCH_TRACE files are split in pure Python (slower)"
 else:
     _WHY = ""
     if getattr(_ext, "ABI", 1) != ABI:
-        _WHY = (f"the native splitter was built from other sources (interface {getattr(_ext, 'ABI', 1)}, these readers "
-                f"need {ABI}; rebuild it: `python hatch_build.py`, or reinstall pt2logs); TORCH_TRACE files are split "
-                "in pure Python (slower)")
+        _WHY = (
+            f"the native splitter was built from other sources (interface {getattr(_ext, 'ABI', 1)}, these readers "
+            f"need {ABI}; rebuild it: `python hatch_build.py`, or reinstall pt2logs); TORCH_TRACE files are split "
+            "in pure Python (slower)"
+        )
         _ext = None
 
 
@@ -57,7 +61,9 @@ def split_components(items: object) -> tuple | None:
     return _ext.split_components(items)  # type: ignore[union-attr]
 
 
-def split_records(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int = 1) -> Iterator[Record]:
+def split_records(
+    chunks: Iterable[bytes], on_error: ErrorSink, first_line: int = 1
+) -> Iterator[Record]:
     """The records of a trace: natively when it can, in Python otherwise (same records, same errors)."""
     if native_status()[0]:
         return iter_records_native(chunks, on_error, first_line)
@@ -69,35 +75,55 @@ def _errors(items: list, on_error: ErrorSink) -> Iterator[Record]:
         if type(it) is tuple:
             kind, line, n, excerpt = it
             if kind == "orphan_payload":
-                on_error(kind, line, f"{n} payload line(s) with no header before them; skipped", excerpt)
+                on_error(
+                    kind, line, f"{n} payload line(s) with no header before them; skipped", excerpt
+                )
             elif kind == "orphan_payload_after_bad_line":
-                on_error("orphan_payload", line, "payload line(s) after a bad line; skipped", excerpt)
+                on_error(
+                    "orphan_payload", line, "payload line(s) after a bad line; skipped", excerpt
+                )
             elif kind == "bad_prefix":
-                on_error(kind, line, "line is neither a payload line (TAB) nor a glog header; skipped", excerpt)
+                on_error(
+                    kind,
+                    line,
+                    "line is neither a payload line (TAB) nor a glog header; skipped",
+                    excerpt,
+                )
             else:
                 records._too_large(on_error, line, n)
         else:
             yield it
 
 
-def iter_records_native(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int = 1) -> Iterator[Record]:
+def iter_records_native(
+    chunks: Iterable[bytes], on_error: ErrorSink, first_line: int = 1
+) -> Iterator[Record]:
     """:func:`~pt2logs.readers.trace.records.iter_records` with the per-buffer loop in C (same contract)."""
     for group in iter_record_groups(chunks, on_error, first_line):
         yield from group
 
 
-def iter_record_groups(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int = 1) -> Iterator[list[Record]]:
+def iter_record_groups(
+    chunks: Iterable[bytes], on_error: ErrorSink, first_line: int = 1
+) -> Iterator[list[Record]]:
     """The records of :func:`iter_records_native` as they leave the C pass, a list per buffer; an error is
     reported where it falls (between the lists before and after it), so nothing is reordered."""
     assert _ext is not None
     sc = _ext.Scanner(Record, records.MAX_PAYLOAD, EXCERPT)
     lines = WholeLines(chunks, on_error, first_line)
     for buf, last_nl in lines:
-        items, lines.line_at, has_errors = sc.feed(buf, last_nl + 1, bool(lines.crlf), lines.line_at)
+        items, lines.line_at, has_errors = sc.feed(
+            buf, last_nl + 1, bool(lines.crlf), lines.line_at
+        )
         yield from (_groups(items, on_error) if has_errors else (items,))
     yield from _groups(sc.finish(), on_error)
     if not lines.ended_with_newline:
-        on_error("truncated", lines.line_at - 1, "the file does not end with a newline: it was cut mid-line (the last record may be incomplete)", b"")
+        on_error(
+            "truncated",
+            lines.line_at - 1,
+            "the file does not end with a newline: it was cut mid-line (the last record may be incomplete)",
+            b"",
+        )
 
 
 def _groups(items: list, on_error: ErrorSink) -> Iterator[list[Record]]:
@@ -112,4 +138,3 @@ def _groups(items: list, on_error: ErrorSink) -> Iterator[list[Record]]:
             group.append(it)
     if group:
         yield group
-

@@ -63,12 +63,13 @@ class Record(NamedTuple):
     lineno: int
     envelope: bytes  # the JSON text of the envelope
     payload: bytes | None  # tab-stripped payload, or None when there are no payload lines
-    md5: str | None = None  # the payload's md5 (hex), when the native splitter computed it in its pass
+    md5: str | None = (
+        None  # the payload's md5 (hex), when the native splitter computed it in its pass
+    )
 
 
 #: on_error(kind, line_no, message, excerpt)
 ErrorSink = Callable[[str, int, str, bytes], None]
-
 
 
 _TOD: dict[bytes, int] = {}
@@ -107,7 +108,9 @@ class WholeLines:
         buf = b""
         it = iter(self.chunks)
         exhausted = False
-        skipping = False  # inside a line longer than MAX_LINE: its bytes are dropped up to its newline
+        skipping = (
+            False  # inside a line longer than MAX_LINE: its bytes are dropped up to its newline
+        )
         while not exhausted:
             chunk = next(it, None)
             if chunk is None:
@@ -131,9 +134,18 @@ class WholeLines:
                     chunk = chunk[nl + 1 :]
                     if not chunk:
                         continue
-                elif len(buf) + len(chunk) > MAX_LINE and chunk.find(b"\n") < 0 and buf.find(b"\n") < 0:
+                elif (
+                    len(buf) + len(chunk) > MAX_LINE
+                    and chunk.find(b"\n") < 0
+                    and buf.find(b"\n") < 0
+                ):
                     # one line grows past the bound: report it once, drop it to its newline (no 64 MiB copies)
-                    on_error("line_too_long", self.line_at, f"a line longer than {MAX_LINE >> 20} MiB; skipped", buf[:EXCERPT])
+                    on_error(
+                        "line_too_long",
+                        self.line_at,
+                        f"a line longer than {MAX_LINE >> 20} MiB; skipped",
+                        buf[:EXCERPT],
+                    )
                     buf, skipping = b"", True
                     continue
                 buf = buf + chunk if buf else chunk
@@ -145,14 +157,21 @@ class WholeLines:
             last_nl = buf.rfind(b"\n")
             if last_nl < 0:
                 if len(buf) > MAX_LINE:
-                    on_error("line_too_long", self.line_at, f"a line longer than {MAX_LINE >> 20} MiB; skipped", buf[:EXCERPT])
+                    on_error(
+                        "line_too_long",
+                        self.line_at,
+                        f"a line longer than {MAX_LINE >> 20} MiB; skipped",
+                        buf[:EXCERPT],
+                    )
                     buf = b""
                 continue
             yield buf, last_nl
             buf = buf[last_nl + 1 :]
 
 
-def iter_records(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int = 1) -> Iterator[Record]:
+def iter_records(
+    chunks: Iterable[bytes], on_error: ErrorSink, first_line: int = 1
+) -> Iterator[Record]:
     """Yield the records of a trace given as an iterable of byte chunks.
 
     ``chunks`` may cut lines anywhere. ``first_line`` is the line number of the
@@ -195,17 +214,35 @@ def iter_records(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int =
                         p_cut = True
                     p_n += n
                 elif buf[pos:s].strip():
-                    on_error("orphan_payload", line_at, f"{n} payload line(s) with no header before them; skipped", buf[pos : min(s, pos + EXCERPT)])
+                    on_error(
+                        "orphan_payload",
+                        line_at,
+                        f"{n} payload line(s) with no header before them; skipped",
+                        buf[pos : min(s, pos + EXCERPT)],
+                    )
                 line_at += n
             end = buf.find(b"\n", s)
             m = hdr_match(buf, s, end) if buf[s] in levels else None
             if m is None:
                 line = buf[s : end - 1 if crlf and end > s and buf[end - 1] == 13 else end]
                 if line:
-                    on_error("bad_prefix", line_at, "line is neither a payload line (TAB) nor a glog header; skipped", line[:EXCERPT])
+                    on_error(
+                        "bad_prefix",
+                        line_at,
+                        "line is neither a payload line (TAB) nor a glog header; skipped",
+                        line[:EXCERPT],
+                    )
                     if not p_open:
                         # payload lines after garbage with no record open are orphans, reported once
-                        p_open, p_fields, p_parts, p_line, p_n, p_size, p_cut = True, None, [], line_at, 1, 0, False
+                        p_open, p_fields, p_parts, p_line, p_n, p_size, p_cut = (
+                            True,
+                            None,
+                            [],
+                            line_at,
+                            1,
+                            0,
+                            False,
+                        )
                 elif p_open:
                     # an empty payload line whose TAB was lost: runs of them share one bytearray
                     if p_size < MAX_PAYLOAD:
@@ -226,7 +263,12 @@ def iter_records(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int =
                         _too_large(on_error, p_line, p_n)
                     yield _record(p_line, p_n, p_fields, p_parts, crlf)
                 elif p_parts:
-                    on_error("orphan_payload", p_line + 1, "payload line(s) after a bad line; skipped", b"".join(p_parts)[:EXCERPT])
+                    on_error(
+                        "orphan_payload",
+                        p_line + 1,
+                        "payload line(s) after a bad line; skipped",
+                        b"".join(p_parts)[:EXCERPT],
+                    )
             lv, mmdd, hms, us, thread, path, lineno = m.groups()
             env = buf[m.end() : end - 1 if crlf and buf[end - 1] == 13 else end]
             p_fields = (lv, int(mmdd), tod(hms) + int(us), int(thread), path, int(lineno), env)
@@ -243,7 +285,12 @@ def iter_records(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int =
                     p_cut = True
                 p_n += n
             elif buf[pos : last_nl + 1].strip():
-                on_error("orphan_payload", line_at, f"{n} payload line(s) with no header before them; skipped", buf[pos : min(last_nl + 1, pos + EXCERPT)])
+                on_error(
+                    "orphan_payload",
+                    line_at,
+                    f"{n} payload line(s) with no header before them; skipped",
+                    buf[pos : min(last_nl + 1, pos + EXCERPT)],
+                )
             line_at += n
         lines.line_at = line_at
     line_at = lines.line_at
@@ -253,17 +300,34 @@ def iter_records(chunks: Iterable[bytes], on_error: ErrorSink, first_line: int =
                 _too_large(on_error, p_line, p_n)
             yield _record(p_line, p_n, p_fields, p_parts, crlf)
         elif p_parts:
-            on_error("orphan_payload", p_line + 1, "payload line(s) after a bad line; skipped", b"".join(p_parts)[:EXCERPT])
+            on_error(
+                "orphan_payload",
+                p_line + 1,
+                "payload line(s) after a bad line; skipped",
+                b"".join(p_parts)[:EXCERPT],
+            )
     if not lines.ended_with_newline:
-        on_error("truncated", line_at - 1, "the file does not end with a newline: it was cut mid-line (the last record may be incomplete)", b"")
+        on_error(
+            "truncated",
+            line_at - 1,
+            "the file does not end with a newline: it was cut mid-line (the last record may be incomplete)",
+            b"",
+        )
 
 
 def _too_large(on_error: ErrorSink, line_no: int, n: int) -> None:
-    on_error("payload_too_large", line_no, f"a payload of {n - 1} lines is larger than {MAX_PAYLOAD >> 20} MiB: its first "
-             f"{MAX_PAYLOAD >> 20} MiB are kept (its md5 cannot match), the rest is counted and skipped", b"")
+    on_error(
+        "payload_too_large",
+        line_no,
+        f"a payload of {n - 1} lines is larger than {MAX_PAYLOAD >> 20} MiB: its first "
+        f"{MAX_PAYLOAD >> 20} MiB are kept (its md5 cannot match), the rest is counted and skipped",
+        b"",
+    )
 
 
-def _record(line_no: int, n: int, fields: tuple, parts: list[bytes | bytearray], crlf: bool | None) -> Record:
+def _record(
+    line_no: int, n: int, fields: tuple, parts: list[bytes | bytearray], crlf: bool | None
+) -> Record:
     payload: bytes | None = None
     if parts:
         raw = bytes(parts[0]) if len(parts) == 1 else b"".join(parts)

@@ -26,14 +26,31 @@ from pt2logs.tables import TABLES
 from pt2logs.tables.rows import TS_LIMIT, TS_MIN, Rows, TupleRows, to_array
 
 CONTEXT_KEYS = frozenset(
-    {"rank", "compiled_autograd_id", "frame_id", "frame_compile_id", "attempt", "stack", "subgraph_name", "has_payload"}
+    {
+        "rank",
+        "compiled_autograd_id",
+        "frame_id",
+        "frame_compile_id",
+        "attempt",
+        "stack",
+        "subgraph_name",
+        "has_payload",
+    }
 )
 #: event kinds whose metadata names an artifact
 NAMED_KINDS = frozenset({"artifact", "dump_file", "graph_dump"})
 
-WARNING_KINDS = frozenset({"payload_md5_mismatch", "truncated", "decode_error", "unmatched_span_end", "unclosed_span",
-                           "bad_value", "payload_too_large"})
-
+WARNING_KINDS = frozenset(
+    {
+        "payload_md5_mismatch",
+        "truncated",
+        "decode_error",
+        "unmatched_span_end",
+        "unclosed_span",
+        "bad_value",
+        "payload_too_large",
+    }
+)
 
 
 def compile_id_text(ca: Any, fid: Any, fcid: Any) -> str | None:
@@ -45,9 +62,27 @@ def compile_id_text(ca: Any, fid: Any, fcid: Any) -> str | None:
 
 
 _EV_COLS = (
-    "file", "line_no", "n_lines", "ts", "level", "thread", "pathname", "lineno", "event_type", "artifact_name",
-    "compile_id", "frame_id", "frame_compile_id", "attempt", "compiled_autograd_id", "envelope",
-    "payload", "payload_bytes", "payload_md5", "payload_ok", "rank",
+    "file",
+    "line_no",
+    "n_lines",
+    "ts",
+    "level",
+    "thread",
+    "pathname",
+    "lineno",
+    "event_type",
+    "artifact_name",
+    "compile_id",
+    "frame_id",
+    "frame_compile_id",
+    "attempt",
+    "compiled_autograd_id",
+    "envelope",
+    "payload",
+    "payload_bytes",
+    "payload_md5",
+    "payload_ok",
+    "rank",
 )
 
 
@@ -115,15 +150,27 @@ class TraceState:
         """Where a compile-table row made now is seen: its source, compile id, file, rank, the record's line
         and (local) time. A row that waits for later facts (its compile's metrics) keeps these."""
         rec = self.rec
-        return {"source": "trace", "compile_id": cid, "file": self.ctx.file, "rank": self.rank,
-                "line_no": rec.line_no if rec else None, "ts": (self.key, rec.tod_us) if rec else None}
+        return {
+            "source": "trace",
+            "compile_id": cid,
+            "file": self.ctx.file,
+            "rank": self.rank,
+            "line_no": rec.line_no if rec else None,
+            "ts": (self.key, rec.tod_us) if rec else None,
+        }
 
     def add(self, name: str, row: dict[str, Any]) -> None:
         """Add a derived row; file, line, rank and (local) time are filled in."""
         self.table(name).add(self._fill(name, row))
 
-    def add_many(self, name: str, shared: dict[str, Any], columns: dict[str, Any], n: int | None = None,
-                 derived: Derived | None = None) -> None:
+    def add_many(
+        self,
+        name: str,
+        shared: dict[str, Any],
+        columns: dict[str, Any],
+        n: int | None = None,
+        derived: Derived | None = None,
+    ) -> None:
         """``n`` rows that differ only in ``columns`` (Python lists or Arrow arrays of ``n`` values each): the
         rest of each row is ``shared``, filled once as :meth:`add` fills a row (a cache key's hundreds of
         components, say, without a dict per row); ``derived``: columns computed from another one's values
@@ -152,13 +199,27 @@ class TraceState:
         try:
             return orjson.loads(p)
         except orjson.JSONDecodeError as e:
-            self.error("bad_payload_json", self.rec.line_no + 1, f"payload is not valid JSON ({e})", p[:EXCERPT])
+            self.error(
+                "bad_payload_json",
+                self.rec.line_no + 1,
+                f"payload is not valid JSON ({e})",
+                p[:EXCERPT],
+            )
             return None
 
-    def error(self, kind: str, line_no: int | None, message: str, excerpt: bytes | str = b"") -> None:
+    def error(
+        self, kind: str, line_no: int | None, message: str, excerpt: bytes | str = b""
+    ) -> None:
         if kind == "truncated" and self._last_ok:
             return  # no final newline, but the last record is whole: nothing was cut
-        self.out.error(kind, line_no, message, excerpt, "warning" if kind in WARNING_KINDS else "error", self.rank)
+        self.out.error(
+            kind,
+            line_no,
+            message,
+            excerpt,
+            "warning" if kind in WARNING_KINDS else "error",
+            self.rank,
+        )
 
     def frame(self, cid: str | None) -> tuple[str | None, str | None, int | None]:
         return self.frames.get(cid or "", (None, None, None))
@@ -181,7 +242,9 @@ class TraceState:
             self.tb.fallback(0)
         return True
 
-    def add_segment(self, columns: dict[str, pa.Array], keys: np.ndarray, tods: np.ndarray, payload_bytes: int) -> None:
+    def add_segment(
+        self, columns: dict[str, pa.Array], keys: np.ndarray, tods: np.ndarray, payload_bytes: int
+    ) -> None:
         """events rows made whole elsewhere (the native loop: :mod:`pt2logs.readers.trace.fast`), after
         the rows already in ``ev``."""
         self._seal()
@@ -214,8 +277,13 @@ class TraceState:
         """The rows in ``ev`` (the Python loop's) → a segment (their lists, converted at the flush)."""
         if not self._ev_keys:
             return
-        self._segments.append(({c: list(v) for c, v in self.ev.items()}, np.array(self._ev_keys, dtype=np.int64),
-                               np.array(self._ev_tods, dtype=np.int64)))
+        self._segments.append(
+            (
+                {c: list(v) for c, v in self.ev.items()},
+                np.array(self._ev_keys, dtype=np.int64),
+                np.array(self._ev_tods, dtype=np.int64),
+            )
+        )
         self._seg_rows += len(self._ev_keys)
         for lst in self.ev.values():
             lst.clear()  # in place: the reader's hot loop holds references to these lists
@@ -257,7 +325,15 @@ class TraceState:
                     arr = arr.cast(pa.string())
                 except (pa.ArrowInvalid, pa.ArrowTypeError):
                     if lines is None:
-                        lines = [ln for c, _, _ in segs for ln in (c["line_no"] if isinstance(c["line_no"], list) else c["line_no"].to_pylist())]
+                        lines = [
+                            ln
+                            for c, _, _ in segs
+                            for ln in (
+                                c["line_no"]
+                                if isinstance(c["line_no"], list)
+                                else c["line_no"].to_pylist()
+                            )
+                        ]
                     arr = self._text_array(arr.to_pylist(), lines, name)
             arrays.append(arr)
         segs.clear()
@@ -286,7 +362,10 @@ class TraceState:
         try:
             return pa.array(vals, type=pa.binary())
         except (pa.ArrowInvalid, pa.ArrowTypeError):  # str values (rebuilt records): as UTF-8
-            return pa.array([v.encode("utf-8", "surrogatepass") if isinstance(v, str) else v for v in vals], type=pa.binary())
+            return pa.array(
+                [v.encode("utf-8", "surrogatepass") if isinstance(v, str) else v for v in vals],
+                type=pa.binary(),
+            )
 
     def _text_array(self, vals: list[bytes | None], lines: list[int], what: str) -> pa.Array:
         # bytes -> binary is a memcpy; the cast validates UTF-8 in one vectorised pass
@@ -302,6 +381,11 @@ class TraceState:
                 try:
                     out.append(v.decode("utf-8"))
                 except UnicodeDecodeError as e:
-                    self.error("decode_error", ln, f"invalid UTF-8 in the {what} at byte {e.start}; kept with U+FFFD replacements", v[max(0, e.start - 40) : e.start + 40])
+                    self.error(
+                        "decode_error",
+                        ln,
+                        f"invalid UTF-8 in the {what} at byte {e.start}; kept with U+FFFD replacements",
+                        v[max(0, e.start - 40) : e.start + 40],
+                    )
                     out.append(v.decode("utf-8", "replace"))
             return pa.array(out, type=pa.string())

@@ -29,7 +29,9 @@ def read_trace(chunks: Iterable[bytes], ctx: FileContext) -> Iterator[Batch]:
     """Parse one TORCH_TRACE file given as byte chunks; yield ``(table, batch)``."""
     st = TraceState(ctx)
     first_line = 1
-    if ctx.piece is not None:  # a piece of a split file starts with the state of the bytes before it
+    if (
+        ctx.piece is not None
+    ):  # a piece of a split file starts with the state of the bytes before it
         first_line = ctx.piece.first_line
         st.strings.update(ctx.piece.strings)
         st.scratch(None).update(ctx.piece.flags)
@@ -69,5 +71,15 @@ def sniff_trace(head: bytes, name: str) -> bool:
 #: TORCH_TRACE writes one file per rank, ``dedicated_log_torch_trace_rank_<N>_<random>.log``
 TRACE_FILES = re.compile(r"dedicated_log_torch_trace_")
 
-FORMAT = Format("torch_trace", "TORCH_TRACE structured trace (dedicated_log_torch_trace_*.log)", sniff_trace, read_trace, role=TRACE,
-                source="trace", source_rank=1, splits=True, switch="TORCH_TRACE (structured trace)", layout=Layout(rank_files=TRACE_FILES))
+FORMAT = Format(
+    "torch_trace",
+    "TORCH_TRACE structured trace (dedicated_log_torch_trace_*.log)",
+    sniff_trace,
+    read_trace,
+    role=TRACE,
+    source="trace",
+    source_rank=1,
+    splits=True,
+    switch="TORCH_TRACE (structured trace)",
+    layout=Layout(rank_files=TRACE_FILES),
+)

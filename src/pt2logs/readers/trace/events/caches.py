@@ -33,7 +33,9 @@ from pt2logs.readers.trace.state import TraceState
 OUTCOMES = ("hit", "miss", "bypass")
 
 
-def _record(st: TraceState, cid: str | None, cache: str, outcome: str | None, d: dict[str, Any]) -> None:
+def _record(
+    st: TraceState, cid: str | None, cache: str, outcome: str | None, d: dict[str, Any]
+) -> None:
     saved = d.get("time_saved_ms")
     if saved is None and d.get("time_saved_ns") is not None:
         saved = d["time_saved_ns"] / 1e6
@@ -44,13 +46,28 @@ def _record(st: TraceState, cid: str | None, cache: str, outcome: str | None, d:
     key = d.get("key")
     key = None if key is None else str(key)
     detail = {k: v for k, v in d.items() if k != "components"}
-    st.add("cache_events", {
-        "source": "trace", "compile_id": cid, "cache": cache, "outcome": outcome, "key": key,
-        "reason": None if reason is None else str(reason), "time_saved_ms": saved,
-        "detail": orjson.dumps(detail, default=str).decode(),
-        "n_components": n, "is_backward": backward})
-    st.add_many("cache_key_components", {"source": "trace", "compile_id": cid, "cache": cache, "key": key},
-                columns, n, _KIND)
+    st.add(
+        "cache_events",
+        {
+            "source": "trace",
+            "compile_id": cid,
+            "cache": cache,
+            "outcome": outcome,
+            "key": key,
+            "reason": None if reason is None else str(reason),
+            "time_saved_ms": saved,
+            "detail": orjson.dumps(detail, default=str).decode(),
+            "n_components": n,
+            "is_backward": backward,
+        },
+    )
+    st.add_many(
+        "cache_key_components",
+        {"source": "trace", "compile_id": cid, "cache": cache, "key": key},
+        columns,
+        n,
+        _KIND,
+    )
 
 
 #: a component's kind, from its name (once per distinct name and batch)
@@ -64,11 +81,22 @@ def _components(items: Any) -> tuple[int, dict[str, Any], bool | None]:
     got = records_native.split_components(items)
     if got is None:
         comps = parse_components(items)
-        return len(comps), {"component": [c.name for c in comps], "hash": [c.hash for c in comps],
-                            "value": [c.value for c in comps]}, is_backward(comps)
+        return (
+            len(comps),
+            {
+                "component": [c.name for c in comps],
+                "hash": [c.hash for c in comps],
+                "value": [c.value for c in comps],
+            },
+            is_backward(comps),
+        )
     n, *bufs, backward = got
-    cols = {name: pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(bufs[2 * i]), pa.py_buffer(bufs[2 * i + 1])])
-            for i, name in enumerate(("component", "hash", "value"))}
+    cols = {
+        name: pa.Array.from_buffers(
+            pa.string(), n, [None, pa.py_buffer(bufs[2 * i]), pa.py_buffer(bufs[2 * i + 1])]
+        )
+        for i, name in enumerate(("component", "hash", "value"))
+    }
     return n, cols, None if backward is None else backward.strip() == "True"
 
 
@@ -87,4 +115,3 @@ def cache_artifact(cache: str, outcome: str | None) -> Any:
             emit_code(st, st.scratch(cid), None if out is None else out == "hit")
 
     return handler
-

@@ -47,12 +47,20 @@ def _base(st: TraceState, cid: str | None) -> dict[str, Any]:
 # ---------------------------------------------------------------- recompiles
 
 
-def _recompile_row(st: TraceState, cid: str | None, reasons: list[tuple[str | None, str]]) -> dict[str, Any]:
+def _recompile_row(
+    st: TraceState, cid: str | None, reasons: list[tuple[str | None, str]]
+) -> dict[str, Any]:
     row = _base(st, cid)
     prev, first = reasons[0] if reasons else (None, None)
     cause, subject = classify_guard(first) if first else ("other", None)
-    row.update(reason=first, all_reasons=[r for _, r in reasons], cause=cause, guard_subject=subject,
-               prev_compile_id=prev, is_limit_hit=False)
+    row.update(
+        reason=first,
+        all_reasons=[r for _, r in reasons],
+        cause=cause,
+        guard_subject=subject,
+        prev_compile_id=prev,
+        is_limit_hit=False,
+    )
     return row
 
 
@@ -89,14 +97,18 @@ def create_symbol(st: TraceState, env: dict, meta: Any, cid: str | None) -> None
     if isinstance(meta, dict):
         sc = st.scratch(cid)
         sc.setdefault("symbols", []).append(str(meta.get("symbol")))
-        sc.setdefault("sources", []).append(None if meta.get("source") is None else str(meta.get("source")))
+        sc.setdefault("sources", []).append(
+            None if meta.get("source") is None else str(meta.get("source"))
+        )
 
 
 # ---------------------------------------------------------------- kernels
 
 
 def output_code(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
-    st.scratch(cid).setdefault("code", []).append(kernel_rows(st.where(cid), parse_output_code(st.text())))
+    st.scratch(cid).setdefault("code", []).append(
+        kernel_rows(st.where(cid), parse_output_code(st.text()))
+    )
 
 
 def emit_code(st: TraceState, sc: dict[str, Any], cache_hit: bool | None) -> None:
@@ -120,19 +132,42 @@ def on_metrics(st: TraceState, kind: str, meta: dict[str, Any], cid: str | None)
     base = _base(st, cid)
     if fail_type or fail_reason:
         fn = meta.get("fail_user_frame_filename")
-        st.add("failures", dict(base, fail_type=fail_type, fail_reason=fail_reason,
-                                user_filename=resolve(st, fn), user_lineno=meta.get("fail_user_frame_lineno"),
-                                is_restart=False, **failure_id.from_metrics(meta, resolve(st, fn))))
+        st.add(
+            "failures",
+            dict(
+                base,
+                fail_type=fail_type,
+                fail_reason=fail_reason,
+                user_filename=resolve(st, fn),
+                user_lineno=meta.get("fail_user_frame_lineno"),
+                is_restart=False,
+                **failure_id.from_metrics(meta, resolve(st, fn)),
+            ),
+        )
     restarts = meta.get("restart_reasons") or []
     for r in restarts if isinstance(restarts, (list, tuple)) else [restarts]:
-        st.add("failures", dict(base, fail_type=None, fail_reason=str(r), user_filename=None, user_lineno=None, is_restart=True,
-                                **failure_id.restart_columns(str(r))))
+        st.add(
+            "failures",
+            dict(
+                base,
+                fail_type=None,
+                fail_reason=str(r),
+                user_filename=None,
+                user_lineno=None,
+                is_restart=True,
+                **failure_id.restart_columns(str(r)),
+            ),
+        )
     if kind != "compilation_metrics":
         emit_code(st, sc, None)
         return
     limit_hit = bool(fail_reason) and any(m in str(fail_reason).lower() for m in _LIMIT_MARKERS)
     rec = sc.pop("recompile", None)
-    if rec is None and meta.get("recompile_reason") and not st.scratch(None).get("recompile_artifacts"):
+    if (
+        rec is None
+        and meta.get("recompile_reason")
+        and not st.scratch(None).get("recompile_artifacts")
+    ):
         # logs older than the recompile_reasons artifact only have this field
         rec = _recompile_row(st, cid, split_recompile_reasons(str(meta["recompile_reason"])))
     if rec is None and limit_hit:
@@ -143,7 +178,9 @@ def on_metrics(st: TraceState, kind: str, meta: dict[str, Any], cid: str | None)
         _fill_frame(rec, meta, st, cid)
         if rec.get("co_name") is None and rec.get("prev_compile_id"):
             # a compile refused by the recompile limit has no frame of its own: it is the earlier one's
-            rec["co_name"], rec["co_filename"], rec["co_firstlineno"] = st.frame(rec["prev_compile_id"])
+            rec["co_name"], rec["co_filename"], rec["co_firstlineno"] = st.frame(
+                rec["prev_compile_id"]
+            )
         st.add("recompiles", rec)
     breaks: dict = sc.pop("gb", {})
     if breaks:
@@ -151,7 +188,9 @@ def on_metrics(st: TraceState, kind: str, meta: dict[str, Any], cid: str | None)
     # restart reasons stand in for graph breaks only in logs older than the graph-break artifact
     old_format = not st.scratch(None).get("gb_artifacts")
     for r in restarts if old_format and isinstance(restarts, (list, tuple)) else []:
-        if (str(r).startswith("<class ") and "Restart" in str(r)) or str(r).startswith(RESTART_PLACEHOLDER):
+        if (str(r).startswith("<class ") and "Restart" in str(r)) or str(r).startswith(
+            RESTART_PLACEHOLDER
+        ):
             continue  # a restart of the analysis that is not a graph break (e.g. tensorify, a speculation placeholder)
         gb = parse_graph_break(str(r))
         key = break_site(gb)
@@ -171,7 +210,9 @@ def _fill_frame(row: dict[str, Any], meta: dict[str, Any], st: TraceState, cid: 
     row["co_firstlineno"] = meta.get("co_firstlineno") or row.get("co_firstlineno") or line
 
 
-def _emit_guards(st: TraceState, sc: dict[str, Any], cid: str | None, meta: dict[str, Any] | None) -> None:
+def _emit_guards(
+    st: TraceState, sc: dict[str, Any], cid: str | None, meta: dict[str, Any] | None
+) -> None:
     text = sc.pop("guards", None)
     line = sc.pop("guards_line", None)
     symbols = sc.pop("symbols", [])
@@ -179,10 +220,18 @@ def _emit_guards(st: TraceState, sc: dict[str, Any], cid: str | None, meta: dict
     count = meta.get("guard_count") if meta else None
     if text is None and count is None and not symbols:
         return
-    st.add("guards", {**st.where(cid), "line_no": line, "guard_count": count if count is not None else (count_guards(text) if text else None),
-                      "guards": text, "n_guard_lines": guard_lines(text) if text else None,
-                      "dynamic_symbols": symbols, "symbol_sources": sources})
-
+    st.add(
+        "guards",
+        {
+            **st.where(cid),
+            "line_no": line,
+            "guard_count": count if count is not None else (count_guards(text) if text else None),
+            "guards": text,
+            "n_guard_lines": guard_lines(text) if text else None,
+            "dynamic_symbols": symbols,
+            "symbol_sources": sources,
+        },
+    )
 
 
 def finish(st: TraceState) -> None:

@@ -23,13 +23,20 @@ from pt2logs.tables import TABLES
 from pt2logs.tables.core import CM_OWN
 from pt2logs.tables.rows import _coerce
 
-KINDS = ("compilation_metrics", "bwd_compilation_metrics", "compilation_metrics_runtime", "bwd_compilation_metrics_runtime")
+KINDS = (
+    "compilation_metrics",
+    "bwd_compilation_metrics",
+    "compilation_metrics_runtime",
+    "bwd_compilation_metrics_runtime",
+)
 
 #: legacy field -> the µs field torch fills it from when the record lacks it (torch's own rule)
-LEGACY = {"entire_frame_compile_time_s": "dynamo_cumulative_compile_time_us",
-          "backend_compile_time_s": "aot_autograd_cumulative_compile_time_us",
-          "inductor_compile_time_s": "inductor_cumulative_compile_time_us",
-          "code_gen_time_s": "inductor_code_gen_cumulative_compile_time_us"}
+LEGACY = {
+    "entire_frame_compile_time_s": "dynamo_cumulative_compile_time_us",
+    "backend_compile_time_s": "aot_autograd_cumulative_compile_time_us",
+    "inductor_compile_time_s": "inductor_cumulative_compile_time_us",
+    "code_gen_time_s": "inductor_code_gen_cumulative_compile_time_us",
+}
 #: scratch key under which phases.py leaves the duration (µs) of a compile's last entire_frame_compile span
 FRAME_SPAN_US = "frame_compile_span_us"
 
@@ -42,11 +49,18 @@ _AS_IS = {"str": str, "json": str, "f64": float, "bool": bool}
 _INT_LIMIT = {"i32": 2**31, "i64": 2**63}
 
 
-def compilation_metrics(st: TraceState, env: dict, meta: Any, cid: str | None) -> tuple[str, str | None] | None:
+def compilation_metrics(
+    st: TraceState, env: dict, meta: Any, cid: str | None
+) -> tuple[str, str | None] | None:
     """The ``compilation_metrics`` row; returns the record's kind and compile id for the hooks that run after
     it (:data:`pt2logs.readers.trace.handlers.METRICS_HOOKS`), None when its metadata is not an object."""
     if not isinstance(meta, dict):
-        st.error("bad_metadata", st.rec.line_no if st.rec else None, "compilation_metrics metadata is not an object", str(meta)[:200])
+        st.error(
+            "bad_metadata",
+            st.rec.line_no if st.rec else None,
+            "compilation_metrics metadata is not an object",
+            str(meta)[:200],
+        )
         return None
     kind = next(k for k in env if k in KINDS)
     row: dict[str, Any] = {"kind": kind}
@@ -59,7 +73,11 @@ def compilation_metrics(st: TraceState, env: dict, meta: Any, cid: str | None) -
             continue
         # ~100 fields a record: most already of their column's type (what _coerce would return unchanged)
         t = type(v)
-        if v is None or t is as_is.get(ck) or (t is int and ck in ints and -ints[ck] <= v < ints[ck]):
+        if (
+            v is None
+            or t is as_is.get(ck)
+            or (t is int and ck in ints and -ints[ck] <= v < ints[ck])
+        ):
             row[k] = v
             continue
         c = _coerce(ck, v)
@@ -81,7 +99,9 @@ def compilation_metrics(st: TraceState, env: dict, meta: Any, cid: str | None) -
         st.stats.note_torch(v, "compilation_metrics")
     py = meta.get("python_version")
     if isinstance(py, str) and py.strip() and not st.stats.python_version:
-        st.stats.python_version = py.split()[0]  # "3.12.3 (main, Aug 31 2026, 10:18:26) [GCC 13.3.0]"
+        st.stats.python_version = py.split()[
+            0
+        ]  # "3.12.3 (main, Aug 31 2026, 10:18:26) [GCC 13.3.0]"
     return kind, row.get("compile_id") or cid
 
 
@@ -93,6 +113,9 @@ def _fill_compile_times(st: TraceState, kind: str, row: dict[str, Any]) -> None:
             row[legacy] = v / 1e6
     sc = st.compiles.get(row.get("compile_id") or "")
     span_us = sc.pop(FRAME_SPAN_US, None) if sc is not None else None
-    if kind == "compilation_metrics" and row.get("entire_frame_compile_time_s") is None and span_us is not None:
+    if (
+        kind == "compilation_metrics"
+        and row.get("entire_frame_compile_time_s") is None
+        and span_us is not None
+    ):
         row["entire_frame_compile_time_s"] = span_us / 1e6
-

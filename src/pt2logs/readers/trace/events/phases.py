@@ -22,8 +22,24 @@ from pt2logs.readers.trace.state import TraceState
 from pt2logs.tables.rows import TupleRows
 
 #: compile_phases fields, in the order rows are built (TupleRows: one tuple per row)
-FIELDS = ("source", "file", "rank", "line_no", "compile_id", "phase", "parent_phase", "depth", "stage", "top_level",
-          "start_us", "duration_us", "ts", "is_instant", "category", "args")
+FIELDS = (
+    "source",
+    "file",
+    "rank",
+    "line_no",
+    "compile_id",
+    "phase",
+    "parent_phase",
+    "depth",
+    "stage",
+    "top_level",
+    "start_us",
+    "duration_us",
+    "ts",
+    "is_instant",
+    "category",
+    "args",
+)
 
 #: spans that are the root of a stage of compilation
 ROOTS = {"entire_frame_compile": "frame_compile", "entire_backward_compile": "backward_compile"}
@@ -62,7 +78,12 @@ def chromium_event(st: TraceState, env: dict | None, meta: Any, cid: str | None)
     ph = d.get("ph")
     name = d.get("name")
     if not isinstance(ts, (int, float)) or not isinstance(name, str):
-        st.error("bad_chromium_event", rec.line_no, "chromium event without name or ts", rec.payload or b"")
+        st.error(
+            "bad_chromium_event",
+            rec.line_no,
+            "chromium event without name or ts",
+            rec.payload or b"",
+        )
         return
     if st.tb.year is None:
         st.tb.observe(st.key, rec.tod_us, ts)
@@ -76,7 +97,21 @@ def chromium_event(st: TraceState, env: dict | None, meta: Any, cid: str | None)
     if ph == "B":
         parent = spans[-1][0] if spans else None
         stage, top = _stage(name, c, spans)
-        spans.append([name, c, int(ts), len(spans), parent, args, rec.line_no, d.get("cat"), st.rank, stage, top])
+        spans.append(
+            [
+                name,
+                c,
+                int(ts),
+                len(spans),
+                parent,
+                args,
+                rec.line_no,
+                d.get("cat"),
+                st.rank,
+                stage,
+                top,
+            ]
+        )
     elif ph == "E":
         match = -1
         for i in range(len(spans) - 1, -1, -1):
@@ -90,14 +125,32 @@ def chromium_event(st: TraceState, env: dict | None, meta: Any, cid: str | None)
             # overlapping (not nested) spans happen with async work: close only the match
             _emit(st, spans.pop(match), int(ts), args)
             return
-        st.error("unmatched_span_end", st.rec.line_no, f"end of span {name!r} with no open begin", b"")
+        st.error(
+            "unmatched_span_end", st.rec.line_no, f"end of span {name!r} with no open begin", b""
+        )
     elif ph in ("i", "I", "X"):
         dur = d.get("dur") if ph == "X" else 0
         stage, top = _stage(name, c, spans)
-        st.tuples("compile_phases", FIELDS).rows.append((
-            "trace", st.ctx.file, st.rank, st.rec.line_no, c, name, spans[-1][0] if spans else None, len(spans), stage,
-            top and ph == "X", int(ts), int(dur) if isinstance(dur, (int, float)) else None, int(ts), ph != "X",
-            d.get("cat"), orjson.dumps(args, default=str) if args else None))
+        st.tuples("compile_phases", FIELDS).rows.append(
+            (
+                "trace",
+                st.ctx.file,
+                st.rank,
+                st.rec.line_no,
+                c,
+                name,
+                spans[-1][0] if spans else None,
+                len(spans),
+                stage,
+                top and ph == "X",
+                int(ts),
+                int(dur) if isinstance(dur, (int, float)) else None,
+                int(ts),
+                ph != "X",
+                d.get("cat"),
+                orjson.dumps(args, default=str) if args else None,
+            )
+        )
 
 
 def _emit(st: TraceState, span: list, end_us: int | None, end_args: Any = None) -> None:
@@ -108,18 +161,55 @@ def _emit(st: TraceState, span: list, end_us: int | None, end_args: Any = None) 
     if isinstance(end_args, dict) and end_args:
         merged = {**args, **end_args} if isinstance(args, dict) else end_args
     if end_us is None:
-        st.error("unclosed_span", line_no, f"span {name!r} has no end event; kept with NULL duration", b"")
+        st.error(
+            "unclosed_span",
+            line_no,
+            f"span {name!r} has no end event; kept with NULL duration",
+            b"",
+        )
     elif name == "entire_frame_compile":
-        st.scratch(cid)[FRAME_SPAN_US] = end_us - start  # for a metrics record without compile times
-    st.tuples("compile_phases", FIELDS).rows.append((
-        "trace", st.ctx.file, rank, line_no, cid, name, parent, depth, stage, top, start,
-        None if end_us is None else end_us - start, start, False, cat,
-        orjson.dumps(merged, default=str) if merged else None))
+        st.scratch(cid)[FRAME_SPAN_US] = (
+            end_us - start
+        )  # for a metrics record without compile times
+    st.tuples("compile_phases", FIELDS).rows.append(
+        (
+            "trace",
+            st.ctx.file,
+            rank,
+            line_no,
+            cid,
+            name,
+            parent,
+            depth,
+            stage,
+            top,
+            start,
+            None if end_us is None else end_us - start,
+            start,
+            False,
+            cat,
+            orjson.dumps(merged, default=str) if merged else None,
+        )
+    )
 
 
 #: the compile_phases columns the native handler writes (``_native/phase_cols.c``); source and file are shared
-NATIVE_FIELDS = ("rank", "line_no", "compile_id", "phase", "parent_phase", "depth", "stage", "top_level", "start_us",
-                 "duration_us", "ts", "is_instant", "category", "args")
+NATIVE_FIELDS = (
+    "rank",
+    "line_no",
+    "compile_id",
+    "phase",
+    "parent_phase",
+    "depth",
+    "stage",
+    "top_level",
+    "start_us",
+    "duration_us",
+    "ts",
+    "is_instant",
+    "category",
+    "args",
+)
 
 
 def native_handler(chromium: Any, phase_cols: Any) -> Any:
@@ -130,16 +220,32 @@ def native_handler(chromium: Any, phase_cols: Any) -> Any:
 
     def handler(st: TraceState, env: dict | None, meta: Any, cid: str | None) -> None:
         rec = st.rec
-        if st.tb.year is None:  # the time base first, as chromium_event sets it (so the span opened is native)
+        if (
+            st.tb.year is None
+        ):  # the time base first, as chromium_event sets it (so the span opened is native)
             try:
                 d = _loads(rec.payload)
             except (orjson.JSONDecodeError, TypeError):
                 d = None
-            if type(d) is dict and isinstance(d.get("ts"), (int, float)) and isinstance(d.get("name"), str):
+            if (
+                type(d) is dict
+                and isinstance(d.get("ts"), (int, float))
+                and isinstance(d.get("name"), str)
+            ):
                 st.tb.observe(st.key, rec.tod_us, d["ts"])
         if st.tb.year is not None:
             acc = native_rows(st, phase_cols)
-            r = chromium(acc.native, rec.payload, cid, st.spans, acc.rows, st.rank, rec.line_no, ROOTS, WRAPPERS)
+            r = chromium(
+                acc.native,
+                rec.payload,
+                cid,
+                st.spans,
+                acc.rows,
+                st.rank,
+                rec.line_no,
+                ROOTS,
+                WRAPPERS,
+            )
             if r:
                 if type(r) is tuple:  # an entire_frame_compile span closed
                     st.scratch(r[0])[FRAME_SPAN_US] = r[1]
@@ -161,7 +267,12 @@ def native_rows(st: TraceState, phase_cols: Any) -> NativeTupleRows:
     if type(acc) is not NativeTupleRows:  # once per file
         tuples = acc
         acc = st.out.rows["compile_phases"] = NativeTupleRows(
-            "compile_phases", FIELDS, phase_cols(), NATIVE_FIELDS, {"source": "trace", "file": st.ctx.file})
+            "compile_phases",
+            FIELDS,
+            phase_cols(),
+            NATIVE_FIELDS,
+            {"source": "trace", "file": st.ctx.file},
+        )
         if isinstance(tuples, TupleRows):
             acc.rows = tuples.rows  # the rows the Python handler made before
     return acc

@@ -28,10 +28,19 @@ from pt2logs.readers.trace.state import TraceState
 
 _SUBMOD = re.compile(rb"\bsubmod_(\d+)\b")
 #: config field -> column (the rest stay in ``config``)
-_CONFIG = {"model": "model", "prefix": "prefix", "mode": "mode", "backend": "backend", "cudagraph_mode": "cudagraph_mode",
-           "splitting_ops": "splitting_ops", "compile_sizes": "compile_sizes", "compile_ranges_endpoints": "compile_ranges",
-           "compile_ranges_split_points": "compile_ranges", "use_inductor_graph_partition": "inductor_graph_partition",
-           "dynamic_shapes_type": "dynamic_shapes_type"}
+_CONFIG = {
+    "model": "model",
+    "prefix": "prefix",
+    "mode": "mode",
+    "backend": "backend",
+    "cudagraph_mode": "cudagraph_mode",
+    "splitting_ops": "splitting_ops",
+    "compile_sizes": "compile_sizes",
+    "compile_ranges_endpoints": "compile_ranges",
+    "compile_ranges_split_points": "compile_ranges",
+    "use_inductor_graph_partition": "inductor_graph_partition",
+    "dynamic_shapes_type": "dynamic_shapes_type",
+}
 
 
 def _now_us(st: TraceState) -> int | None:
@@ -41,7 +50,9 @@ def _now_us(st: TraceState) -> int | None:
         return None
     bump, mmdd = divmod(st.key, 10000)
     try:
-        day = date(2000 + bump, mmdd // 100, mmdd % 100).toordinal()  # 2000: a leap year, so 02-29 is a date
+        day = date(
+            2000 + bump, mmdd // 100, mmdd % 100
+        ).toordinal()  # 2000: a leap year, so 02-29 is a date
     except ValueError:
         return None
     return day * 86_400_000_000 + rec.tod_us
@@ -51,7 +62,14 @@ def _state(st: TraceState, cid: str | None) -> dict[str, Any]:
     sc = st.scratch(cid)
     v = sc.get("vllm")
     if v is None:
-        v = sc["vllm"] = {"compile": None, "open": None, "n": 0, "ranges": set(), "seconds": 0.0, "timed": 0}
+        v = sc["vllm"] = {
+            "compile": None,
+            "open": None,
+            "n": 0,
+            "ranges": set(),
+            "seconds": 0.0,
+            "timed": 0,
+        }
     return v
 
 
@@ -73,7 +91,11 @@ def _emit_compile(st: TraceState, v: dict[str, Any]) -> None:
     if row is None:
         return
     v["compile"] = None
-    row.update(n_piecewise=v["n"], n_ranges=len(v["ranges"]), piecewise_s=round(v["seconds"], 6) if v["timed"] else None)
+    row.update(
+        n_piecewise=v["n"],
+        n_ranges=len(v["ranges"]),
+        piecewise_s=round(v["seconds"], 6) if v["timed"] else None,
+    )
     st.add("vllm_compiles", row)
 
 
@@ -85,8 +107,12 @@ def compilation_config(st: TraceState, env: dict, meta: Any, cid: str | None) ->
     _close_open(st, v, _now_us(st))
     _emit_compile(st, v)  # a second config in the same compile: the first one's rows are done
     v.update(n=0, ranges=set(), seconds=0.0, timed=0)
-    row: dict[str, Any] = {"line_no": st.rec.line_no, "ts": (st.key, st.rec.tod_us), "compile_id": cid,
-                           "config": orjson.dumps(data).decode()}
+    row: dict[str, Any] = {
+        "line_no": st.rec.line_no,
+        "ts": (st.key, st.rec.tod_us),
+        "compile_id": cid,
+        "config": orjson.dumps(data).decode(),
+    }
     for k, col in _CONFIG.items():
         if k in data:
             row[col] = data[k]
@@ -102,11 +128,22 @@ def piecewise_compile_start(st: TraceState, env: dict, meta: Any, cid: str | Non
     _close_open(st, v, now)
     start, end = data.get("compile_range_start"), data.get("compile_range_end")
     v["n"] += 1
-    v["ranges"].add(repr((start, end)))  # any JSON value: a damaged payload is a bad value, not an exception
-    v["open"] = {"line_no": st.rec.line_no, "ts": (st.key, st.rec.tod_us), "compile_id": cid, "_us": now,
-                 "piecewise_index": data.get("piecewise_index"), "submod_name": data.get("submod_name"),
-                 "total_piecewise": data.get("total_piecewise_compiles"), "range_start": start, "range_end": end,
-                 "single_size": data.get("is_single_size"), "cudagraph_size": data.get("is_cudagraph_capture_size")}
+    v["ranges"].add(
+        repr((start, end))
+    )  # any JSON value: a damaged payload is a bad value, not an exception
+    v["open"] = {
+        "line_no": st.rec.line_no,
+        "ts": (st.key, st.rec.tod_us),
+        "compile_id": cid,
+        "_us": now,
+        "piecewise_index": data.get("piecewise_index"),
+        "submod_name": data.get("submod_name"),
+        "total_piecewise": data.get("total_piecewise_compiles"),
+        "range_start": start,
+        "range_end": end,
+        "single_size": data.get("is_single_size"),
+        "cudagraph_size": data.get("is_cudagraph_capture_size"),
+    }
 
 
 def graph_dump(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
@@ -128,7 +165,6 @@ def on_metrics(st: TraceState, kind: str, meta: Any, cid: str | None) -> None:
         _close_open(st, v, _now_us(st))
         _emit_compile(st, v)
         del sc["vllm"]
-
 
 
 def finish(st: TraceState) -> None:
