@@ -186,3 +186,18 @@ def test_table_declarations_are_imported_for_what_they_hold():
                 assert not any(a.name.startswith("pt2logs.tables") for a in node.names), mod
             elif isinstance(node, ast.ImportFrom) and node.module == "pt2logs.tables.schema":
                 assert "TABLES" not in {a.name for a in node.names}, mod
+
+
+def test_the_code_is_formatted():
+    """`ruff format` (pinned in the test extra) leaves the code base as it is: module sizes are counted on
+    formatted code, so long lines hide nothing. Run `ruff format src tests bench` to fix."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check", "src", "tests", "bench", "hatch_build.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]

@@ -65,7 +65,7 @@ def stderr_read_by(err: Path) -> str | None:
 
 def claim_stderr(log: str, record: str) -> None:
     """An unfinished record (``pt2logs run`` was killed): its stderr is the record's to read when no
-    format recognises it (``stderr_read_by``, as :func:`pt2logs.recording.capture.write_record` sets it)."""
+    format recognises it (``stderr_read_by``, as :func:`pt2logs.recording.record.write_record` sets it)."""
     try:
         rec = json.loads(Path(record).read_text())
         read_by = stderr_read_by(Path(log))
