@@ -102,53 +102,36 @@ def scalar(warehouse: str | Path, sql: str) -> object:
 
 
 # ----------------------------------------------------------------------------- how xdist spreads the suite
-# (pyproject: --dist loadgroup --no-loadscope-reorder). The wall time is bounded by the longest unit a
-# worker takes, and by units that start last: the longest units go first, and the files whose tests are
-# long one by one are spread test by test; every other file stays whole on one worker (its module
-# fixtures made once).
+# (pyproject: --dist loadfile --no-loadscope-reorder). Each file runs whole on one worker (its module
+# fixtures made once); the wall time is bounded by the longest file a worker takes, and by files that
+# start last. xdist's default reorder sent files by test count, so a file of a few long tests started
+# late: the longest files go first now, then the others in collection order. (--dist loadgroup would let
+# single long tests be spread, but with pytest 9 xdist 3.8's group suffix on the nodeid is lost: it
+# behaves as --dist load, and every worker made every session fixture again.)
 
-#: units that take longest (a file, or one test of a SPREAD file), longest first (figures: --durations
-#: on 2 cores)
+#: files that take longest (figures: --durations on 2 cores), longest first
 LONGEST = (
-    "tests/test_s3_readers.py::test_reads_during_commits",  # a writer commits while readers read (60-100 s)
-    "tests/test_outcomes.py",  # 2-rank torchrun jobs, a deadlock stopped after 68 s of silence (80 s setup)
-    "tests/test_two_installs.py",  # three torch.compile scenarios (50 s setup)
-    "tests/test_warehouse.py::test_sigkill_midway",  # three ingests killed and run again (45 s)
-    "tests/test_sources_agree.py",  # makes real_run (30-70 s), which 4 other files read later
+    "tests/test_outcomes.py",  # 2-rank torchrun jobs, a deadlock stopped after 68 s of silence (80-100 s setup)
+    "tests/test_s3_readers.py",  # a writer commits while readers read (60-100 s)
+    "tests/test_two_installs.py",  # three torch.compile scenarios (50-120 s setup)
+    "tests/test_damaged_inputs.py",  # every command on 60 damaged runs (2-20 s each)
+    "tests/test_crash_safety.py",  # a process killed at every step (15-25 s each)
+    "tests/test_sources_agree.py",  # makes real_run (30-110 s), which 4 other files read later
+    "tests/test_cache_misses.py",  # three torch runs (27-85 s setup)
+    "tests/test_warehouse.py",  # three ingests killed and run again (30-45 s)
     "tests/test_s3_lease.py",  # lease waits (30 s a test)
-    "tests/test_cache_misses.py",  # three torch runs (27 s setup)
-    "tests/test_crash_safety.py::test_readers_never_fail",  # compactions while a reader reads (25 s)
-    "tests/test_fuzz.py::test_mutated_fixtures_never_crash",  # (25 s)
-    "tests/test_advice.py",  # a torch run (15 s setup)
     "tests/test_payload_store.py",
-    "tests/test_crash_safety.py",  # a process killed at every step (5-20 s each)
-    "tests/test_damaged_inputs.py",  # every command on 60 damaged runs (2-7 s each)
+    "tests/test_advice.py",  # a torch run (15-40 s setup)
+    "tests/test_fuzz.py",
 )
-#: files spread test by test: tests long one by one, module fixtures cheap next to them
-SPREAD = {"tests/test_s3_readers.py", "tests/test_warehouse.py", "tests/test_s3_lease.py", "tests/test_crash_safety.py",
-          "tests/test_fuzz.py", "tests/test_damaged_inputs.py"}
 
 
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if config.getoption("dist", None) != "loadgroup":
+    if not hasattr(config, "workerinput"):
         return  # one process (-p no:xdist, -n 0): the files' own order
 
     def rank(nodeid: str) -> int:
         return next((i for i, p in enumerate(LONGEST) if nodeid.startswith(p)), len(LONGEST))
 
-    files: dict[str, int] = {}
-    for item in items:  # a file kept whole goes where its longest test goes
-        path = item.nodeid.split("::")[0]
-        files[path] = min(files.get(path, len(LONGEST)), rank(item.nodeid))
     order = {id(item): i for i, item in enumerate(items)}
-
-    def key(item: pytest.Item) -> tuple[int, int]:
-        path = item.nodeid.split("::")[0]
-        return (rank(item.nodeid) if path in SPREAD else files[path], order[id(item)])
-
-    items.sort(key=key)
-    for item in items:
-        path = item.nodeid.split("::")[0]
-        if path not in SPREAD:
-            item.add_marker(pytest.mark.xdist_group(path))
+    items.sort(key=lambda item: (rank(item.nodeid), order[id(item)]))
