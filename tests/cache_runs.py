@@ -50,14 +50,21 @@ def generate(dest: Path) -> dict[str, float]:
     cache = dest / "inductor_cache"
     times = {}
     for run in RUNS:
-        env = {**os.environ, "TORCH_TRACE": str(dest / run), "TORCHINDUCTOR_CACHE_DIR": str(cache),
-               "TORCHINDUCTOR_COMPILE_THREADS": "1", "TORCH_LOGS": TORCH_LOGS}
+        env = {
+            **os.environ,
+            "TORCH_TRACE": str(dest / run),
+            "TORCHINDUCTOR_CACHE_DIR": str(cache),
+            "TORCHINDUCTOR_COMPILE_THREADS": "1",
+            "TORCH_LOGS": TORCH_LOGS,
+        }
         if run == "config":
             env["CACHE_RUNS_CONFIG"] = "1"
         (dest / run).mkdir(parents=True, exist_ok=True)
         t0 = time.monotonic()
         with open(dest / run / "torch_logs.txt", "wb") as err:
-            subprocess.run([sys.executable, __file__, "--worker"], env=env, check=True, timeout=300, stderr=err)
+            subprocess.run(
+                [sys.executable, __file__, "--worker"], env=env, check=True, timeout=300, stderr=err
+            )
         times[run] = time.monotonic() - t0
     return times
 

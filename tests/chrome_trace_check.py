@@ -22,14 +22,31 @@ from typing import Any
 
 import jsonschema
 
-_BASE = {"name": {"type": "string", "minLength": 1}, "cat": {"type": "string"},
-         "pid": {"type": "integer", "minimum": 0}, "tid": {"type": "integer", "minimum": 0},
-         "ts": {"type": "number", "minimum": 0}, "args": {"type": "object"}}
+_BASE = {
+    "name": {"type": "string", "minLength": 1},
+    "cat": {"type": "string"},
+    "pid": {"type": "integer", "minimum": 0},
+    "tid": {"type": "integer", "minimum": 0},
+    "ts": {"type": "number", "minimum": 0},
+    "args": {"type": "object"},
+}
 _META_ARGS = {
-    "process_name": {"properties": {"name": {"type": "string", "minLength": 1}}, "required": ["name"]},
-    "thread_name": {"properties": {"name": {"type": "string", "minLength": 1}}, "required": ["name"]},
-    "process_sort_index": {"properties": {"sort_index": {"type": "integer"}}, "required": ["sort_index"]},
-    "thread_sort_index": {"properties": {"sort_index": {"type": "integer"}}, "required": ["sort_index"]},
+    "process_name": {
+        "properties": {"name": {"type": "string", "minLength": 1}},
+        "required": ["name"],
+    },
+    "thread_name": {
+        "properties": {"name": {"type": "string", "minLength": 1}},
+        "required": ["name"],
+    },
+    "process_sort_index": {
+        "properties": {"sort_index": {"type": "integer"}},
+        "required": ["sort_index"],
+    },
+    "thread_sort_index": {
+        "properties": {"sort_index": {"type": "integer"}},
+        "required": ["sort_index"],
+    },
     "process_labels": {"properties": {"labels": {"type": "string"}}, "required": ["labels"]},
 }
 
@@ -37,27 +54,53 @@ _META_ARGS = {
 def _meta(name: str) -> dict[str, Any]:
     thread = name.startswith("thread_")
     return {
-        "type": "object", "additionalProperties": False,
-        "properties": {"name": {"const": name}, "ph": {"const": "M"}, "pid": _BASE["pid"],
-                       **({"tid": _BASE["tid"]} if thread else {}),
-                       "args": {"type": "object", "additionalProperties": False, **_META_ARGS[name]}},
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "name": {"const": name},
+            "ph": {"const": "M"},
+            "pid": _BASE["pid"],
+            **({"tid": _BASE["tid"]} if thread else {}),
+            "args": {"type": "object", "additionalProperties": False, **_META_ARGS[name]},
+        },
         "required": ["name", "ph", "pid", "args"] + (["tid"] if thread else []),
     }
 
 
 SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object", "additionalProperties": False, "required": ["traceEvents"],
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["traceEvents"],
     "properties": {
-        "traceEvents": {"type": "array", "items": {"oneOf": [
-            {"type": "object", "additionalProperties": False,
-             "properties": {**_BASE, "ph": {"const": "X"}, "dur": {"type": "number", "minimum": 0}},
-             "required": ["name", "ph", "ts", "dur", "pid", "tid"]},
-            {"type": "object", "additionalProperties": False,
-             "properties": {**_BASE, "ph": {"const": "i"}, "s": {"enum": ["g", "p", "t"]}},
-             "required": ["name", "ph", "ts", "pid", "tid", "s"]},
-            *[_meta(n) for n in _META_ARGS],
-        ]}},
+        "traceEvents": {
+            "type": "array",
+            "items": {
+                "oneOf": [
+                    {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {
+                            **_BASE,
+                            "ph": {"const": "X"},
+                            "dur": {"type": "number", "minimum": 0},
+                        },
+                        "required": ["name", "ph", "ts", "dur", "pid", "tid"],
+                    },
+                    {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {
+                            **_BASE,
+                            "ph": {"const": "i"},
+                            "s": {"enum": ["g", "p", "t"]},
+                        },
+                        "required": ["name", "ph", "ts", "pid", "tid", "s"],
+                    },
+                    *[_meta(n) for n in _META_ARGS],
+                ]
+            },
+        },
         "displayTimeUnit": {"enum": ["ms", "ns"]},
         "otherData": {"type": "object"},
     },
@@ -85,7 +128,9 @@ def check_trace(data: bytes) -> dict[str, Any]:
     for e in events:
         if e["ph"] != "M":
             assert e["pid"] in named_p, f"process {e['pid']} has events but no process_name"
-            assert (e["pid"], e["tid"]) in named_t, f"thread {e['pid']}/{e['tid']} has events but no thread_name"
+            assert (e["pid"], e["tid"]) in named_t, (
+                f"thread {e['pid']}/{e['tid']} has events but no thread_name"
+            )
     check_nesting(events)
     return doc
 
@@ -104,7 +149,8 @@ def check_nesting(events: list[dict[str, Any]]) -> int:
             while stack and stack[-1][1] <= start:
                 stack.pop()
             assert not stack or end <= stack[-1][1], (
-                f"thread {key}: span [{start}, {end}] starts inside [{stack[-1][0]}, {stack[-1][1]}] and ends after it")
+                f"thread {key}: span [{start}, {end}] starts inside [{stack[-1][0]}, {stack[-1][1]}] and ends after it"
+            )
             stack.append((start, end))
             deepest = max(deepest, len(stack))
     return deepest

@@ -26,7 +26,9 @@ def _session_root(tmp_path_factory: pytest.TempPathFactory) -> None:
     """The folder every process of this test session shares (xdist workers: their basetemp's parent),
     in the environment: tests import this file as ``tests.conftest``, another module than pytest's."""
     base = tmp_path_factory.getbasetemp()
-    os.environ["PT2LOGS_TEST_SESSION_ROOT"] = str(base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base)
+    os.environ["PT2LOGS_TEST_SESSION_ROOT"] = str(
+        base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    )
 
 
 def shared_dir(name: str, make: Callable[[Path], None]) -> Path:
@@ -66,7 +68,9 @@ def wh(tmp_path: Path) -> str:
     return str(tmp_path / "wh")
 
 
-def table_rows(warehouse: str, table: str, drop: tuple[str, ...] = ("txn", "ingest_date")) -> list[tuple]:
+def table_rows(
+    warehouse: str, table: str, drop: tuple[str, ...] = ("txn", "ingest_date")
+) -> list[tuple]:
     """All live rows of a table, without the columns that differ between equivalent ingests, sorted."""
     return tables_rows(warehouse, {table: drop})[table]
 
@@ -82,7 +86,11 @@ def tables_rows(warehouse: str, drops: dict[str, tuple[str, ...]]) -> dict[str, 
     try:
         out = {}
         for table, drop in drops.items():
-            cols = [c for c in arrow_table(con, f'SELECT * FROM "{table}" LIMIT 0').schema.names if c not in drop]
+            cols = [
+                c
+                for c in arrow_table(con, f'SELECT * FROM "{table}" LIMIT 0').schema.names
+                if c not in drop
+            ]
             sel = ", ".join(f'"{c}"' for c in cols)
             out[table] = sorted(con.execute(f'SELECT {sel} FROM "{table}"').fetchall(), key=repr)
         return out

@@ -38,7 +38,7 @@ WRONG_TYPES = ("spyre_kernel_spec", "spyre_timing", "spyre_ffdc", "tlparse_dir",
 def _mid_line(data: bytes, at: int) -> int:
     """``at`` moved forward past a line start and a record header's first bytes: the cut falls inside a line."""
     at = max(1, min(at, len(data) - 1))
-    while at < len(data) - 1 and data[at - 1:at] in (b"\n", b"\t"):
+    while at < len(data) - 1 and data[at - 1 : at] in (b"\n", b"\t"):
         at += 1
     return at + 3 if at + 3 < len(data) else at
 
@@ -57,22 +57,35 @@ def _examples(dest: Path, scratch: Path) -> Iterator[str]:
         # tlparse's own copy of the log would be read instead of its damaged raw.jsonl
         kept = {rel: b for rel, b in siblings.items() if rel != "raw.log"}
         for i, frac in enumerate(CUTS):
-            cut = data[:_mid_line(data, int(len(data) * frac))]
+            cut = data[: _mid_line(data, int(len(data) * frac))]
             if i == 1:  # invalid UTF-8 in the middle of a line, then cut
                 at = _mid_line(cut, len(cut) // 2)
                 cut = cut[:at] + BAD_UTF8 + cut[at:]
             run = f"{name}-cut{int(frac * 100)}"
-            renamed = f"{run}{Path(fname).suffix}"  # a big file read alone, its format told by content
-            if len(data) > 65536 and not siblings and detect(data[:65536], renamed) is FORMATS[name]:
+            renamed = (
+                f"{run}{Path(fname).suffix}"  # a big file read alone, its format told by content
+            )
+            if (
+                len(data) > 65536
+                and not siblings
+                and detect(data[:65536], renamed) is FORMATS[name]
+            ):
                 fname = renamed
             yield _write(dest / run, {fname: cut, **kept})
-        if name in WRONG_TYPES:  # whole, valid JSON, every value of another type than its reader expects
+        if (
+            name in WRONG_TYPES
+        ):  # whole, valid JSON, every value of another type than its reader expects
             try:
                 wrong = json.dumps(_swap(json.loads(data))).encode()
             except ValueError:  # JSON lines
-                wrong = b"".join(json.dumps(_swap(json.loads(ln), i)).encode() + b"\n"
-                                 for i, ln in enumerate(data.splitlines()) if ln.strip())
-            assert detect(wrong[:65536], fname) is FORMATS[name], f"{name}: its sniffer refuses the swapped types"
+                wrong = b"".join(
+                    json.dumps(_swap(json.loads(ln), i)).encode() + b"\n"
+                    for i, ln in enumerate(data.splitlines())
+                    if ln.strip()
+                )
+            assert detect(wrong[:65536], fname) is FORMATS[name], (
+                f"{name}: its sniffer refuses the swapped types"
+            )
             yield _write(dest / f"{name}-wrong_types", {fname: wrong, **kept})
 
 
@@ -110,10 +123,17 @@ def _payload(header: bytes, body: bytes) -> bytes:
 
 #: payloads of the wrong shape, in turn: an array, a string, a number, an object whose usual fields
 #: have the wrong types, an object with arrays where strings are expected, invalid UTF-8, JSON cut short
-WRONG = (b"[1, 2, 3]", b'"a string"', b"42", b'{"name": 5, "ph": [1], "ts": "x", "args": "y", "pid": "p", "tid": {}}',
-         b'{"name": ["a"], "ph": {"B": 1}, "ts": [], "args": [1, 2], "compile_id": 7, "cat": 3}',
-         b'{"name": "inductor_compile", "ph": "B", "ts": 1.5, "args": {"compile_id": "' + BAD_UTF8 + b'"}}',
-         b'{"name": "inductor_compile", "ph": "B", "ts": 17')
+WRONG = (
+    b"[1, 2, 3]",
+    b'"a string"',
+    b"42",
+    b'{"name": 5, "ph": [1], "ts": "x", "args": "y", "pid": "p", "tid": {}}',
+    b'{"name": ["a"], "ph": {"B": 1}, "ts": [], "args": [1, 2], "compile_id": 7, "cat": 3}',
+    b'{"name": "inductor_compile", "ph": "B", "ts": 1.5, "args": {"compile_id": "'
+    + BAD_UTF8
+    + b'"}}',
+    b'{"name": "inductor_compile", "ph": "B", "ts": 17',
+)
 
 
 #: values of the wrong type or range for a record header's fields, in turn
@@ -146,11 +166,20 @@ def _every_kind(dest: Path) -> Iterator[str]:
         halved.append(_payload(head, text[: len(text) // 2]))
         wrong.append(_payload(head, WRONG[i % len(WRONG)]))
     # two ranks of one run: the queries that compare ranks (first_divergence, rank_divergence) read them
-    yield _write(dest / "every_kind-2ranks", {"dedicated_log_torch_trace_rank_0_halved.log": b"".join(halved),
-                                              "dedicated_log_torch_trace_rank_1_wrong.log": b"".join(wrong)})
-    yield _write(dest / "every_kind-payloads_halved", {"every_kind-payloads_halved.log": b"".join(halved)})
+    yield _write(
+        dest / "every_kind-2ranks",
+        {
+            "dedicated_log_torch_trace_rank_0_halved.log": b"".join(halved),
+            "dedicated_log_torch_trace_rank_1_wrong.log": b"".join(wrong),
+        },
+    )
+    yield _write(
+        dest / "every_kind-payloads_halved", {"every_kind-payloads_halved.log": b"".join(halved)}
+    )
     yield _write(dest / "every_kind-wrong_shapes", {"every_kind-wrong_shapes.log": b"".join(wrong)})
-    yield _write(dest / "every_kind-odd_header_values", {"every_kind-odd_header_values.log": b"".join(odd)})
+    yield _write(
+        dest / "every_kind-odd_header_values", {"every_kind-odd_header_values.log": b"".join(odd)}
+    )
 
 
 def _sample(*parts: str) -> bytes:
@@ -167,31 +196,57 @@ def _traces(dest: Path) -> Iterator[str]:
     files = {}
     for p in sorted((ddp / "trace").glob("*.log.gz")):
         d = gzip.decompress(p.read_bytes())
-        files["trace/" + p.name[:-3]] = d[:d.index(b"] {", len(d) * 2 // 3) + 20] if "rank_0" in p.name else d
+        files["trace/" + p.name[:-3]] = (
+            d[: d.index(b"] {", len(d) * 2 // 3) + 20] if "rank_0" in p.name else d
+        )
     files["torch_logs.txt"] = gzip.decompress((ddp / "torch_logs.txt.gz").read_bytes())
     files.update({p.name: p.read_bytes() for p in ddp.glob("counters*.json")})
     yield _write(dest / "ddp_2rank-rank0_cut", files)
     # 3 ranks logging their collective schedules, rank 0 cut inside its last one (a JSON list cut short)
-    sched = {p.name: p.read_bytes() for p in fixture_path("tlparse", "multi_rank_schedule").glob("*.log")}
+    sched = {
+        p.name: p.read_bytes() for p in fixture_path("tlparse", "multi_rank_schedule").glob("*.log")
+    }
     (r0,) = (n for n in sched if "rank_0" in n)
     at = sched[r0].rindex(b"inductor_collective_schedule")
-    sched[r0] = sched[r0][:sched[r0].index(b"\n\t", at) + 40]
+    sched[r0] = sched[r0][: sched[r0].index(b"\n\t", at) + 40]
     yield _write(dest / "multi_rank_schedule-rank0_cut", sched)
     # a run folder every file of which is cut: the trace (still gzip: a cut .gz), its capture and counters
     cf = SAMPLES / "compile_failure"
     (t,) = (cf / "trace").glob("*.log.gz")
-    tz, logs, counters = t.read_bytes(), _sample("compile_failure", "torch_logs.txt.gz"), (cf / "counters.json").read_bytes()
-    yield _write(dest / "compile_failure-all_cut", {
-        "trace/" + t.name: tz[: len(tz) * 3 // 4], "torch_logs.txt": logs[:_mid_line(logs, len(logs) // 2)],
-        "counters.json": counters[: len(counters) // 2]})
+    tz, logs, counters = (
+        t.read_bytes(),
+        _sample("compile_failure", "torch_logs.txt.gz"),
+        (cf / "counters.json").read_bytes(),
+    )
+    yield _write(
+        dest / "compile_failure-all_cut",
+        {
+            "trace/" + t.name: tz[: len(tz) * 3 // 4],
+            "torch_logs.txt": logs[: _mid_line(logs, len(logs) // 2)],
+            "counters.json": counters[: len(counters) // 2],
+        },
+    )
 
 
 #: the damaged inputs' folders (= their runs' names), in the order build() writes them
-FOLDERS = (*(n for name in EXAMPLES for n in (*(f"{name}-cut{int(frac * 100)}" for frac in CUTS),
-                                               *([f"{name}-wrong_types"] if name in WRONG_TYPES else []))),
-           *(f"every_kind-{k}" for k in ("2ranks", "payloads_halved", "wrong_shapes", "odd_header_values")),
-           *(f"train_step-cut{n}" for n in TRACE_CUTS), "ddp_2rank-rank0_cut", "multi_rank_schedule-rank0_cut",
-           "compile_failure-all_cut")
+FOLDERS = (
+    *(
+        n
+        for name in EXAMPLES
+        for n in (
+            *(f"{name}-cut{int(frac * 100)}" for frac in CUTS),
+            *([f"{name}-wrong_types"] if name in WRONG_TYPES else []),
+        )
+    ),
+    *(
+        f"every_kind-{k}"
+        for k in ("2ranks", "payloads_halved", "wrong_shapes", "odd_header_values")
+    ),
+    *(f"train_step-cut{n}" for n in TRACE_CUTS),
+    "ddp_2rank-rank0_cut",
+    "multi_rank_schedule-rank0_cut",
+    "compile_failure-all_cut",
+)
 
 
 def build(dest: Path, scratch: Path) -> list[str]:

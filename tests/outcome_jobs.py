@@ -47,7 +47,9 @@ def worker(job: str) -> None:
     import torch
     import torch.distributed as dist
 
-    dist.init_process_group("gloo", timeout=timedelta(seconds=600 if job == "deadlock_stopped" else GLOO_TIMEOUT_S))
+    dist.init_process_group(
+        "gloo", timeout=timedelta(seconds=600 if job == "deadlock_stopped" else GLOO_TIMEOUT_S)
+    )
     rank = dist.get_rank()
 
     def step(x):
@@ -79,7 +81,9 @@ def worker(job: str) -> None:
         else:
             dist.recv(tok, 0)
     if job == "preempted":
-        f(torch.randn(16))  # a recompile: TORCH_LOGS prints it with its compile id (ties stderr times to the trace's)
+        f(
+            torch.randn(16)
+        )  # a recompile: TORCH_LOGS prints it with its compile id (ties stderr times to the trace's)
         time.sleep(60)  # "training": the launcher is stopped from outside long before this ends
     tok = torch.zeros(1)
     if rank == 0:
@@ -109,17 +113,51 @@ def free_port() -> int:
 
 
 def job_env(dest: str, job: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("TORCH_LOGS", "TORCH_TRACE", "TORCHINDUCTOR_", "TORCHDYNAMO_", "TORCHELASTIC_", "PT2LOGS_"))}
-    env.update({"TORCH_TRACE": os.path.join(dest, job, "trace"), "TORCH_LOGS": "recompiles,graph_breaks",
-                "TORCHINDUCTOR_CACHE_DIR": os.path.join(dest, f".cache_{job}"), "TORCHINDUCTOR_COMPILE_THREADS": "1",
-                "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", "MASTER_ADDR": "127.0.0.1"})
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(
+            (
+                "TORCH_LOGS",
+                "TORCH_TRACE",
+                "TORCHINDUCTOR_",
+                "TORCHDYNAMO_",
+                "TORCHELASTIC_",
+                "PT2LOGS_",
+            )
+        )
+    }
+    env.update(
+        {
+            "TORCH_TRACE": os.path.join(dest, job, "trace"),
+            "TORCH_LOGS": "recompiles,graph_breaks",
+            "TORCHINDUCTOR_CACHE_DIR": os.path.join(dest, f".cache_{job}"),
+            "TORCHINDUCTOR_COMPILE_THREADS": "1",
+            "OMP_NUM_THREADS": "1",
+            "PYTHONUNBUFFERED": "1",
+            "MASTER_ADDR": "127.0.0.1",
+        }
+    )
     return env
 
 
 def torchrun(job: str) -> list[str]:
-    return [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--nnodes", "1",
-            "--master-addr", "127.0.0.1", "--master-port", str(free_port()), HERE, "--worker", job]
+    return [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        "2",
+        "--nnodes",
+        "1",
+        "--master-addr",
+        "127.0.0.1",
+        "--master-port",
+        str(free_port()),
+        HERE,
+        "--worker",
+        job,
+    ]
 
 
 def run_job(dest: str, job: str, wrap: list[str] | None = None) -> dict:
@@ -130,8 +168,14 @@ def run_job(dest: str, job: str, wrap: list[str] | None = None) -> dict:
     t0 = time.time()
     with open(os.path.join(dest, job, "stderr.txt"), "wb") as err:
         try:
-            rc: int | str = subprocess.run(cmd, env=job_env(dest, job), stdout=subprocess.DEVNULL, stderr=err,
-                                           cwd=dest, timeout=TIMEOUT_S).returncode
+            rc: int | str = subprocess.run(
+                cmd,
+                env=job_env(dest, job),
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+                cwd=dest,
+                timeout=TIMEOUT_S,
+            ).returncode
         except subprocess.TimeoutExpired:
             rc = "timeout"
     return {"job": job, "rc": rc, "wall_s": round(time.time() - t0, 1), "cmd": cmd}
@@ -145,11 +189,15 @@ def run_and_stop(dest: str, job: str, sig: int = signal.SIGTERM, after_silence: 
     t0 = time.time()
     with open(os.path.join(dest, job, "stderr.txt"), "wb") as err:
         env = {**job_env(dest, job), **({"TZ": "Asia/Tokyo"} if job == "preempted" else {})}
-        p = subprocess.Popen(torchrun(job), env=env, stdout=subprocess.DEVNULL, stderr=err, cwd=dest)
+        p = subprocess.Popen(
+            torchrun(job), env=env, stdout=subprocess.DEVNULL, stderr=err, cwd=dest
+        )
         pattern = os.path.join(dest, job, "trace", "dedicated_log_torch_trace_rank_*.log")
         while time.time() - t0 < TIMEOUT_S / 2 and p.poll() is None:
             files = glob.glob(pattern)
-            if len(files) == 2 and all(b'"compilation_metrics"' in Path(f).read_bytes() for f in files):
+            if len(files) == 2 and all(
+                b'"compilation_metrics"' in Path(f).read_bytes() for f in files
+            ):
                 break
             time.sleep(0.3)
         time.sleep(1)

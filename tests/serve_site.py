@@ -23,8 +23,10 @@ def warehouse(tmp_path_factory: Any) -> str:
         pt2logs.ingest([str(SAMPLES)], wh)
         if GPU_RECOMPILES.is_dir():
             pt2logs.ingest([str(GPU_RECOMPILES)], wh)
-        fl.xss_trace(base / "evil" / f"evil{fl.IMG}" / "trace" / "dedicated_log_torch_trace_evil.log",
-                     fl.SAMPLE_DAY)
+        fl.xss_trace(
+            base / "evil" / f"evil{fl.IMG}" / "trace" / "dedicated_log_torch_trace_evil.log",
+            fl.SAMPLE_DAY,
+        )
         pt2logs.ingest([str(base / "evil")], wh, tags={"model": f"evil{fl.SCRIPT}"})
         _SITES["wh"] = wh
     return _SITES["wh"]

@@ -36,11 +36,21 @@ def own_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """tests/advice_workload.py run once under TORCH_TRACE + TORCH_LOGS (real torch, CPU, eager backend)."""
     pytest.importorskip("torch")
     run = tmp_path_factory.mktemp("advice_run")
-    env = {**os.environ, "TORCH_TRACE": str(run / "trace"), "TORCH_LOGS": "recompiles,graph_breaks",
-           "TORCHINDUCTOR_CACHE_DIR": str(run / "cache")}
+    env = {
+        **os.environ,
+        "TORCH_TRACE": str(run / "trace"),
+        "TORCH_LOGS": "recompiles,graph_breaks",
+        "TORCHINDUCTOR_CACHE_DIR": str(run / "cache"),
+    }
     with open(run / "torch_logs.txt", "wb") as err:
-        subprocess.run([sys.executable, str(ROOT / "tests" / "advice_workload.py")], env=env, stderr=err,
-                       stdout=subprocess.DEVNULL, check=True, timeout=300)
+        subprocess.run(
+            [sys.executable, str(ROOT / "tests" / "advice_workload.py")],
+            env=env,
+            stderr=err,
+            stdout=subprocess.DEVNULL,
+            check=True,
+            timeout=300,
+        )
     return run
 
 
@@ -59,7 +69,9 @@ def test_the_stderr_capture_alone_gives_the_same_advice(own_run, own_wh, tmp_pat
     text, trace = items(wh), items(own_wh)
     assert sorted(r["id"] for r in text) == sorted(r["id"] for r in trace)
     (lim,) = of(text, "recompile_limit")
-    assert "recompile limit (4), after 4 compiles" in lim["evidence"]  # from the warning, not the config
+    assert (
+        "recompile limit (4), after 4 compiles" in lim["evidence"]
+    )  # from the warning, not the config
     assert "not known (these logs have no compile records)" in lim["evidence"]
     (s,) = of(text, "shape_storm")
     assert "`x dim 0`: 2, 3, 4, 5" in s["evidence"]
@@ -68,9 +80,16 @@ def test_the_stderr_capture_alone_gives_the_same_advice(own_run, own_wh, tmp_pat
 @pytest.fixture(scope="session")
 def fixtures_wh(tmp_path_factory: pytest.TempPathFactory) -> str:
     wh = str(tmp_path_factory.mktemp("advice_fixtures") / "wh")
-    pt2logs.ingest([str(fixture_path("gpu")), str(fixture_path("tlparse", "multi_rank_logs")),
-                    str(fixture_path("tlparse", "multi_rank_runtime")), str(fixture_path("tlparse", "cache_hit_miss.log")),
-                    str(fixture_path("torch_logs", "wild_pastes"))], wh)
+    pt2logs.ingest(
+        [
+            str(fixture_path("gpu")),
+            str(fixture_path("tlparse", "multi_rank_logs")),
+            str(fixture_path("tlparse", "multi_rank_runtime")),
+            str(fixture_path("tlparse", "cache_hit_miss.log")),
+            str(fixture_path("torch_logs", "wild_pastes")),
+        ],
+        wh,
+    )
     return wh
 
 
@@ -79,11 +98,15 @@ def test_shape_storm(own_wh, sample_wh, fixtures_wh):
     own = items(own_wh)
     (s,) = of(own, "shape_storm")
     assert s["frames"].startswith("storm (") and s["recompiles"] == 3
-    assert "`x dim 0`: 2, 3, 4, 5" in s["evidence"] and "automatic dynamic shapes off" in s["evidence"]
+    assert (
+        "`x dim 0`: 2, 3, 4, 5" in s["evidence"] and "automatic dynamic shapes off" in s["evidence"]
+    )
     assert not of(own, "shape_storm", "auto")  # one change, then automatic dynamic: no storm
     (s,) = of(items(sample_wh, "recompiles"), "shape_storm")
     assert "shape_static (" in s["frames"] and "4, 8, 12" in s["evidence"] and s["recompiles"] == 2
-    assert not of(items(sample_wh, "train_step"), "shape_storm") and not of(items(sample_wh, "ddp"), "shape_storm")
+    assert not of(items(sample_wh, "train_step"), "shape_storm") and not of(
+        items(sample_wh, "ddp"), "shape_storm"
+    )
     (s,) = of(items(fixtures_wh, "multi_rank_logs"), "shape_storm")
     assert "`x dim 0`: 2, 3, 4 … 16, 15 values" in s["evidence"] and s["compile_s"] > 0
 
@@ -114,14 +137,24 @@ def test_python_value(own_wh, sample_wh, fixtures_wh):
 @pytest.mark.slow  # a real torch.compile workload (once per session, ~15 s)
 def test_recompile_limit(own_wh, sample_wh, fixtures_wh):
     (lim,) = of(items(own_wh), "recompile_limit")
-    assert "storm (" in lim["frames"] and "recompile limit (4)" in lim["evidence"]  # from dynamo_config
-    assert "after 4 compiles (refused: 0/4)" in lim["evidence"] and "runs eagerly" in lim["evidence"]
+    assert (
+        "storm (" in lim["frames"] and "recompile limit (4)" in lim["evidence"]
+    )  # from dynamo_config
+    assert (
+        "after 4 compiles (refused: 0/4)" in lim["evidence"] and "runs eagerly" in lim["evidence"]
+    )
     assert "auto 2 of 8" in lim["evidence"]  # how close the other frames are
-    assert lim["recompiles"] == 4 and lim["compile_s"] > 0  # every recompile of the frame is at stake
+    assert (
+        lim["recompiles"] == 4 and lim["compile_s"] > 0
+    )  # every recompile of the frame is at stake
     (lim,) = of(items(sample_wh, "recompiles"), "recompile_limit")
     assert "limited (" in lim["frames"] and "recompile limit (4)" in lim["evidence"]
     # text logs: the limit the warning names, for its compile
-    mochi = [r for r in of(items(fixtures_wh, "wild_pastes"), "recompile_limit") if "1/8" in r["evidence"]]
+    mochi = [
+        r
+        for r in of(items(fixtures_wh, "wild_pastes"), "recompile_limit")
+        if "1/8" in r["evidence"]
+    ]
     assert mochi and "recompile limit (8), after 8 compiles" in mochi[0]["evidence"]
     for run in ("graph_breaks", "train_step", "ddp", "compile_failure"):
         assert not of(items(sample_wh, run), "recompile_limit"), run
@@ -159,20 +192,34 @@ def test_data_dependent_output(own_wh, fixtures_wh):
 def test_skipped_function(own_wh, sample_wh):
     (s,) = of(items(sample_wh, "graph_breaks"), "skipped_function")
     assert s["evidence"] == "`sys.getrefcount` (sys) called at generate.py:165" and s["breaks"] == 2
-    assert not of(items(sample_wh, "ddp"), "skipped_function")  # torch skips its own DDP helpers on purpose
+    assert not of(
+        items(sample_wh, "ddp"), "skipped_function"
+    )  # torch skips its own DDP helpers on purpose
     (s,) = of(items(own_wh), "skipped_function")  # the same C builtin, this run
-    assert s["evidence"] == "`sys.getrefcount` (sys) called at advice_workload.py:59" and "refcount (" in s["frames"]
-    assert not of(items(own_wh), "skipped_function", "on_purpose")  # torch.compiler.disable: a break on purpose
+    assert (
+        s["evidence"] == "`sys.getrefcount` (sys) called at advice_workload.py:59"
+        and "refcount (" in s["frames"]
+    )
+    assert not of(
+        items(own_wh), "skipped_function", "on_purpose"
+    )  # torch.compiler.disable: a break on purpose
 
 
 @pytest.mark.slow  # a real torch.compile workload (once per session, ~15 s)
 def test_backend_failed(own_wh, sample_wh):
     (f,) = of(items(sample_wh, "compile_failure"), "backend_failed")
-    assert "in compile 0/0 of `f (" in f["evidence"] and "synthetic backend failure" in f["evidence"]
-    assert f["failures"] == 1 and "TORCHDYNAMO_REPRO_AFTER=aot TORCHDYNAMO_REPRO_LEVEL=2" in f["advice"]
+    assert (
+        "in compile 0/0 of `f (" in f["evidence"] and "synthetic backend failure" in f["evidence"]
+    )
+    assert (
+        f["failures"] == 1
+        and "TORCHDYNAMO_REPRO_AFTER=aot TORCHDYNAMO_REPRO_LEVEL=2" in f["advice"]
+    )
     (f,) = of(items(own_wh), "backend_failed")
     assert "advice workload: synthetic backend failure" in f["evidence"]
-    assert not of(items(sample_wh, "recompiles"), "backend_failed")  # the limit's failure is not one
+    assert not of(
+        items(sample_wh, "recompiles"), "backend_failed"
+    )  # the limit's failure is not one
 
 
 @pytest.mark.slow  # a real torch.compile workload (once per session, ~15 s)
@@ -190,8 +237,12 @@ def test_dtype_requires_grad_and_identity(own_wh, sample_wh, fixtures_wh):
     (g,) = of(items(own_wh), "requires_grad_change")
     assert g["evidence"].startswith("`x.requires_grad` took 0, 1") and "grad (" in g["frames"]
     (o,) = of(items(own_wh), "object_identity")  # a new lambda: another code object
-    assert o["evidence"].startswith("`fn` was another object") and o["evidence"].endswith("`return fn(x) + 1`")
-    assert not of(items(sample_wh, "recompiles"), "object_identity") and not of(items(sample_wh, "recompiles"), "requires_grad_change")
+    assert o["evidence"].startswith("`fn` was another object") and o["evidence"].endswith(
+        "`return fn(x) + 1`"
+    )
+    assert not of(items(sample_wh, "recompiles"), "object_identity") and not of(
+        items(sample_wh, "recompiles"), "requires_grad_change"
+    )
 
 
 def test_cache_bypass(fixtures_wh, sample_wh):
@@ -211,14 +262,25 @@ def _same_items_as_the_oracle(wh: str) -> int:
     runs = [None] + [r for (r,) in con.execute("SELECT run_id FROM runs").fetchall()]
     for run in runs:
         new = con.execute("SELECT * FROM advice_items($r, NULL, NULL, NULL)", {"r": run}).fetchall()
-        old = con.execute("SELECT * FROM advice_items_oracle($r, NULL, NULL, NULL)", {"r": run}).fetchall()
-        assert canonical([dict(enumerate(x)) for x in new]) == canonical([dict(enumerate(x)) for x in old]), run
-    return {i for (i,) in con.execute("SELECT DISTINCT id FROM advice_items(NULL, NULL, NULL, NULL)").fetchall()}
+        old = con.execute(
+            "SELECT * FROM advice_items_oracle($r, NULL, NULL, NULL)", {"r": run}
+        ).fetchall()
+        assert canonical([dict(enumerate(x)) for x in new]) == canonical(
+            [dict(enumerate(x)) for x in old]
+        ), run
+    return {
+        i
+        for (i,) in con.execute(
+            "SELECT DISTINCT id FROM advice_items(NULL, NULL, NULL, NULL)"
+        ).fetchall()
+    }
 
 
 def test_the_rewritten_matching_finds_the_items_it_found(fixtures_wh):
     # every rule but skipped_function fires in these logs (the samples have that one: test_query_rewrites.py)
-    assert _same_items_as_the_oracle(fixtures_wh) == {r.id for r in load_rules()} - {"skipped_function"}
+    assert _same_items_as_the_oracle(fixtures_wh) == {r.id for r in load_rules()} - {
+        "skipped_function"
+    }
 
 
 @pytest.mark.slow  # a real torch.compile workload (once per session, ~15 s)
@@ -229,22 +291,45 @@ def test_the_rewritten_matching_finds_the_items_it_found_in_a_real_run(own_wh):
 @pytest.mark.slow  # a real torch.compile workload (once per session, ~15 s)
 def test_every_fact_has_at_most_one_item(own_wh):
     con = pt2logs.connect(own_wh)
-    total, refused = con.execute("SELECT count(*), count(*) FILTER (WHERE is_limit_hit) FROM recompiles").fetchone()
+    total, refused = con.execute(
+        "SELECT count(*), count(*) FILTER (WHERE is_limit_hit) FROM recompiles"
+    ).fetchone()
     rows = items(own_wh)
-    per_fact = sum(r["recompiles"] for r in rows if r["id"] != "recompile_limit")  # the limit's item counts its frame's
+    per_fact = sum(
+        r["recompiles"] for r in rows if r["id"] != "recompile_limit"
+    )  # the limit's item counts its frame's
     # every recompile of the workload is in one item, but auto's single size change (no storm) and the refusal
     assert refused == 1 and per_fact == total - refused - 1
-    assert sum(r["breaks"] for r in rows) == con.execute("SELECT sum(occurrences) FROM graph_breaks").fetchone()[0] - 2
+    assert (
+        sum(r["breaks"] for r in rows)
+        == con.execute("SELECT sum(occurrences) FROM graph_breaks").fetchone()[0] - 2
+    )
 
 
 def test_the_table_is_checked():
-    assert {r.id for r in load_rules()} >= {"shape_storm", "python_value", "recompile_limit", "data_dependent_branch",
-                                          "print_in_graph", "data_dependent_output", "skipped_function", "backend_failed",
-                                          "dtype_change", "requires_grad_change", "object_identity", "cache_bypass"}
+    assert {r.id for r in load_rules()} >= {
+        "shape_storm",
+        "python_value",
+        "recompile_limit",
+        "data_dependent_branch",
+        "print_in_graph",
+        "data_dependent_output",
+        "skipped_function",
+        "backend_failed",
+        "dtype_change",
+        "requires_grad_change",
+        "object_identity",
+        "cache_bypass",
+    }
     base = '[[rule]]\nid = "x"\nfinding = "f"\nfacts = "recompiles"\nevidence = "{subject}"\nadvice = "a"\n'
     assert parse_rules(base)[0].id == "x"
-    for bad in (base + 'bogus = 1\n', base.replace('"recompiles"', '"nowhere"'), base.replace("{subject}", "{nope}"),
-                base + 'text = "(unclosed"\n', base + base):
+    for bad in (
+        base + "bogus = 1\n",
+        base.replace('"recompiles"', '"nowhere"'),
+        base.replace("{subject}", "{nope}"),
+        base + 'text = "(unclosed"\n',
+        base + base,
+    ):
         with pytest.raises(AdviceError):
             parse_rules(bad)
 
@@ -255,11 +340,21 @@ def test_advise_command(sample_wh, tmp_path):
     r = CliRunner().invoke(main, ["advise", "recompiles", "-w", sample_wh], catch_exceptions=False)
     assert r.exit_code == 0 and "Shape storm" in r.output and "mark_dynamic" in r.output
     out = tmp_path / "advice.md"
-    r = CliRunner().invoke(main, ["advise", "compile_failure", "-w", sample_wh, "-f", "markdown", "-o", str(out)])
+    r = CliRunner().invoke(
+        main, ["advise", "compile_failure", "-w", sample_wh, "-f", "markdown", "-o", str(out)]
+    )
     md = out.read_text()
-    assert r.exit_code == 0 and md.startswith("# Advice for compile\\_failure") and "## 1. The backend compiler failed" in md
+    assert (
+        r.exit_code == 0
+        and md.startswith("# Advice for compile\\_failure")
+        and "## 1. The backend compiler failed" in md
+    )
     r = CliRunner().invoke(main, ["advise", "graph_breaks", "-w", sample_wh, "-f", "json"])
-    assert {x["id"] for x in json.loads(r.output)} >= {"print_in_graph", "skipped_function", "data_dependent_branch"}
+    assert {x["id"] for x in json.loads(r.output)} >= {
+        "print_in_graph",
+        "skipped_function",
+        "data_dependent_branch",
+    }
     r = CliRunner().invoke(main, ["advise", "train_step", "-w", sample_wh])
     assert r.exit_code == 0 and "0 advice items" in r.output
     r = CliRunner().invoke(main, ["advise", "train_step", "-w", sample_wh, "-f", "csv"])
@@ -279,22 +374,70 @@ OLD_MESSAGES = [
     # torch/_dynamo/symbolic_convert.py (2.1-2.6): unimplemented("generic_jump " + typestr(value))
     ("graph_breaks", None, "generic_jump TensorVariable()", "data_dependent_branch", None),
     # variables/builtin.py (2.0-2.6)
-    ("graph_breaks", None, "call_function BuiltinVariable(print) [ConstantVariable()] {}", "print_in_graph", "print"),
+    (
+        "graph_breaks",
+        None,
+        "call_function BuiltinVariable(print) [ConstantVariable()] {}",
+        "print_in_graph",
+        "print",
+    ),
     # variables/tensor.py (2.1-2.6): unimplemented("Tensor.item")
     ("graph_breaks", None, "Tensor.item", "data_dependent_output", "Tensor.item()"),
     # torch/_dynamo/utils.py (2.1-2.6): unimplemented(f"dynamic shape operator: {e.func}") (+ "; to enable, ...")
-    ("graph_breaks", None, "dynamic shape operator: aten.nonzero.default; to enable, set "
-     "torch._dynamo.config.capture_dynamic_output_shape_ops = True", "data_dependent_output", "aten.nonzero.default"),
-    ("graph_breaks", None, "data dependent operator: aten._local_scalar_dense.default; to enable, set "
-     "torch._dynamo.config.capture_scalar_outputs = True", "data_dependent_output", "aten._local_scalar_dense.default"),
+    (
+        "graph_breaks",
+        None,
+        "dynamic shape operator: aten.nonzero.default; to enable, set "
+        "torch._dynamo.config.capture_dynamic_output_shape_ops = True",
+        "data_dependent_output",
+        "aten.nonzero.default",
+    ),
+    (
+        "graph_breaks",
+        None,
+        "data dependent operator: aten._local_scalar_dense.default; to enable, set "
+        "torch._dynamo.config.capture_scalar_outputs = True",
+        "data_dependent_output",
+        "aten._local_scalar_dense.default",
+    ),
     # variables/functions.py (2.2-2.6): f"'skip function {qualname} in file {path}'"
-    ("graph_breaks", None, "'skip function helper in file /home/u/proj/lib.py'", "skipped_function", "helper"),
-    ("graph_breaks", None, "'skip function DistributedDataParallel._inside_ddp_forward in file "
-     "/opt/conda/lib/python3.10/site-packages/torch/nn/parallel/distributed.py'", None, None),
-    ("graph_breaks", None, "call torch._dynamo.disable() wrapped function <function f at 0x7f>", None, None),
+    (
+        "graph_breaks",
+        None,
+        "'skip function helper in file /home/u/proj/lib.py'",
+        "skipped_function",
+        "helper",
+    ),
+    (
+        "graph_breaks",
+        None,
+        "'skip function DistributedDataParallel._inside_ddp_forward in file "
+        "/opt/conda/lib/python3.10/site-packages/torch/nn/parallel/distributed.py'",
+        None,
+        None,
+    ),
+    (
+        "graph_breaks",
+        None,
+        "call torch._dynamo.disable() wrapped function <function f at 0x7f>",
+        None,
+        None,
+    ),
     ("graph_breaks", "gb0025", "Call to `torch._dynamo.graph_break()`", None, None),
-    ("graph_breaks", "gb0179", "copy.deepcopy()\nDynamo does not support copy.deepcopy()", None, None),
-    ("failures", None, "backend='inductor' raised:\nAssertionError: boom", None, None),  # exc_type decides
+    (
+        "graph_breaks",
+        "gb0179",
+        "copy.deepcopy()\nDynamo does not support copy.deepcopy()",
+        None,
+        None,
+    ),
+    (
+        "failures",
+        None,
+        "backend='inductor' raised:\nAssertionError: boom",
+        None,
+        None,
+    ),  # exc_type decides
 ]
 
 
@@ -307,14 +450,19 @@ def test_older_torch_messages_go_to_their_rule(facts, gb_id, text, rule, subject
 
     sql = match_sql(load_rules())
     con = duckdb.connect()
-    con.execute("CREATE TABLE f AS SELECT ? AS facts, NULL::VARCHAR AS cause, NULL::VARCHAR AS guard_kind, false AS limit_hit,"
-                " ?::VARCHAR AS gb_id, NULL::VARCHAR AS exc_type, NULL::VARCHAR AS outcome, ? AS text", [facts, gb_id, text])
+    con.execute(
+        "CREATE TABLE f AS SELECT ? AS facts, NULL::VARCHAR AS cause, NULL::VARCHAR AS guard_kind, false AS limit_hit,"
+        " ?::VARCHAR AS gb_id, NULL::VARCHAR AS exc_type, NULL::VARCHAR AS outcome, ? AS text",
+        [facts, gb_id, text],
+    )
     (got,) = con.execute(f"SELECT {sql['RULE_CASE']} FROM f").fetchone()
     assert got == rule
     if subject:
         con.execute("CREATE TABLE m AS SELECT *, ? AS rule_id FROM f", [rule])
         rules = {r.id: r for r in load_rules()}
-        (s,) = con.execute(f"SELECT coalesce({sql['SUBJECT_CASE']}, ?) FROM m", [rules[rule].subject_default]).fetchone()
+        (s,) = con.execute(
+            f"SELECT coalesce({sql['SUBJECT_CASE']}, ?) FROM m", [rules[rule].subject_default]
+        ).fetchone()
         assert s == subject
 
 
@@ -324,15 +472,51 @@ def test_the_kind_of_a_fact_is_every_column_a_rule_can_read():
     from pt2logs.query.advice import MATCH_COLUMNS, Rule, match_sql, predicate
     from pt2logs.query.macros import macro_sql
 
-    every = Rule(id="x", finding="x", facts="recompiles", evidence="x", advice="x", causes=("c",), guard_kinds=("g",),
-                 limit_hit=True, gb_ids=("gb1",), text="t", not_text="n", exc_types=("E",), outcomes=("miss",))
-    assert set(Rule.__dataclass_fields__) - {"id", "finding", "evidence", "advice", "cost", "min_events", "min_values", "subject",
-                                             "detail", "subject_default"} == {
-        "facts", "causes", "guard_kinds", "limit_hit", "gb_ids", "text", "not_text", "exc_types", "outcomes"}
+    every = Rule(
+        id="x",
+        finding="x",
+        facts="recompiles",
+        evidence="x",
+        advice="x",
+        causes=("c",),
+        guard_kinds=("g",),
+        limit_hit=True,
+        gb_ids=("gb1",),
+        text="t",
+        not_text="n",
+        exc_types=("E",),
+        outcomes=("miss",),
+    )
+    assert set(Rule.__dataclass_fields__) - {
+        "id",
+        "finding",
+        "evidence",
+        "advice",
+        "cost",
+        "min_events",
+        "min_values",
+        "subject",
+        "detail",
+        "subject_default",
+    } == {
+        "facts",
+        "causes",
+        "guard_kinds",
+        "limit_hit",
+        "gb_ids",
+        "text",
+        "not_text",
+        "exc_types",
+        "outcomes",
+    }
     assert set(re.findall(r"\bf\.(\w+)", predicate(every))) == set(MATCH_COLUMNS)
     sql = match_sql((every,))
     assert [c.strip() for c in sql["KIND_COLUMNS"].split(",")] == list(MATCH_COLUMNS)
-    assert set(re.findall(r"\bf\.(\w+)", sql["KIND_JOIN"])) == set(re.findall(r"\br\.(\w+)", sql["KIND_JOIN"])) == set(MATCH_COLUMNS)
+    assert (
+        set(re.findall(r"\bf\.(\w+)", sql["KIND_JOIN"]))
+        == set(re.findall(r"\br\.(\w+)", sql["KIND_JOIN"]))
+        == set(MATCH_COLUMNS)
+    )
     assert "{KIND_" not in macro_sql("advice_items") and "{{" not in macro_sql("advice_items")
 
 
@@ -345,7 +529,10 @@ def test_markdown_pastes_as_is(fixtures_wh):
     r = CliRunner().invoke(main, ["advise", "compile_failure", "-w", fixtures_wh, "-f", "markdown"])
     assert r.exit_code == 0
     lines = r.output.splitlines()
-    assert lines[0].startswith("# Advice for compile\\_failure") and sum(ln.startswith("## ") for ln in lines) == 2
+    assert (
+        lines[0].startswith("# Advice for compile\\_failure")
+        and sum(ln.startswith("## ") for ln in lines) == 2
+    )
     assert "- **Frames:** `<lambda> (scenarios.py:116)`" in lines
     prose = re.sub(r"`[^`]*`", "", r.output)
     assert "<" not in prose and "bad\\_backend" in prose

@@ -36,7 +36,11 @@ def independent_counts(paths: list[Path]) -> dict[str, int]:
                 if env[key].get("recompile_reason"):
                     metrics_reasons.add(cid)
                 rr = env[key].get("restart_reasons") or []
-                restarts_by_compile[cid] = {r for r in rr if not r.startswith(("<class ", "Unknown fail_and_restart_analysis"))}
+                restarts_by_compile[cid] = {
+                    r
+                    for r in rr
+                    if not r.startswith(("<class ", "Unknown fail_and_restart_analysis"))
+                }
         c["recompiles"] += len(recompile_artifacts) if recompile_artifacts else len(metrics_reasons)
         if not has_gb_artifact:
             c["graph_breaks"] += sum(len(v) for v in restarts_by_compile.values())
@@ -69,7 +73,11 @@ def test_per_run_counts_equal_an_independent_scan(wh):
           (SELECT coalesce(sum(occurrences), 0) FROM graph_breaks x WHERE x.run_id = r.run_id),
           (SELECT count(*) FROM kernels x WHERE x.run_id = r.run_id)
         FROM runs r""").fetchall():
-        got[name.removesuffix(".log").removesuffix(".txt")] = {"recompiles": rc, "graph_breaks": gb, "kernels": k}
+        got[name.removesuffix(".log").removesuffix(".txt")] = {
+            "recompiles": rc,
+            "graph_breaks": gb,
+            "kernels": k,
+        }
     runs = _runs()
     checked = Counter()
     for name, paths in runs.items():
@@ -83,12 +91,18 @@ def test_per_run_counts_equal_an_independent_scan(wh):
 
 def test_every_gpu_recompile_has_a_real_cause(wh):
     con = pt2logs.connect(wh)
-    rows = con.execute("SELECT cause, reason FROM recompiles JOIN runs USING (run_id) WHERE root LIKE '%/gpu/%'").fetchall()
+    rows = con.execute(
+        "SELECT cause, reason FROM recompiles JOIN runs USING (run_id) WHERE root LIKE '%/gpu/%'"
+    ).fetchall()
     assert len(rows) >= 7
     assert all(cause in CAUSES and cause != "other" for cause, _ in rows), rows
     # the recompile_causes scenario changes an int constant, a dtype, ndim, a bool flag and requires_grad
-    causes = {c for c, _ in con.execute(
-        "SELECT cause, 1 FROM recompiles JOIN runs USING (run_id) WHERE name = 'recompile_causes'").fetchall()}
+    causes = {
+        c
+        for c, _ in con.execute(
+            "SELECT cause, 1 FROM recompiles JOIN runs USING (run_id) WHERE name = 'recompile_causes'"
+        ).fetchall()
+    }
     assert {"dtype_mismatch", "ndim_mismatch", "requires_grad_mismatch"} <= causes
     assert causes & {"python_value_changed", "type_or_id_changed"}
 
@@ -110,17 +124,29 @@ def test_counters_json_relates_to_the_tables(wh):
     """counters['graph_break'] leaves out data-dependent branching (it lands in 'unimplemented')."""
     con = pt2logs.connect(wh)
     for scenario in ("graph_breaks", "compile_failure", "train_loop"):
-        counters = json.loads(fixture_path("gpu", scenario, "counters.json").read_text())["counters"]
-        gb = dict(con.execute(
-            "SELECT gb_type, sum(occurrences) FROM graph_breaks JOIN runs USING (run_id) WHERE name = ? GROUP BY 1",
-            [scenario]).fetchall())
+        counters = json.loads(fixture_path("gpu", scenario, "counters.json").read_text())[
+            "counters"
+        ]
+        gb = dict(
+            con.execute(
+                "SELECT gb_type, sum(occurrences) FROM graph_breaks JOIN runs USING (run_id) WHERE name = ? GROUP BY 1",
+                [scenario],
+            ).fetchall()
+        )
         in_counters = sum(counters.get("graph_break", {}).values())
-        dd = sum(v for k, v in counters.get("unimplemented", {}).items() if k.startswith("Data-dependent branching"))
+        dd = sum(
+            v
+            for k, v in counters.get("unimplemented", {}).items()
+            if k.startswith("Data-dependent branching")
+        )
         assert sum(gb.values()) == in_counters + dd, scenario
         assert gb.get("Data-dependent branching", 0) == dd
-        fx = dict(con.execute(
-            "SELECT outcome, count(*) FROM cache_events JOIN runs USING (run_id) WHERE name = ? AND cache = 'fx_graph' GROUP BY 1",
-            [scenario]).fetchall())
+        fx = dict(
+            con.execute(
+                "SELECT outcome, count(*) FROM cache_events JOIN runs USING (run_id) WHERE name = ? AND cache = 'fx_graph' GROUP BY 1",
+                [scenario],
+            ).fetchall()
+        )
         assert fx.get("hit", 0) == counters["inductor"].get("fxgraph_cache_hit", 0)
         assert fx.get("miss", 0) == counters["inductor"].get("fxgraph_cache_miss", 0)
 
@@ -131,11 +157,15 @@ def test_recompile_limit_hit_is_its_own_row(tmp_path):
     wh = str(tmp_path / "wh")
     pt2logs.ingest([str(SAMPLES / "recompiles")], wh)
     con = pt2logs.connect(wh)
-    rows = con.execute("SELECT compile_id, cause, is_limit_hit, reason FROM recompiles WHERE is_limit_hit").fetchall()
+    rows = con.execute(
+        "SELECT compile_id, cause, is_limit_hit, reason FROM recompiles WHERE is_limit_hit"
+    ).fetchall()
     assert len(rows) == 1
     cid, cause, _, reason = rows[0]
     assert cause == "recompile_limit_hit" and "dtype mismatch" in reason
-    fail = con.execute("SELECT fail_type FROM failures WHERE compile_id = ? AND NOT is_restart", [cid]).fetchall()
+    fail = con.execute(
+        "SELECT fail_type FROM failures WHERE compile_id = ? AND NOT is_restart", [cid]
+    ).fetchall()
     assert fail == [("Unsupported",)]
 
 
@@ -145,4 +175,12 @@ def test_kernels_cache_hit_flag_follows_the_fx_cache(wh):
                           WHERE r.name = 'train_loop' AND cache_hit""").fetchone()[0]
     assert hits > 0
     kinds = {k for (k,) in con.execute("SELECT DISTINCT kind FROM kernels").fetchall()}
-    assert kinds <= {"pointwise", "reduction", "persistent_reduction", "template", "foreach", "split_scan", "other"}
+    assert kinds <= {
+        "pointwise",
+        "reduction",
+        "persistent_reduction",
+        "template",
+        "foreach",
+        "split_scan",
+        "other",
+    }

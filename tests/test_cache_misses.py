@@ -27,8 +27,11 @@ _HEAD = re.compile(r"^\[(\w+)\] ([^:]+):")
 
 def _artifacts(path, pattern):
     """(name, parsed JSON payload) of the artifacts whose name matches ``pattern`` (a regex, from the start)."""
-    return [(artifact_name(env), json.loads(p)) for env, p in raw_records(path)
-            if re.match(pattern, artifact_name(env) or "")]
+    return [
+        (artifact_name(env), json.loads(p))
+        for env, p in raw_records(path)
+        if re.match(pattern, artifact_name(env) or "")
+    ]
 
 
 # ---------------------------------------------------------------- the components, as torch writes them
@@ -40,9 +43,17 @@ def test_components_of_a_torch_26_fx_graph_key():
     assert name == "fx_graph_cache_miss" and len(comps) == len(d["components"]) > 100
     assert [c.name for c in comps] == [_HEAD.match(x).group(2) for x in d["components"]]
     by = {c.name: c for c in comps}
-    assert by["gm"].kind == "graph" and "def forward(self" in by["gm"].value  # a multi-line value kept whole
-    assert by["example_inputs[0]"].kind == "inputs" and "TensorMetadata(dtype=torch.float32" in by["example_inputs[0]"].value
-    assert by["inductor_config[fx_graph_cache]"].kind == "config" and by["inductor_config[fx_graph_cache]"].value == "True"
+    assert (
+        by["gm"].kind == "graph" and "def forward(self" in by["gm"].value
+    )  # a multi-line value kept whole
+    assert (
+        by["example_inputs[0]"].kind == "inputs"
+        and "TensorMetadata(dtype=torch.float32" in by["example_inputs[0]"].value
+    )
+    assert (
+        by["inductor_config[fx_graph_cache]"].kind == "config"
+        and by["inductor_config[fx_graph_cache]"].value == "True"
+    )
     assert by["torch_version"].kind == "torch_version"
     assert all(len(c.value) <= 1025 for c in comps)
 
@@ -53,7 +64,11 @@ def test_components_split_into_lines_by_torch_24_are_joined_back():
     heads = [x for x in d["components"] if _HEAD.match(x)]
     assert len(comps) == len(heads) < len(d["components"])  # continuation lines are not components
     gm = comps[0]
-    assert gm.name == "gm" and "def forward(self, arg0_1, arg1_1):" in gm.value and "torch.ops.aten.mul.Tensor" in gm.value
+    assert (
+        gm.name == "gm"
+        and "def forward(self, arg0_1, arg1_1):" in gm.value
+        and "torch.ops.aten.mul.Tensor" in gm.value
+    )
 
 
 def test_kinds_of_the_aotautograd_components():
@@ -61,7 +76,10 @@ def test_kinds_of_the_aotautograd_components():
     comps = parse_components(d["components"])
     assert comps and {c.name for c in comps} >= {"aot_config", "grad_enabled"}
     assert component_kind("aot_config") == "config" and component_kind("grad_enabled") == "settings"
-    assert component_kind("system_info[device]") == "device" and component_kind("_custom_partitioner_fn") == "custom_passes"
+    assert (
+        component_kind("system_info[device]") == "device"
+        and component_kind("_custom_partitioner_fn") == "custom_passes"
+    )
     assert parse_components(None) == [] and parse_components([1, "no head"]) == []
 
 
@@ -79,22 +97,32 @@ def tlparse_wh(tmp_path_factory):
 def test_every_cache_artifact_is_a_lookup_with_its_components(tlparse_wh):
     con = pt2logs.connect(tlparse_wh)
     for f in ("cache_hit_miss.log", "artifacts.log", "simple.log"):
-        raw = _artifacts(fixture_path("tlparse", f), r"(fx_graph|aotautograd)_cache_(hit|miss|bypass|hash)$")
-        rows = con.execute("""SELECT cache, outcome, key, n_components, reason, line_no FROM cache_events
-                              WHERE run_id IN (SELECT run_id FROM runs WHERE name = ?) ORDER BY line_no""", [f]).fetchall()
+        raw = _artifacts(
+            fixture_path("tlparse", f), r"(fx_graph|aotautograd)_cache_(hit|miss|bypass|hash)$"
+        )
+        rows = con.execute(
+            """SELECT cache, outcome, key, n_components, reason, line_no FROM cache_events
+                              WHERE run_id IN (SELECT run_id FROM runs WHERE name = ?) ORDER BY line_no""",
+            [f],
+        ).fetchall()
         assert len(rows) == len(raw) > 0, f
         for (name, d), (cache, outcome, key, n, reason, line) in zip(raw, rows):
             assert cache == name.split("_cache_")[0] and key == d.get("key")
             state = name.rsplit("_", 1)[1]
             assert outcome == (d.get("cache_state") if state == "hash" else state)
             assert n == len(parse_components(d.get("components")))
-            comps = con.execute("SELECT count(*), count(DISTINCT key) FROM cache_key_components c JOIN runs r USING (run_id) "
-                                "WHERE r.name = ? AND c.line_no = ?", [f, line]).fetchone()
+            comps = con.execute(
+                "SELECT count(*), count(DISTINCT key) FROM cache_key_components c JOIN runs r USING (run_id) "
+                "WHERE r.name = ? AND c.line_no = ?",
+                [f, line],
+            ).fetchone()
             assert comps[0] == n and comps[1] == (1 if n else 0)
             if d.get("cache_bypass_reason"):
                 assert reason == d["cache_bypass_reason"]
     # torch 2.4 said no outcome: kept as NULL, not guessed
-    assert con.execute("SELECT outcome FROM cache_events e JOIN runs r USING (run_id) WHERE r.name = 'artifacts.log'").fetchall() == [(None,)]
+    assert con.execute(
+        "SELECT outcome FROM cache_events e JOIN runs r USING (run_id) WHERE r.name = 'artifacts.log'"
+    ).fetchall() == [(None,)]
     # cache_hit_miss.log compiles one frame three times (a test clearing the cache in between): one
     # FX lookup per compile, numbered within it
     fx = con.execute("""SELECT outcome, lookup FROM cache_lookups()
@@ -107,9 +135,14 @@ def test_bypasses_say_why(tlparse_wh):
     rows = run_named(con, "cache_misses", {"run_id": "cache_hit_miss.log"}).to_pylist()
     bypass = [r for r in rows if r["outcome"] == "bypass"]
     assert len(bypass) == 3 and all(r["cache"] == "aotautograd" for r in bypass)
-    assert all(r["why"].startswith("bypass: Unsupported call_function target flex_attention") for r in bypass)
+    assert all(
+        r["why"].startswith("bypass: Unsupported call_function target flex_attention")
+        for r in bypass
+    )
     misses = [r for r in rows if r["outcome"] == "miss"]
-    assert len(misses) == 2 and all(r["why"] == "no earlier run made this lookup: a cold start" for r in misses)
+    assert len(misses) == 2 and all(
+        r["why"] == "no earlier run made this lookup: a cold start" for r in misses
+    )
 
 
 # ---------------------------------------------------------------- real torch 2.13 runs: cold, warm, config
@@ -124,7 +157,11 @@ def torch_runs(tmp_path_factory):
 
     from tests import cache_runs
 
-    dest = Path(os.environ["PT2LOGS_CACHE_RUNS"]) if os.environ.get("PT2LOGS_CACHE_RUNS") else tmp_path_factory.mktemp("cache_runs")
+    dest = (
+        Path(os.environ["PT2LOGS_CACHE_RUNS"])
+        if os.environ.get("PT2LOGS_CACHE_RUNS")
+        else tmp_path_factory.mktemp("cache_runs")
+    )
     if not os.environ.get("PT2LOGS_CACHE_RUNS"):
         cache_runs.generate(dest)
     wh = str(tmp_path_factory.mktemp("cache_runs_wh") / "wh")
@@ -136,8 +173,15 @@ def torch_runs(tmp_path_factory):
 def test_cold_and_warm_runs(torch_runs):
     con = pt2logs.connect(torch_runs)
     rows = {r["run"]: r for r in run_named(con, "cache_cold_warm", {}).to_pylist()}
-    assert rows["cold"]["state"] == "cold" and rows["cold"]["hits"] == 0 and rows["cold"]["lookups"] >= 3
-    assert rows["warm"]["state"] == "warm" and rows["warm"]["hits"] == rows["warm"]["lookups"] == rows["cold"]["lookups"]
+    assert (
+        rows["cold"]["state"] == "cold"
+        and rows["cold"]["hits"] == 0
+        and rows["cold"]["lookups"] >= 3
+    )
+    assert (
+        rows["warm"]["state"] == "warm"
+        and rows["warm"]["hits"] == rows["warm"]["lookups"] == rows["cold"]["lookups"]
+    )
     assert rows["warm"]["saved_s"] > 0 and rows["warm"]["cold_run"] == "cold"
     assert rows["warm"]["compile_s"] < rows["cold"]["compile_s"] and rows["warm"]["vs_cold_pct"] < 0
     assert rows["config"]["state"] == "cold" and rows["config"]["cold_run"] == "cold"
@@ -150,7 +194,9 @@ def test_cold_runs_are_paired_as_before_the_rewrite(torch_runs):
 
     con = pt2logs.connect(torch_runs)
     for params in ({}, {"run_id": "warm"}, {"tag": "job=relu"}, {"tag": "job=other"}):
-        assert rows(con, named_sql("cache_cold_warm"), params) == rows(con, oracle_sql("cache_cold_warm"), params), params
+        assert rows(con, named_sql("cache_cold_warm"), params) == rows(
+            con, oracle_sql("cache_cold_warm"), params
+        ), params
 
 
 def _misses_as_before(wh: str, selections: list[dict]) -> list[dict]:
@@ -164,14 +210,24 @@ def _misses_as_before(wh: str, selections: list[dict]) -> list[dict]:
         for name in ("cache_misses", "cache_key_diff"):
             p = {**params, "limit": 100000} if name == "cache_key_diff" else params
             assert rows(con, named_sql(name), p) == rows(con, oracle_sql(name), p), (name, params)
-        misses = rows(con, named_sql("cache_misses"), params)  # one row per lookup: no pair is joined twice
+        misses = rows(
+            con, named_sql("cache_misses"), params
+        )  # one row per lookup: no pair is joined twice
         assert len({(r["run"], r["file"], r["line_no"]) for r in misses}) == len(misses), params
     return rows(con, named_sql("cache_key_diff"), {"limit": 100000})
 
 
 def test_missed_lookups_are_explained_as_before_the_rewrite(torch_runs, tlparse_wh):
-    diffs = _misses_as_before(torch_runs, [{}, {"run_id": "config"}, {"run_id": "cold", "base": "warm"},
-                                           {"run_id": "config", "base": "cold"}, {"tag": "job=relu"}])
+    diffs = _misses_as_before(
+        torch_runs,
+        [
+            {},
+            {"run_id": "config"},
+            {"run_id": "cold", "base": "warm"},
+            {"run_id": "config", "base": "cold"},
+            {"tag": "job=relu"},
+        ],
+    )
     assert diffs  # the config run's keys differ in a component
     _misses_as_before(tlparse_wh, [{}])
 
@@ -194,7 +250,11 @@ def test_the_words_for_every_shape_of_differences_are_as_before(torch_runs):
     from pt2logs.query.macros import macro_sql
 
     con = pt2logs.connect(torch_runs)
-    con.execute(macro_sql("cache_pair_diffs").replace("MACRO cache_pair_diffs(", "MACRO cache_pair_diffs_real(", 1))
+    con.execute(
+        macro_sql("cache_pair_diffs").replace(
+            "MACRO cache_pair_diffs(", "MACRO cache_pair_diffs_real(", 1
+        )
+    )
     seen = []
     for off in range(5):
         con.execute(f"""CREATE OR REPLACE MACRO cache_pair_diffs(run, since, until, tag, base) AS TABLE
@@ -203,14 +263,18 @@ def test_the_words_for_every_shape_of_differences_are_as_before(torch_runs):
         for params in ({}, {"run_id": "config", "base": "cold"}):
             new = rows(con, named_sql("cache_misses"), params)
             # (the former query left the order of a compile's several differing kinds undefined)
-            old = oracle_sql("cache_misses_pair_join").replace("string_agg(DISTINCT d.differs, ', ')",
-                                                                "string_agg(DISTINCT d.differs, ', ' ORDER BY d.differs)")
+            old = oracle_sql("cache_misses_pair_join").replace(
+                "string_agg(DISTINCT d.differs, ', ')",
+                "string_agg(DISTINCT d.differs, ', ' ORDER BY d.differs)",
+            )
             assert new == rows(con, old, params), (off, params)
             seen += new
     assert any(" (+" in (r["components"] or "") for r in seen)  # more than six
     assert any(r["differs"] is None and r["components"] == "x" for r in seen)  # no kind
     assert any(r["why"].startswith("key differs in config, k0, k1, k2: c0, c1") for r in seen)
-    assert any("other keys differ in config, config, k0, k1, k2)" in r["why"] for r in seen)  # in order
+    assert any(
+        "other keys differ in config, config, k0, k1, k2)" in r["why"] for r in seen
+    )  # in order
     assert any(r["differs"] is None for r in seen)
 
 
@@ -221,19 +285,31 @@ def test_a_config_change_is_the_component_that_differs(torch_runs):
     cold = [r for r in rows if r["run"] == "cold"]
     assert cold and all(r["why"] == "no earlier run made this lookup: a cold start" for r in cold)
     config = [r for r in rows if r["run"] == "config"]
-    assert len(config) == len(cold) and all(r["base_run"] == "warm" and r["base_outcome"] == "hit" for r in config)
+    assert len(config) == len(cold) and all(
+        r["base_run"] == "warm" and r["base_outcome"] == "hit" for r in config
+    )
     # paired by function, not by compile id: another function was compiled first in `config`
-    assert {r["compile_id"] for r in cold} == {"0/0"} and {r["compile_id"] for r in config} == {"1/0"}
+    assert {r["compile_id"] for r in cold} == {"0/0"} and {r["compile_id"] for r in config} == {
+        "1/0"
+    }
     fx = [r for r in config if r["cache"] == "fx_graph"]
-    assert len(fx) == 2 and {r["lookup"] for r in fx} == {1, 2}  # forward and backward graph of one compile
+    assert len(fx) == 2 and {r["lookup"] for r in fx} == {
+        1,
+        2,
+    }  # forward and backward graph of one compile
     for r in fx:
         assert r["differs"] == "config" and r["components"] == "inductor_config[fallback_random]", r
         assert r["why"] == "key differs in config: inductor_config[fallback_random]"
     (aot,) = [r for r in config if r["cache"] == "aotautograd"]
     # torch 2.13 logs AOTAutograd's components only at DEBUG: the FX keys of the compile say what changed
-    assert aot["why"] == "key differs; torch logged no components for this cache (this compile's other keys differ in config)"
+    assert (
+        aot["why"]
+        == "key differs; torch logged no components for this cache (this compile's other keys differ in config)"
+    )
     diff = run_named(con, "cache_key_diff", {"run_id": "config"}).to_pylist()
-    assert [(r["component"], r["base_value"], r["value"]) for r in diff] == [("inductor_config[fallback_random]", "False", "True")] * 2
+    assert [(r["component"], r["base_value"], r["value"]) for r in diff] == [
+        ("inductor_config[fallback_random]", "False", "True")
+    ] * 2
 
 
 def test_same_key_means_the_entry_was_not_in_the_cache(torch_runs):
@@ -242,7 +318,9 @@ def test_same_key_means_the_entry_was_not_in_the_cache(torch_runs):
     con = pt2logs.connect(torch_runs)
     rows = run_named(con, "cache_misses", {"run_id": "cold", "base": "warm"}).to_pylist()
     assert rows and all(r["key"] == r["base_key"] for r in rows)
-    assert all(r["why"].startswith("same key as warm (hit): the entry was not in the cache") for r in rows)
+    assert all(
+        r["why"].startswith("same key as warm (hit): the entry was not in the cache") for r in rows
+    )
 
 
 def test_diff_shows_why_b_missed(torch_runs):
@@ -252,7 +330,9 @@ def test_diff_shows_why_b_missed(torch_runs):
     assert section.count("key differs in config: inductor_config[fallback_random]") == 2
     res = CliRunner().invoke(main, ["diff", "cold", "warm", "-w", torch_runs])
     assert "Why B's caches missed" not in res.output  # warm missed nothing
-    js = json.loads(CliRunner().invoke(main, ["diff", "warm", "config", "-w", torch_runs, "-f", "json"]).output)
+    js = json.loads(
+        CliRunner().invoke(main, ["diff", "warm", "config", "-w", torch_runs, "-f", "json"]).output
+    )
     assert {r["cache"] for r in js["cache_misses"]} == {"fx_graph", "aotautograd"}
 
 
@@ -279,13 +359,25 @@ def test_the_stderr_says_the_same_lookups_as_the_trace(torch_runs):
 
 def test_stderr_captures_alone_are_compared_too(tmp_path, torch_runs):
     # only the text: no compilation_metrics, so no function; lookups pair by compile id
-    src = Path(pt2logs.connect(torch_runs).execute("SELECT root FROM runs WHERE name = 'cold'").fetchone()[0]).parent
+    src = Path(
+        pt2logs.connect(torch_runs)
+        .execute("SELECT root FROM runs WHERE name = 'cold'")
+        .fetchone()[0]
+    ).parent
     wh = str(tmp_path / "wh")
-    ids = {run: pt2logs.ingest([str(src / run / "torch_logs.txt")], wh).run_ids[0] for run in ("cold", "warm")}
+    ids = {
+        run: pt2logs.ingest([str(src / run / "torch_logs.txt")], wh).run_ids[0]
+        for run in ("cold", "warm")
+    }
     con = pt2logs.connect(wh)
     rows = run_named(con, "cache_misses", {"run_id": ids["cold"], "base": ids["warm"]}).to_pylist()
-    assert len(rows) == 3 and all(r["function"] is None and r["base_outcome"] == "hit" for r in rows)
-    assert all(r["why"].startswith("same key as torch_logs.txt (hit): the entry was not in the cache") for r in rows)
+    assert len(rows) == 3 and all(
+        r["function"] is None and r["base_outcome"] == "hit" for r in rows
+    )
+    assert all(
+        r["why"].startswith("same key as torch_logs.txt (hit): the entry was not in the cache")
+        for r in rows
+    )
 
 
 def test_a_base_lookup_is_found_by_an_asof_join_not_a_loop(torch_runs):
@@ -293,5 +385,7 @@ def test_a_base_lookup_is_found_by_an_asof_join_not_a_loop(torch_runs):
     every earlier lookup; 2.0.1 estimates the missed lookups at 41 rows on any warehouse, and
     cache_misses took 17 s at 10,000 runs. pt2logs' connections turn that rewrite off (views.SETTINGS)."""
     con = pt2logs.connect(torch_runs)
-    plan = con.execute("EXPLAIN SELECT count(*) FROM cache_pairs(NULL, NULL, NULL, NULL, NULL)").fetchall()[0][1]
+    plan = con.execute(
+        "EXPLAIN SELECT count(*) FROM cache_pairs(NULL, NULL, NULL, NULL, NULL)"
+    ).fetchall()[0][1]
     assert "ASOF" in plan.upper() and "NESTED_LOOP" not in plan.upper().replace(" ", "_")

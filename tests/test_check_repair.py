@@ -61,11 +61,17 @@ def test_check_finds_a_bit_flip_reads_cannot_see_and_repair_restores_the_runs(ba
     assert rc == 1 and victim.name in out and "content changed" in out
     assert _cli("check", "--quick", "-w", str(wh))[0] == 0
     rc, out = _cli("repair", "-w", str(wh))
-    assert rc == 0 and f"quarantined: events/{victim.parent.name}/{victim.name}" in out and "ingested again" in out
+    assert (
+        rc == 0
+        and f"quarantined: events/{victim.parent.name}/{victim.name}" in out
+        and "ingested again" in out
+    )
     assert (wh / "_quarantine" / "events" / victim.parent.name / victim.name).exists()
     rc, out = _cli("check", "-w", str(wh))
     assert rc == 0, out
-    assert _count(wh, "SELECT count(*) FROM events") == _count(base / "wh", "SELECT count(*) FROM events")
+    assert _count(wh, "SELECT count(*) FROM events") == _count(
+        base / "wh", "SELECT count(*) FROM events"
+    )
     con = pt2logs.connect(str(wh))
     assert pt2logs.query.views.read_warnings(con) == []
     con.close()
@@ -112,7 +118,9 @@ def test_compact_never_rewrites_a_partition_with_a_damaged_member(base, tmp_path
     victim.write_bytes(victim.read_bytes()[:50])
     res = compact(str(wh), grace_s=0)
     assert res.partitions == [] and res.skipped and victim.name in res.skipped[0][1]
-    assert sorted(p.name for p in wh.rglob("*.parquet")) == before  # nothing rewritten, nothing deleted
+    assert (
+        sorted(p.name for p in wh.rglob("*.parquet")) == before
+    )  # nothing rewritten, nothing deleted
     rc, out = _cli("repair", "-w", str(wh))
     assert rc == 0, out
     res = compact(str(wh), grace_s=0)

@@ -15,14 +15,21 @@ from tests.conftest import SAMPLES
 
 import pt2logs
 
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(pt2logs.__file__).resolve().parent.parent)]
-                                                  + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))}
+ENV = {
+    **os.environ,
+    "PYTHONPATH": os.pathsep.join(
+        [str(Path(pt2logs.__file__).resolve().parent.parent)]
+        + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])
+    ),
+}
 
 
 def _counts(wh: Path) -> list:
     con = pt2logs.connect(str(wh))
-    return [con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("runs", "events", "log_lines", "guards")] + [
-        con.execute("SELECT sum(length(payload)) FROM events").fetchone()[0]]
+    return [
+        con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+        for t in ("runs", "events", "log_lines", "guards")
+    ] + [con.execute("SELECT sum(length(payload)) FROM events").fetchone()[0]]
 
 
 def test_compact_of_a_fleet_partition_stays_within_its_batches(tmp_path):
@@ -30,8 +37,10 @@ def test_compact_of_a_fleet_partition_stays_within_its_batches(tmp_path):
     # the synthesized files as one committed transaction's (compact copies committed files only)
     txn = pt2logs.connect(str(wh)).execute("SELECT any_value(txn) FROM runs").fetchone()[0]
     for f in wh.glob("*/ingest_date=*/part-bench-*.parquet"):
-        f.rename(f.with_name(f"part-{txn}-{f.stem[len('part-bench-'):]}-1.parquet"))
-    pt2logs.ingest([str(SAMPLES)], str(wh), force=True)  # a second file per table: the partition is compacted
+        f.rename(f.with_name(f"part-{txn}-{f.stem[len('part-bench-') :]}-1.parquet"))
+    pt2logs.ingest(
+        [str(SAMPLES)], str(wh), force=True
+    )  # a second file per table: the partition is compacted
     before = _counts(wh)
     m = run([sys.executable, "-m", "pt2logs", "compact", "-w", str(wh)], env=ENV)
     assert m.rc == 0, m.out[-2000:]

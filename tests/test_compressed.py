@@ -29,6 +29,7 @@ def content_tables() -> list[str]:
 
     return sorted(set(TABLES) - {"files", "runs", "ingest_errors"})
 
+
 #: the memory bound of the reliability issue, for any input
 MAX_RSS_MB = 300
 
@@ -47,13 +48,17 @@ def ingest_one(tmp_path: Path, name: str, data: bytes) -> tuple[str, dict[str, i
     pt2logs.ingest([str(d)], wh)
     con = pt2logs.connect(wh)
     counts = {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in content_tables()}
-    errors = con.execute("SELECT kind, severity, message, excerpt FROM ingest_errors ORDER BY ALL").fetchall()
+    errors = con.execute(
+        "SELECT kind, severity, message, excerpt FROM ingest_errors ORDER BY ALL"
+    ).fetchall()
     con.close()
     return wh, counts, errors
 
 
 @pytest.fixture(scope="module")
-def plain(trace: bytes, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, int], list[tuple]]:
+def plain(
+    trace: bytes, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[dict[str, int], list[tuple]]:
     _, counts, errors = ingest_one(tmp_path_factory.mktemp("plain"), "plain", trace)
     assert counts["events"] > 300
     return counts, errors
@@ -70,12 +75,16 @@ def _zstd(data: bytes) -> bytes:
     return zstandard.ZstdCompressor().compress(data)
 
 
-@pytest.mark.parametrize("how", ["gzip members", "gzip members + padding between", "zstd frames", "bz2 streams"])
+@pytest.mark.parametrize(
+    "how", ["gzip members", "gzip members + padding between", "zstd frames", "bz2 streams"]
+)
 def test_multi_member_files_equal_the_plain_file(tmp_path, trace, plain, how):
     if how == "gzip members":
         data = _members(trace, gzip.compress)
     elif how == "gzip members + padding between":
-        data = _members(trace, lambda b: gzip.compress(b) + bytes(512 - len(gzip.compress(b)) % 512))
+        data = _members(
+            trace, lambda b: gzip.compress(b) + bytes(512 - len(gzip.compress(b)) % 512)
+        )
     elif how == "zstd frames":
         data = _members(trace, _zstd)
     else:
@@ -84,7 +93,9 @@ def test_multi_member_files_equal_the_plain_file(tmp_path, trace, plain, how):
     assert (counts, errors) == plain
 
 
-@pytest.mark.parametrize("tail", [bytes(64 << 10), b"\x00\x00", b"-- log shipper trailer --\n" + bytes(range(256))])
+@pytest.mark.parametrize(
+    "tail", [bytes(64 << 10), b"\x00\x00", b"-- log shipper trailer --\n" + bytes(range(256))]
+)
 def test_bytes_after_a_gzip_member_lose_no_row(tmp_path, trace, plain, tail):
     """Zero padding is read as padding; other trailing bytes are one warning with their offset."""
     gz = gzip.compress(trace)
@@ -106,7 +117,9 @@ def test_a_gzip_cut_at_a_record_boundary_is_truncated(tmp_path, trace):
     end-of-stream marker is what says the file was cut. Every row before the cut is kept."""
     cut = re.compile(rb"\n[VIWEC]\d{4} ").search(trace, len(trace) // 2).start() + 1
     c = zlib.compressobj(6, zlib.DEFLATED, 31)
-    head = c.compress(trace[:cut]) + c.flush(zlib.Z_FULL_FLUSH)  # everything up to the cut, byte-aligned
+    head = c.compress(trace[:cut]) + c.flush(
+        zlib.Z_FULL_FLUSH
+    )  # everything up to the cut, byte-aligned
     whole = head + c.compress(trace[cut:]) + c.flush()
     assert gzip.decompress(whole) == trace
     _, counts, errors = ingest_one(tmp_path, "gz", head)
@@ -114,7 +127,10 @@ def test_a_gzip_cut_at_a_record_boundary_is_truncated(tmp_path, trace):
     assert counts == prefix_counts and counts["events"] > 100
     extra = [e for e in errors if e not in prefix_errors]
     assert [(k, s) for k, s, _, _ in extra] == [("truncated", "error")]
-    assert "without its end-of-stream marker" in extra[0][2] and "rows before this point were kept" in extra[0][2]
+    assert (
+        "without its end-of-stream marker" in extra[0][2]
+        and "rows before this point were kept" in extra[0][2]
+    )
 
 
 # ----------------------------------------------------------------------------- memory
@@ -139,7 +155,9 @@ def write_bomb(path: Path, kind: str, head: bytes, fill: bytes, mb: int) -> Path
     return path
 
 
-def peak_rss_mb(code: str, *args: str, kill_above_mb: int = 1536, timeout: float = 300) -> tuple[float, int]:
+def peak_rss_mb(
+    code: str, *args: str, kill_above_mb: int = 1536, timeout: float = 300
+) -> tuple[float, int]:
     """Run ``code`` in a child Python; (its peak RSS in MB, return code). The child prints its own high
     water mark at the end (VmHWM: ``ru_maxrss`` would carry this big parent's over the exec); a watchdog
     kills it past ``kill_above_mb`` (then the peak is the largest RSS the watchdog saw)."""
@@ -147,8 +165,16 @@ def peak_rss_mb(code: str, *args: str, kill_above_mb: int = 1536, timeout: float
     if not os.path.exists("/proc/self/status"):
         pytest.skip("peak RSS is read from /proc/self/status (Linux)")
     code += "\nimport re; print('PEAK', re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1))"
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = psutil.Popen([sys.executable, "-c", code, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    }
+    proc = psutil.Popen(
+        [sys.executable, "-c", code, *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     seen, t0 = 0, time.monotonic()
     while proc.poll() is None:
         try:
@@ -194,5 +220,7 @@ print("EVENTS", r.events)
 def test_a_gzip_bomb_ingests_within_the_memory_bound(tmp_path, trace, fill):
     bomb = write_bomb(tmp_path / "trace.log.gz", "gzip", trace, fill, 300)
     # killed at twice the bound: past it the test has failed anyway (newlines reached 23.7 GB before the fix)
-    peak, rc = peak_rss_mb(INGEST, str(bomb), str(tmp_path / "wh"), kill_above_mb=2 * MAX_RSS_MB, timeout=120)
+    peak, rc = peak_rss_mb(
+        INGEST, str(bomb), str(tmp_path / "wh"), kill_above_mb=2 * MAX_RSS_MB, timeout=120
+    )
     assert rc == 0 and peak <= MAX_RSS_MB, f"peak RSS {peak:.0f} MB, rc {rc}"

@@ -43,13 +43,22 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _cli(*args: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pt2logs", *args], env=_env(**env), capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pt2logs", *args],
+        env=_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def _leftovers(wh: str) -> list[str]:
     """Markers, garbage records and temporary files: none must stay once a writer ran after the kill."""
-    return sorted(str(p.relative_to(wh)) for p in Path(wh).rglob("*")
-                  if p.is_file() and (p.parent.name in ("_txn", "_gc") or ".tmp" in p.name))
+    return sorted(
+        str(p.relative_to(wh))
+        for p in Path(wh).rglob("*")
+        if p.is_file() and (p.parent.name in ("_txn", "_gc") or ".tmp" in p.name)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +73,9 @@ def compactable(tmp_path_factory) -> tuple[str, dict, dict]:
 
 @pytest.mark.parametrize("step", COMPACT_STEPS)
 def test_compact_killed_after_any_step_loses_nothing(tmp_path, monkeypatch, compactable, step):
-    monkeypatch.setenv("PT2LOGS_GC_GRACE_S", "0")  # replaced files are deleted in the same run: more kill points
+    monkeypatch.setenv(
+        "PT2LOGS_GC_GRACE_S", "0"
+    )  # replaced files are deleted in the same run: more kill points
     src, before, before_counts = compactable
     assert before_counts["recompiles"] > 0 and before_counts["runs"] == 5
     wh = str(tmp_path / "wh")
@@ -91,7 +102,17 @@ def test_ingest_killed_after_any_commit_step_loses_nothing(tmp_path, compactable
     src, before, before_counts = compactable
     wh = str(tmp_path / "wh")
     shutil.copytree(src, wh)
-    p = _cli("ingest", str(SAMPLES / "recompiles"), "-w", wh, "--force", "--jobs", "1", "-q", PT2LOGS_DIE_AFTER=step)
+    p = _cli(
+        "ingest",
+        str(SAMPLES / "recompiles"),
+        "-w",
+        wh,
+        "--force",
+        "--jobs",
+        "1",
+        "-q",
+        PT2LOGS_DIE_AFTER=step,
+    )
     assert p.returncode == 137, p.stdout + p.stderr
     assert counts(wh) == before_counts  # the run as it was, or as re-ingested: the same rows
     res = pt2logs.ingest([str(SAMPLES)], wh)
@@ -142,7 +163,13 @@ os._exit(137)
 
 
 def _py(code: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], env=_env(), capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), *args],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_temporary_files_and_orphans_of_dead_writers_are_cleaned(tmp_path):
@@ -159,7 +186,9 @@ def test_temporary_files_and_orphans_of_dead_writers_are_cleaned(tmp_path):
     # and a writer of the views file is killed: DuckDB leaves the file and its WAL
     assert _py(_KILLED_VIEWS_WRITER, wh).returncode == 137
     left = [p.name for p in Path(wh).rglob("*") if ".tmp" in p.name or txn in p.name]
-    assert any(n.endswith(".parquet.tmp") for n in left) and any(n.endswith(".tmp.wal") for n in left), left
+    assert any(n.endswith(".parquet.tmp") for n in left) and any(
+        n.endswith(".tmp.wal") for n in left
+    ), left
     assert snapshot(wh) == before  # invisible
     res = pt2logs.ingest([str(SAMPLES)], wh)
     assert res.runs_unchanged == 5
@@ -181,8 +210,10 @@ def test_pool_workers_end_when_their_ingest_is_killed(tmp_path):
 
     wh = str(tmp_path / "wh")
     flag = str(tmp_path / "go")
-    p = subprocess.Popen([sys.executable, "-m", "pt2logs", "ingest", str(SAMPLES), "-w", wh, "--jobs", "2", "-q"],
-                         env=_env(PT2LOGS_PAUSE_AT=f"txn.data:{flag}"))
+    p = subprocess.Popen(
+        [sys.executable, "-m", "pt2logs", "ingest", str(SAMPLES), "-w", wh, "--jobs", "2", "-q"],
+        env=_env(PT2LOGS_PAUSE_AT=f"txn.data:{flag}"),
+    )
     workers: list = []
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and p.poll() is None:
@@ -236,13 +267,20 @@ print(ok, failed)
 def test_readers_never_fail_while_compactions_replace_files(tmp_path, monkeypatch):
     from pt2logs.store.compact import compact
 
-    monkeypatch.setenv("PT2LOGS_GC_GRACE_S", "1")  # replaced files are deleted 1 s later, by the next compaction
+    monkeypatch.setenv(
+        "PT2LOGS_GC_GRACE_S", "1"
+    )  # replaced files are deleted 1 s later, by the next compaction
 
     wh = str(tmp_path / "wh")
     pt2logs.ingest([str(SAMPLES)], wh)
     before = counts(wh)
-    reader = subprocess.Popen([sys.executable, "-c", _READER, wh, "5"], env=_env(), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+    reader = subprocess.Popen(
+        [sys.executable, "-c", _READER, wh, "5"],
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     rewrites = deleted = 0
     while reader.poll() is None:
         res = compact(wh, min_files=1)  # every partition rewritten
@@ -255,7 +293,9 @@ def test_readers_never_fail_while_compactions_replace_files(tmp_path, monkeypatc
     assert counts(wh) == before
 
 
-def test_a_compaction_copy_loses_to_a_later_ingest_of_its_run_even_when_it_commits_last(tmp_path, monkeypatch):
+def test_a_compaction_copy_loses_to_a_later_ingest_of_its_run_even_when_it_commits_last(
+    tmp_path, monkeypatch
+):
     """Compaction copies keep the committed_at of what they copy (+1 µs). Here the lock that orders
     the two is taken away: a re-ingest of a grown log commits while a compaction that copied the old
     rows is paused, the compaction commits after it, and the grown log still wins."""
@@ -285,11 +325,15 @@ def test_a_compaction_copy_loses_to_a_later_ingest_of_its_run_even_when_it_commi
     compaction.start()
     deadline = time.monotonic() + 120
     while not Path(f"{flag}.reached").exists():
-        assert compaction.is_alive() and time.monotonic() < deadline, "compact did not reach its pause point"
+        assert compaction.is_alive() and time.monotonic() < deadline, (
+            "compact did not reach its pause point"
+        )
         time.sleep(0.05)
     time.sleep(0.01)
     log.write_bytes(full)  # the job wrote more
-    assert pt2logs.ingest([str(local)], wh).runs_updated == 1  # commits while the compaction is paused
+    assert (
+        pt2logs.ingest([str(local)], wh).runs_updated == 1
+    )  # commits while the compaction is paused
     flag.touch()
     compaction.join()
     ref = str(tmp_path / "ref")
@@ -297,7 +341,9 @@ def test_a_compaction_copy_loses_to_a_later_ingest_of_its_run_even_when_it_commi
     assert snapshot(wh) == snapshot(ref)
 
 
-def test_a_connection_older_than_the_deletion_of_its_files_takes_a_new_snapshot(tmp_path, monkeypatch):
+def test_a_connection_older_than_the_deletion_of_its_files_takes_a_new_snapshot(
+    tmp_path, monkeypatch
+):
     """A connection sees the runs committed when it was made. Files a compaction replaced are deleted
     once the grace period has passed (15 minutes by default, 2 s here): a connection whose snapshot
     is older than half of it takes a new one before its next query, and answers the same."""
@@ -312,11 +358,15 @@ def test_a_connection_older_than_the_deletion_of_its_files_takes_a_new_snapshot(
     assert sum(r["compiles"] for r in before) > 0
     compact(wh, min_files=1)
     time.sleep(2.1)
-    assert compact(wh, min_files=1).files_deleted > 0  # the first compaction's replaced files are gone
+    assert (
+        compact(wh, min_files=1).files_deleted > 0
+    )  # the first compaction's replaced files are gone
     assert run_named(con, "run_overview").to_pylist() == before
 
 
-def test_a_connection_lists_the_runs_files_once_and_its_snapshot_is_that_listing(tmp_path, monkeypatch):
+def test_a_connection_lists_the_runs_files_once_and_its_snapshot_is_that_listing(
+    tmp_path, monkeypatch
+):
     """The commits a connection's snapshot records (what a query that outlives the grace period compares
     with, below) are the listing its views were made from: the warehouse is listed once per connect (on
     S3 a LIST per table folder and 1,000 files), replaced files waiting for deletion included, as
@@ -335,7 +385,9 @@ def test_a_connection_lists_the_runs_files_once_and_its_snapshot_is_that_listing
     con = pt2logs.connect(wh)
     assert listed == ["all"]
     commits = views._SNAPSHOTS[con][2]
-    assert commits == views._commits(Warehouse(wh)) and len(commits) > len(Warehouse(wh).live_files("runs"))
+    assert commits == views._commits(Warehouse(wh)) and len(commits) > len(
+        Warehouse(wh).live_files("runs")
+    )
 
 
 def test_a_query_that_outlives_the_grace_period_runs_again_on_a_new_snapshot(tmp_path, monkeypatch):

@@ -37,8 +37,13 @@ EVERY_RUN = ("runs", "run_overview", "run_outcomes", "rank_outcomes")
 #: the runs each one-run command reads at every test run: a trace whose last record is cut (what
 #: crashed the reads), the multi-rank runs with one rank cut, a run folder every file of which is cut,
 #: the payloads of every event kind cut or of the wrong shape; every other damaged run: marked slow
-ONE_RUN = ("train_step-cut150000", "ddp_2rank-rank0_cut", "multi_rank_schedule-rank0_cut", "compile_failure-all_cut",
-           "every_kind-2ranks")
+ONE_RUN = (
+    "train_step-cut150000",
+    "ddp_2rank-rank0_cut",
+    "multi_rank_schedule-rank0_cut",
+    "compile_failure-all_cut",
+    "every_kind-2ranks",
+)
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +55,9 @@ def damaged(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, tu
     res = pt2logs.ingest([str(tmp / "in")], wh)
     assert res.errors > 0 and not res.problems
     con = pt2logs.connect(wh)
-    files = con.execute("SELECT run_id, name, path, format FROM files JOIN runs USING (run_id)").fetchall()
+    files = con.execute(
+        "SELECT run_id, name, path, format FROM files JOIN runs USING (run_id)"
+    ).fetchall()
     con.close()
     runs = {Path(p).relative_to(tmp / "in").parts[0]: (r, n) for r, n, p, _ in files}
     assert sorted(runs) == sorted(folders), "every damaged input is a run"
@@ -60,12 +67,16 @@ def damaged(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, tu
 
 def cli(*args: str) -> str:
     res = CliRunner().invoke(main, list(args))
-    assert res.exit_code == 0, f"pt2logs {' '.join(args)} -> {res.exit_code}: {res.output[-2000:]}{res.exception!r}"
+    assert res.exit_code == 0, (
+        f"pt2logs {' '.join(args)} -> {res.exit_code}: {res.output[-2000:]}{res.exception!r}"
+    )
     return res.output
 
 
 @pytest.mark.parametrize("name", sorted(load_queries()))
-def test_every_named_query_answers(name: str, damaged: tuple[str, dict[str, tuple[str, str]]]) -> None:
+def test_every_named_query_answers(
+    name: str, damaged: tuple[str, dict[str, tuple[str, str]]]
+) -> None:
     wh, runs = damaged
     limit = ["-p", "limit", "100000"] if "limit" in {p.name for p in get_query(name).params} else []
     rows = json.loads(cli("query", name, "-w", wh, "-f", "json", *limit))
@@ -81,16 +92,23 @@ def test_no_reader_stops_on_damage(damaged: tuple[str, dict[str, tuple[str, str]
     types (a number for compilation_metrics' fail_type stopped the trace reader) keeps its neighbours."""
     wh, runs = damaged
     con = pt2logs.connect(wh)
-    stopped = con.execute("SELECT path, message FROM ingest_errors WHERE kind = 'reader_failed'").fetchall()
+    stopped = con.execute(
+        "SELECT path, message FROM ingest_errors WHERE kind = 'reader_failed'"
+    ).fetchall()
     odd = runs["every_kind-odd_header_values"][0]
-    kept = con.execute("SELECT (SELECT count(*) FROM events WHERE run_id = $r), "
-                       "(SELECT count(*) FROM compilation_metrics WHERE run_id = $r)", {"r": odd}).fetchone()
+    kept = con.execute(
+        "SELECT (SELECT count(*) FROM events WHERE run_id = $r), "
+        "(SELECT count(*) FROM compilation_metrics WHERE run_id = $r)",
+        {"r": odd},
+    ).fetchone()
     con.close()
     assert stopped == []
     assert kept[0] == 106 and kept[1] > 0  # every record of the file, its compiles too
 
 
-def test_each_rank_last_event_and_the_cut_records(damaged: tuple[str, dict[str, tuple[str, str]]]) -> None:
+def test_each_rank_last_event_and_the_cut_records(
+    damaged: tuple[str, dict[str, tuple[str, str]]],
+) -> None:
     """The query that crashed: every rank of every run with events has its line; a cut chromium event is
     named by its kind, a whole one by its name and phase."""
     wh, runs = damaged
@@ -101,17 +119,23 @@ def test_each_rank_last_event_and_the_cut_records(damaged: tuple[str, dict[str, 
     con.close()
     assert set(got) == ranks and all(got.values())
     assert got[(runs["ddp_2rank-rank0_cut"][0], 0)] == "unreadable record"  # cut inside its header
-    assert got[(runs["train_step-cut150000"][0], None)] == "chromium_event"  # its last record is cut mid-payload
+    assert (
+        got[(runs["train_step-cut150000"][0], None)] == "chromium_event"
+    )  # its last record is cut mid-payload
     assert any(v.endswith(("(B)", "(E)", "(i)")) for v in got.values())
 
 
-def test_fleet_pages_and_exports(damaged: tuple[str, dict[str, tuple[str, str]]], tmp_path: Path) -> None:
+def test_fleet_pages_and_exports(
+    damaged: tuple[str, dict[str, tuple[str, str]]], tmp_path: Path
+) -> None:
     wh, runs = damaged
     for name in load_dashboards():
         if name == "run":
             continue
         out = tmp_path / f"{name}.html"
-        assert "wrote" in cli("dashboard", "--dashboard", name, "-w", wh, "-o", str(out), *EVERYTHING)
+        assert "wrote" in cli(
+            "dashboard", "--dashboard", name, "-w", wh, "-o", str(out), *EVERYTHING
+        )
         assert out.read_text().startswith("<!DOCTYPE html>")
     for fmt in export.commands:  # every export format, of the whole corpus
         out = tmp_path / f"all.{fmt}"
@@ -119,11 +143,19 @@ def test_fleet_pages_and_exports(damaged: tuple[str, dict[str, tuple[str, str]]]
         assert out.stat().st_size > 1000
     trace = json.loads((tmp_path / "all.perfetto").read_text())
     labels = " ".join(str(e.get("args", {}).get("labels", "")) for e in trace["traceEvents"])
-    assert all(run_id in labels for f, (run_id, _) in runs.items() if f.startswith(("train_step", "ddp", "every_kind-2")))
+    assert all(
+        run_id in labels
+        for f, (run_id, _) in runs.items()
+        if f.startswith(("train_step", "ddp", "every_kind-2"))
+    )
 
 
-@pytest.mark.parametrize("folder", [f if f in ONE_RUN else pytest.param(f, marks=pytest.mark.slow) for f in FOLDERS])
-def test_one_run_commands(folder: str, damaged: tuple[str, dict[str, tuple[str, str]]], tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "folder", [f if f in ONE_RUN else pytest.param(f, marks=pytest.mark.slow) for f in FOLDERS]
+)
+def test_one_run_commands(
+    folder: str, damaged: tuple[str, dict[str, tuple[str, str]]], tmp_path: Path
+) -> None:
     wh, runs = damaged
     run, name = runs[folder]
     con = pt2logs.connect(wh)
@@ -143,10 +175,14 @@ def test_one_run_commands(folder: str, damaged: tuple[str, dict[str, tuple[str, 
             assert run in (tmp_path / fmt).read_text()
         else:  # a run with nothing to draw on a time line (a counters file, say): said so, not a crash
             assert res.exit_code == 1 and "no timed events" in res.output, res.output
-            assert not folder.startswith(("train_step", "ddp", "multi_rank", "compile_failure", "every_kind"))
+            assert not folder.startswith(
+                ("train_step", "ddp", "multi_rank", "compile_failure", "every_kind")
+            )
 
 
 def test_every_export_format_and_dashboard_is_run() -> None:
     """The loops above go over the registries: every export subcommand, every dashboards/*.toml."""
     assert isinstance(export, click.Group) and "perfetto" in export.commands
-    assert set(load_dashboards()) == {p.stem for p in (Path(__file__).parents[1] / "dashboards").glob("*.toml")}
+    assert set(load_dashboards()) == {
+        p.stem for p in (Path(__file__).parents[1] / "dashboards").glob("*.toml")
+    }

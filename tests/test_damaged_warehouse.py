@@ -46,7 +46,10 @@ def _gb_file_of(wh: Path, run_name: str) -> Path:
     for f in sorted(wh.glob("graph_breaks/*/*.parquet")):
         t = pq.read_table(f, columns=["run_id"])
         con = pt2logs.connect(str(wh))
-        ids = {r for (r,) in con.execute("SELECT run_id FROM runs WHERE name = ?", [run_name]).fetchall()}
+        ids = {
+            r
+            for (r,) in con.execute("SELECT run_id FROM runs WHERE name = ?", [run_name]).fetchall()
+        }
         con.close()
         if ids & set(t.column(0).to_pylist()):
             return f
@@ -54,7 +57,9 @@ def _gb_file_of(wh: Path, run_name: str) -> Path:
 
 
 @pytest.mark.parametrize("damage", ["truncate", "empty", "delete"])
-def test_a_damaged_data_file_is_left_out_with_a_warning_and_reingest_restores_it(base, tmp_path, damage):
+def test_a_damaged_data_file_is_left_out_with_a_warning_and_reingest_restores_it(
+    base, tmp_path, damage
+):
     wh = _copy(base, tmp_path)
     assert _count(wh) == 14  # 7 + ddp_2rank's 7
     f = _gb_file_of(wh, "graph_breaks")
@@ -66,7 +71,9 @@ def test_a_damaged_data_file_is_left_out_with_a_warning_and_reingest_restores_it
         f.unlink()
     con = pt2logs.connect(str(wh))
     warns = read_warnings(con)
-    gone = {r for (r,) in con.execute("SELECT run_id FROM runs WHERE name = 'graph_breaks'").fetchall()}
+    gone = {
+        r for (r,) in con.execute("SELECT run_id FROM runs WHERE name = 'graph_breaks'").fetchall()
+    }
     assert con.execute(GB).fetchone()[0] == 7  # the other transaction's rows; no DuckDB error
     assert damaged_runs(con) == gone
     con.close()
@@ -75,7 +82,9 @@ def test_a_damaged_data_file_is_left_out_with_a_warning_and_reingest_restores_it
     res = CliRunner().invoke(main, ["summary", "graph_breaks", "-w", str(wh)])
     assert res.exit_code == 0, res.output
     assert f.name in res.stderr and "pt2logs repair" in res.stderr
-    res = CliRunner().invoke(main, ["query", "SELECT count(*) AS n FROM recompiles", "-w", str(wh), "--format", "csv"])
+    res = CliRunner().invoke(
+        main, ["query", "SELECT count(*) AS n FROM recompiles", "-w", str(wh), "--format", "csv"]
+    )
     assert res.exit_code == 0, res.output
     # re-ingest notices the run's rows are gone: it is read again (not "unchanged"), and the warning goes
     out = pt2logs.ingest([str(SAMPLES / "graph_breaks")], str(wh))
@@ -105,13 +114,19 @@ def test_a_damaged_payload_file_is_named_and_reingest_restores_the_payloads(base
 def test_stray_files_and_folders_are_never_read(base, tmp_path):
     wh = _copy(base, tmp_path)
     part = sorted(wh.glob("graph_breaks/*/*.parquet"))[0]
-    (part.parent / "zz_backup.parquet").write_bytes(b"not parquet")  # a stray file sorting after every part
+    (part.parent / "zz_backup.parquet").write_bytes(
+        b"not parquet"
+    )  # a stray file sorting after every part
     shutil.copy(part, part.parent.parent / "zz_copy.parquet")  # a valid one outside the partitions
     (wh / "events" / "backup").mkdir()
-    shutil.copy(sorted(wh.glob("events/*/*.parquet"))[0], wh / "events" / "backup")  # a stray folder
+    shutil.copy(
+        sorted(wh.glob("events/*/*.parquet"))[0], wh / "events" / "backup"
+    )  # a stray folder
     con = pt2logs.connect(str(wh))
     assert con.execute(GB).fetchone()[0] == 14
-    assert con.execute("SELECT count(*) FROM events").fetchone()[0] == _count(base, "SELECT count(*) FROM events")
+    assert con.execute("SELECT count(*) FROM events").fetchone()[0] == _count(
+        base, "SELECT count(*) FROM events"
+    )
     assert read_warnings(con) == []
     con.close()
     assert pt2logs.ingest([str(SAMPLES / "graph_breaks")], str(wh)).runs_unchanged == 1
@@ -125,7 +140,9 @@ def test_stray_files_and_folders_are_never_read(base, tmp_path):
     ViewsFile(Warehouse(str(wh))).write()
     dcon = duckdb.connect(str(wh / "pt2logs.duckdb"), read_only=True)
     assert dcon.execute(GB).fetchone()[0] == 14
-    assert dcon.execute("SELECT count(*) FROM events").fetchone()[0] == _count(base, "SELECT count(*) FROM events")
+    assert dcon.execute("SELECT count(*) FROM events").fetchone()[0] == _count(
+        base, "SELECT count(*) FROM events"
+    )
     dcon.close()
 
 
@@ -133,7 +150,10 @@ def test_a_file_of_an_older_schema_changes_no_answer(base, tmp_path):
     """A newer transaction written by an older pt2logs (no commit record, graph_breaks without
     ``source`` / ``break_key``) must not double the runs that have two sources, nor drop their keys."""
     wh = _copy(base, tmp_path)
-    keys = _count(wh, "SELECT count(break_key) FROM graph_breaks g JOIN runs r USING (run_id) WHERE r.name = 'graph_breaks'")
+    keys = _count(
+        wh,
+        "SELECT count(break_key) FROM graph_breaks g JOIN runs r USING (run_id) WHERE r.name = 'graph_breaks'",
+    )
     assert keys == 7
     old = tmp_path / "old"
     pt2logs.ingest([str(SAMPLES / "graph_breaks")], str(old), run_id="old-host-run")
@@ -177,13 +197,21 @@ def test_a_damaged_commit_or_meta_file_is_a_clear_error(base, tmp_path, damage):
     elif damage == "record":
         data[data.index(b'{"v":') + 1] ^= 0xFF
     else:
-        del data[len(data) // 2:]
+        del data[len(data) // 2 :]
     runs.write_bytes(bytes(data))
     with pytest.raises(WarehouseError, match=rf"{runs.name} is damaged.*pt2logs repair"):
         pt2logs.connect(str(wh))
     res = CliRunner().invoke(main, ["summary", "-w", str(wh)])
-    assert res.exit_code == 1 and runs.name in res.output and "don't know what type" not in res.output.split("damaged")[0]
+    assert (
+        res.exit_code == 1
+        and runs.name in res.output
+        and "don't know what type" not in res.output.split("damaged")[0]
+    )
     wh2 = _copy(base, tmp_path / "b")
     (wh2 / "_meta.json").write_bytes(b'{"format": 1,,')
     res = CliRunner().invoke(main, ["ingest", str(SAMPLES / "recompiles"), "-w", str(wh2)])
-    assert res.exit_code == 1 and "_meta.json is damaged" in res.output and "JSONDecodeError" not in res.output
+    assert (
+        res.exit_code == 1
+        and "_meta.json is damaged" in res.output
+        and "JSONDecodeError" not in res.output
+    )

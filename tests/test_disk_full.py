@@ -14,16 +14,26 @@ from tests.conftest import FIXTURES, SAMPLES
 
 import pt2logs
 
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(pt2logs.__file__).resolve().parent.parent)]
-                                                  + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))}
+ENV = {
+    **os.environ,
+    "PYTHONPATH": os.pathsep.join(
+        [str(Path(pt2logs.__file__).resolve().parent.parent)]
+        + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])
+    ),
+}
 
 
 @pytest.fixture
 def full_disk(tmp_path):
     mnt = tmp_path / "small"
     mnt.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)],
-                                           capture_output=True).returncode != 0:
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True
+        ).returncode
+        != 0
+    ):
         pytest.skip("needs root to mount a 1 MiB tmpfs")
     try:
         yield mnt
@@ -34,8 +44,25 @@ def full_disk(tmp_path):
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_a_full_disk_is_one_clear_line_and_leaves_nothing_behind(full_disk, jobs):
     wh = full_disk / "wh"
-    p = subprocess.run([sys.executable, "-m", "pt2logs", "ingest", str(SAMPLES), str(FIXTURES / "torch_logs"), "-w", str(wh),
-                        "-j", jobs, "-q"], capture_output=True, text=True, env=ENV, timeout=120)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pt2logs",
+            "ingest",
+            str(SAMPLES),
+            str(FIXTURES / "torch_logs"),
+            "-w",
+            str(wh),
+            "-j",
+            jobs,
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=120,
+    )
     assert p.returncode == 1
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1, p.stderr[-3000:]

@@ -8,7 +8,9 @@ from pt2logs.docgen import tables_markdown
 
 
 def test_tables_doc_matches_the_declarations():
-    assert (ROOT / "docs" / "tables.md").read_text() == tables_markdown(), "run: python -m pt2logs.docgen"
+    assert (ROOT / "docs" / "tables.md").read_text() == tables_markdown(), (
+        "run: python -m pt2logs.docgen"
+    )
 
 
 def test_readme_has_the_two_commands_and_ci_runs_the_test_one():
@@ -30,13 +32,17 @@ def test_every_command_is_documented_with_an_example():
     for name in main.list_commands(ctx):
         cmd = main.get_command(ctx, name)
         assert f"pt2logs {name}" in readme, f"README does not document `pt2logs {name}`"
-        assert cmd.help and ("Example" in cmd.help or "Examples" in cmd.help or name in ("formats",)), name
+        assert cmd.help and (
+            "Example" in cmd.help or "Examples" in cmd.help or name in ("formats",)
+        ), name
 
 
 def test_queries_doc_matches_the_query_files():
     from pt2logs.docgen import queries_markdown
 
-    assert (ROOT / "docs" / "queries.md").read_text() == queries_markdown(), "run: python -m pt2logs.docgen"
+    assert (ROOT / "docs" / "queries.md").read_text() == queries_markdown(), (
+        "run: python -m pt2logs.docgen"
+    )
 
 
 def test_docs_links_resolve():
@@ -53,8 +59,24 @@ def test_the_cli_has_every_command_the_issues_ask_for():
     from pt2logs.cli import main
 
     assert set(main.list_commands(click.Context(main))) == {
-        "ingest", "run", "summary", "advise", "query", "queries", "diff", "ranks", "bundle", "dashboard", "serve", "export", "compact", "check", "repair", "tables",
-        "formats"}
+        "ingest",
+        "run",
+        "summary",
+        "advise",
+        "query",
+        "queries",
+        "diff",
+        "ranks",
+        "bundle",
+        "dashboard",
+        "serve",
+        "export",
+        "compact",
+        "check",
+        "repair",
+        "tables",
+        "formats",
+    }
 
 
 def test_recompile_causes_doc_matches_the_taxonomy():
@@ -63,10 +85,14 @@ def test_recompile_causes_doc_matches_the_taxonomy():
 
     assert set(EXAMPLES) == set(CAUSES)
     assert all(classify_guard(EXAMPLES[c])[0] == c for c in CAUSES)
-    assert (ROOT / "docs" / "recompile_causes.md").read_text() == causes_markdown(), "run: python -m pt2logs.docgen"
+    assert (ROOT / "docs" / "recompile_causes.md").read_text() == causes_markdown(), (
+        "run: python -m pt2logs.docgen"
+    )
 
 
 def test_advice_doc_matches_the_table():
     from pt2logs.docgen import advice_markdown
 
-    assert (ROOT / "docs" / "advice.md").read_text() == advice_markdown(), "run: python -m pt2logs.docgen"
+    assert (ROOT / "docs" / "advice.md").read_text() == advice_markdown(), (
+        "run: python -m pt2logs.docgen"
+    )

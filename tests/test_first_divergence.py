@@ -20,7 +20,10 @@ def test_a_collective_schedule_that_differs_on_one_rank(tmp_path):
     # say rank 0: a process is its file, its rank the one in the file name)
     d = _divergence(tmp_path, "multi_rank_schedule")
     assert (d["step"], d["what"], d["compile_id"]) == (1, "collectives", "0/0")
-    assert d["ranks_a"] == [0, 2] and d["side_a"] == "all_reduce, all_gather_into_tensor, reduce_scatter_tensor"
+    assert (
+        d["ranks_a"] == [0, 2]
+        and d["side_a"] == "all_reduce, all_gather_into_tensor, reduce_scatter_tensor"
+    )
     assert d["ranks_b"] == [1] and d["side_b"] == "all_reduce, all_gather_into_tensor"
     assert d["where_b"].startswith("dedicated_log_torch_trace_rank_1_")
 

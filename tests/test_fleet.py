@@ -23,30 +23,55 @@ def s3(tmp_path_factory):
     """A moto S3 server on loopback, with credentials in the usual environment variables."""
     with moto_s3(SECRET) as fs:
         fs.mkdir("fleet")
-        fs.put(str(fixture_path("tlparse", "multi_rank_logs")), "fleet/traces/multi_rank_logs", recursive=True)
+        fs.put(
+            str(fixture_path("tlparse", "multi_rank_logs")),
+            "fleet/traces/multi_rank_logs",
+            recursive=True,
+        )
         fs.put(str(SAMPLES / "train_step"), "fleet/traces/train_step", recursive=True)
         yield fs
 
 
 def _drop_paths(rows: list[tuple]) -> list[tuple]:
-    return sorted((tuple(v for v in r if not (isinstance(v, str) and ("s3://" in v or v.startswith("/")))) for r in rows), key=repr)
+    return sorted(
+        (
+            tuple(v for v in r if not (isinstance(v, str) and ("s3://" in v or v.startswith("/"))))
+            for r in rows
+        ),
+        key=repr,
+    )
 
 
 def test_s3_in_and_out_equals_local(s3, tmp_path, caplog, capfd):
     res = pt2logs.ingest(["s3://fleet/traces/"], "s3://fleet/wh/")
     assert res.runs_new == 2 and res.errors == 0
     local = str(tmp_path / "local")
-    pt2logs.ingest([str(fixture_path("tlparse", "multi_rank_logs")), str(SAMPLES / "train_step")], local)
-    for table in ("events", "compilation_metrics", "recompiles", "kernels", "compile_phases", "cache_events"):
-        assert _drop_paths(table_rows("s3://fleet/wh/", table)) == _drop_paths(table_rows(local, table)), table
+    pt2logs.ingest(
+        [str(fixture_path("tlparse", "multi_rank_logs")), str(SAMPLES / "train_step")], local
+    )
+    for table in (
+        "events",
+        "compilation_metrics",
+        "recompiles",
+        "kernels",
+        "compile_phases",
+        "cache_events",
+    ):
+        assert _drop_paths(table_rows("s3://fleet/wh/", table)) == _drop_paths(
+            table_rows(local, table)
+        ), table
     assert s3.exists("fleet/wh/_meta.json") and s3.glob("fleet/wh/events/ingest_date=*/*.parquet")
     # incremental on S3 too: nothing changed, nothing written
     again = pt2logs.ingest(["s3://fleet/traces/"], "s3://fleet/wh/")
     assert again.runs_unchanged == 2 and again.runs_new == 0
     # queries and reports read it from there
-    r = CliRunner().invoke(main, ["summary", "multi_rank", "-w", "s3://fleet/wh/"], catch_exceptions=False)
+    r = CliRunner().invoke(
+        main, ["summary", "multi_rank", "-w", "s3://fleet/wh/"], catch_exceptions=False
+    )
     assert r.exit_code == 0 and "multi_rank_logs" in r.output
-    r = CliRunner().invoke(main, ["query", "SELECT count(*) AS n FROM runs", "-w", "s3://fleet/wh/", "-f", "csv"])
+    r = CliRunner().invoke(
+        main, ["query", "SELECT count(*) AS n FROM runs", "-w", "s3://fleet/wh/", "-f", "csv"]
+    )
     assert r.output.strip().splitlines()[-1] == "2"
     out, err = capfd.readouterr()
     assert SECRET not in out + err + caplog.text + r.output
@@ -71,7 +96,7 @@ def test_s3_objects_are_compared_by_etag_too(s3, tmp_path):
     assert token == "etag:" + s3.info(key)["ETag"].strip('"')
     data = src.read_bytes()
     i = data.index(b'"co_name": "forward"')
-    s3.pipe(key, data[:i] + b'"co_name": "fOrward"' + data[i + 20:])
+    s3.pipe(key, data[:i] + b'"co_name": "fOrward"' + data[i + 20 :])
     s3.invalidate_cache()
     info = s3.info(key)
     assert info["size"] == len(data) and "etag:" + info["ETag"].strip('"') != token
@@ -84,7 +109,9 @@ def test_s3_objects_are_compared_by_etag_too(s3, tmp_path):
     res = pt2logs.ingest(["s3://fleet/etag/job/"], wh)
     assert res.runs_updated == 1
     con = pt2logs.connect(wh)
-    assert con.execute("SELECT DISTINCT co_name FROM compilation_metrics").fetchall() == [("fOrward",)]
+    assert con.execute("SELECT DISTINCT co_name FROM compilation_metrics").fetchall() == [
+        ("fOrward",)
+    ]
     con.close()
     assert pt2logs.ingest(["s3://fleet/etag/job/"], wh).runs_unchanged == 1
 
@@ -104,17 +131,28 @@ def test_compact_merges_files_and_drops_dead_rows(tmp_path, monkeypatch):
     pt2logs.ingest([str(src / "simple.log")], wh)
     pt2logs.ingest([str(src / "comp_failure.log")], wh)
     pt2logs.ingest([str(src / "simple.log")], wh, force=True)  # a superseded copy of a run
-    before = {t: table_rows(wh, t, ("txn", "ingest_date", "committed_at")) for t in ("events", "runs", "compile_phases")}
+    before = {
+        t: table_rows(wh, t, ("txn", "ingest_date", "committed_at"))
+        for t in ("events", "runs", "compile_phases")
+    }
     n_files = len(list(Path(wh).rglob("*.parquet")))
     res = compact(wh)
     assert res.rows_dropped > 0 and res.files_after < n_files
-    after = {t: table_rows(wh, t, ("txn", "ingest_date", "committed_at")) for t in ("events", "runs", "compile_phases")}
+    after = {
+        t: table_rows(wh, t, ("txn", "ingest_date", "committed_at"))
+        for t in ("events", "runs", "compile_phases")
+    }
     assert after == before
     # other engines now read the right rows without the live-transaction rule
     n = len(after["events"])
     assert ds.dataset(f"{wh}/events", format="parquet", partitioning="hive").count_rows() == n
     assert pl.scan_parquet(f"{wh}/events/**/*.parquet").select(pl.len()).collect().item() == n
-    assert duckdb.sql(f"SELECT count(*) FROM read_parquet('{wh}/events/**/*.parquet')").fetchall()[0][0] == n
+    assert (
+        duckdb.sql(f"SELECT count(*) FROM read_parquet('{wh}/events/**/*.parquet')").fetchall()[0][
+            0
+        ]
+        == n
+    )
     assert compact(wh).partitions == []  # nothing left to do
 
 
@@ -138,7 +176,9 @@ def test_compact_while_ingesting_keeps_every_run_once(tmp_path):
     t.join()
     assert not errors
     con = pt2logs.connect(wh)
-    rows = con.execute("SELECT run_id, count(*) FROM runs GROUP BY 1 HAVING count(*) > 1").fetchall()
+    rows = con.execute(
+        "SELECT run_id, count(*) FROM runs GROUP BY 1 HAVING count(*) > 1"
+    ).fetchall()
     assert rows == []
     whole = con.execute("""SELECT f.run_id, f.relpath, f.n_events,
                                   (SELECT count(*) FROM events e WHERE e.run_id = f.run_id AND e.file = f.relpath)
@@ -156,8 +196,10 @@ def test_since_prunes_partitions(tmp_path):
     rerecord(wh)  # its commit lists the files there
     con = pt2logs.connect(str(wh))
     since = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
-    plan = con.execute("EXPLAIN ANALYZE SELECT count(*) FROM compile_phases WHERE since_partition(ingest_date, $s)",
-                       {"s": since}).fetchall()[0][1]
+    plan = con.execute(
+        "EXPLAIN ANALYZE SELECT count(*) FROM compile_phases WHERE since_partition(ingest_date, $s)",
+        {"s": since},
+    ).fetchall()[0][1]
     assert "Scanning Files: 0/1" in plan
     assert con.execute("SELECT count(*) FROM compile_phases").fetchone()[0] > 0
 

@@ -36,7 +36,9 @@ def test_pool_workers_survive_duckdb_garbage_of_their_parent(tmp_path, monkeypat
     gc.collect()
     _duckdb_garbage()  # uncollected when the pool forks (the collector is not due yet)
     engine = local.ProcessPoolEngine(2)
-    res = pt2logs.ingest([str(SAMPLES)], str(tmp_path / "wh"), engine=engine)  # WorkerFailed if one died
+    res = pt2logs.ingest(
+        [str(SAMPLES)], str(tmp_path / "wh"), engine=engine
+    )  # WorkerFailed if one died
     assert res.runs_new == 5 and res.errors == 0
     gc.collect()  # the parent frees the garbage itself, its threads joined: fine here
 
@@ -77,7 +79,9 @@ finally:
 """
 
 
-@pytest.mark.skipif(not __import__("os").path.isdir("/proc/self/task"), reason="threads listed by /proc (Linux)")
+@pytest.mark.skipif(
+    not __import__("os").path.isdir("/proc/self/task"), reason="threads listed by /proc (Linux)"
+)
 def test_the_cli_forks_its_pool_before_it_starts_any_thread(tmp_path):
     """`pt2logs ingest` forks its workers while its process runs no thread but the main one (and
     jemalloc's background thread, which jemalloc's own fork handlers make safe): before the ingest opens
@@ -91,10 +95,14 @@ def test_the_cli_forks_its_pool_before_it_starts_any_thread(tmp_path):
     wh = str(tmp_path / "wh")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     for _ in range(2):  # a new warehouse, then one with a commit (its state read through DuckDB)
-        r = subprocess.run([sys.executable, "-c", PROBE, str(SAMPLES), wh], env=env, capture_output=True, text=True)
+        r = subprocess.run(
+            [sys.executable, "-c", PROBE, str(SAMPLES), wh], env=env, capture_output=True, text=True
+        )
         assert r.returncode == 0, r.stderr
         forks = ast.literal_eval(r.stderr.rsplit("FORKS ", 1)[1])
         assert len(forks) == 2, forks  # one per worker
         for names in forks:
             others = [n for n in names if n != "jemalloc_bg_thd"]
-            assert len(others) == 1, names  # the main thread alone: Python and DuckDB threads are named like it
+            assert len(others) == 1, (
+                names
+            )  # the main thread alone: Python and DuckDB threads are named like it

@@ -32,15 +32,19 @@ def test_the_rule() -> None:
 def test_declared_in_the_compile_tables() -> None:
     for name in FRAME_ID_TABLES:
         t = TABLES[name]
-        assert set(FRAME_COLUMNS) <= set(t.names) and "compile_id" in t.names and t.version >= 3, name
+        assert set(FRAME_COLUMNS) <= set(t.names) and "compile_id" in t.names and t.version >= 3, (
+            name
+        )
 
 
 def test_every_row_stores_its_compile_ids_integers(sample_wh: str) -> None:
     con = pt2logs.connect(sample_wh)
     for name in FRAME_ID_TABLES:
-        rows = con.execute(f"SELECT compile_id, frame_id, frame_compile_id FROM {name}_all_sources"
-                           if "source" in TABLES[name].names else
-                           f"SELECT compile_id, frame_id, frame_compile_id FROM {name}").fetchall()
+        rows = con.execute(
+            f"SELECT compile_id, frame_id, frame_compile_id FROM {name}_all_sources"
+            if "source" in TABLES[name].names
+            else f"SELECT compile_id, frame_id, frame_compile_id FROM {name}"
+        ).fetchall()
         assert rows, name
         assert all((f, c) == frame_ids(cid) for cid, f, c in rows), name
         assert any(f is not None for _, f, _ in rows), name
@@ -66,7 +70,9 @@ def old_wh(sample_wh: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_an_older_warehouse_reads_them_from_the_compile_id(sample_wh: str, old_wh: Path) -> None:
     new, old = pt2logs.connect(sample_wh), pt2logs.connect(str(old_wh))
-    assert not any("frame_id" in pq.read_schema(f).names for f in (old_wh / "recompiles").rglob("*.parquet"))
+    assert not any(
+        "frame_id" in pq.read_schema(f).names for f in (old_wh / "recompiles").rglob("*.parquet")
+    )
     for name in FRAME_ID_TABLES:
         sql = f"SELECT compile_id, frame_id, frame_compile_id, line_no FROM {name} ORDER BY ALL"
         assert old.execute(sql).fetchall() == new.execute(sql).fetchall(), name
@@ -82,4 +88,8 @@ def test_no_sql_parses_a_compile_id_but_the_one_macro() -> None:
     for p in sorted([*(ROOT / "queries").rglob("*.sql"), *(ROOT / "src").rglob("*.py")]):
         n = len(re.findall(r"regexp_\w+\(\s*[\w.]*compile_id\b", p.read_text()))
         found += [p.relative_to(ROOT).as_posix()] * n
-    assert found == ["queries/macros/compile_id_frames.sql", "queries/macros/compile_id_frames.sql", "queries/trace_events.sql"]
+    assert found == [
+        "queries/macros/compile_id_frames.sql",
+        "queries/macros/compile_id_frames.sql",
+        "queries/trace_events.sql",
+    ]

@@ -19,8 +19,14 @@ from pt2logs.readers.lines.framing_patterns import (
     RAY_REPEAT_EXAMPLE,
 )
 
-CAPTURES = ["gpu/graph_breaks/torch_logs.txt", "gpu/compile_failure/torch_logs.txt", "gpu/recompile_causes/torch_logs.txt",
-            "torch_logs/recompiles.txt", "torch_logs/output_code.txt", "torch_logs/dist_rank_recompiles.txt"]
+CAPTURES = [
+    "gpu/graph_breaks/torch_logs.txt",
+    "gpu/compile_failure/torch_logs.txt",
+    "gpu/recompile_causes/torch_logs.txt",
+    "torch_logs/recompiles.txt",
+    "torch_logs/output_code.txt",
+    "torch_logs/dist_rank_recompiles.txt",
+]
 
 
 def unwrap_file(data: bytes) -> tuple[F.Found | None, list[tuple[int, str, F.Carried]]]:
@@ -76,26 +82,56 @@ def test_carried_fields() -> None:
 # ----------------------------------------------------------------------------- prefixes (issue 33 case 2, 3)
 
 
-@pytest.mark.parametrize(("line", "inner", "fields"), [
-    # srun --label with 16 tasks pads to two digits (Slurm _build_label "%*d: ")
-    (" 3: I1126 x", "I1126 x", {"rank": 3}),
-    ("trainer-1  | I1126 x", "I1126 x", {"container": "trainer-1"}),
-    ("(RayTrainWorker pid=123, ip=10.0.0.5) I1126 x", "I1126 x", {"worker": "RayTrainWorker", "pid": 123, "host": "10.0.0.5"}),
-    ("(EngineCore_DP0 pid=2507) I1126 x", "I1126 x", {"worker": "EngineCore_DP0", "pid": 2507}),
-    ("(Worker_TP3_EP3 pid=4155527) I1126 x", "I1126 x", {"worker": "Worker_TP3_EP3", "pid": 4155527}),
-    ("\x1b[1;36m(VllmWorker rank=2 pid=88)\x1b[0;0m I1126 x", "I1126 x", {"worker": "VllmWorker rank=2", "rank": 2}),
-    ("(pid=77) I1126 x", "I1126 x", {"pid": 77}),
-    ("(raylet, ip=10.0.0.7) I1126 x", "I1126 x", {"worker": "raylet", "host": "10.0.0.7"}),
-    ("[actor=<root>.‹…VLLMGenerator generator{'gpus': 0/4}>] I1126 x", "I1126 x",
-     {"worker": "<root>.‹…VLLMGenerator generator{'gpus': 0/4}>"}),
-    ("[default3]:[rank3]:I1126 x", "[rank3]:I1126 x", {"local_rank": 3}),
-    ("0: (EngineCore_0 pid=132079) (RayWorkerWrapper pid=132266) I1126 x", "I1126 x",
-     {"rank": 0, "worker": "EngineCore_0", "pid": 132079, "via": "srun_label+process_tag+process_tag"}),
-    # Ray's dedup: the suffix (green, the explanation the first time) is the count of lines not printed
-    ("(RayTrainWorker pid=9) init took 7.154 s\x1b[32m [repeated 7x across cluster] (Ray deduplicates logs by default. "
-     "Set RAY_DEDUP_LOGS=0 to disable log deduplication, or see https://docs.ray.io/en/master/ray-observability/"
-     "user-guides/configure-logging.html#log-deduplication for more options.)\x1b[0m", "init took 7.154 s", {"repeat": 7}),
-])
+@pytest.mark.parametrize(
+    ("line", "inner", "fields"),
+    [
+        # srun --label with 16 tasks pads to two digits (Slurm _build_label "%*d: ")
+        (" 3: I1126 x", "I1126 x", {"rank": 3}),
+        ("trainer-1  | I1126 x", "I1126 x", {"container": "trainer-1"}),
+        (
+            "(RayTrainWorker pid=123, ip=10.0.0.5) I1126 x",
+            "I1126 x",
+            {"worker": "RayTrainWorker", "pid": 123, "host": "10.0.0.5"},
+        ),
+        ("(EngineCore_DP0 pid=2507) I1126 x", "I1126 x", {"worker": "EngineCore_DP0", "pid": 2507}),
+        (
+            "(Worker_TP3_EP3 pid=4155527) I1126 x",
+            "I1126 x",
+            {"worker": "Worker_TP3_EP3", "pid": 4155527},
+        ),
+        (
+            "\x1b[1;36m(VllmWorker rank=2 pid=88)\x1b[0;0m I1126 x",
+            "I1126 x",
+            {"worker": "VllmWorker rank=2", "rank": 2},
+        ),
+        ("(pid=77) I1126 x", "I1126 x", {"pid": 77}),
+        ("(raylet, ip=10.0.0.7) I1126 x", "I1126 x", {"worker": "raylet", "host": "10.0.0.7"}),
+        (
+            "[actor=<root>.‹…VLLMGenerator generator{'gpus': 0/4}>] I1126 x",
+            "I1126 x",
+            {"worker": "<root>.‹…VLLMGenerator generator{'gpus': 0/4}>"},
+        ),
+        ("[default3]:[rank3]:I1126 x", "[rank3]:I1126 x", {"local_rank": 3}),
+        (
+            "0: (EngineCore_0 pid=132079) (RayWorkerWrapper pid=132266) I1126 x",
+            "I1126 x",
+            {
+                "rank": 0,
+                "worker": "EngineCore_0",
+                "pid": 132079,
+                "via": "srun_label+process_tag+process_tag",
+            },
+        ),
+        # Ray's dedup: the suffix (green, the explanation the first time) is the count of lines not printed
+        (
+            "(RayTrainWorker pid=9) init took 7.154 s\x1b[32m [repeated 7x across cluster] (Ray deduplicates logs by default. "
+            "Set RAY_DEDUP_LOGS=0 to disable log deduplication, or see https://docs.ray.io/en/master/ray-observability/"
+            "user-guides/configure-logging.html#log-deduplication for more options.)\x1b[0m",
+            "init took 7.154 s",
+            {"repeat": 7},
+        ),
+    ],
+)
 def test_prefixes(line: str, inner: str, fields: dict) -> None:
     found = F.detect((line + "\n").encode() * 2)
     assert found is not None
@@ -123,7 +159,10 @@ def test_wrapped_capture_unwraps_exactly(capture: list[str], name: str) -> None:
     assert [t for _, t, _ in out] == capture
     assert all(c.via for _, _, c in out), name
     head = "\n".join(t for _, t, _ in out).encode()[:65536]
-    assert sniff(head, "stderr.log").name == sniff("\n".join(capture).encode()[:65536], "stderr.log").name
+    assert (
+        sniff(head, "stderr.log").name
+        == sniff("\n".join(capture).encode()[:65536], "stderr.log").name
+    )
 
 
 @pytest.mark.parametrize("name", ["cri", "docker_json"])
@@ -135,8 +174,10 @@ def test_long_lines_come_back_joined(capture: list[str], name: str) -> None:
     assert [t for _, t, _ in out] == capture
     other = WRITERS[name](["stdout line that goes on " * 8], stream="stdout", max_len=64)
     err = WRITERS[name](capture[:3], max_len=64)
-    mixed = b"".join(a + b for a, b in zip(err.splitlines(keepends=True), other.splitlines(keepends=True)))
-    mixed += b"".join(err.splitlines(keepends=True)[len(other.splitlines()):])
+    mixed = b"".join(
+        a + b for a, b in zip(err.splitlines(keepends=True), other.splitlines(keepends=True))
+    )
+    mixed += b"".join(err.splitlines(keepends=True)[len(other.splitlines()) :])
     _, out = unwrap_file(mixed)
     assert sorted(t for _, t, _ in out) == sorted(capture[:3] + ["stdout line that goes on " * 8])
     assert {c.stream for _, _, c in out} == {"stderr", "stdout"}
@@ -150,7 +191,12 @@ def test_stacked_and_mixed(capture: list[str]) -> None:
     _, out = unwrap_file(WRITERS["cri"](inner))
     assert [t for _, t, _ in out] == capture
     c = out[0][2]
-    assert (c.via, c.rank, c.worker, c.pid) == ("cri+srun_label+process_tag+process_tag", 5, "RayWorkerWrapper", 132266)
+    assert (c.via, c.rank, c.worker, c.pid) == (
+        "cri+srun_label+process_tag+process_tag",
+        5,
+        "RayWorkerWrapper",
+        132266,
+    )
     half = len(capture) // 2
     _, out = unwrap_file(WRITERS["cri"](capture[:half]) + WRITERS["docker_json"](capture[half:]))
     assert [t for _, t, _ in out] == capture
@@ -158,11 +204,17 @@ def test_stacked_and_mixed(capture: list[str]) -> None:
 
 def test_open_partial_at_end_and_bounded() -> None:
     data = WRITERS["cri"](["x" * 200], max_len=64)
-    data = data[: data.rfind(b" F ")].rsplit(b"\n", 1)[0] + b"\n"  # the F part lost: the file ends inside the line
+    data = (
+        data[: data.rfind(b" F ")].rsplit(b"\n", 1)[0] + b"\n"
+    )  # the F part lost: the file ends inside the line
     _, out = unwrap_file(data)
     assert [t for _, t, _ in out] == ["x" * 192]
     errors = []
-    u = F.Unwrap(F.detect(WRITERS["cri"](["y"])), errors.append and (lambda *a: errors.append(a)), max_line=100)
+    u = F.Unwrap(
+        F.detect(WRITERS["cri"](["y"])),
+        errors.append and (lambda *a: errors.append(a)),
+        max_line=100,
+    )
     lines = lines_of(WRITERS["cri"](["y" * 500], max_len=64))
     got = [x for i, t in enumerate(lines) for x in u.feed(i + 1, t)]
     assert [t for _, t, _ in got] == ["y" * 100] and errors and errors[0][0] == "line_too_long"
@@ -173,13 +225,21 @@ def test_open_partial_at_end_and_bounded() -> None:
 
 def test_plain_captures_are_not_framed() -> None:
     """Every shared TORCH_LOGS capture and public paste is read as it is (no per-line cost): detect() is None."""
-    for path in sorted(fixture_path("torch_logs").rglob("*.txt")) + sorted(fixture_path("gpu").rglob("*.txt")):
+    for path in sorted(fixture_path("torch_logs").rglob("*.txt")) + sorted(
+        fixture_path("gpu").rglob("*.txt")
+    ):
         assert F.detect(path.read_bytes()[:65536]) is None, path
 
 
 def test_framed_foreign_text_stays_foreign() -> None:
     """A collector-framed file of non-torch output unwraps to that output, which no text format takes."""
-    foreign = ["Epoch 1/10", "loss=0.53 acc=0.81", "saving checkpoint to /ckpt/step_100", "", "done in 3.2 s"] * 20
+    foreign = [
+        "Epoch 1/10",
+        "loss=0.53 acc=0.81",
+        "saving checkpoint to /ckpt/step_100",
+        "",
+        "done in 3.2 s",
+    ] * 20
     for name in ("cri", "docker_json", "journald", "loki_jsonl", "srun_label", "compose"):
         data = WRITERS[name](foreign)
         found, out = unwrap_file(data)
@@ -190,7 +250,9 @@ def test_framed_foreign_text_stays_foreign() -> None:
 def test_open_parts_are_bounded() -> None:
     """Docker parts (no trailing \\n) of many made-up streams: at most MAX_OPEN held, the oldest handed over, none lost."""
     lines = ['{"log":"whole\\n","stream":"stderr","time":"2026-11-26T17:36:29Z"}']
-    lines += [f'{{"log":"part{i}","stream":"s{i}","time":"2026-11-26T17:36:29Z"}}' for i in range(40)]
+    lines += [
+        f'{{"log":"part{i}","stream":"s{i}","time":"2026-11-26T17:36:29Z"}}' for i in range(40)
+    ]
     u = F.Unwrap(F.detect(("\n".join(lines) + "\n").encode()))
     out = [x for i, t in enumerate(lines) for x in u.feed(i + 1, t)]
     assert len(u.open) == F.MAX_OPEN
@@ -199,10 +261,27 @@ def test_open_parts_are_bounded() -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.one_of(st.sampled_from([f.example for f in FRAMINGS] + [p.example for p in PREFIXES] + [
-    '{"log":"part","stream":"stderr","time":"x"}', '{"MESSAGE":[1,2,255]}', '{"line":3}', "2026-11-26T17:36:29Z stderr P ",
-    "0: (x pid=1) [repeated 99999999999x across cluster]", '{"message":"{\\"log\\":1}"}']), st.text(max_size=60)),
-    max_size=30), st.binary(max_size=200))
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(
+                [f.example for f in FRAMINGS]
+                + [p.example for p in PREFIXES]
+                + [
+                    '{"log":"part","stream":"stderr","time":"x"}',
+                    '{"MESSAGE":[1,2,255]}',
+                    '{"line":3}',
+                    "2026-11-26T17:36:29Z stderr P ",
+                    "0: (x pid=1) [repeated 99999999999x across cluster]",
+                    '{"message":"{\\"log\\":1}"}',
+                ]
+            ),
+            st.text(max_size=60),
+        ),
+        max_size=30,
+    ),
+    st.binary(max_size=200),
+)
 def test_arbitrary_lines_never_raise(lines: list[str], junk: bytes) -> None:
     """Whatever the head and the lines, the layer hands lines over and never raises (bad JSON, odd types, huge counts)."""
     data = ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass") + junk

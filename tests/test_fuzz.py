@@ -35,8 +35,19 @@ SECONDS = float(os.environ.get("PT2LOGS_FUZZ_SECONDS", 25))
 SEED = int(os.environ.get("PT2LOGS_FUZZ_SEED", 20261122))
 _NUM = re.compile(rb'(?<=": )-?\d+(?:\.\d+)?(?=[,}\]])')
 _GLOG_INTS = re.compile(rb"^([VIWEC]\d{4} \d\d:\d\d:\d\d\.\d{6}) +\d+ ([^\n]*?):\d+\]", re.M)
-WEIRD = [b"4294967296", b"9223372036854775808", b"-9223372036854775809", b"1e300", b"[1, 2]", b'{"a": 1}', b"null",
-         b'"abc"', b"true", b"123456789012345678901234567890", b"-1"]
+WEIRD = [
+    b"4294967296",
+    b"9223372036854775808",
+    b"-9223372036854775809",
+    b"1e300",
+    b"[1, 2]",
+    b'{"a": 1}',
+    b"null",
+    b'"abc"',
+    b"true",
+    b"123456789012345678901234567890",
+    b"-1",
+]
 
 
 def mutate(data: bytes, rng: random.Random) -> bytes:
@@ -54,9 +65,26 @@ def mutate(data: bytes, rng: random.Random) -> bytes:
             nums = list(_NUM.finditer(out))
             for m in rng.sample(nums, min(len(nums), rng.randint(1, 6))):
                 w = rng.choice(WEIRD)
-                out = out[: m.start()] + w + out[m.end():] if len(w) == m.end() - m.start() else out.replace(m.group(0), w, 1)
+                out = (
+                    out[: m.start()] + w + out[m.end() :]
+                    if len(w) == m.end() - m.start()
+                    else out.replace(m.group(0), w, 1)
+                )
         elif op == 3:  # glog thread id / line number with 30 digits
-            out = _GLOG_INTS.sub(lambda m: m.group(1) + b" " + b"9" * rng.choice((5, 30)) + b" " + m.group(2) + b":" + b"7" * rng.choice((3, 30)) + b"]", out, count=rng.randint(1, 5))
+            out = _GLOG_INTS.sub(
+                lambda m: (
+                    m.group(1)
+                    + b" "
+                    + b"9" * rng.choice((5, 30))
+                    + b" "
+                    + m.group(2)
+                    + b":"
+                    + b"7" * rng.choice((3, 30))
+                    + b"]"
+                ),
+                out,
+                count=rng.randint(1, 5),
+            )
         elif op == 4:  # swap / repeat / drop lines
             lines = out.split(b"\n")
             if len(lines) > 2:
@@ -72,21 +100,33 @@ def mutate(data: bytes, rng: random.Random) -> bytes:
         elif op == 5:  # CRLF on some lines only
             out = out.replace(b"\n", b"\r\n", rng.randint(1, 20))
         else:  # a null envelope or a non-string artifact name
-            out = out.replace(b'"name": "', rng.choice([b'"name": 5, "x": "', b'"name": ["a"], "x": "']), 1) if rng.random() < .5 \
+            out = (
+                out.replace(
+                    b'"name": "', rng.choice([b'"name": 5, "x": "', b'"name": ["a"], "x": "']), 1
+                )
+                if rng.random() < 0.5
                 else out + b"\nV1206 15:18:15.925000 1500233 torch/_dynamo/utils.py:1288] null\n"
+            )
     return out
 
 
-def read_like_ingest(name: str, fname: str, data: bytes, siblings: dict[str, bytes], chunk: int) -> int:
+def read_like_ingest(
+    name: str, fname: str, data: bytes, siblings: dict[str, bytes], chunk: int
+) -> int:
     def open_sibling(rel: str):
         if rel not in siblings:
             raise FileNotFoundError(rel)
         return [siblings[rel]]
-    ctx = FileContext(file=fname, path=f"/in/{fname}", mtime=1.7e9, open_sibling=open_sibling, batch_rows=200)
-    chunks = [data[i: i + chunk] for i in range(0, len(data), chunk)] or [b""]
+
+    ctx = FileContext(
+        file=fname, path=f"/in/{fname}", mtime=1.7e9, open_sibling=open_sibling, batch_rows=200
+    )
+    chunks = [data[i : i + chunk] for i in range(0, len(data), chunk)] or [b""]
     rows = 0
     for table, batch in FORMATS[name].read(iter(chunks), ctx):
-        t = pa.Table.from_batches([stamp(batch, TABLES[table], {"run_id": "r", "txn": "t", "rank": None})])
+        t = pa.Table.from_batches(
+            [stamp(batch, TABLES[table], {"run_id": "r", "txn": "t", "rank": None})]
+        )
         pq.write_table(t, io.BytesIO())
         rows += t.num_rows
     return rows
@@ -104,7 +144,9 @@ def test_mutated_fixtures_never_crash(tmp_path: Path) -> None:
                 read_like_ingest(name, fname, damaged, siblings, rng.choice((1 << 20, 4096, 333)))
             except Exception as e:  # noqa: BLE001 - the point is to find any
                 (tmp_path / "crash.bin").write_bytes(damaged)
-                raise AssertionError(f"{name}: {type(e).__name__}: {e} (input in {tmp_path / 'crash.bin'})") from e
+                raise AssertionError(
+                    f"{name}: {type(e).__name__}: {e} (input in {tmp_path / 'crash.bin'})"
+                ) from e
             rounds += 1
     assert rounds > 2 * len(examples)
 
@@ -121,12 +163,23 @@ def test_a_malformed_value_keeps_the_record_and_the_other_files(tmp_path: Path) 
     res = pt2logs.ingest([str(tmp_path / "in")], str(tmp_path / "wh"))
     assert res.runs_new == 9
     con = pt2logs.connect(str(tmp_path / "wh"))
-    n_good = con.execute("SELECT count(*) FROM events e JOIN runs r USING (run_id) WHERE r.name = 'job0'").fetchone()[0]
-    got = con.execute("SELECT count(*), count(frame_id) FROM events e JOIN runs r USING (run_id) "
-                      "WHERE r.name = 'bad' AND e.event_type = 'dynamo_start' AND e.compile_id = '4294967296/0'").fetchone()
+    n_good = con.execute(
+        "SELECT count(*) FROM events e JOIN runs r USING (run_id) WHERE r.name = 'job0'"
+    ).fetchone()[0]
+    got = con.execute(
+        "SELECT count(*), count(frame_id) FROM events e JOIN runs r USING (run_id) "
+        "WHERE r.name = 'bad' AND e.event_type = 'dynamo_start' AND e.compile_id = '4294967296/0'"
+    ).fetchone()
     assert got == (1, 0)  # the record is kept, its frame_id is NULL
-    assert con.execute("SELECT count(*) FROM events e JOIN runs r USING (run_id) WHERE r.name = 'bad'").fetchone()[0] == n_good + 1
-    w = con.execute("SELECT line_no, kind, severity FROM ingest_errors WHERE kind = 'bad_value'").fetchall()
+    assert (
+        con.execute(
+            "SELECT count(*) FROM events e JOIN runs r USING (run_id) WHERE r.name = 'bad'"
+        ).fetchone()[0]
+        == n_good + 1
+    )
+    w = con.execute(
+        "SELECT line_no, kind, severity FROM ingest_errors WHERE kind = 'bad_value'"
+    ).fetchall()
     assert w == [(trace.count(b"\n") + 1, "bad_value", "warning")]
 
 
@@ -147,10 +200,20 @@ def test_a_reader_that_fails_fails_alone(tmp_path: Path, monkeypatch: pytest.Mon
     for name in ("good1", "bad", "good2"):
         (tmp_path / "in" / name).mkdir(parents=True)
         (tmp_path / "in" / name / "dedicated_log_torch_trace_rank_0_x.log").write_bytes(trace)
-    res = pt2logs.ingest([str(tmp_path / "in")], str(tmp_path / "wh"))  # in-process: the patch applies
+    res = pt2logs.ingest(
+        [str(tmp_path / "in")], str(tmp_path / "wh")
+    )  # in-process: the patch applies
     assert res.runs_new == 3 and res.errors == 1
     con = pt2logs.connect(str(tmp_path / "wh"))
-    per_run = dict(con.execute("SELECT r.name, count(e.run_id) FROM runs r LEFT JOIN events e USING (run_id) GROUP BY 1").fetchall())
+    per_run = dict(
+        con.execute(
+            "SELECT r.name, count(e.run_id) FROM runs r LEFT JOIN events e USING (run_id) GROUP BY 1"
+        ).fetchall()
+    )
     assert per_run["good1"] == per_run["good2"] > per_run["bad"] >= 0
-    (kind, msg, path), = con.execute("SELECT kind, message, path FROM ingest_errors").fetchall()
-    assert kind == "reader_failed" and "KeyError" in msg and path.endswith("bad/dedicated_log_torch_trace_rank_0_x.log")
+    ((kind, msg, path),) = con.execute("SELECT kind, message, path FROM ingest_errors").fetchall()
+    assert (
+        kind == "reader_failed"
+        and "KeyError" in msg
+        and path.endswith("bad/dedicated_log_torch_trace_rank_0_x.log")
+    )

@@ -32,7 +32,9 @@ def _table_rows(wh: str) -> dict[str, list[str]]:
     con = pt2logs.connect(wh)
     try:
         out = {}
-        for (t,) in con.execute("SELECT DISTINCT table_name FROM information_schema.columns WHERE column_name = 'file'").fetchall():
+        for (t,) in con.execute(
+            "SELECT DISTINCT table_name FROM information_schema.columns WHERE column_name = 'file'"
+        ).fetchall():
             rows = con.execute(f'SELECT * EXCLUDE (txn) FROM "{t}"').fetchall()
             out[t] = sorted(map(repr, rows))
         return out
@@ -99,7 +101,9 @@ def test_a_zstd_written_with_long31_is_read(tmp_path):
     text = gzip.decompress(LOGS_GZ.read_bytes())
     blob = _zstd_long31(text)
     with pytest.raises(zstandard.ZstdError, match="too much memory"):
-        zstandard.ZstdDecompressor().decompressobj().decompress(blob)  # what it was: undecodable by default
+        zstandard.ZstdDecompressor().decompressobj().decompress(
+            blob
+        )  # what it was: undecodable by default
     for name, data in (("zst", blob), ("gz", LOGS_GZ.read_bytes())):
         d = tmp_path / name
         d.mkdir()
@@ -126,7 +130,11 @@ def test_a_zstd_window_past_the_bound_reads_the_bound_then_says_how(tmp_path, mo
     rr = ReadResult()
     out = b"".join(stream(*filesystem(str(p)), rr))
     assert out == data[: 256 << 10]
-    assert rr.error is not None and "needs a 2 GiB window" in rr.error and "zstd -d --long=31" in rr.error, rr.error
+    assert (
+        rr.error is not None
+        and "needs a 2 GiB window" in rr.error
+        and "zstd -d --long=31" in rr.error
+    ), rr.error
 
 
 def _flip_early(gz: bytes) -> tuple[bytes, int]:
@@ -179,10 +187,14 @@ def test_a_gzip_damaged_midway_keeps_the_rows_before_and_names_the_offset(tmp_pa
     wh = str(tmp_path / "wh")
     res = pt2logs.ingest([str(d)], wh, fmt="job_stderr")
     assert res.errors >= 1
-    (msg,) = [m for (m,) in _rows(wh, "SELECT message FROM ingest_errors WHERE kind = 'unreadable'")]
+    (msg,) = [
+        m for (m,) in _rows(wh, "SELECT message FROM ingest_errors WHERE kind = 'unreadable'")
+    ]
     import re
 
-    where = int(re.search(r"gzip data does not decode at or before stored byte (\d+)", msg).group(1))
+    where = int(
+        re.search(r"gzip data does not decode at or before stored byte (\d+)", msg).group(1)
+    )
     assert at < where <= len(gz), (at, msg)
     kept = _rows(wh, "SELECT sum(n_lines) FROM log_lines")[0][0]
     assert kept and kept > 40_000 // 2, kept
@@ -223,7 +235,10 @@ def test_an_over_long_line_keeps_its_head_and_reports_the_cut(tmp_path):
     assert kept.startswith("print output: xxx") and len(kept.encode()) == MAX_TEXT_LINE
     (err,) = [e for e in rows["ingest_errors"] if e["kind"] == "line_too_long"]
     assert err["line_no"] == 2 and err["severity"] == "warning"
-    assert f"a line of {len(long) + 14:,} bytes" in err["message"] and "the rest skipped" in err["message"]
+    assert (
+        f"a line of {len(long) + 14:,} bytes" in err["message"]
+        and "the rest skipped" in err["message"]
+    )
 
 
 INGEST_JOBS1 = """
@@ -258,10 +273,18 @@ def test_a_gz_of_one_huge_line_ingests_in_flat_memory(tmp_path):
         d = tmp_path / f"in{mb}"
         d.mkdir()
         _one_line_gz(d / "torch_logs.txt.gz", mb)
-        peak, rc = peak_rss_mb(INGEST_JOBS1, str(d), str(tmp_path / f"wh{mb}"), kill_above_mb=2 * MAX_RSS_MB, timeout=120)
+        peak, rc = peak_rss_mb(
+            INGEST_JOBS1,
+            str(d),
+            str(tmp_path / f"wh{mb}"),
+            kill_above_mb=2 * MAX_RSS_MB,
+            timeout=120,
+        )
         assert rc == 0, rc
         peaks.append(peak)
-        stored = _rows(str(tmp_path / f"wh{mb}"), "SELECT max(length(message)), sum(n_lines) FROM log_lines")[0]
+        stored = _rows(
+            str(tmp_path / f"wh{mb}"), "SELECT max(length(message)), sum(n_lines) FROM log_lines"
+        )[0]
         assert stored[0] <= 1 << 20 and stored[1] == 3, stored
     # flat (4x the line, the same peak) and under the documented bound; the process alone is ~145 MB
     assert max(peaks) <= MAX_RSS_MB and peaks[1] - peaks[0] < 40, peaks
@@ -273,8 +296,16 @@ def test_blank_lines_cost_nothing_per_line():
     import time
 
     n = 20 << 20
-    data = [GLOG_LINE % b"first", b"\n" * (4 << 20), b"\r\n" * 8, b"\n" * (n - (4 << 20) - 8), OTHER_LINE % b"last"]
-    chunks = [c for part in data for c in (part[i : i + (4 << 20)] for i in range(0, len(part), 4 << 20))]
+    data = [
+        GLOG_LINE % b"first",
+        b"\n" * (4 << 20),
+        b"\r\n" * 8,
+        b"\n" * (n - (4 << 20) - 8),
+        OTHER_LINE % b"last",
+    ]
+    chunks = [
+        c for part in data for c in (part[i : i + (4 << 20)] for i in range(0, len(part), 4 << 20))
+    ]
     t = time.process_time()
     rows, stats = _read_capture(chunks)
     cpu = time.process_time() - t
@@ -285,7 +316,9 @@ def test_blank_lines_cost_nothing_per_line():
     blocks = [r for r in lines if r["foreign"]]
     assert sum(r["n_lines"] for r in blocks) == n and max(r["n_lines"] for r in blocks) == 1000
     assert all(r["message"] == "\n" * (r["n_lines"] - 1) for r in blocks)
-    assert blocks[0]["line_no"] == 2 and [b["line_no"] for b in blocks] == [2 + 1000 * i for i in range(len(blocks))]
+    assert blocks[0]["line_no"] == 2 and [b["line_no"] for b in blocks] == [
+        2 + 1000 * i for i in range(len(blocks))
+    ]
 
 
 # ----------------------------------------------------------------------------- item 1: documents
@@ -298,6 +331,7 @@ def test_the_documented_caps_are_the_code_s():
     from pt2logs.readers import kit
 
     assert (kit.MAX_JSON_DOC, kit.MAX_DOC, kit.MAX_TEXT_LINE) == (JSON_CAP, 16 << 20, 1 << 20)
+
 
 INGEST_ONE_FORMAT = """
 import sys, time, pt2logs
@@ -314,7 +348,9 @@ def _huge_keys_counters_gz(path: Path, n_keys: int, key_kb: int = 200) -> Path:
     with open(path, "wb") as f:
         f.write(c.compress(b'{"counters": {"stats": {"calls_captured": 3}, "graph_break": {'))
         for i in range(n_keys):
-            f.write(c.compress(b'%s"reason %d: %s": 1' % (b"," if i else b"", i, b"x" * (key_kb << 10))))
+            f.write(
+                c.compress(b'%s"reason %d: %s": 1' % (b"," if i else b"", i, b"x" * (key_kb << 10)))
+            )
         f.write(c.compress(b"}}}") + c.flush())
     return path
 
@@ -329,7 +365,9 @@ def test_a_counters_gz_of_huge_keys_is_refused_in_flat_memory(tmp_path):
     gz = _huge_keys_counters_gz(d / "counters.json.gz", 1000)
     assert gz.stat().st_size < 1 << 20
     wh = str(tmp_path / "wh")
-    peak, rc = peak_rss_mb(INGEST_ONE_FORMAT, str(d), wh, "counters_json", kill_above_mb=600, timeout=120)
+    peak, rc = peak_rss_mb(
+        INGEST_ONE_FORMAT, str(d), wh, "counters_json", kill_above_mb=600, timeout=120
+    )
     assert rc == 0 and peak < 200, peak
     (err,) = _rows(wh, "SELECT kind, severity, message, path FROM ingest_errors")
     assert err[:2] == ("too_large", "error") and err[3].endswith("counters.json.gz")
@@ -348,7 +386,9 @@ def test_a_counters_dump_just_under_the_cap_stays_under_the_bound(tmp_path):
     assert len(doc) < JSON_CAP
     (d / "counters.json").write_bytes(doc)
     wh = str(tmp_path / "wh")
-    peak, rc = peak_rss_mb(INGEST_ONE_FORMAT, str(d), wh, "counters_json", kill_above_mb=2 * MAX_RSS_MB, timeout=120)
+    peak, rc = peak_rss_mb(
+        INGEST_ONE_FORMAT, str(d), wh, "counters_json", kill_above_mb=2 * MAX_RSS_MB, timeout=120
+    )
     assert rc == 0 and peak <= MAX_RSS_MB, peak
     assert _rows(wh, "SELECT count(*), max(value) FROM counters") == [(500_000, 499_999)]
 
@@ -361,14 +401,23 @@ def test_a_spyre_timing_record_past_the_cap_is_an_error_not_gigabytes():
     from pt2logs.readers.kit import FileContext
     from pt2logs.readers.spyre.documents import read_timing
 
-    ev = {"name": "kernel:fwd:3", "ordinal": 1, "parent_ordinal": None, "t_start_ns": 1, "t_end_ns": 9, "self_ns": 8}
+    ev = {
+        "name": "kernel:fwd:3",
+        "ordinal": 1,
+        "parent_ordinal": None,
+        "t_start_ns": 1,
+        "t_end_ns": 9,
+        "self_ns": 8,
+    }
     for n, ok in ((100_000, False), (20_000, True)):
         doc = orjson.dumps({"meta": {"pid": 7}, "events": [dict(ev, ordinal=i) for i in range(n)]})
         assert (len(doc) < JSON_CAP) == ok
         ctx = FileContext(file="rec.7.json")
         out: dict[str, int] = {}
         errors = []
-        for table, batch in read_timing([doc[i : i + (1 << 20)] for i in range(0, len(doc), 1 << 20)], ctx):
+        for table, batch in read_timing(
+            [doc[i : i + (1 << 20)] for i in range(0, len(doc), 1 << 20)], ctx
+        ):
             out[table] = out.get(table, 0) + batch.num_rows
             if table == "ingest_errors":
                 errors += batch.to_pylist()
@@ -376,7 +425,9 @@ def test_a_spyre_timing_record_past_the_cap_is_an_error_not_gigabytes():
             assert out == {"spyre_timing": n} and not errors
         else:
             assert "spyre_timing" not in out
-            assert [e["kind"] for e in errors] == ["too_large"] and f"past byte {JSON_CAP:,}" in errors[0]["message"]
+            assert [e["kind"] for e in errors] == [
+                "too_large"
+            ] and f"past byte {JSON_CAP:,}" in errors[0]["message"]
 
 
 def test_iter_lines_agrees_with_a_plain_split_wherever_the_chunks_are_cut():
@@ -396,12 +447,17 @@ def test_iter_lines_agrees_with_a_plain_split_wherever_the_chunks_are_cut():
         parts = data.split(b"\n")
         if parts[-1] == b"":
             parts.pop()
-        lines = [(i, _cut_at_char(p, cap) if len(p) > cap else p.removesuffix(b"\r")) for i, p in enumerate(parts, 1)]
+        lines = [
+            (i, _cut_at_char(p, cap) if len(p) > cap else p.removesuffix(b"\r"))
+            for i, p in enumerate(parts, 1)
+        ]
         return lines, [i for i, p in enumerate(parts, 1) if len(p) > cap]
 
     rnd = random.Random(2)
     for _ in range(3000):
-        data = bytes(rnd.choice(b"ab\n\n\r\xc3") for _ in range(rnd.randrange(0, 80))).replace(b"\xc3", "é".encode())
+        data = bytes(rnd.choice(b"ab\n\n\r\xc3") for _ in range(rnd.randrange(0, 80))).replace(
+            b"\xc3", "é".encode()
+        )
         cap = rnd.randrange(1, 12)
         cuts = sorted(rnd.sample(range(len(data) + 1), min(len(data) + 1, rnd.randrange(0, 6))))
         chunks = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)])]
@@ -428,13 +484,19 @@ def test_many_processes_cannot_add_up_open_messages(monkeypatch):
     from pt2logs.readers.lines import torch_logs
 
     monkeypatch.setattr(torch_logs, "MAX_OPEN_BYTES", 1 << 20)
-    lines = [b"I1122 09:44:21.382000 %d torch/_dynamo/x.py:1] %s\n" % (100 + i % 4, b"%07d" % i + b"q" * 90) for i in range(40_000)]
+    lines = [
+        b"I1122 09:44:21.382000 %d torch/_dynamo/x.py:1] %s\n"
+        % (100 + i % 4, b"%07d" % i + b"q" * 90)
+        for i in range(40_000)
+    ]
     rows, _ = _read_capture([b"".join(lines)])
     msgs = rows["log_lines"]
     assert sum(r["n_lines"] for r in msgs) == 40_000
     assert max(len(r["message"]) for r in msgs) <= (1 << 20)
     for pid in range(100, 104):
-        text = "\n".join(r["message"] for r in sorted(msgs, key=lambda r: r["line_no"]) if r["pid"] == pid)
+        text = "\n".join(
+            r["message"] for r in sorted(msgs, key=lambda r: r["line_no"]) if r["pid"] == pid
+        )
         assert text.split("\n") == [f"{i:07d}" + "q" * 90 for i in range(pid - 100, 40_000, 4)]
     assert {e["kind"] for e in rows["ingest_errors"]} == {"message_too_long"}
 
@@ -448,9 +510,15 @@ def test_an_over_long_tlparse_raw_jsonl_line_is_reported_not_a_reader_failure(mo
 
     monkeypatch.setattr(tlparse_dir, "MAX_LINE", 1000, raising=False)
     data = b'{"string_table": []}\n{"x": "' + b"a" * 5000 + b'"}\n'
-    errors = [r for t, b in tlparse_dir.read_tlparse_dir([data], FileContext(file="tl/raw.jsonl"))
-              if t == "ingest_errors" for r in b.to_pylist()]
-    assert ("line_too_long", "error", 2) in [(e["kind"], e["severity"], e["line_no"]) for e in errors]
+    errors = [
+        r
+        for t, b in tlparse_dir.read_tlparse_dir([data], FileContext(file="tl/raw.jsonl"))
+        if t == "ingest_errors"
+        for r in b.to_pylist()
+    ]
+    assert ("line_too_long", "error", 2) in [
+        (e["kind"], e["severity"], e["line_no"]) for e in errors
+    ]
 
 
 def test_a_text_document_past_the_cap_keeps_its_head_and_says_its_size():
@@ -461,16 +529,24 @@ def test_a_text_document_past_the_cap_keeps_its_head_and_says_its_size():
     from pt2logs.readers.kit import FileContext
 
     head = b"# AOT ID: ['0_inference']\nfrom ctypes import c_void_p\n"
-    line = "    buf%d = empty_strided((1024,), (1,), device='cuda')  # \U0001F600\n"
+    line = "    buf%d = empty_strided((1024,), (1,), device='cuda')  # \U0001f600\n"
     body = "".join(line % i for i in range(320_000)).encode()
     data = head + body
     assert len(data) > 20 << 20
-    ctx = FileContext(file="torch_compile_debug/run_1/torchinductor/model__0_inference_0.0/output_code.py")
+    ctx = FileContext(
+        file="torch_compile_debug/run_1/torchinductor/model__0_inference_0.0/output_code.py"
+    )
     rows: dict[str, list] = {}
-    for table, batch in read_compile_debug([data[i : i + (4 << 20)] for i in range(0, len(data), 4 << 20)], ctx):
+    for table, batch in read_compile_debug(
+        [data[i : i + (4 << 20)] for i in range(0, len(data), 4 << 20)], ctx
+    ):
         rows.setdefault(table, []).extend(batch.to_pylist())
     (art,) = rows["debug_artifacts"]
-    assert art["n_bytes"] <= 16 << 20 and art["text"].endswith("\n") and data.startswith(art["text"].encode())
+    assert (
+        art["n_bytes"] <= 16 << 20
+        and art["text"].endswith("\n")
+        and data.startswith(art["text"].encode())
+    )
     (err,) = rows["ingest_errors"]
     assert (err["kind"], err["severity"]) == ("too_large", "warning")
     assert f"of {len(data):,} bytes: its first {art['n_bytes']:,} bytes" in err["message"]
@@ -487,8 +563,11 @@ def test_a_tlparse_payload_past_the_cap_keeps_its_head_as_the_trace_does(monkeyp
     monkeypatch.setattr(tlparse_dir, "MAX_PAYLOAD", 4096, raising=False)
     payload = b"".join(b"line %d of a big artifact\n" % i for i in range(2000))
     md5 = hashlib.md5(payload).hexdigest()
-    raw = (b'{"string_table": []}\n{"artifact": {"name": "big", "encoding": "string"}, "has_payload": "%s", '
-           b'"timestamp": "2024-11-22T09:44:21.382000Z", "thread": 1, "pathname": " x.py", "lineno": 1}\n' % md5.encode())
+    raw = (
+        b'{"string_table": []}\n{"artifact": {"name": "big", "encoding": "string"}, "has_payload": "%s", '
+        b'"timestamp": "2024-11-22T09:44:21.382000Z", "thread": 1, "pathname": " x.py", "lineno": 1}\n'
+        % md5.encode()
+    )
     files = {f"payloads/{md5}.txt": payload}
 
     def sibling(name: str):
@@ -502,4 +581,6 @@ def test_a_tlparse_payload_past_the_cap_keeps_its_head_as_the_trace_does(monkeyp
         rows.setdefault(table, []).extend(batch.to_pylist())
     (ev,) = [e for e in rows["events"] if e["event_type"] == "artifact"]
     assert ev["payload"] == payload[:4096].decode()
-    assert [(e["kind"], e["line_no"]) for e in rows["ingest_errors"] if e["kind"] == "payload_too_large"] == [("payload_too_large", 2)]
+    assert [
+        (e["kind"], e["line_no"]) for e in rows["ingest_errors"] if e["kind"] == "payload_too_large"
+    ] == [("payload_too_large", 2)]

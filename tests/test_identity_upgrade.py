@@ -19,11 +19,37 @@ from pt2logs.tables.schema import TABLES
 V2_COLUMNS = {
     "runs": {"python_version", "cwd", "user_root"},
     "compilation_metrics": {"co_file", "co_file_kind"},
-    "recompiles": {"co_file", "co_file_kind", "guard_kind", "guard_source", "guard_expected", "guard_actual"},
-    "graph_breaks": {"break_key", "frame_file", "frame_line", "frame_func", "lib_file", "lib_func", "lib_line",
-                     "user_stack", "co_file", "co_file_kind"},
-    "failures": {"exc_type", "exc_message", "failure_key", "frame_file", "frame_line", "frame_func", "stack",
-                 "co_file", "co_file_kind"},
+    "recompiles": {
+        "co_file",
+        "co_file_kind",
+        "guard_kind",
+        "guard_source",
+        "guard_expected",
+        "guard_actual",
+    },
+    "graph_breaks": {
+        "break_key",
+        "frame_file",
+        "frame_line",
+        "frame_func",
+        "lib_file",
+        "lib_func",
+        "lib_line",
+        "user_stack",
+        "co_file",
+        "co_file_kind",
+    },
+    "failures": {
+        "exc_type",
+        "exc_message",
+        "failure_key",
+        "frame_file",
+        "frame_line",
+        "frame_func",
+        "stack",
+        "co_file",
+        "co_file_kind",
+    },
 }
 
 
@@ -34,7 +60,9 @@ def _as_v1(wh: Path) -> int:
         for f in (wh / table).rglob("*.parquet"):
             t = pq.read_table(f, partitioning=None)
             meta = dict(t.schema.metadata or {}) | {b"pt2logs.schema_version": b"1"}
-            t = t.drop_columns([c for c in cols if c in t.column_names]).replace_schema_metadata(meta)
+            t = t.drop_columns([c for c in cols if c in t.column_names]).replace_schema_metadata(
+                meta
+            )
             pq.write_table(t, f)
             n += 1
     without_records(wh)  # v1 wrote no commit records
@@ -43,7 +71,9 @@ def _as_v1(wh: Path) -> int:
 
 def test_the_declared_v2_columns_are_these() -> None:
     for table, cols in V2_COLUMNS.items():
-        assert TABLES[table].version >= 2 and cols <= set(TABLES[table].names), table  # runs v3: torch_version_from
+        assert TABLES[table].version >= 2 and cols <= set(TABLES[table].names), (
+            table
+        )  # runs v3: torch_version_from
 
 
 @pytest.fixture(scope="module")
@@ -58,25 +88,38 @@ def mixed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_v1_rows_fall_back_to_raw_values(mixed: Path) -> None:
     con = pt2logs.connect(str(mixed))
-    assert con.execute("SELECT count(*) FROM graph_breaks WHERE break_key IS NOT NULL").fetchall() == [(0,)]
+    assert con.execute(
+        "SELECT count(*) FROM graph_breaks WHERE break_key IS NOT NULL"
+    ).fetchall() == [(0,)]
     rows = run_named(con, "graph_break_hotspots", {"run_id": "ddp_2rank"}).to_pylist()
     # v1 rows keep the location they had: torch's "user code at" (here inside contextlib.py)
-    assert {r["location"] for r in rows} == {"/root/.pyenv/versions/3.11.7/lib/python3.11/contextlib.py:105",
-                                             "/work/main/.venv/lib/python3.11/site-packages/torch/nn/parallel/distributed.py:1757"}
+    assert {r["location"] for r in rows} == {
+        "/root/.pyenv/versions/3.11.7/lib/python3.11/contextlib.py:105",
+        "/work/main/.venv/lib/python3.11/site-packages/torch/nn/parallel/distributed.py:1757",
+    }
     assert {r["break_key"] for r in rows} == {"gb0007", "gb0156"}
     fn = run_named(con, "compile_time_by_function", {"run_id": "graph_breaks"}).to_pylist()
     assert all(r["file"] == "/work/main/sample_traces/generate.py" for r in fn)
     restarts = run_named(con, "failures_and_restarts", {"run_id": "ddp_2rank"}).to_pylist()
-    assert {r["failure_key"] for r in restarts} == {"Attempted to call function marked as skipped", "Unsupported method call"}
+    assert {r["failure_key"] for r in restarts} == {
+        "Attempted to call function marked as skipped",
+        "Unsupported method call",
+    }
 
 
 def test_v2_rows_beside_v1_rows_have_their_identities(mixed: Path) -> None:
     con = pt2logs.connect(str(mixed))
     (f,) = run_named(con, "dash_top_failures", {"run_id": "compile_failure"}).to_pylist()
     assert f["fail_type"] == "BackendCompilerFailed" and f["location"] == "generate.py:228"
-    assert f["reason"].startswith("backend='bad_backend' raised: RuntimeError: synthetic backend failure")
+    assert f["reason"].startswith(
+        "backend='bad_backend' raised: RuntimeError: synthetic backend failure"
+    )
     roots = dict(con.execute("SELECT name, user_root FROM runs").fetchall())
-    assert roots == {"ddp_2rank": None, "graph_breaks": None, "compile_failure": "/work/main/sample_traces/"}
+    assert roots == {
+        "ddp_2rank": None,
+        "graph_breaks": None,
+        "compile_failure": "/work/main/sample_traces/",
+    }
 
 
 @pytest.mark.parametrize("name", sorted(load_queries()))

@@ -13,7 +13,12 @@ from tests.conftest import fixture_path
 import pt2logs
 
 HEADER = re.compile(r"^[VIWEC]\d{4} [\d:.]+ +\d+ [^\]]+\] (\{.*)$")
-METRICS = ("compilation_metrics", "bwd_compilation_metrics", "compilation_metrics_runtime", "bwd_compilation_metrics_runtime")
+METRICS = (
+    "compilation_metrics",
+    "bwd_compilation_metrics",
+    "compilation_metrics_runtime",
+    "bwd_compilation_metrics_runtime",
+)
 
 
 def independent_scan(path: Path) -> dict:
@@ -40,7 +45,9 @@ def independent_scan(path: Path) -> dict:
             cids.add(cid or "")
             t = env[key].get("entire_frame_compile_time_s")
             if t is None and isinstance(env[key].get("dynamo_cumulative_compile_time_us"), int):
-                t = env[key]["dynamo_cumulative_compile_time_us"] / 1e6  # torch 2.6 nightlies: torch's own rule
+                t = (
+                    env[key]["dynamo_cumulative_compile_time_us"] / 1e6
+                )  # torch 2.6 nightlies: torch's own rule
             total += t or 0.0
     return {"records": n_records, "metrics": metrics, "cids": cids, "total": total}
 
@@ -57,20 +64,31 @@ def fixture_wh(tmp_path_factory) -> tuple[str, list]:
 def test_every_fixture_ingests_with_zero_errors_but_the_corrupted_one(fixture_wh):
     wh, res = fixture_wh
     con = pt2logs.connect(wh)
-    errors = con.execute("SELECT path, line_no, kind FROM ingest_errors WHERE severity = 'error'").fetchall()
+    errors = con.execute(
+        "SELECT path, line_no, kind FROM ingest_errors WHERE severity = 'error'"
+    ).fetchall()
     assert len(errors) == 1
     path, line_no, kind = errors[0]
     assert path.endswith("simple_corrupted_json.log") and kind == "bad_payload_json"
     # the removed "}," line sits in the payload of the record that starts at line 13
     assert line_no == 14
     # warnings: md5 mismatches in hand-edited tlparse test inputs (payloads kept)
-    assert con.execute("SELECT count(*) FROM ingest_errors WHERE severity='warning' AND path LIKE '%/gpu/%'").fetchone()[0] == 0
+    assert (
+        con.execute(
+            "SELECT count(*) FROM ingest_errors WHERE severity='warning' AND path LIKE '%/gpu/%'"
+        ).fetchone()[0]
+        == 0
+    )
 
 
 def test_multi_rank_folders_are_one_run_each_with_their_ranks(fixture_wh):
     wh, _ = fixture_wh
     con = pt2logs.connect(wh)
-    runs = dict(con.execute("SELECT name, ranks FROM runs WHERE name LIKE 'multi_rank%' OR name = 'graph_exec_order_tests'").fetchall())
+    runs = dict(
+        con.execute(
+            "SELECT name, ranks FROM runs WHERE name LIKE 'multi_rank%' OR name = 'graph_exec_order_tests'"
+        ).fetchall()
+    )
     assert runs == {
         "multi_rank_logs": [0, 1, 2, 3],
         "multi_rank_messy_input": [0, 1],
@@ -80,7 +98,9 @@ def test_multi_rank_folders_are_one_run_each_with_their_ranks(fixture_wh):
         "multi_rank_schedule": [0],
         "graph_exec_order_tests": [0, 1],
     }
-    files = con.execute("SELECT relpath, rank FROM files f JOIN runs r USING (run_id) WHERE r.name='multi_rank_runtime' ORDER BY relpath").fetchall()
+    files = con.execute(
+        "SELECT relpath, rank FROM files f JOIN runs r USING (run_id) WHERE r.name='multi_rank_runtime' ORDER BY relpath"
+    ).fetchall()
     assert len(files) == 7 and dict(files)["dedicated_log_torch_trace_rank_6.log"] == 1
 
 
@@ -100,8 +120,9 @@ def test_counts_match_an_independent_scan(fixture_wh):
     got_cids: dict[str, set] = {}
     got_total: Counter = Counter()
     for path, cid, t in con.execute(
-            "SELECT f.path, m.compile_id, m.entire_frame_compile_time_s FROM compilation_metrics m "
-            "JOIN files f ON f.run_id = m.run_id AND f.relpath = m.file").fetchall():
+        "SELECT f.path, m.compile_id, m.entire_frame_compile_time_s FROM compilation_metrics m "
+        "JOIN files f ON f.run_id = m.run_id AND f.relpath = m.file"
+    ).fetchall():
         got_metrics[path] += 1
         got_cids.setdefault(path, set()).add(cid or "")
         got_total[path] += t or 0.0
@@ -121,7 +142,9 @@ def test_timestamps_are_absolute_and_plausible(fixture_wh):
     wh, _ = fixture_wh
     con = pt2logs.connect(wh)
     # every trace fixture holds epoch times: years come from them, never from "now"
-    bad = con.execute("SELECT name, started_at FROM runs WHERE year(started_at) NOT BETWEEN 2023 AND 2026").fetchall()
+    bad = con.execute(
+        "SELECT name, started_at FROM runs WHERE year(started_at) NOT BETWEEN 2023 AND 2026"
+    ).fetchall()
     assert bad == []
     # glog times agree with the epoch times of the same records within a second
     worst = con.execute("""

@@ -24,7 +24,9 @@ def counts(wh: str) -> dict[str, int]:
 # ----------------------------------------------------------------------------- several paths, one --run-id
 
 
-@pytest.mark.parametrize("folder", ["multi_rank_logs", "multi_rank_runtime", "multi_rank_messy_input"])
+@pytest.mark.parametrize(
+    "folder", ["multi_rank_logs", "multi_rank_runtime", "multi_rank_messy_input"]
+)
 def test_files_given_one_by_one_under_a_run_id_are_one_run_as_their_folder(tmp_path, folder):
     src = fixture_path("tlparse", folder)
     logs = sorted(p for p in src.iterdir() if p.is_file())
@@ -37,11 +39,14 @@ def test_files_given_one_by_one_under_a_run_id_are_one_run_as_their_folder(tmp_p
     ((run_id,),) = b.execute("SELECT run_id FROM runs").fetchall()
     assert run_id == "X"
     assert b.execute(q).fetchall() == a.execute(q).fetchall()
-    assert sorted(b.execute("SELECT relpath, rank, n_events FROM files").fetchall()) == \
-           sorted(a.execute("SELECT relpath, rank, n_events FROM files").fetchall())
+    assert sorted(b.execute("SELECT relpath, rank, n_events FROM files").fetchall()) == sorted(
+        a.execute("SELECT relpath, rank, n_events FROM files").fetchall()
+    )
     assert counts(wb) == counts(wa)
-    assert b.execute("SELECT count(DISTINCT rank) FROM events").fetchone() == a.execute(
-        "SELECT count(DISTINCT rank) FROM events").fetchone()
+    assert (
+        b.execute("SELECT count(DISTINCT rank) FROM events").fetchone()
+        == a.execute("SELECT count(DISTINCT rank) FROM events").fetchone()
+    )
 
 
 def test_files_of_two_folders_under_one_run_id(tmp_path):
@@ -53,9 +58,12 @@ def test_files_of_two_folders_under_one_run_id(tmp_path):
     con = pt2logs.connect(wh)
     assert res.runs_new == 1
     assert con.execute("SELECT run_id, name, root, n_files FROM runs").fetchall() == [
-        ("both", "tlparse", str(one.parent.parent), 2)]
+        ("both", "tlparse", str(one.parent.parent), 2)
+    ]
     assert sorted(r[0] for r in con.execute("SELECT relpath FROM files").fetchall()) == [
-        "multi_rank_logs/dedicated_log_torch_trace_rank_0.log", "multi_rank_schedule/dedicated_log_torch_trace_rank_2.log"]
+        "multi_rank_logs/dedicated_log_torch_trace_rank_0.log",
+        "multi_rank_schedule/dedicated_log_torch_trace_rank_2.log",
+    ]
 
 
 def test_one_file_under_a_run_id_is_unchanged(tmp_path):
@@ -63,7 +71,9 @@ def test_one_file_under_a_run_id_is_unchanged(tmp_path):
     wh = str(tmp_path / "wh")
     pt2logs.ingest([str(log)], wh, run_id="one")
     con = pt2logs.connect(wh)
-    assert con.execute("SELECT run_id, name, root, source FROM runs").fetchall() == [("one", "simple.log", str(log), str(log))]
+    assert con.execute("SELECT run_id, name, root, source FROM runs").fetchall() == [
+        ("one", "simple.log", str(log), str(log))
+    ]
     assert con.execute("SELECT relpath FROM files").fetchall() == [("simple.log",)]
 
 
@@ -97,8 +107,10 @@ def job_with_unreadable_entries(tmp_path):
     (job / "trace" / "loop").symlink_to("loop")
     (job / "dangling.log").symlink_to(tmp_path / "nowhere.log")
     deep = unreadable_folder(job)
-    expected = {str(job / "trace" / "loop"): "unreadable: Too many levels of symbolic links",
-                str(job / "dangling.log"): "unreadable: No such file or directory"}
+    expected = {
+        str(job / "trace" / "loop"): "unreadable: Too many levels of symbolic links",
+        str(job / "dangling.log"): "unreadable: No such file or directory",
+    }
     (job / "locked.txt").write_text("not a log\n")
     (job / "locked").mkdir()
     (job / "locked" / "notes.txt").write_text("not a log\n")
@@ -118,12 +130,22 @@ def test_unreadable_entries_are_errors_of_the_run_whose_folder_holds_them(tmp_pa
     con = pt2logs.connect(wh)
     ((run_id, root, n_errors),) = con.execute("SELECT run_id, root, n_errors FROM runs").fetchall()
     assert root == str(job)
-    rows = con.execute("SELECT run_id, path, kind, severity, message, line_no FROM ingest_errors").fetchall()
-    got = {path: msg for rid, path, kind, sev, msg, line in rows if (rid, kind, sev, line) == (run_id, "unreadable", "error", None)}
+    rows = con.execute(
+        "SELECT run_id, path, kind, severity, message, line_no FROM ingest_errors"
+    ).fetchall()
+    got = {
+        path: msg
+        for rid, path, kind, sev, msg, line in rows
+        if (rid, kind, sev, line) == (run_id, "unreadable", "error", None)
+    }
     assert len(got) == len(rows) == len(expected) + 1
     assert {p: got[p] for p in expected} == expected
     (long_path,) = set(got) - set(expected)
-    assert deep.startswith(long_path) and len(long_path) > 4095 and got[long_path] == "unreadable folder: File name too long"
+    assert (
+        deep.startswith(long_path)
+        and len(long_path) > 4095
+        and got[long_path] == "unreadable folder: File name too long"
+    )
     assert n_errors == res.errors == len(expected) + 1
     # nothing else of the run was lost: its rows equal an ingest of a clean copy
     clean = tmp_path / "clean" / "job"
@@ -148,16 +170,29 @@ def test_unreadable_entry_outside_every_run_is_an_error_of_the_ingest(tmp_path):
 
     folder = tmp_path / "logs"
     folder.mkdir()
-    shutil.copy(fixture_path("tlparse", "simple.log"), folder / "simple.log")  # a run of its own (root: the file)
+    shutil.copy(
+        fixture_path("tlparse", "simple.log"), folder / "simple.log"
+    )  # a run of its own (root: the file)
     (folder / "loop.log").symlink_to("loop.log")
     wh = str(tmp_path / "wh")
     res = pt2logs.ingest([str(folder)], wh)
     assert res.runs_new == 1 and res.errors == 1
-    assert res.problems == [(str(folder / "loop.log"), "unreadable: Too many levels of symbolic links")]
-    assert res.as_dict()["problems"] == [{"path": str(folder / "loop.log"), "why": "unreadable: Too many levels of symbolic links"}]
-    r = CliRunner().invoke(main, ["ingest", str(folder), "-w", str(tmp_path / "wh2"), "--strict"], catch_exceptions=False)
+    assert res.problems == [
+        (str(folder / "loop.log"), "unreadable: Too many levels of symbolic links")
+    ]
+    assert res.as_dict()["problems"] == [
+        {"path": str(folder / "loop.log"), "why": "unreadable: Too many levels of symbolic links"}
+    ]
+    r = CliRunner().invoke(
+        main,
+        ["ingest", str(folder), "-w", str(tmp_path / "wh2"), "--strict"],
+        catch_exceptions=False,
+    )
     assert r.exit_code == 1
-    assert "1 errors" in r.output and f"{folder / 'loop.log'}: unreadable: Too many levels of symbolic links" in r.output
+    assert (
+        "1 errors" in r.output
+        and f"{folder / 'loop.log'}: unreadable: Too many levels of symbolic links" in r.output
+    )
 
 
 def test_strict_fails_on_an_unreadable_entry_inside_a_run(tmp_path):
@@ -168,7 +203,9 @@ def test_strict_fails_on_an_unreadable_entry_inside_a_run(tmp_path):
     job = tmp_path / "job"
     shutil.copytree(fixture_path("tlparse", "multi_rank_logs"), job)
     (job / "dedicated_log_torch_trace_rank_9.log").symlink_to(tmp_path / "never_written.log")
-    r = CliRunner().invoke(main, ["ingest", str(job), "-w", str(tmp_path / "wh"), "--strict"], catch_exceptions=False)
+    r = CliRunner().invoke(
+        main, ["ingest", str(job), "-w", str(tmp_path / "wh"), "--strict"], catch_exceptions=False
+    )
     assert r.exit_code == 1 and "1 errors" in r.output
 
 
@@ -183,10 +220,18 @@ def test_a_linked_run_folder_is_read_once_and_a_link_loop_ends_with_a_note(tmp_p
     res = pt2logs.ingest([str(top)], wh)
     con = pt2logs.connect(wh)
     assert res.errors == 0 and res.runs_new == 1
-    assert con.execute("SELECT name, root, n_ranks, n_files FROM runs").fetchall() == [("job", str(top / "job"), 4, 4)]
+    assert con.execute("SELECT name, root, n_ranks, n_files FROM runs").fetchall() == [
+        ("job", str(top / "job"), 4, 4)
+    ]
     why = dict(res.skipped)
-    assert why[str(top / "job_again")] == f"the same folder as {src}, read already (a link to it, or a loop): not read twice"
-    assert why[str(top / "sub" / "up")] == f"the same folder as {top}, read already (a link to it, or a loop): not read twice"
+    assert (
+        why[str(top / "job_again")]
+        == f"the same folder as {src}, read already (a link to it, or a loop): not read twice"
+    )
+    assert (
+        why[str(top / "sub" / "up")]
+        == f"the same folder as {top}, read already (a link to it, or a loop): not read twice"
+    )
     a = str(tmp_path / "direct")
     pt2logs.ingest([str(src)], a)
     assert counts(wh) == counts(a)
@@ -210,12 +255,14 @@ def rewrite_payloads(path, old: str, new: str) -> int:
         j = i + 1
         while j < len(lines) and lines[j].startswith("\t"):
             j += 1
-        if m and any(old in ln for ln in lines[i + 1:j]):
-            body = [ln.replace(old, new) for ln in lines[i + 1:j]]
-            assert hashlib.md5("\n".join(ln[1:] for ln in lines[i + 1:j]).encode()).hexdigest() == m.group(1)
+        if m and any(old in ln for ln in lines[i + 1 : j]):
+            body = [ln.replace(old, new) for ln in lines[i + 1 : j]]
+            assert hashlib.md5(
+                "\n".join(ln[1:] for ln in lines[i + 1 : j]).encode()
+            ).hexdigest() == m.group(1)
             md5 = hashlib.md5("\n".join(ln[1:] for ln in body).encode()).hexdigest()
             lines[i] = lines[i].replace(m.group(1), md5)
-            lines[i + 1:j] = body
+            lines[i + 1 : j] = body
             changed += 1
         i = j
     path.write_text("\n".join(lines))
@@ -232,21 +279,48 @@ def test_a_same_size_rewrite_with_its_mtime_set_back_is_read_again(tmp_path):
     assert first.runs_new == 1
     con = pt2logs.connect(wh)
     reasons = "SELECT reason FROM recompiles WHERE reason LIKE '%expected Float, actual%'"
-    assert [r[0] for r in con.execute(reasons).fetchall()] == ["tensor 'x' dtype mismatch. expected Float, actual Double"]
+    assert [r[0] for r in con.execute(reasons).fetchall()] == [
+        "tensor 'x' dtype mismatch. expected Float, actual Double"
+    ]
     (token,) = con.execute("SELECT change_token FROM files").fetchone()
     con.close()
     before = os.stat(trace)
     assert rewrite_payloads(trace, "actual Double", "actual Half16") == 1
     os.utime(trace, ns=(before.st_atime_ns, before.st_mtime_ns))
     after = os.stat(trace)
-    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns) and after.st_ctime_ns != before.st_ctime_ns
+    assert (after.st_size, after.st_mtime_ns) == (
+        before.st_size,
+        before.st_mtime_ns,
+    ) and after.st_ctime_ns != before.st_ctime_ns
     second = pt2logs.ingest([str(trace.parent)], wh)
-    assert second.runs_updated == 1 and second.runs_unchanged == 0 and second.errors == second.warnings == 0
+    assert (
+        second.runs_updated == 1
+        and second.runs_unchanged == 0
+        and second.errors == second.warnings == 0
+    )
     con = pt2logs.connect(wh)
-    assert [r[0] for r in con.execute(reasons).fetchall()] == ["tensor 'x' dtype mismatch. expected Float, actual Half16"]
-    assert con.execute("SELECT count(*) FROM events WHERE payload LIKE '%actual Half16%' AND payload_ok").fetchone()[0] == 1
-    assert con.execute("SELECT count(*) FROM events WHERE payload LIKE '%actual Double%'").fetchone()[0] == 0
-    ((new_token, n_files),) = con.execute("SELECT change_token, count(*) OVER () FROM files").fetchall()
-    assert n_files == 1 and token == f"ctime:{before.st_ctime_ns}" and new_token == f"ctime:{after.st_ctime_ns}"
+    assert [r[0] for r in con.execute(reasons).fetchall()] == [
+        "tensor 'x' dtype mismatch. expected Float, actual Half16"
+    ]
+    assert (
+        con.execute(
+            "SELECT count(*) FROM events WHERE payload LIKE '%actual Half16%' AND payload_ok"
+        ).fetchone()[0]
+        == 1
+    )
+    assert (
+        con.execute("SELECT count(*) FROM events WHERE payload LIKE '%actual Double%'").fetchone()[
+            0
+        ]
+        == 0
+    )
+    ((new_token, n_files),) = con.execute(
+        "SELECT change_token, count(*) OVER () FROM files"
+    ).fetchall()
+    assert (
+        n_files == 1
+        and token == f"ctime:{before.st_ctime_ns}"
+        and new_token == f"ctime:{after.st_ctime_ns}"
+    )
     con.close()
     assert pt2logs.ingest([str(trace.parent)], wh).runs_unchanged == 1

@@ -31,13 +31,24 @@ def con(tmp_path_factory: pytest.TempPathFactory):
 def test_every_macro_file_parses_with_its_header() -> None:
     ms = M.load_macros(reload=True)
     assert sorted(p.stem for p in (ROOT / "queries" / "macros").glob("*.sql")) == sorted(ms)
-    assert {"selected_runs", "rank_outcomes", "run_outcome_rows", "advice_items", "cache_pairs", "vllm_cold_starts",
-            "graph_break_sites", "source_rank", "run_relative"} <= set(ms)
+    assert {
+        "selected_runs",
+        "rank_outcomes",
+        "run_outcome_rows",
+        "advice_items",
+        "cache_pairs",
+        "vllm_cold_starts",
+        "graph_break_sites",
+        "source_rank",
+        "run_relative",
+    } <= set(ms)
     for m in ms.values():
         assert m.title and m.what and (m.columns if m.table else m.returns), m.path
         assert m.sql.startswith(f"CREATE OR REPLACE MACRO {m.signature} AS"), m.path
     # no macro left in a .py file
-    no_sql_in_py = [p.name for p in (ROOT / "src").rglob("*.py") if re.search(r"MACRO \w+\(", p.read_text())]
+    no_sql_in_py = [
+        p.name for p in (ROOT / "src").rglob("*.py") if re.search(r"MACRO \w+\(", p.read_text())
+    ]
     assert no_sql_in_py == []
 
 
@@ -56,7 +67,11 @@ def test_every_table_macros_columns_are_its_headers(con) -> None:
             continue
         said: list[str] = []
         for c in m.columns:  # NAME.* / NAME().*: every column of that view or macro
-            said += _columns(con, c.name.removesuffix(".*").removesuffix("()"), ms) if c.name.endswith(".*") else [c.name]
+            said += (
+                _columns(con, c.name.removesuffix(".*").removesuffix("()"), ms)
+                if c.name.endswith(".*")
+                else [c.name]
+            )
         assert said == _columns(con, m.name, ms), m.path
 
 
@@ -64,7 +79,9 @@ def test_every_macro_is_used() -> None:
     ms = M.load_macros()
     texts = [q.sql for q in load_queries().values()] + [m.sql for m in ms.values()]
     texts.append((ROOT / "src" / "pt2logs" / "query" / "views.py").read_text())
-    unused = {n for n in ms if not any(re.search(rf"\b{n}\s*\(", t.replace(ms[n].sql, "")) for t in texts)}
+    unused = {
+        n for n in ms if not any(re.search(rf"\b{n}\s*\(", t.replace(ms[n].sql, "")) for t in texts)
+    }
     assert unused == FOR_OWN_SQL
 
 
@@ -95,14 +112,43 @@ def test_a_macro_file_that_breaks_the_rules_is_refused(tmp_path: Path) -> None:
             M.parse_macro_file(p)
 
     head = "-- title: t\n-- what: w\n"
-    bad("m", head + "-- params: a\n-- returns: INTEGER\nCREATE OR REPLACE MACRO other(a) AS a;\n", "needs one")
-    bad("m", "-- title: t\n-- params: a\n-- returns: INTEGER\nCREATE OR REPLACE MACRO m(a) AS a;\n", "needs what")
-    bad("m", head + "-- params: a\nCREATE OR REPLACE MACRO m(a) AS TABLE SELECT a;\n", "needs columns")
-    bad("m", head + "-- params: a, b\n-- returns: INTEGER\nCREATE OR REPLACE MACRO m(a) AS a;\n", "params")
-    bad("m", head + "-- params: a\n-- returns: INTEGER\nCREATE OR REPLACE MACRO m(a) AS a + {{source_ranks}};\n", "fills")
-    bad("m", head + "-- params: a\n-- fills: nope\n-- returns: INTEGER\nCREATE OR REPLACE MACRO m(a) AS {{nope}};\n", "fills")
+    bad(
+        "m",
+        head + "-- params: a\n-- returns: INTEGER\nCREATE OR REPLACE MACRO other(a) AS a;\n",
+        "needs one",
+    )
+    bad(
+        "m",
+        "-- title: t\n-- params: a\n-- returns: INTEGER\nCREATE OR REPLACE MACRO m(a) AS a;\n",
+        "needs what",
+    )
+    bad(
+        "m",
+        head + "-- params: a\nCREATE OR REPLACE MACRO m(a) AS TABLE SELECT a;\n",
+        "needs columns",
+    )
+    bad(
+        "m",
+        head + "-- params: a, b\n-- returns: INTEGER\nCREATE OR REPLACE MACRO m(a) AS a;\n",
+        "params",
+    )
+    bad(
+        "m",
+        head
+        + "-- params: a\n-- returns: INTEGER\nCREATE OR REPLACE MACRO m(a) AS a + {{source_ranks}};\n",
+        "fills",
+    )
+    bad(
+        "m",
+        head
+        + "-- params: a\n-- fills: nope\n-- returns: INTEGER\nCREATE OR REPLACE MACRO m(a) AS {{nope}};\n",
+        "fills",
+    )
     ok = tmp_path / "ok.sql"
-    ok.write_text(head + "-- params: a (doc, with a comma (nested))\n-- returns: INTEGER\nCREATE OR REPLACE MACRO ok(a) AS a;\n")
+    ok.write_text(
+        head
+        + "-- params: a (doc, with a comma (nested))\n-- returns: INTEGER\nCREATE OR REPLACE MACRO ok(a) AS a;\n"
+    )
     assert [p.name for p in M.parse_macro_file(ok).params] == ["a"]
 
 
@@ -112,7 +158,9 @@ def test_macros_are_made_after_what_they_call() -> None:
     for m in ms.values():
         assert all(order.index(d) < order.index(m.name) for d in M.calls(m, set(ms))), m.name
     scalar, table = M.statements()
-    assert len(scalar) == sum(not m.table for m in ms.values()) and len(table) == sum(m.table for m in ms.values())
+    assert len(scalar) == sum(not m.table for m in ms.values()) and len(table) == sum(
+        m.table for m in ms.values()
+    )
 
 
 def test_the_macros_are_read_once_per_process(monkeypatch) -> None:
@@ -127,11 +175,21 @@ def test_the_macros_are_read_once_per_process(monkeypatch) -> None:
 def test_found_in_an_installed_wheel(tmp_path: Path) -> None:
     """The wheel's layout (pyproject force-include: queries -> pt2logs/_data/queries, macros/ with it)."""
     site = tmp_path / "site"
-    shutil.copytree(ROOT / "src" / "pt2logs", site / "pt2logs", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "src" / "pt2logs", site / "pt2logs", ignore=shutil.ignore_patterns("__pycache__")
+    )
     shutil.copytree(ROOT / "queries", site / "pt2logs" / "_data" / "queries")
-    code = ("from pt2logs.query.macros import macro_dirs, statements; "
-            "print(macro_dirs(), sum(len(s) for s in statements()))")
-    res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": str(site)})
+    code = (
+        "from pt2logs.query.macros import macro_dirs, statements; "
+        "print(macro_dirs(), sum(len(s) for s in statements()))"
+    )
+    res = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(site)},
+    )
     data = site.resolve() / "pt2logs" / "_data" / "queries" / "macros"
     assert res.stdout.strip() == f"{[data]} {len(M.load_macros())}"

@@ -34,7 +34,9 @@ def _inline(md: str) -> list:
 
 
 def _plain(children: list) -> str:
-    assert [c.type for c in children if c.type not in ("text", "softbreak")] == [], [c.type for c in children]
+    assert [c.type for c in children if c.type not in ("text", "softbreak")] == [], [
+        c.type for c in children
+    ]
     return "".join(c.content for c in children)
 
 
@@ -58,7 +60,10 @@ def test_a_cell_keeps_identifiers_and_log_prefixes_readable():
     """What `query -f markdown` pins (tests/golden/query_top_recompile_causes.md): escapes only where
     CommonMark would read markup."""
     assert cell("dtype_mismatch") == "dtype_mismatch"
-    assert cell("___stack0 == 2 in torch_dynamo_resume_at_156") == "___stack0 == 2 in torch_dynamo_resume_at_156"
+    assert (
+        cell("___stack0 == 2 in torch_dynamo_resume_at_156")
+        == "___stack0 == 2 in torch_dynamo_resume_at_156"
+    )
     assert cell("tensor 'args[0]' size") == "tensor 'args[0]' size"
     assert cell("_a_ b") == "\\_a\\_ b" and cell("[a](b)") == "[a]\\(b)"
 
@@ -76,5 +81,7 @@ def test_a_code_span_holds_the_characters(s):
 def test_prose_keeps_its_own_code_spans_and_escapes_the_rest():
     children = _inline(prose("`x dim 0`: 4, 8 *not em* in `f (a_b.py:1)` <b>\n") + "\n")
     assert [(c.type, c.content) for c in children if c.type == "code_inline"] == [
-        ("code_inline", "x dim 0"), ("code_inline", "f (a_b.py:1)")]
+        ("code_inline", "x dim 0"),
+        ("code_inline", "f (a_b.py:1)"),
+    ]
     assert [c.type for c in children if c.type not in ("text", "code_inline")] == []

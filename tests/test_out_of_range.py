@@ -27,18 +27,24 @@ from pt2logs.cli import main
 
 NINES = "9" * 400
 BAD = {"nines": NINES, "inf": "inf", "nan": "nan", "e999": "1e999"}
-SINCE = "2000-01-01"  # the captures' lines are dated 2025-08 (vllm_inputs.T0): any window from before
+SINCE = (
+    "2000-01-01"  # the captures' lines are dated 2025-08 (vllm_inputs.T0): any window from before
+)
 
 
 def _strict(text: str) -> object:
     """JSON as a browser's JSON.parse reads it: NaN / Infinity are not JSON."""
+
     def no(c: str) -> None:
         raise ValueError(f"{c} in JSON")
+
     return json.loads(text, parse_constant=no)
 
 
 @pytest.fixture(scope="module")
-def bad_wh(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, tuple[Path, list[int]]]]:
+def bad_wh(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[str, dict[str, tuple[Path, list[int]]]]:
     """One run per bad number, each a vLLM capture with every "takes N s" number replaced; ingested once."""
     root = tmp_path_factory.mktemp("out_of_range")
     lines = V.capture().decode().splitlines()
@@ -52,7 +58,11 @@ def bad_wh(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, tup
         (d / "stdout.txt").write_text("\n".join(new) + "\n")
         runs[name] = (d / "stdout.txt", changed)
     wh = str(root / "wh")
-    r = CliRunner().invoke(main, ["ingest", str(root / "logs"), "-w", wh, "--strict", "-j", "1"], catch_exceptions=False)
+    r = CliRunner().invoke(
+        main,
+        ["ingest", str(root / "logs"), "-w", wh, "--strict", "-j", "1"],
+        catch_exceptions=False,
+    )
     assert r.exit_code == 0, r.output  # warnings, not errors
     return wh, runs
 
@@ -61,17 +71,33 @@ def test_ingest_stores_null_and_says_where(bad_wh):
     wh, runs = bad_wh
     con = pt2logs.connect(wh)
     for name, (path, changed) in runs.items():
-        got = con.execute("SELECT e.line_no, e.message, e.excerpt FROM ingest_errors e JOIN runs USING (run_id) "
-                          "WHERE runs.name = ? AND e.kind = 'bad_value' AND e.severity = 'warning' AND e.path = ? "
-                          "ORDER BY 1", [name, str(path)]).fetchall()
+        got = con.execute(
+            "SELECT e.line_no, e.message, e.excerpt FROM ingest_errors e JOIN runs USING (run_id) "
+            "WHERE runs.name = ? AND e.kind = 'bad_value' AND e.severity = 'warning' AND e.path = ? "
+            "ORDER BY 1",
+            [name, str(path)],
+        ).fetchall()
         assert [g[0] for g in got] == changed, (name, got)
         for _, message, excerpt in got:
-            assert message.startswith("vllm_log_events.seconds: ") and "stored as NULL, row kept" in message
+            assert (
+                message.startswith("vllm_log_events.seconds: ")
+                and "stored as NULL, row kept" in message
+            )
             assert BAD[name] in excerpt  # the number as the line wrote it, all 400 digits too
-        rows = con.execute("SELECT v.line_no, v.seconds FROM vllm_log_events v JOIN runs USING (run_id) "
-                           "WHERE runs.name = ? AND v.line_no IN (SELECT unnest(?))", [name, changed]).fetchall()
-        assert sorted(r[0] for r in rows) == changed and all(r[1] is None for r in rows)  # the rows kept
-    assert con.execute("SELECT count(*) FROM vllm_log_events WHERE NOT isfinite(seconds)").fetchone()[0] == 0
+        rows = con.execute(
+            "SELECT v.line_no, v.seconds FROM vllm_log_events v JOIN runs USING (run_id) "
+            "WHERE runs.name = ? AND v.line_no IN (SELECT unnest(?))",
+            [name, changed],
+        ).fetchall()
+        assert sorted(r[0] for r in rows) == changed and all(
+            r[1] is None for r in rows
+        )  # the rows kept
+    assert (
+        con.execute("SELECT count(*) FROM vllm_log_events WHERE NOT isfinite(seconds)").fetchone()[
+            0
+        ]
+        == 0
+    )
 
 
 @pytest.mark.parametrize("which", [[], ["--dashboard", "vllm"]], ids=["weekly", "vllm"])
@@ -80,14 +106,19 @@ def test_dashboards_work(bad_wh, tmp_path, which):
     out = tmp_path / "d.html"
     r = CliRunner().invoke(main, ["dashboard", "-w", wh, "--since", SINCE, "-o", str(out), *which])
     assert r.exit_code == 0, r.output
-    specs = re.search(r'<script type="application/json" id="pt2logs-specs">(.*?)</script>', out.read_text(), re.S)
+    specs = re.search(
+        r'<script type="application/json" id="pt2logs-specs">(.*?)</script>', out.read_text(), re.S
+    )
     assert _strict(specs.group(1))
 
 
 def test_query_json_and_summary_json_work(bad_wh):
     wh, _ = bad_wh
-    for args in (["query", "vllm_cold_start", "-f", "json"], ["query", "SELECT * FROM vllm_log_events", "-f", "json"],
-                 ["summary", "nines", "--format", "json"]):
+    for args in (
+        ["query", "vllm_cold_start", "-f", "json"],
+        ["query", "SELECT * FROM vllm_log_events", "-f", "json"],
+        ["summary", "nines", "--format", "json"],
+    ):
         r = CliRunner().invoke(main, [*args, "-w", wh])
         assert r.exit_code == 0, (args, r.output)
         assert _strict(r.stdout)
@@ -108,7 +139,10 @@ def test_a_chart_of_inf_and_nan_renders(bad_wh):
     data = D.chart_data(t, section.chart)
     assert data["cold_start_s"].to_pylist() == [None] * n
     card.spec = D.chart_spec(t, section.chart, D.ChartContext(D.WIDTH, {}))
-    card.spec["extra"] = {"domain": [0, math.inf], "nan": math.nan}  # a spec value too: null, not an error
+    card.spec["extra"] = {
+        "domain": [0, math.inf],
+        "nan": math.nan,
+    }  # a spec value too: null, not an error
     html = D.render_html(page, bundle="")
     specs = _strict(re.search(r'id="pt2logs-specs">(.*?)</script>', html, re.S).group(1))
     assert specs["vllm_cold_start"]["extra"] == {"domain": [0, None], "nan": None}
@@ -116,8 +150,13 @@ def test_a_chart_of_inf_and_nan_renders(bad_wh):
 
 
 def _warnings(wh: str) -> list[tuple]:
-    return pt2logs.connect(wh).execute(
-        "SELECT line_no, kind, severity, message FROM ingest_errors ORDER BY line_no, message").fetchall()
+    return (
+        pt2logs.connect(wh)
+        .execute(
+            "SELECT line_no, kind, severity, message FROM ingest_errors ORDER BY line_no, message"
+        )
+        .fetchall()
+    )
 
 
 def test_outcome_lines_with_huge_numbers_keep_reading(tmp_path):
@@ -140,21 +179,47 @@ def test_outcome_lines_with_huge_numbers_keep_reading(tmp_path):
     got = _warnings(wh)
     assert not [g for g in got if g[1] == "reader_failed"], got
     assert {(g[0], g[3].split(":")[0]) for g in got if g[1] == "bad_value"} == {
-        (1, "outcome_evidence.elapsed_ms"), (2, "outcome_evidence.elapsed_ms"), (3, "outcome_evidence.exit_code"),
-        (3, "outcome_evidence.local_rank"), (3, "outcome_evidence.pid")}
-    kinds = pt2logs.connect(wh).execute("SELECT line_no, kind FROM outcome_evidence ORDER BY 1").fetchall()
-    assert kinds == [(1, "barrier_wait"), (2, "heartbeat_timeout"), (3, "worker_exit"), (4, "signal_received")]
+        (1, "outcome_evidence.elapsed_ms"),
+        (2, "outcome_evidence.elapsed_ms"),
+        (3, "outcome_evidence.exit_code"),
+        (3, "outcome_evidence.local_rank"),
+        (3, "outcome_evidence.pid"),
+    }
+    kinds = (
+        pt2logs.connect(wh)
+        .execute("SELECT line_no, kind FROM outcome_evidence ORDER BY 1")
+        .fetchall()
+    )
+    assert kinds == [
+        (1, "barrier_wait"),
+        (2, "heartbeat_timeout"),
+        (3, "worker_exit"),
+        (4, "signal_received"),
+    ]
 
 
 def test_run_record_with_a_time_no_timestamp_holds(tmp_path):
     (tmp_path / "logs").mkdir()
-    (tmp_path / "logs" / "pt2logs_run.json").write_text(json.dumps(
-        {"pt2logs_run": 1, "command": ["python", "x.py"], "exit_code": 0, "started_at": 1.7e9, "ended_at": 1e303}))
+    (tmp_path / "logs" / "pt2logs_run.json").write_text(
+        json.dumps(
+            {
+                "pt2logs_run": 1,
+                "command": ["python", "x.py"],
+                "exit_code": 0,
+                "started_at": 1.7e9,
+                "ended_at": 1e303,
+            }
+        )
+    )
     wh = str(tmp_path / "wh")
     pt2logs.ingest([str(tmp_path / "logs")], wh)
     got = _warnings(wh)
-    assert [(g[0], g[1], g[3].split(":")[0]) for g in got] == [(1, "bad_value", "outcome_evidence.ts")], got
-    assert pt2logs.connect(wh).execute("SELECT exit_code, ts FROM outcome_evidence").fetchall() == [(0, None)]
+    assert [(g[0], g[1], g[3].split(":")[0]) for g in got] == [
+        (1, "bad_value", "outcome_evidence.ts")
+    ], got
+    assert pt2logs.connect(wh).execute("SELECT exit_code, ts FROM outcome_evidence").fetchall() == [
+        (0, None)
+    ]
 
 
 def test_compile_times_inf_is_null_and_reported(tmp_path):
@@ -166,7 +231,14 @@ def test_compile_times_inf_is_null_and_reported(tmp_path):
     wh = str(tmp_path / "wh")
     pt2logs.ingest([str(tmp_path / "logs")], wh)
     got = _warnings(wh)
-    assert [(g[0], g[1], g[3].split(":")[0]) for g in got] == [(i + 1, "bad_value", "compile_times.seconds")], got
+    assert [(g[0], g[1], g[3].split(":")[0]) for g in got] == [
+        (i + 1, "bad_value", "compile_times.seconds")
+    ], got
     con = pt2logs.connect(wh)
-    assert con.execute("SELECT seconds FROM compile_times WHERE line_no = ? AND call_index = 0", [i + 1]).fetchall() == [(None,)]
-    assert con.execute("SELECT count(*) FROM compile_times WHERE NOT isfinite(seconds)").fetchone()[0] == 0
+    assert con.execute(
+        "SELECT seconds FROM compile_times WHERE line_no = ? AND call_index = 0", [i + 1]
+    ).fetchall() == [(None,)]
+    assert (
+        con.execute("SELECT count(*) FROM compile_times WHERE NOT isfinite(seconds)").fetchone()[0]
+        == 0
+    )

@@ -62,8 +62,17 @@ def _all_rows(wh: str) -> dict[str, list[tuple]]:
     con = pt2logs.connect(wh)
     out = {}
     for t in TABLES:
-        cols = [c for c in arrow_table(con, f'SELECT * FROM "{t}" LIMIT 0').schema.names if c not in DROP]
-        out[t] = sorted(con.execute(f'SELECT {", ".join(chr(34) + c + chr(34) for c in cols)} FROM "{t}"').fetchall(), key=repr)
+        cols = [
+            c
+            for c in arrow_table(con, f'SELECT * FROM "{t}" LIMIT 0').schema.names
+            if c not in DROP
+        ]
+        out[t] = sorted(
+            con.execute(
+                f'SELECT {", ".join(chr(34) + c + chr(34) for c in cols)} FROM "{t}"'
+            ).fetchall(),
+            key=repr,
+        )
     con.close()
     return out
 
@@ -75,13 +84,19 @@ def _parquet(wh: str, table: str) -> list[str]:
 def test_pool_rows_equal_one_process(many_runs, serial, tmp_path, monkeypatch):
     wh = str(tmp_path / "pool")
     steps: list[int] = []
-    res = pt2logs.ingest([str(many_runs)], wh, engine=_pool(monkeypatch),
-                         progress=lambda ev, info: steps.append(1) if ev == "file" else None)
+    res = pt2logs.ingest(
+        [str(many_runs)],
+        wh,
+        engine=_pool(monkeypatch),
+        progress=lambda ev, info: steps.append(1) if ev == "file" else None,
+    )
     assert (res.runs_new, res.files, len(steps)) == (19, 20, 20)
     got, want = _all_rows(wh), _all_rows(serial)
     for t in TABLES:
         assert got[t] == want[t], t
-    assert sum(map(len, got.values())) > 10_000  # real rows were compared (events, phases, metrics...)
+    assert (
+        sum(map(len, got.values())) > 10_000
+    )  # real rows were compared (events, phases, metrics...)
     # both workers parsed, each into one writer for the whole transaction: one file per table per worker
     events = _parquet(wh, "events")
     assert len(events) == 2 and {n.split("-")[-2] for n in events} == {"w0", "w1"}, events
@@ -99,7 +114,9 @@ def test_chunks_are_largest_first_and_cover_every_task(many_runs):
     sizes = [t.nbytes for t in flat]
     assert sizes == sorted(sizes, reverse=True)
     assert len(chunks) > 4  # several per worker: the pool test above hands them out one by one
-    assert plan.chunks(tasks, 1) == [[t] for t in tasks]  # one process: each file its own progress step
+    assert plan.chunks(tasks, 1) == [
+        [t] for t in tasks
+    ]  # one process: each file its own progress step
 
 
 def _boom(info, task, writer):
@@ -120,13 +137,17 @@ def test_a_worker_that_fails_costs_its_transaction_only(many_runs, tmp_path, mon
     monkeypatch.setattr(local, "parse_file", parse)  # before the pool forks: its workers have it
     wh = str(tmp_path / "wh")
     eng = _pool(monkeypatch)
-    with pytest.raises(local.WorkerFailed, match="No space left" if fault is _boom else "ended unexpectedly"):
+    with pytest.raises(
+        local.WorkerFailed, match="No space left" if fault is _boom else "ended unexpectedly"
+    ):
         pt2logs.ingest([str(many_runs)], wh, engine=eng)
     assert not eng._procs  # the workers were stopped: none writes on for the aborted transaction
     leftovers = [p for p in Path(wh).rglob("*") if p.is_file() and p.suffix in (".parquet", ".tmp")]
     assert leftovers == []
     monkeypatch.setattr(local, "parse_file", real)
-    res = pt2logs.ingest([str(many_runs)], wh, engine=_pool(monkeypatch))  # the next ingest does it all
+    res = pt2logs.ingest(
+        [str(many_runs)], wh, engine=_pool(monkeypatch)
+    )  # the next ingest does it all
     assert res.runs_new == 19
 
 
@@ -136,7 +157,9 @@ def test_two_chunks_go_to_two_workers(many_runs, tmp_path, monkeypatch):
     import shutil
 
     root = tmp_path / "two"
-    for d in sorted(p for p in many_runs.iterdir() if p.is_dir() and len(list(p.iterdir())) == 1)[:2]:
+    for d in sorted(p for p in many_runs.iterdir() if p.is_dir() and len(list(p.iterdir())) == 1)[
+        :2
+    ]:
         shutil.copytree(d, root / d.name)
     wh = str(tmp_path / "wh")
     engine = _pool(monkeypatch)
@@ -147,7 +170,9 @@ def test_two_chunks_go_to_two_workers(many_runs, tmp_path, monkeypatch):
     assert {n.split("-")[-2] for n in events} == {"w0", "w1"}, events
 
 
-def test_a_worker_with_no_chunk_left_closes_its_files_while_others_parse(many_runs, tmp_path, monkeypatch):
+def test_a_worker_with_no_chunk_left_closes_its_files_while_others_parse(
+    many_runs, tmp_path, monkeypatch
+):
     """The last Parquet row groups of a worker that has nothing left to parse are written while the other
     workers still parse, not after all of them are done: its files are complete (renamed from .tmp) by the
     time the slow worker's chunk is reported."""
@@ -155,7 +180,9 @@ def test_a_worker_with_no_chunk_left_closes_its_files_while_others_parse(many_ru
     import time
 
     root = tmp_path / "two"
-    one_file = sorted(p for p in many_runs.iterdir() if p.is_dir() and len(list(p.iterdir())) == 1)[:2]
+    one_file = sorted(p for p in many_runs.iterdir() if p.is_dir() and len(list(p.iterdir())) == 1)[
+        :2
+    ]
     for d in one_file:
         shutil.copytree(d, root / d.name)
     slow = one_file[0].name
@@ -173,11 +200,15 @@ def test_a_worker_with_no_chunk_left_closes_its_files_while_others_parse(many_ru
 
     def progress(ev, info):
         if ev == "file":
-            seen[Path(info["path"]).parent.name] = sorted(p.name for p in wh.rglob("events/**/*") if p.is_file())
+            seen[Path(info["path"]).parent.name] = sorted(
+                p.name for p in wh.rglob("events/**/*") if p.is_file()
+            )
 
     res = pt2logs.ingest([str(root)], str(wh), engine=_pool(monkeypatch), progress=progress)
     assert res.runs_new == 2
     fast = one_file[1].name
     assert seen[fast] == [], seen  # reported before any file was closed
     # the fast worker's file, complete; the slow one's rows still in memory (no row group was due)
-    assert [n for n in seen[slow] if n.endswith(".parquet")] == seen[slow] and len(seen[slow]) == 1, seen
+    assert [n for n in seen[slow] if n.endswith(".parquet")] == seen[slow] and len(
+        seen[slow]
+    ) == 1, seen

@@ -37,8 +37,6 @@ def snapshot(wh: str) -> dict:
     return tables_rows(wh, dict.fromkeys(STORED, DROP)) | {"counts": counts}
 
 
-
-
 def inline(paths: list[Path], wh: Path, monkeypatch) -> str:
     """The reference: the same inputs ingested with every payload kept in its row."""
     with monkeypatch.context() as m:
@@ -50,7 +48,11 @@ def inline(paths: list[Path], wh: Path, monkeypatch) -> str:
 
 
 def raw(wh: str, table: str, columns: list[str]) -> list[dict]:
-    return [r for f in sorted(Path(wh).glob(f"{table}/**/*.parquet")) for r in pq.read_table(f, columns=columns).to_pylist()]
+    return [
+        r
+        for f in sorted(Path(wh).glob(f"{table}/**/*.parquet"))
+        for r in pq.read_table(f, columns=columns).to_pylist()
+    ]
 
 
 def trace(name: str) -> bytes:
@@ -83,8 +85,11 @@ def inputs(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("inputs")
     data = trace("graph_breaks")
     assert damaged(data) != data
-    return {"a": run_folder(root, "a", data), "b": run_folder(root, "b", same_trace_again(data, 1)),
-            "bad": run_folder(root, "bad", damaged(same_trace_again(data, 2)))}
+    return {
+        "a": run_folder(root, "a", data),
+        "b": run_folder(root, "b", same_trace_again(data, 1)),
+        "bad": run_folder(root, "bad", damaged(same_trace_again(data, 2))),
+    }
 
 
 def test_answers_are_those_of_payloads_in_their_rows(tmp_path, monkeypatch, inputs):
@@ -93,8 +98,19 @@ def test_answers_are_those_of_payloads_in_their_rows(tmp_path, monkeypatch, inpu
     if not Path(TLPARSE).exists():
         pytest.skip("tlparse CLI not installed")
     out = tmp_path / "tl" / "tl_out"
-    subprocess.run([TLPARSE, str(next(inputs["a"].glob("*.log"))), "-o", str(out), "--overwrite", "--no-browser"],
-                   check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [
+            TLPARSE,
+            str(next(inputs["a"].glob("*.log"))),
+            "-o",
+            str(out),
+            "--overwrite",
+            "--no-browser",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     paths = [SAMPLES, inputs["a"], inputs["b"], inputs["bad"], out.parent]
     ref = inline(paths, tmp_path / "ref", monkeypatch)
     wh = str(tmp_path / "wh")
@@ -103,13 +119,20 @@ def test_answers_are_those_of_payloads_in_their_rows(tmp_path, monkeypatch, inpu
     assert snapshot(wh) == snapshot(ref)
     con = pt2logs.connect(wh)
     # the cases that would go wrong if the store trusted the envelope's md5: one md5, two texts
-    clash = con.execute("SELECT count(*) FROM (SELECT payload_md5 FROM events WHERE payload_md5 IS NOT NULL "
-                        "GROUP BY 1 HAVING count(DISTINCT payload) > 1)").fetchone()[0]
+    clash = con.execute(
+        "SELECT count(*) FROM (SELECT payload_md5 FROM events WHERE payload_md5 IS NOT NULL "
+        "GROUP BY 1 HAVING count(DISTINCT payload) > 1)"
+    ).fetchone()[0]
     assert clash > 0
     assert con.execute("SELECT count(*) FROM events WHERE payload_ok = false").fetchone()[0] > 0
     # the store holds each long text once; the tables' files keep them as keys, short ones inline
-    distinct = con.execute(" UNION ".join(f"SELECT {text} FROM {table} WHERE strlen({text}) >= {MIN_BYTES}"
-                                          for table, pairs in STORED.items() for text, _ in pairs)).fetchall()
+    distinct = con.execute(
+        " UNION ".join(
+            f"SELECT {text} FROM {table} WHERE strlen({text}) >= {MIN_BYTES}"
+            for table, pairs in STORED.items()
+            for text, _ in pairs
+        )
+    ).fetchall()
     keys = [r["payload_key"] for r in raw(wh, "payloads", ["payload_key"])]
     assert len(keys) == len(set(keys)) == len(distinct)
     named: set = set()
@@ -127,17 +150,29 @@ def test_runs_of_one_model_share_their_payloads_across_transactions(tmp_path, mo
     wh = str(tmp_path / "wh")
     pt2logs.ingest([str(inputs["a"])], wh)
     first = raw(wh, "payloads", ["payload_key"])
-    pt2logs.ingest([str(inputs["b"])], wh)  # its own transaction: the first one's payloads are committed
+    pt2logs.ingest(
+        [str(inputs["b"])], wh
+    )  # its own transaction: the first one's payloads are committed
     assert raw(wh, "payloads", ["payload_key"]) == first and first
     con = pt2logs.connect(wh)
-    by_run = con.execute("SELECT count(DISTINCT run_id), count(*) FROM events WHERE strlen(payload) >= 64").fetchone()
-    assert by_run[0] == 2 and by_run[1] == 2 * con.execute(
-        "SELECT count(*) FROM events WHERE strlen(payload) >= 64 AND run_id = (SELECT min(run_id) FROM runs)").fetchone()[0]
+    by_run = con.execute(
+        "SELECT count(DISTINCT run_id), count(*) FROM events WHERE strlen(payload) >= 64"
+    ).fetchone()
+    assert (
+        by_run[0] == 2
+        and by_run[1]
+        == 2
+        * con.execute(
+            "SELECT count(*) FROM events WHERE strlen(payload) >= 64 AND run_id = (SELECT min(run_id) FROM runs)"
+        ).fetchone()[0]
+    )
     ref = inline([inputs["a"], inputs["b"]], tmp_path / "ref", monkeypatch)
     assert snapshot(wh) == snapshot(ref)
 
 
-def test_a_writer_that_may_hold_few_keys_stores_payloads_again_and_answers_the_same(tmp_path, monkeypatch, inputs):
+def test_a_writer_that_may_hold_few_keys_stores_payloads_again_and_answers_the_same(
+    tmp_path, monkeypatch, inputs
+):
     monkeypatch.setenv("PT2LOGS_PAYLOAD_KEYS", "5")  # 5 committed keys known, 5 of its own
     monkeypatch.setattr("pt2logs.store.payloads.OWN_KEYS", 5)
     wh = str(tmp_path / "wh")
@@ -160,23 +195,52 @@ def test_an_ingest_killed_after_any_step_leaves_every_payload(tmp_path, monkeypa
     """Run b shares run a's payloads: killed before its commit it is rolled back, after it is whole."""
     wh = str(tmp_path / "wh")
     pt2logs.ingest([str(inputs["a"])], wh)
-    p = _cli("ingest", str(inputs["b"]), str(inputs["bad"]), "-w", wh, "--jobs", "1", "-q", PT2LOGS_DIE_AFTER=step)
+    p = _cli(
+        "ingest",
+        str(inputs["b"]),
+        str(inputs["bad"]),
+        "-w",
+        wh,
+        "--jobs",
+        "1",
+        "-q",
+        PT2LOGS_DIE_AFTER=step,
+    )
     assert p.returncode == 137, p.stdout + p.stderr
-    pt2logs.ingest([str(inputs["b"]), str(inputs["bad"])], wh)  # recovers, then finishes (or finds it done)
+    pt2logs.ingest(
+        [str(inputs["b"]), str(inputs["bad"])], wh
+    )  # recovers, then finishes (or finds it done)
     ref = inline([inputs["a"], inputs["b"], inputs["bad"]], tmp_path / "ref", monkeypatch)
     assert snapshot(wh) == snapshot(ref)
 
 
-def test_payloads_of_a_transaction_not_committed_are_never_named_by_another(tmp_path, monkeypatch, inputs):
+def test_payloads_of_a_transaction_not_committed_are_never_named_by_another(
+    tmp_path, monkeypatch, inputs
+):
     """Ingest 1 has written run a's payloads and waits before its commit; ingest 2 (run b, the same
     payloads) commits meanwhile; ingest 1 is then killed and rolled back: run b keeps every payload."""
     wh = str(tmp_path / "wh")
     flag = tmp_path / "go"
-    first = subprocess.Popen([sys.executable, "-m", "pt2logs", "ingest", str(inputs["a"]), "-w", wh, "--jobs", "1", "-q"],
-                             env=_env(PT2LOGS_PAUSE_AT=f"txn.data:{flag}"))
+    first = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pt2logs",
+            "ingest",
+            str(inputs["a"]),
+            "-w",
+            wh,
+            "--jobs",
+            "1",
+            "-q",
+        ],
+        env=_env(PT2LOGS_PAUSE_AT=f"txn.data:{flag}"),
+    )
     deadline = time.monotonic() + 120
     while not Path(f"{flag}.reached").exists():
-        assert first.poll() is None and time.monotonic() < deadline, "the first ingest did not reach its pause"
+        assert first.poll() is None and time.monotonic() < deadline, (
+            "the first ingest did not reach its pause"
+        )
         time.sleep(0.05)
     assert raw(wh, "payloads", ["payload_key"])  # its payloads are written, not committed
     pt2logs.ingest([str(inputs["b"])], wh)
@@ -189,7 +253,9 @@ def test_payloads_of_a_transaction_not_committed_are_never_named_by_another(tmp_
 
 
 @pytest.mark.parametrize("step", (None, *COMPACT_STEPS))
-def test_compaction_keeps_payloads_that_runs_of_other_partitions_name(tmp_path, monkeypatch, inputs, step):
+def test_compaction_keeps_payloads_that_runs_of_other_partitions_name(
+    tmp_path, monkeypatch, inputs, step
+):
     """Run a ingested on an earlier day, then again today (its new rows name the payloads stored that
     day): compacting the earlier partition, where no run is live any more, drops its rows but keeps its
     payloads, committed by a runs file without rows. Killed after any step, the next writers finish."""
@@ -203,7 +269,9 @@ def test_compaction_keeps_payloads_that_runs_of_other_partitions_name(tmp_path, 
             f.rename(dest)
     rerecord(wh)  # its commit lists them there
     pt2logs.ingest([str(inputs["a"])], str(wh), force=True)
-    assert not [f for f in wh.glob("payloads/*/*.parquet") if "2020" not in str(f)]  # today's rows name the old ones
+    assert not [
+        f for f in wh.glob("payloads/*/*.parquet") if "2020" not in str(f)
+    ]  # today's rows name the old ones
     if step is not None:
         assert _cli("compact", "-w", str(wh), PT2LOGS_DIE_AFTER=step).returncode == 137
         pt2logs.ingest([str(inputs["a"])], str(wh))  # recovers (the run is unchanged)
@@ -213,7 +281,9 @@ def test_compaction_keeps_payloads_that_runs_of_other_partitions_name(tmp_path, 
     assert not list(wh.glob("events/ingest_date=2020-01-01/*.parquet"))  # its rows were all dead
     kept = list(wh.glob("payloads/ingest_date=2020-01-01/*.parquet"))
     assert len(kept) == 1 and pq.read_metadata(kept[0]).num_rows > 0
-    assert [pq.read_metadata(f).num_rows for f in wh.glob("runs/ingest_date=2020-01-01/*.parquet")] == [0]
+    assert [
+        pq.read_metadata(f).num_rows for f in wh.glob("runs/ingest_date=2020-01-01/*.parquet")
+    ] == [0]
     ref = inline([inputs["a"]], tmp_path / "ref", monkeypatch)
     assert snapshot(str(wh)) == snapshot(ref)
     # and the next compaction and ingest still find them (the empty runs file commits them)
@@ -234,13 +304,16 @@ def test_a_split_batch_keeps_only_the_short_payloads_bytes(tmp_path):
     from pt2logs.store.payloads import PayloadStore
 
     texts = ["x" * 5000, "short", None, "y" * 70, "", "z" * (MIN_BYTES - 1)] * 50
-    batch = pa.record_batch([pa.array(texts, type=pa.string()), pa.array(range(len(texts)), type=pa.int64())],
-                            names=["payload", "line_no"])
+    batch = pa.record_batch(
+        [pa.array(texts, type=pa.string()), pa.array(range(len(texts)), type=pa.int64())],
+        names=["payload", "line_no"],
+    )
     out, stored = PayloadStore(TxnInfo(str(tmp_path), "t1", "2026-01-01")).split(batch)
     kept = out.column(out.schema.get_field_index("payload"))
     short = [t if t is not None and len(t) < MIN_BYTES else None for t in texts]
     assert kept.to_pylist() == short
     assert kept.get_total_buffer_size() < sum(len(t) for t in short if t) + 16 * len(texts)
-    assert [k is not None for k in out.column(out.schema.get_field_index(PAYLOAD_KEY)).to_pylist()] == \
-        [t is not None and len(t) >= MIN_BYTES for t in texts]
+    assert [
+        k is not None for k in out.column(out.schema.get_field_index(PAYLOAD_KEY)).to_pylist()
+    ] == [t is not None and len(t) >= MIN_BYTES for t in texts]
     assert sorted(stored.column(1).to_pylist()) == ["x" * 5000, "y" * 70]

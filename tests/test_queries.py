@@ -25,8 +25,18 @@ METRICS = "compilation_metrics"
 
 def scan_samples() -> dict:
     """Independent numbers from the sample traces."""
-    e: dict = {"metrics": [], "recompiles": 0, "graph_breaks": 0, "kernels": 0, "cache": Counter(), "runs": 0,
-               "size_mismatches": 0, "cache_by_run": Counter(), "by_run": Counter(), "newest": None}
+    e: dict = {
+        "metrics": [],
+        "recompiles": 0,
+        "graph_breaks": 0,
+        "kernels": 0,
+        "cache": Counter(),
+        "runs": 0,
+        "size_mismatches": 0,
+        "cache_by_run": Counter(),
+        "by_run": Counter(),
+        "newest": None,
+    }
     started: dict[str, str] = {}  # each run's first line's time: the newest run started last
     for scen in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
         e["runs"] += 1
@@ -43,20 +53,25 @@ def scan_samples() -> dict:
                     e["recompiles"] += 1
                     e["by_run"][(scen.name, "recompiles")] += 1
                     # the first (newest) failed guard: one text line, or the first of a JSON list
-                    first = json.loads(payload)[0] if payload.lstrip().startswith("[") else payload.split("\n", 1)[0]
+                    first = (
+                        json.loads(payload)[0]
+                        if payload.lstrip().startswith("[")
+                        else payload.split("\n", 1)[0]
+                    )
                     e["size_mismatches"] += " size mismatch at index " in first
                 elif art == "dynamo_graph_break_reason":
                     e["graph_breaks"] += 1
                     e["by_run"][(scen.name, "graph_breaks")] += 1
                 elif k == "inductor_output_code":
                     e["kernels"] += len(KERNEL.findall(payload))
-                elif art and ("_cache_hit" in art or "_cache_miss" in art or "_cache_bypass" in art):
+                elif art and (
+                    "_cache_hit" in art or "_cache_miss" in art or "_cache_bypass" in art
+                ):
                     cache = "fx_graph" if art.startswith("fx_graph") else "aotautograd"
                     e["cache"][(cache, art.rsplit("_", 1)[1])] += 1
                     e["cache_by_run"][(scen.name, art.rsplit("_", 1)[1])] += 1
     e["newest"] = max(sorted(started), key=lambda n: started[n])
     return e
-
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +80,11 @@ def expected() -> dict:
 
 
 def total_compile(e: dict, scenario: str | None = None) -> float:
-    return sum(m.get("entire_frame_compile_time_s") or 0 for m in e["metrics"] if scenario in (None, m["scenario"]))
+    return sum(
+        m.get("entire_frame_compile_time_s") or 0
+        for m in e["metrics"]
+        if scenario in (None, m["scenario"])
+    )
 
 
 def check_runs(rows, e):
@@ -110,7 +129,9 @@ def check_kernel_counts(rows, e):
 
 def check_kernels_per_compile(rows, e):
     assert sum(r["kernels"] for r in rows) == e["kernels"]
-    assert all(r["kernels"] == r["pointwise"] + r["reductions"] + r["templates"] + r["other"] for r in rows)
+    assert all(
+        r["kernels"] == r["pointwise"] + r["reductions"] + r["templates"] + r["other"] for r in rows
+    )
 
 
 def check_compile_time_by_phase(rows, e):
@@ -132,7 +153,9 @@ def check_phase_breakdown(rows, e):
 
 
 def check_slowest_compiles(rows, e):
-    assert rows[0]["compile_s"] == pytest.approx(max(m.get("entire_frame_compile_time_s") or 0 for m in e["metrics"]), abs=0.001)
+    assert rows[0]["compile_s"] == pytest.approx(
+        max(m.get("entire_frame_compile_time_s") or 0 for m in e["metrics"]), abs=0.001
+    )
 
 
 def check_compile_time_trend(rows, e):
@@ -185,17 +208,37 @@ def check_trace_events(rows, e):
     assert run == e["newest"]
     kinds = Counter(r["kind"] for r in rows)
     assert kinds["recompile"] == e["by_run"][(run, "recompiles")]
-    assert sum(_json.loads(r["args"])["occurrences"] for r in rows if r["kind"] == "graph_break") == e["by_run"][(run, "graph_breaks")]
-    assert kinds["cache"] == e["cache_by_run"][(run, "hit")] + e["cache_by_run"][(run, "miss")] + e["cache_by_run"][(run, "bypass")]
-    compiles = [r for r in rows if r["kind"] in ("compile", "unfinished")
-                and _json.loads(r["args"]).get("record") == "compilation_metrics"]
-    assert len(compiles) == sum(1 for m in e["metrics"] if m["scenario"] == run) > 0  # (backward: bwd_compilation_metrics)
+    assert (
+        sum(_json.loads(r["args"])["occurrences"] for r in rows if r["kind"] == "graph_break")
+        == e["by_run"][(run, "graph_breaks")]
+    )
+    assert (
+        kinds["cache"]
+        == e["cache_by_run"][(run, "hit")]
+        + e["cache_by_run"][(run, "miss")]
+        + e["cache_by_run"][(run, "bypass")]
+    )
+    compiles = [
+        r
+        for r in rows
+        if r["kind"] in ("compile", "unfinished")
+        and _json.loads(r["args"]).get("record") == "compilation_metrics"
+    ]
+    assert (
+        len(compiles) == sum(1 for m in e["metrics"] if m["scenario"] == run) > 0
+    )  # (backward: bwd_compilation_metrics)
     assert all(r["ts_us"] >= 0 and (r["ph"] == "X") == (r["dur_us"] is not None) for r in rows)
-    assert all(r["ts_us"] == 0 for r in rows if r == min((x for x in rows if x["run_id"] == r["run_id"]), key=lambda x: x["ts_us"]))
+    assert all(
+        r["ts_us"] == 0
+        for r in rows
+        if r == min((x for x in rows if x["run_id"] == r["run_id"]), key=lambda x: x["ts_us"])
+    )
 
 
 def check_spyre(rows, e):
-    assert rows == []  # no Spyre logs in the samples; tests/readers/test_spyre.py checks these on Spyre logs
+    assert (
+        rows == []
+    )  # no Spyre logs in the samples; tests/readers/test_spyre.py checks these on Spyre logs
 
 
 # ---- dashboard queries (queries/dash_*.sql, used by pt2logs dashboard)
@@ -208,7 +251,14 @@ def _raw_break_sites() -> Counter:
         for f in sorted((scen / "trace").glob("*.log*")):
             for env, payload in raw_records(f):
                 if artifact_name(env) == "dynamo_graph_break_reason":
-                    loc = next((ln.rsplit(" at ", 1)[1] for ln in payload.split("\n") if ln.startswith("Graph break in user code at ")), None)
+                    loc = next(
+                        (
+                            ln.rsplit(" at ", 1)[1]
+                            for ln in payload.split("\n")
+                            if ln.startswith("Graph break in user code at ")
+                        ),
+                        None,
+                    )
                     gid = next(iter(__import__("re").findall(r"/gb/(gb\d+)\.html", payload)), None)
                     sites[(gid, loc)] += 1
     return sites
@@ -221,7 +271,9 @@ def _fails(e) -> int:
 def check_dash_selection(rows, e):
     (r,) = rows
     assert r["runs"] == e["runs"]
-    assert r["multi_rank_runs"] == sum(1 for s in SAMPLES.iterdir() if s.is_dir() and len(list((s / "trace").glob("*.log*"))) > 1)
+    assert r["multi_rank_runs"] == sum(
+        1 for s in SAMPLES.iterdir() if s.is_dir() and len(list((s / "trace").glob("*.log*"))) > 1
+    )
     assert r["ingest_errors"] == 0
 
 
@@ -232,9 +284,18 @@ def check_dash_week_over_week(rows, e):
     for r in rows:
         if r["runs"]:
             assert r["compile_s"] == pytest.approx(total_compile(e), abs=0.01)
-            assert (r["recompiles"], r["graph_breaks"], r["failures"]) == (e["recompiles"], e["graph_breaks"], _fails(e))
+            assert (r["recompiles"], r["graph_breaks"], r["failures"]) == (
+                e["recompiles"],
+                e["graph_breaks"],
+                _fails(e),
+            )
         else:
-            assert (r["compile_s"], r["recompiles"], r["graph_breaks"], r["failures"]) == (0, 0, 0, 0)
+            assert (r["compile_s"], r["recompiles"], r["graph_breaks"], r["failures"]) == (
+                0,
+                0,
+                0,
+                0,
+            )
     if rows[0]["runs"]:
         assert rows[0]["new_break_sites"] == len(_raw_break_sites())
 
@@ -249,7 +310,12 @@ def check_dash_new_break_sites(rows, e):
 
 def check_dash_compile_time_trend(rows, e):
     assert sum(r["seconds"] for r in rows) == pytest.approx(total_compile(e), abs=0.02)
-    assert {r["series"] for r in rows} == {"dynamo (tracing, guards)", "aot autograd", "inductor (lowering, scheduling)", "inductor code gen"}
+    assert {r["series"] for r in rows} == {
+        "dynamo (tracing, guards)",
+        "aot autograd",
+        "inductor (lowering, scheduling)",
+        "inductor code gen",
+    }
     per_period = Counter()
     for r in rows:
         per_period[r["period"]] = r["runs"]
@@ -289,14 +355,18 @@ def _sample_ranks() -> dict[str, list]:
     """Ranks per sample run, from the trace file names (a run without ranks: one row, rank None)."""
     out = {}
     for scen in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
-        ranks = sorted(int(f.name.split("_rank_")[1].split("_")[0]) for f in (scen / "trace").glob("*_rank_*"))
+        ranks = sorted(
+            int(f.name.split("_rank_")[1].split("_")[0]) for f in (scen / "trace").glob("*_rank_*")
+        )
         out[scen.name] = ranks or [None]
     return out
 
 
 def check_rank_outcomes(rows, e):
     # the samples ran to the end and their stderr has no exit status: nothing says how they ended
-    assert {(r["run"], r["rank"]) for r in rows} == {(run, k) for run, ks in _sample_ranks().items() for k in ks}
+    assert {(r["run"], r["rank"]) for r in rows} == {
+        (run, k) for run, ks in _sample_ranks().items() for k in ks
+    }
     assert {r["outcome"] for r in rows} == {"unknown"} and all(r["evidence"] is None for r in rows)
     assert all(r["silent_s"] is not None and r["silent_s"] >= 0 for r in rows)
     assert all(r["open_compiles"] == 0 for r in rows)
@@ -315,7 +385,9 @@ def check_first_divergence(rows, e):
     (row,) = rows
     assert row["run"] == "ddp_2rank" and row["step"] == n0 + 1 and row["what"] == "frame"
     assert row["ranks_a"] == [0] and row["side_a"] == f"none (this rank made {n0} compiles)"
-    assert row["ranks_b"] == [1] and row["where_b"].startswith("trace/dedicated_log_torch_trace_rank_1")
+    assert row["ranks_b"] == [1] and row["where_b"].startswith(
+        "trace/dedicated_log_torch_trace_rank_1"
+    )
 
 
 def check_rank_last_events(rows, e):
@@ -325,7 +397,9 @@ def check_rank_last_events(rows, e):
             rank = int(f.name.split("_rank_")[1].split("_")[0]) if "_rank_" in f.name else None
             counts[(scen.name, rank)] = sum(1 for _ in raw_records(f))
     assert {(r["run"], r["rank"]): r["events"] for r in rows} == counts
-    assert all(r["last_event"] and r["file"].startswith("trace/") and r["line_no"] >= 1 for r in rows)
+    assert all(
+        r["last_event"] and r["file"].startswith("trace/") and r["line_no"] >= 1 for r in rows
+    )
 
 
 def check_cache_misses(rows, e):
@@ -333,7 +407,10 @@ def check_cache_misses(rows, e):
     # different programs, so a base is only found where two runs compiled the same function
     runs = {r for r, _ in e["cache_by_run"]}
     for run in runs:
-        assert sum(1 for r in rows if r["run"] == run) == e["cache_by_run"][(run, "miss")] + e["cache_by_run"][(run, "bypass")]
+        assert (
+            sum(1 for r in rows if r["run"] == run)
+            == e["cache_by_run"][(run, "miss")] + e["cache_by_run"][(run, "bypass")]
+        )
     cold = [r for r in rows if r["base_run"] is None]
     assert cold and all(r["why"] == "no earlier run made this lookup: a cold start" for r in cold)
     for r in rows:
@@ -342,7 +419,16 @@ def check_cache_misses(rows, e):
 
 
 def check_cache_key_diff(rows, e):
-    kinds = {"graph", "inputs", "config", "torch_version", "device", "settings", "custom_passes", "other"}
+    kinds = {
+        "graph",
+        "inputs",
+        "config",
+        "torch_version",
+        "device",
+        "settings",
+        "custom_passes",
+        "other",
+    }
     assert all(r["kind"] in kinds and r["component"] and r["base_run"] for r in rows)
     # a component listed differs: in its value, or it is on one side only, or its value was cut at 1,024 characters
     assert all(r["value"] != r["base_value"] or len(r["value"] or "") > 1024 for r in rows)
@@ -353,8 +439,15 @@ def check_cache_cold_warm(rows, e):
     for r in rows:
         hits, misses = e["cache_by_run"][(r["run"], "hit")], e["cache_by_run"][(r["run"], "miss")]
         assert (r["hits"], r["misses"]) == (hits, misses)
-        assert r["state"] == ("no cache lookups" if not hits + misses else "cold" if not hits else
-                              "warm" if not misses and not r["bypasses"] else "partly warm")
+        assert r["state"] == (
+            "no cache lookups"
+            if not hits + misses
+            else "cold"
+            if not hits
+            else "warm"
+            if not misses and not r["bypasses"]
+            else "partly warm"
+        )
         assert r["compile_s"] == pytest.approx(round(total_compile(e, r["run"]), 3), abs=2e-3)
 
 
@@ -362,7 +455,9 @@ def check_bug_report_run(rows, e):
     assert len(rows) == e["runs"]
     for r in rows:
         assert "torch_trace" in r["formats"] and r["torch"] and r["python"]
-        assert r["record_path"] is None and r["command"] is None  # the samples were not made by `pt2logs run`
+        assert (
+            r["record_path"] is None and r["command"] is None
+        )  # the samples were not made by `pt2logs run`
 
 
 def check_bug_report_compiles(rows, e):
@@ -374,7 +469,11 @@ def check_bug_report_compiles(rows, e):
         mine = [r["failed"] for r in rows if r["run"] == run]
         assert mine == sorted(mine, reverse=True)  # failed first
     (bad,) = [r for r in rows if r["failed"] and r["run"] == "compile_failure"]
-    assert bad["exc_type"] == "BackendCompilerFailed" and "synthetic backend failure" in bad["exc_message"] and bad["stack"]
+    assert (
+        bad["exc_type"] == "BackendCompilerFailed"
+        and "synthetic backend failure" in bad["exc_message"]
+        and bad["stack"]
+    )
 
 
 def check_bug_report_artifacts(rows, e, runs=None):
@@ -384,21 +483,38 @@ def check_bug_report_artifacts(rows, e, runs=None):
         for f in sorted((scen / "trace").glob("*.log*")):
             for env, payload in raw_records(f):
                 what = artifact_name(env) or event_key(env)
-                if what in ("dynamo_error", "dynamo_output_graph", "inductor_output_code", "aot_forward_graph") and payload:
+                if (
+                    what
+                    in (
+                        "dynamo_error",
+                        "dynamo_output_graph",
+                        "inductor_output_code",
+                        "aot_forward_graph",
+                    )
+                    and payload
+                ):
                     n[(scen.name, what)] += 1
     runs = runs or {e["newest"]}
     assert {r["run"] for r in rows} == set(runs)
     got = Counter((r["run"], r["what"]) for r in rows)
     want = {k: v for k, v in n.items() if k[0] in runs}
     assert want and {k: got[k] for k in want} == want
-    assert all(r["payload"] and r["payload_bytes"] >= len(r["payload"]) for r in rows if r["what"] in ("dynamo_output_graph", "inductor_output_code"))
+    assert all(
+        r["payload"] and r["payload_bytes"] >= len(r["payload"])
+        for r in rows
+        if r["what"] in ("dynamo_output_graph", "inductor_output_code")
+    )
 
 
 def test_bug_report_artifacts_of_every_selected_run(sample_wh, expected):
     con = pt2logs.connect(sample_wh)
     rows = run_named(con, "bug_report_artifacts", {"since": "2000-01-01"}).to_pylist()
-    check_bug_report_artifacts(rows, expected, runs={p.name for p in SAMPLES.iterdir() if p.is_dir()})
-    assert sum(1 for r in rows if r["run"] == "compile_failure" and r["what"] == "dynamo_error") == 1
+    check_bug_report_artifacts(
+        rows, expected, runs={p.name for p in SAMPLES.iterdir() if p.is_dir()}
+    )
+    assert (
+        sum(1 for r in rows if r["run"] == "compile_failure" and r["what"] == "dynamo_error") == 1
+    )
 
 
 def check_dash_run_outcomes(rows, e):
@@ -410,7 +526,10 @@ def check_dash_run_rank_ends(rows, e):
     ranks = _sample_ranks()
     assert len(rows) == 2 * sum(len(k) for k in ranks.values())
     assert all(r["end_s"] >= r["start_s"] >= 0 for r in rows)
-    assert {r["part"] for r in rows} == {"logging (first to last trace event)", "silent until the run ended"}
+    assert {r["part"] for r in rows} == {
+        "logging (first to last trace event)",
+        "silent until the run ended",
+    }
 
 
 def check_advice(rows, e):
@@ -462,20 +581,29 @@ def check_compile_phase_spans(rows, e):
 def check_compile_metrics(rows, e):
     _newest_only(rows, e)
     assert len([r for r in rows if r["kind"] == "compilation_metrics"]) == sum(
-        1 for m in e["metrics"] if m["scenario"] == e["newest"])
+        1 for m in e["metrics"] if m["scenario"] == e["newest"]
+    )
 
 
 def check_site_occurrences(rows, e):
     assert rows == []  # no site given: nothing matches (tests/test_serve.py checks real sites)
 
 
-CHECKS = {name[len("check_"):]: fn for name, fn in globals().items() if name.startswith("check_")}
-for _q in ("spyre_transfer_volume", "spyre_padding_waste", "spyre_repeated_copies", "spyre_failure_reports", "spyre_debug_excerpt"):
+CHECKS = {name[len("check_") :]: fn for name, fn in globals().items() if name.startswith("check_")}
+for _q in (
+    "spyre_transfer_volume",
+    "spyre_padding_waste",
+    "spyre_repeated_copies",
+    "spyre_failure_reports",
+    "spyre_debug_excerpt",
+):
     CHECKS[_q] = check_spyre
 
 
 def check_vllm(rows, e):
-    assert rows == []  # no vLLM runs in the samples; tests/test_vllm_report.py checks these on vLLM logs
+    assert (
+        rows == []
+    )  # no vLLM runs in the samples; tests/test_vllm_report.py checks these on vLLM logs
 
 
 for _q in ("vllm_cold_start", "vllm_cold_vs_warm", "vllm_compile_ranges", "vllm_why_not_warm"):
@@ -518,7 +646,9 @@ def test_clear_errors(sample_wh, tmp_path):
     with pytest.raises(QueryError, match="cannot read 'yesterday'"):
         run_named(con, "runs", {"since": "yesterday"})
     p = Path(tmp_path / "needs.sql")
-    p.write_text("-- title: t\n-- question: q?\n-- params: run_id (required run)\nSELECT * FROM runs WHERE run_id = $run_id\n")
+    p.write_text(
+        "-- title: t\n-- question: q?\n-- params: run_id (required run)\nSELECT * FROM runs WHERE run_id = $run_id\n"
+    )
     q = parse_query_file(p)
     with pytest.raises(QueryError, match="needs -p run_id"):
         bind(q, q.sql, {})
@@ -529,7 +659,9 @@ def test_the_catalogue_is_read_once_per_process(monkeypatch):
 
     load_queries(reload=True)
     reads = []
-    monkeypatch.setattr(queries, "parse_query_file", lambda p: reads.append(p) or parse_query_file(p))
+    monkeypatch.setattr(
+        queries, "parse_query_file", lambda p: reads.append(p) or parse_query_file(p)
+    )
     for _ in range(3):
         assert get_query("runs").name == "runs" and "runs" in load_queries()
     assert reads == []

@@ -58,7 +58,13 @@ MUTATIONS = {
     "added_up": lambda s: not s.added_up,
     "outcomes": lambda s: not s.outcomes,
 }
-SHOWN = {"title", "columns", "empty", "hint", "added_up"}  # how the rows are drawn; the others pick them
+SHOWN = {
+    "title",
+    "columns",
+    "empty",
+    "hint",
+    "added_up",
+}  # how the rows are drawn; the others pick them
 
 
 def _drawn(page: P.Page, s: P.Section, table, capsys) -> str:
@@ -70,8 +76,12 @@ def _drawn(page: P.Page, s: P.Section, table, capsys) -> str:
     from pt2logs.reports.compose import Report
     from pt2logs.reports.runs import Run
 
-    page = dataclasses.replace(page, sections=tuple(s if x.key == s.key else x for x in page.sections))
-    report = Report(Run("3f2a", "evil[/bold]run", None, 2), page, None, None, [(s.key, s.title, table)])
+    page = dataclasses.replace(
+        page, sections=tuple(s if x.key == s.key else x for x in page.sections)
+    )
+    report = Report(
+        Run("3f2a", "evil[/bold]run", None, 2), page, None, None, [(s.key, s.title, table)]
+    )
     if page.name == "ranks":
         capsys.readouterr()
         print_ranks(report, "table", None, False)
@@ -92,7 +102,10 @@ def _tables(con, s: P.Section) -> list:
     if s.outcomes:
         cols = [*cols, "outcome", "why"]
     rows = [{c: (i % 2 if c == "rank" else f"{c} {i}") for c in cols} for i in range(7)]
-    return [pa.Table.from_pylist([], pa.schema([(c, pa.string()) for c in cols])), pa.Table.from_pylist(rows)]
+    return [
+        pa.Table.from_pylist([], pa.schema([(c, pa.string()) for c in cols])),
+        pa.Table.from_pylist(rows),
+    ]
 
 
 @pytest.mark.parametrize("page_name", ["summary", "ranks"])
@@ -127,7 +140,9 @@ def test_every_field_a_section_file_sets_is_used(sample_wh, page_name, capsys):
             if name == "when" and not changed.empty:
                 changed = dataclasses.replace(changed, empty="nothing here")
             if name in SHOWN:
-                same = all(_drawn(page, s, t, capsys) == _drawn(page, changed, t, capsys) for t in tables)
+                same = all(
+                    _drawn(page, s, t, capsys) == _drawn(page, changed, t, capsys) for t in tables
+                )
             else:
                 runs_of = {"when": "when", "params": "params"}.get(name, "other")
                 if (s.key, runs_of) not in base:
@@ -146,22 +161,35 @@ def test_the_ranks_page_shows_its_empty_note_for_one_rank(sample_wh, capsys):
     con = pt2logs.connect(sample_wh)
     print_ranks(ranks(con, "recompiles"), "table", None, False)
     r = resolve_run(con, "recompiles")
-    assert capsys.readouterr().out == f"{r.name} ({r.run_id}) has a single rank: nothing to compare\n"
+    assert (
+        capsys.readouterr().out == f"{r.name} ({r.run_id}) has a single rank: nothing to compare\n"
+    )
 
 
-@pytest.mark.parametrize(("text", "error"), [
-    ('[[sections]]\nkey = "a"\nquery = "runs"\ncolour = 1\nempty = "x"\n', "unknown key"),
-    ('[[sections]]\nkey = "a"\nempty = "x"\n', "needs a 'query'"),
-    ('[[sections]]\nkey = "A b"\nquery = "runs"\nempty = "x"\n', "must be lowercase"),
-    ('[[sections]]\nkey = "a"\nquery = "runs"\n', "needs an empty note"),
-    ('[[sections]]\nkey = "a"\nquery = "runs"\nwhen = "rows"\nempty = "x"\n', "takes no empty note"),
-    ('[[sections]]\nkey = "a"\nquery = "runs"\nwhen = "always"\nempty = "x"\n', "when must be"),
-    ('[[sections]]\nkey = "a"\nquery = "runs"\nempty = "{runs}"\n', "fills only {run} and {run_id}"),
-    ('[[sections]]\nkey = "a"\nquery = "runs"\nempty = "x"\n[[sections]]\nkey = "a"\nquery = "runs"\nempty = "y"\n',
-     "section keys repeat"),
-    ('title = "x"\n', "unknown key"),
-    ("[[sections]\n", "summary.toml"),
-])
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ('[[sections]]\nkey = "a"\nquery = "runs"\ncolour = 1\nempty = "x"\n', "unknown key"),
+        ('[[sections]]\nkey = "a"\nempty = "x"\n', "needs a 'query'"),
+        ('[[sections]]\nkey = "A b"\nquery = "runs"\nempty = "x"\n', "must be lowercase"),
+        ('[[sections]]\nkey = "a"\nquery = "runs"\n', "needs an empty note"),
+        (
+            '[[sections]]\nkey = "a"\nquery = "runs"\nwhen = "rows"\nempty = "x"\n',
+            "takes no empty note",
+        ),
+        ('[[sections]]\nkey = "a"\nquery = "runs"\nwhen = "always"\nempty = "x"\n', "when must be"),
+        (
+            '[[sections]]\nkey = "a"\nquery = "runs"\nempty = "{runs}"\n',
+            "fills only {run} and {run_id}",
+        ),
+        (
+            '[[sections]]\nkey = "a"\nquery = "runs"\nempty = "x"\n[[sections]]\nkey = "a"\nquery = "runs"\nempty = "y"\n',
+            "section keys repeat",
+        ),
+        ('title = "x"\n', "unknown key"),
+        ("[[sections]\n", "summary.toml"),
+    ],
+)
 def test_a_bad_page_file_is_refused_with_the_reason(tmp_path, text, error):
     bad = tmp_path / "summary.toml"
     bad.write_text(text)
@@ -173,11 +201,24 @@ def test_the_pages_are_found_in_a_checkout_and_in_an_installed_wheel(tmp_path):
     assert P.page_dirs() == [ROOT / "reports"]
     # the wheel's layout (pyproject force-include): pt2logs/_data/{reports,queries}, no checkout around it
     site = tmp_path / "site"
-    shutil.copytree(ROOT / "src" / "pt2logs", site / "pt2logs", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    shutil.copytree(
+        ROOT / "src" / "pt2logs",
+        site / "pt2logs",
+        ignore=shutil.ignore_patterns("__pycache__", "*.so"),
+    )
     for d in ("reports", "queries"):
         shutil.copytree(ROOT / d, site / "pt2logs" / "_data" / d)
     code = "from pt2logs.reports.pages import page_dirs, load_pages; print(page_dirs(), sorted(load_pages()))"
-    res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": str(site)})
-    assert res.stdout.strip() == f"{[site.resolve() / 'pt2logs' / '_data' / 'reports']} ['ranks', 'summary']"
+    res = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(site)},
+    )
+    assert (
+        res.stdout.strip()
+        == f"{[site.resolve() / 'pt2logs' / '_data' / 'reports']} ['ranks', 'summary']"
+    )
     assert '"reports" = "pt2logs/_data/reports"' in (ROOT / "pyproject.toml").read_text()

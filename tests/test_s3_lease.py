@@ -41,8 +41,13 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _start(*args: str, **env: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "pt2logs", *args], env=_env(**env),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "pt2logs", *args],
+        env=_env(**env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def _wait_reached(flag: Path, p: subprocess.Popen, timeout: float = 120) -> None:
@@ -71,9 +76,19 @@ def _inputs(tmp_path: Path, s3, bucket: str) -> tuple[Path, bytes, int]:
 
 def _rows(con, table: str) -> list:
     """A table's live rows without the columns that differ between equivalent ingests, and without paths."""
-    cols = [d[0] for d in con.execute(f'SELECT * FROM "{table}" LIMIT 0').description if d[0] not in ("txn", "ingest_date")]
+    cols = [
+        d[0]
+        for d in con.execute(f'SELECT * FROM "{table}" LIMIT 0').description
+        if d[0] not in ("txn", "ingest_date")
+    ]
     rows = con.execute(f'SELECT {", ".join(cols)} FROM "{table}"').fetchall()
-    return sorted((tuple(v for v in r if not (isinstance(v, str) and ("s3://" in v or v.startswith("/")))) for r in rows), key=repr)
+    return sorted(
+        (
+            tuple(v for v in r if not (isinstance(v, str) and ("s3://" in v or v.startswith("/"))))
+            for r in rows
+        ),
+        key=repr,
+    )
 
 
 def _same_rows(a: str, b: str) -> None:
@@ -84,7 +99,9 @@ def _same_rows(a: str, b: str) -> None:
     assert ca.execute(q).fetchall() == cb.execute(q).fetchall()
 
 
-def test_a_compaction_overlapping_the_reingest_of_a_grown_log_keeps_the_grown_log(s3, lease, tmp_path):
+def test_a_compaction_overlapping_the_reingest_of_a_grown_log_keeps_the_grown_log(
+    s3, lease, tmp_path
+):
     local, full, cut = _inputs(tmp_path, s3, "lease-a")
     wh = "s3://lease-a/wh/"
     s3.pipe(f"lease-a/traces/job/{LOG}", full[:cut])
@@ -107,7 +124,9 @@ def test_a_compaction_overlapping_the_reingest_of_a_grown_log_keeps_the_grown_lo
     _same_rows(wh, ref)  # the grown log's rows, not the compaction's copy of the old ones
 
 
-def test_a_compaction_killed_holding_the_lock_blocks_writers_for_one_lease_only(s3, lease, tmp_path):
+def test_a_compaction_killed_holding_the_lock_blocks_writers_for_one_lease_only(
+    s3, lease, tmp_path
+):
     local, full, _ = _inputs(tmp_path, s3, "lease-c")
     wh = "s3://lease-c/wh/"
     s3.pipe(f"lease-c/traces/job/{LOG}", full)
@@ -123,11 +142,15 @@ def test_a_compaction_killed_holding_the_lock_blocks_writers_for_one_lease_only(
     compaction.send_signal(signal.SIGKILL)
     compaction.wait()
     t0 = time.monotonic()
-    res = pt2logs.ingest(["s3://lease-c/traces/"], wh)  # waits until the dead holder's lease expired
+    res = pt2logs.ingest(
+        ["s3://lease-c/traces/"], wh
+    )  # waits until the dead holder's lease expired
     assert time.monotonic() - t0 >= float(LEASE)
     assert res.runs_unchanged == 2
     _same_rows(wh, ref)
-    time.sleep(float(LEASE) + 1)  # by now the compaction's transaction is expired too, on the server's clock
+    time.sleep(
+        float(LEASE) + 1
+    )  # by now the compaction's transaction is expired too, on the server's clock
     again = pt2logs.ingest(["s3://lease-c/traces/"], wh)
     assert res.removed_orphans + again.removed_orphans > 0  # the killed compaction's copies
     _same_rows(wh, ref)
@@ -154,7 +177,16 @@ def test_recovery_spares_a_running_transaction_and_rolls_back_an_expired_one(s3,
     s3.put(str(local / "other"), "lease-b/in2/other", recursive=True)
     pt2logs.ingest(["s3://lease-b/in2/"], wh)
     flag = tmp_path / "go"
-    slow = _start("ingest", "s3://lease-b/in1/", "-w", wh, "--jobs", "1", "-q", PT2LOGS_PAUSE_AT=f"txn.data:{flag}")
+    slow = _start(
+        "ingest",
+        "s3://lease-b/in1/",
+        "-w",
+        wh,
+        "--jobs",
+        "1",
+        "-q",
+        PT2LOGS_PAUSE_AT=f"txn.data:{flag}",
+    )
     _wait_reached(flag, slow)  # its data files are written, its commit not yet
     s3.invalidate_cache()
     (marker,) = s3.glob("lease-b/wh/_txn/*.json")
@@ -176,8 +208,17 @@ def test_recovery_spares_a_running_transaction_and_rolls_back_an_expired_one(s3,
 
     # a writer killed in the middle of its transaction: rolled back once its lease expired
     flag2 = tmp_path / "go2"
-    killed = _start("ingest", "s3://lease-b/in1/", "-w", wh, "--jobs", "1", "-q", "--force",
-                    PT2LOGS_PAUSE_AT=f"txn.data:{flag2}")
+    killed = _start(
+        "ingest",
+        "s3://lease-b/in1/",
+        "-w",
+        wh,
+        "--jobs",
+        "1",
+        "-q",
+        "--force",
+        PT2LOGS_PAUSE_AT=f"txn.data:{flag2}",
+    )
     _wait_reached(flag2, killed)
     s3.invalidate_cache()
     (marker,) = s3.glob("lease-b/wh/_txn/*.json")

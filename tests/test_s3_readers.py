@@ -19,8 +19,10 @@ from pt2logs.query.views import arrow_table
 
 ROOT = Path(__file__).resolve().parents[1]
 #: every snapshot must show exactly these (one live transaction per run, all of its rows)
-FACTS = ("SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM graph_breaks), (SELECT count(*) FROM recompiles), "
-         "(SELECT count(*) FROM events)")
+FACTS = (
+    "SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM graph_breaks), (SELECT count(*) FROM recompiles), "
+    "(SELECT count(*) FROM events)"
+)
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +37,9 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-def test_an_old_connection_takes_a_new_snapshot_without_registering_the_filesystem_again(s3, monkeypatch):
+def test_an_old_connection_takes_a_new_snapshot_without_registering_the_filesystem_again(
+    s3, monkeypatch
+):
     s3.mkdir("snap-old")
     wh = "s3://snap-old/wh/"
     pt2logs.ingest([str(SAMPLES / "recompiles")], wh)
@@ -66,15 +70,33 @@ def test_reads_during_commits_on_s3_all_succeed_and_agree(s3, tmp_path):
         "    if os.path.exists(sys.argv[2]): break\n"
         "    pt2logs.ingest(['s3://snap-busy/traces/'], sys.argv[1], force=True)\n"
         "    if i % 2: compact(sys.argv[1])\n"
-        "    print('round', i, flush=True)\n")
-    writer = subprocess.Popen([sys.executable, "-c", script, wh, str(stop)], env=_env(PT2LOGS_GC_GRACE_S="3"),
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        "    print('round', i, flush=True)\n"
+    )
+    writer = subprocess.Popen(
+        [sys.executable, "-c", script, wh, str(stop)],
+        env=_env(PT2LOGS_GC_GRACE_S="3"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     # CLI reads (each a process, the summary a long reader that re-snapshots between its queries) run
     # beside the Python reads: the same reads as one after the other, in the time of the longest
-    clis = [subprocess.Popen([sys.executable, "-m", "pt2logs", *args], env=_env(PT2LOGS_GC_GRACE_S="3"),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for args in (["summary", "-w", wh], ["query", "SELECT count(*) AS n FROM graph_breaks", "-w", wh, "--format", "csv"])]
-    old = pt2logs.connect(wh)  # one connection kept through the writer's commits (re-snapshots after 1.5 s)
+    clis = [
+        subprocess.Popen(
+            [sys.executable, "-m", "pt2logs", *args],
+            env=_env(PT2LOGS_GC_GRACE_S="3"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for args in (
+            ["summary", "-w", wh],
+            ["query", "SELECT count(*) AS n FROM graph_breaks", "-w", wh, "--format", "csv"],
+        )
+    ]
+    old = pt2logs.connect(
+        wh
+    )  # one connection kept through the writer's commits (re-snapshots after 1.5 s)
     seen, errors = 0, []
     os.environ["PT2LOGS_GC_GRACE_S"] = "3"
     try:
@@ -128,12 +150,19 @@ def test_check_and_reads_on_s3_name_a_truncated_file(s3):
     victim = next(p for p in s3.find("snap-check/wh/graph_breaks/") if p.endswith(".parquet"))
     s3.pipe(victim, s3.cat(victim)[:500])  # a partial copy
     res = check(wh)
-    assert not res.ok and [f.path.rsplit("/", 1)[1] for f in res.damaged] == [victim.rsplit("/", 1)[1]]
+    assert not res.ok and [f.path.rsplit("/", 1)[1] for f in res.damaged] == [
+        victim.rsplit("/", 1)[1]
+    ]
     con = pt2logs.connect(wh)
     assert any(victim.rsplit("/", 1)[1] in w for w in read_warnings(con))
-    assert con.execute("SELECT count(*) FROM recompiles").fetchone()[0] > 0  # the rest still answers
+    assert (
+        con.execute("SELECT count(*) FROM recompiles").fetchone()[0] > 0
+    )  # the rest still answers
     con.close()
     assert pt2logs.ingest([str(SAMPLES / "graph_breaks")], wh).runs_updated == 1
     con = pt2logs.connect(wh)
-    assert con.execute("SELECT count(*) FROM graph_breaks").fetchone()[0] == 7 and read_warnings(con) == []
+    assert (
+        con.execute("SELECT count(*) FROM graph_breaks").fetchone()[0] == 7
+        and read_warnings(con) == []
+    )
     con.close()

@@ -28,11 +28,26 @@ pytestmark = pytest.mark.slow
 
 WANDB = "0123456789abcdef0123456789abcdef01234567"
 #: learnt: given to the run as environment variables and arguments, then printed plainly
-ENV = {"TORCH_HUB_TOKEN": "TorchHubTok3nPlanted", "MY_SERVICE_API_KEY": "EnvApiKeyPlanted42",
-       "DB_PASSWORD": "EnvPassw0rdPlanted"}
-ARGS = ["--token", "ArgTokenPlanted7", "-p", "ArgPassPlanted8", "--auth=ArgAuthPlanted9",
-        "https://bob:Url/Pass+Planted10@example.com/x"]
-LEARNT = [*ENV.values(), "ArgTokenPlanted7", "ArgPassPlanted8", "ArgAuthPlanted9", "Url/Pass+Planted10"]
+ENV = {
+    "TORCH_HUB_TOKEN": "TorchHubTok3nPlanted",
+    "MY_SERVICE_API_KEY": "EnvApiKeyPlanted42",
+    "DB_PASSWORD": "EnvPassw0rdPlanted",
+}
+ARGS = [
+    "--token",
+    "ArgTokenPlanted7",
+    "-p",
+    "ArgPassPlanted8",
+    "--auth=ArgAuthPlanted9",
+    "https://bob:Url/Pass+Planted10@example.com/x",
+]
+LEARNT = [
+    *ENV.values(),
+    "ArgTokenPlanted7",
+    "ArgPassPlanted8",
+    "ArgAuthPlanted9",
+    "Url/Pass+Planted10",
+]
 #: shapes: secrets no one told pt2logs about, recognised by how they are written
 SHAPES = {
     "api_key == 'EqKeyPlanted11'": "EqKeyPlanted11",
@@ -64,9 +79,17 @@ LINE = "I1122 09:44:39.380000 15437 torch/_dynamo/x.py:1]"
 GLOG = "V1122 09:44:39.380000 15437 torch/_dynamo/guards.py:5396] [0/1] [__recompiles] Recompiling function f in /w/m.py:3"
 
 
-def _pt2logs(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pt2logs", *args], capture_output=True, text=True, timeout=300,
-                          env=env, cwd=cwd)
+def _pt2logs(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pt2logs", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=cwd,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +97,25 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> dict:
     tmp = tmp_path_factory.mktemp("secrets")
     (tmp / "work.py").write_text(WORK % (list(ENV), list(SHAPES)))
     wh = str(tmp / "wh")
-    env = {**os.environ, **ENV, "TORCHINDUCTOR_CACHE_DIR": str(tmp / "cache"), "PYTHONPATH": str(Path(pt2logs.__file__).parents[1])}
-    run = _pt2logs("run", "-w", wh, "--name", "captured", "--", sys.executable, "work.py", *ARGS, env=env, cwd=tmp)
+    env = {
+        **os.environ,
+        **ENV,
+        "TORCHINDUCTOR_CACHE_DIR": str(tmp / "cache"),
+        "PYTHONPATH": str(Path(pt2logs.__file__).parents[1]),
+    }
+    run = _pt2logs(
+        "run",
+        "-w",
+        wh,
+        "--name",
+        "captured",
+        "--",
+        sys.executable,
+        "work.py",
+        *ARGS,
+        env=env,
+        cwd=tmp,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     (capture,) = (Path(wh) / "_captures").iterdir()
     # the shapes in a log pt2logs did not capture, and in a damaged trace (an ingest error's excerpt)
@@ -98,16 +138,36 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> dict:
 def _leaks(wh: str) -> list[tuple[str, str, str]]:
     """(view, column, secret) for every planted value found in any column of any view."""
     con = pt2logs.connect(wh)
-    views = [v for (v,) in con.execute("SELECT table_name FROM information_schema.tables WHERE table_type = 'VIEW'").fetchall()]
+    views = [
+        v
+        for (v,) in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_type = 'VIEW'"
+        ).fetchall()
+    ]
     pattern = "|".join(re.escape(s) for s in PLANTED)
     found = []
     for v in views:
-        cols = [c for (c,) in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ?", [v]).fetchall()]
-        hits = con.execute("SELECT " + ", ".join(f'bool_or(regexp_matches(CAST("{c}" AS VARCHAR), $1))' for c in cols)
-                           + f' FROM "{v}"', [pattern]).fetchone()
+        cols = [
+            c
+            for (c,) in con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [v]
+            ).fetchall()
+        ]
+        hits = con.execute(
+            "SELECT "
+            + ", ".join(f'bool_or(regexp_matches(CAST("{c}" AS VARCHAR), $1))' for c in cols)
+            + f' FROM "{v}"',
+            [pattern],
+        ).fetchone()
         for c, hit in zip(cols, hits, strict=True):
             if hit:
-                texts = [t for (t,) in con.execute(f'SELECT DISTINCT CAST("{c}" AS VARCHAR) FROM "{v}"').fetchall() if t]
+                texts = [
+                    t
+                    for (t,) in con.execute(
+                        f'SELECT DISTINCT CAST("{c}" AS VARCHAR) FROM "{v}"'
+                    ).fetchall()
+                    if t
+                ]
                 found += [(v, c, s) for s in PLANTED if any(s in t for t in texts)]
     return found
 
@@ -116,15 +176,32 @@ def test_the_run_really_carried_the_secrets(planted: dict) -> None:
     # the test means something: the program printed them, torch wrote the env dump, the guard holds the token
     assert "PROG plain TorchHubTok3nPlanted" in planted["run"].stderr
     con = pt2logs.connect(planted["wh"])
-    names = {n for (n,) in con.execute("SELECT DISTINCT artifact_name FROM events WHERE artifact_name IS NOT NULL").fetchall()}
+    names = {
+        n
+        for (n,) in con.execute(
+            "SELECT DISTINCT artifact_name FROM events WHERE artifact_name IS NOT NULL"
+        ).fetchall()
+    }
     assert "fx_graph_runnable" in names
-    (runnable,) = con.execute("SELECT payload FROM events WHERE artifact_name = 'fx_graph_runnable' "
-                               "AND payload LIKE '%TORCH_HUB_TOKEN%' LIMIT 1").fetchone()
+    (runnable,) = con.execute(
+        "SELECT payload FROM events WHERE artifact_name = 'fx_graph_runnable' "
+        "AND payload LIKE '%TORCH_HUB_TOKEN%' LIMIT 1"
+    ).fetchone()
     assert "os.environ['TORCH_HUB_TOKEN'] = ***" in runnable
-    assert con.execute("SELECT count(*) FROM ingest_errors WHERE kind = 'payload_md5_mismatch'").fetchone()[0] == 0
+    assert (
+        con.execute(
+            "SELECT count(*) FROM ingest_errors WHERE kind = 'payload_md5_mismatch'"
+        ).fetchone()[0]
+        == 0
+    )
     (command,) = con.execute("SELECT command FROM runs WHERE name = 'captured'").fetchone()
     assert command.endswith("work.py --token *** -p *** --auth=*** https://bob:***@example.com/x")
-    assert con.execute("SELECT count(*) FROM log_lines WHERE message LIKE '%X-Amz-Signature=***%'").fetchone()[0] >= 2
+    assert (
+        con.execute(
+            "SELECT count(*) FROM log_lines WHERE message LIKE '%X-Amz-Signature=***%'"
+        ).fetchone()[0]
+        >= 2
+    )
 
 
 def test_no_planted_secret_in_any_column_of_any_table(planted: dict) -> None:
@@ -133,7 +210,11 @@ def test_no_planted_secret_in_any_column_of_any_table(planted: dict) -> None:
 
 def test_a_later_ingest_of_the_capture_folder_finds_none(planted: dict) -> None:
     assert _leaks(planted["wh2"]) == []
-    kept = b"".join(p.read_bytes() for p in planted["capture"].rglob("*") if p.is_file() and ".pt2logs_hook" not in p.parts)
+    kept = b"".join(
+        p.read_bytes()
+        for p in planted["capture"].rglob("*")
+        if p.is_file() and ".pt2logs_hook" not in p.parts
+    )
     assert [s for s in LEARNT if s.encode() in kept] == []
 
 
@@ -142,7 +223,9 @@ def test_no_planted_secret_in_the_bundles_or_in_what_pt2logs_run_prints(planted:
         assert b.returncode == 0, b.stderr[-2000:]
         assert [s for s in PLANTED if s in b.stdout] == []
     err = planted["run"].stderr
-    own = err[err.index("pt2logs: `"):]  # after the program ended: pt2logs' own lines (the program's are its own)
+    own = err[
+        err.index("pt2logs: `") :
+    ]  # after the program ended: pt2logs' own lines (the program's are its own)
     assert "--token ***" in own and [s for s in PLANTED if s in own] == []
 
 
@@ -158,9 +241,13 @@ def test_a_secret_in_a_column_of_repeated_values_is_masked_in_every_row_that_hol
     batch = pa.record_batch({"component": values, "value": [f"v{i}" for i in range(397)]})
     clean = pa.record_batch({"component": values[:2] * 200, "value": ["x"] * 400})
     scrubbed = scrub_batches([clean, batch, clean])
-    assert scrubbed[0] is clean and scrubbed[2] is clean  # nothing secret-shaped: the batch itself, not a copy
+    assert (
+        scrubbed[0] is clean and scrubbed[2] is clean
+    )  # nothing secret-shaped: the batch itself, not a copy
     out = scrubbed[1].column("component").to_pylist()
     held = [i for i, v in enumerate(values) if v == secret]
     assert len(held) == 99
     assert all("ghp_" not in out[i] and "***" in out[i] for i in held)
-    assert [v for i, v in enumerate(out) if i not in held] == [v for i, v in enumerate(values) if i not in held]
+    assert [v for i, v in enumerate(out) if i not in held] == [
+        v for i, v in enumerate(values) if i not in held
+    ]

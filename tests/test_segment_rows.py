@@ -13,7 +13,9 @@ from pt2logs.analysis.cache_keys import component_kind
 from pt2logs.readers.segment_rows import SegmentRows
 from pt2logs.tables.rows import Rows
 
-_INT = st.one_of(st.integers(-5, 5), st.just(2**40), st.just("7"), st.just("x"), st.none(), st.just(1.5))
+_INT = st.one_of(
+    st.integers(-5, 5), st.just(2**40), st.just("7"), st.just("x"), st.none(), st.just(1.5)
+)
 _STR = st.one_of(st.text(max_size=4), st.none(), st.integers(0, 3), st.just(["a"]))
 
 
@@ -22,8 +24,14 @@ def pieces(draw) -> list[tuple[dict, int, dict]]:
     out = []
     for _ in range(draw(st.integers(0, 5))):
         n = draw(st.integers(0, 4))
-        shared = {"file": draw(_STR), "line_no": draw(_INT), "rank": draw(_INT), "cache": draw(_STR), "key": draw(_STR),
-                  "time_saved_ms": draw(st.one_of(st.none(), st.floats(allow_nan=False), st.just("no")))}
+        shared = {
+            "file": draw(_STR),
+            "line_no": draw(_INT),
+            "rank": draw(_INT),
+            "cache": draw(_STR),
+            "key": draw(_STR),
+            "time_saved_ms": draw(st.one_of(st.none(), st.floats(allow_nan=False), st.just("no"))),
+        }
         cols: dict = {}
         if draw(st.booleans()):
             cols["n_components"] = draw(st.lists(_INT, min_size=n, max_size=n))
@@ -40,7 +48,9 @@ def _rows_batch(ps: list) -> tuple:
     for shared, n, cols in ps:
         for i in range(n):
             row = dict(shared)
-            row.update({k: (v[i].as_py() if isinstance(v, pa.Array) else v[i]) for k, v in cols.items()})
+            row.update(
+                {k: (v[i].as_py() if isinstance(v, pa.Array) else v[i]) for k, v in cols.items()}
+            )
             r.add(row)
     return r.take(lambda *a: bad.append(a)), bad
 
@@ -71,8 +81,14 @@ def test_derived_column_once_per_distinct_value():
 
     s = SegmentRows("cache_key_components", {"kind": ("component", kind)})
     names = ["gm", "example_inputs[0]", "gm", "inductor_config[x]"]
-    s.add_piece({"line_no": 1, "key": "k"}, 4, {"component": pa.array(names), "hash": names, "value": names})
-    s.add_piece({"line_no": 2, "key": "j"}, 2, {"component": ["gm", "zzz"], "hash": ["h", "h"], "value": ["v", "w"]})
+    s.add_piece(
+        {"line_no": 1, "key": "k"}, 4, {"component": pa.array(names), "hash": names, "value": names}
+    )
+    s.add_piece(
+        {"line_no": 2, "key": "j"},
+        2,
+        {"component": ["gm", "zzz"], "hash": ["h", "h"], "value": ["v", "w"]},
+    )
     s.add({"line_no": 3, "component": "torch_version", "hash": "h", "value": "2.13"})
     b = s.take().to_pydict()
     assert b["kind"] == ["graph", "inputs", "graph", "config", "graph", "other", "torch_version"]
@@ -96,7 +112,9 @@ def test_add_many_fills_and_times_rows_as_add_does():
     one, many = _state(), _state()
     for i in (1, 2):
         one.add("cache_events", {"source": "trace", "cache": "fx_graph", "n_components": i})
-    many.add_many("cache_events", {"source": "trace", "cache": "fx_graph"}, {"n_components": [1, 2]})
+    many.add_many(
+        "cache_events", {"source": "trace", "cache": "fx_graph"}, {"n_components": [1, 2]}
+    )
     a = dict(one.flush(final=True))["cache_events"].to_pylist()
     b = dict(many.flush(final=True))["cache_events"].to_pylist()
     assert a == b and a[0]["ts"] is not None and a[0]["line_no"] == 5 and a[0]["file"] == "t.log"
@@ -132,13 +150,25 @@ class _Native:
         cols = []
         for f in self.fields:
             bufs = pa.array([r[f] for r in self.rows], type=t.column(f).type).buffers()
-            cols.append(tuple(None if b is None else bytes(b) for b in ([bufs[0], None, bufs[1]] if len(bufs) == 2 else bufs)))
+            cols.append(
+                tuple(
+                    None if b is None else bytes(b)
+                    for b in ([bufs[0], None, bufs[1]] if len(bufs) == 2 else bufs)
+                )
+            )
         out = (len(self.rows), pa.array(self.before, type=pa.int64()).buffers()[1], tuple(cols))
         self.rows, self.before = [], []
         return out
 
 
-_V = st.one_of(st.none(), st.integers(-3, 3), st.just(2**63), st.just(10**18), st.text(max_size=2), st.just({"a": 1}))
+_V = st.one_of(
+    st.none(),
+    st.integers(-3, 3),
+    st.just(2**63),
+    st.just(10**18),
+    st.text(max_size=2),
+    st.just({"a": 1}),
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -150,11 +180,26 @@ def test_native_tuple_rows_keep_the_order_and_reports_of_tuple_rows(items):
     from pt2logs.readers.trace.events.phases import FIELDS, NATIVE_FIELDS
     from pt2logs.tables.rows import TupleRows
 
-    fits = {"rank": 2, "line_no": 7, "compile_id": "0/0", "phase": "p", "parent_phase": None, "depth": 1, "stage": "s",
-            "top_level": True, "start_us": 5, "duration_us": None, "ts": 1733498295925105, "is_instant": False,
-            "category": "c", "args": '{"a":1}'}
+    fits = {
+        "rank": 2,
+        "line_no": 7,
+        "compile_id": "0/0",
+        "phase": "p",
+        "parent_phase": None,
+        "depth": 1,
+        "stage": "s",
+        "top_level": True,
+        "start_us": 5,
+        "duration_us": None,
+        "ts": 1733498295925105,
+        "is_instant": False,
+        "category": "c",
+        "args": '{"a":1}',
+    }
     native = _Native(NATIVE_FIELDS)
-    mixed = NativeTupleRows("compile_phases", FIELDS, native, NATIVE_FIELDS, {"source": "trace", "file": "f"})
+    mixed = NativeTupleRows(
+        "compile_phases", FIELDS, native, NATIVE_FIELDS, {"source": "trace", "file": "f"}
+    )
     plain = TupleRows("compile_phases", FIELDS)
     for k, (is_native, values) in enumerate(items):
         if is_native:  # a row whose values fit (what phases.c writes)

@@ -28,10 +28,14 @@ SAMPLE = ("recompiles", "graph_breaks", "train_step", "compile_failure", "ddp_2r
 #: scenarios whose TORCH_LOGS include output_code (the others have no kernels in the text, by nature)
 OUTPUT_CODE = {("sample", "graph_breaks"), ("sample", "compile_failure"), ("real", "rr")}
 
-RC = ("rank, compile_id, cause, is_limit_hit, prev_compile_id, reason, all_reasons, guard_subject, "
-      "guard_kind, guard_source, guard_expected, guard_actual")
-GB = ("rank, compile_id, gb_id, gb_type, reason, user_filename, user_lineno, explanation, hints, occurrences, "
-      "break_key, frame_file, frame_line, frame_func, lib_file, lib_func, lib_line")  # the site identity too
+RC = (
+    "rank, compile_id, cause, is_limit_hit, prev_compile_id, reason, all_reasons, guard_subject, "
+    "guard_kind, guard_source, guard_expected, guard_actual"
+)
+GB = (
+    "rank, compile_id, gb_id, gb_type, reason, user_filename, user_lineno, explanation, hints, occurrences, "
+    "break_key, frame_file, frame_line, frame_func, lib_file, lib_func, lib_line"
+)  # the site identity too
 FL = "exc_type, exc_message, failure_key, frame_file, frame_line, frame_func, co_name, co_filename, co_firstlineno, is_restart"
 KN = "rank, compile_id, kernel_name, backend, kind, fused_ops, graph"
 EX = "rank, compile_id, op, count, graph"
@@ -39,7 +43,7 @@ EX = "rank, compile_id, op, count, graph"
 
 # ----------------------------------------------------------------------------- a real torch run
 
-WORKLOAD = '''
+WORKLOAD = """
 import json, sys
 import torch
 import torch._dynamo
@@ -63,7 +67,7 @@ with torch._dynamo.config.patch(recompile_limit=2):
 with open(sys.argv[1], "w") as fh:
     json.dump({"counters": {k: dict(v) for k, v in counters.items()},
                "compile_times": compile_times(repr="str", aggregate=False), "torch": torch.__version__}, fh, indent=1)
-'''
+"""
 
 
 def real_run() -> Path:
@@ -81,13 +85,29 @@ def _make_real_run(base: Path) -> None:
     run = base / "rr"
     run.mkdir()
     (base / "workload.py").write_text(WORKLOAD)
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("TORCH_LOGS", "TORCH_TRACE", "TORCH_COMPILE_DEBUG", "TORCHINDUCTOR_", "TORCHDYNAMO_"))}
-    env.update(TORCH_COMPILE_DEBUG="1", TORCH_LOGS="recompiles,graph_breaks,output_code",
-               TORCHINDUCTOR_CACHE_DIR=str(base / "inductor_cache"), TORCHINDUCTOR_COMPILE_THREADS="1", OMP_NUM_THREADS="1")
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(
+            ("TORCH_LOGS", "TORCH_TRACE", "TORCH_COMPILE_DEBUG", "TORCHINDUCTOR_", "TORCHDYNAMO_")
+        )
+    }
+    env.update(
+        TORCH_COMPILE_DEBUG="1",
+        TORCH_LOGS="recompiles,graph_breaks,output_code",
+        TORCHINDUCTOR_CACHE_DIR=str(base / "inductor_cache"),
+        TORCHINDUCTOR_COMPILE_THREADS="1",
+        OMP_NUM_THREADS="1",
+    )
     with open(run / "torch_logs.txt", "wb") as err:
-        p = subprocess.run([sys.executable, str(base / "workload.py"), str(run / "counters.json")], cwd=run, env=env,
-                           stdout=subprocess.DEVNULL, stderr=err, timeout=900)
+        p = subprocess.run(
+            [sys.executable, str(base / "workload.py"), str(run / "counters.json")],
+            cwd=run,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            timeout=900,
+        )
     assert p.returncode == 0, (run / "torch_logs.txt").read_text()[-3000:]
 
 
@@ -108,40 +128,62 @@ def rows(con, table: str, cols: str, run_id: str, source: str) -> list[tuple]:
 
 def check_run(con, run_id: str, key: tuple[str, str]) -> None:
     """The stderr capture of a run agrees with its trace."""
-    assert rows(con, "recompiles", RC, run_id, "torch_logs") == rows(con, "recompiles", RC, run_id, "trace")
-    assert rows(con, "graph_breaks", GB, run_id, "torch_logs") == rows(con, "graph_breaks", GB, run_id, "trace")
+    assert rows(con, "recompiles", RC, run_id, "torch_logs") == rows(
+        con, "recompiles", RC, run_id, "trace"
+    )
+    assert rows(con, "graph_breaks", GB, run_id, "torch_logs") == rows(
+        con, "graph_breaks", GB, run_id, "trace"
+    )
     # a failed compile the text reports (WON'T CONVERT + traceback) is the trace's failure, same identity
     text_fails = rows(con, "failures", FL, run_id, "torch_logs")
     # restarts are not in the text's failures; the recompile limit's refusal (Unsupported) is no WON'T CONVERT
-    trace_fails = [r for r in rows(con, "failures", FL, run_id, "trace") if not r[-1] and r[0] != "Unsupported"]
+    trace_fails = [
+        r for r in rows(con, "failures", FL, run_id, "trace") if not r[-1] and r[0] != "Unsupported"
+    ]
     assert text_fails == trace_fails
     n_trace_kernels = len(rows(con, "kernels", KN, run_id, "trace"))
     if key in OUTPUT_CODE:
-        assert rows(con, "kernels", KN, run_id, "torch_logs") == rows(con, "kernels", KN, run_id, "trace")
-        assert rows(con, "extern_calls", EX, run_id, "torch_logs") == rows(con, "extern_calls", EX, run_id, "trace")
+        assert rows(con, "kernels", KN, run_id, "torch_logs") == rows(
+            con, "kernels", KN, run_id, "trace"
+        )
+        assert rows(con, "extern_calls", EX, run_id, "torch_logs") == rows(
+            con, "extern_calls", EX, run_id, "trace"
+        )
         # documented: the text does not say whether the code came from the FX graph cache
-        assert con.execute("SELECT count(*) FROM kernels_all_sources WHERE run_id = ? AND source = 'torch_logs' "
-                           "AND cache_hit IS NOT NULL", [run_id]).fetchone()[0] == 0
+        assert (
+            con.execute(
+                "SELECT count(*) FROM kernels_all_sources WHERE run_id = ? AND source = 'torch_logs' "
+                "AND cache_hit IS NOT NULL",
+                [run_id],
+            ).fetchone()[0]
+            == 0
+        )
     else:
         # documented: TORCH_LOGS without output_code has no kernels
         assert rows(con, "kernels", KN, run_id, "torch_logs") == [] and n_trace_kernels > 0
     # documented: a graph break's function is known to the text only through a Recompiling line
     # of the same frame; where both name it, they agree
-    pairs = con.execute("""
+    pairs = con.execute(
+        """
             SELECT t.compile_id, t.rank, t.co_name, l.co_name FROM graph_breaks_all_sources t
             JOIN graph_breaks_all_sources l ON t.run_id = l.run_id AND t.rank IS NOT DISTINCT FROM l.rank
               AND t.compile_id = l.compile_id AND t.user_filename = l.user_filename AND t.user_lineno = l.user_lineno
-            WHERE t.run_id = ? AND t.source = 'trace' AND l.source = 'torch_logs'""", [run_id]).fetchall()
+            WHERE t.run_id = ? AND t.source = 'trace' AND l.source = 'torch_logs'""",
+        [run_id],
+    ).fetchall()
     assert len(pairs) == len(rows(con, "graph_breaks", GB, run_id, "trace"))
     for cid, rank, t_name, l_name in pairs:
         assert l_name is None or l_name == t_name, (cid, rank)
     # the refused compile of a recompile-limit hit has no frame of its own in the trace (no
     # dynamo_start): it takes the frame of the compile whose guard failed, which the warning names too
-    pairs = con.execute("""
+    pairs = con.execute(
+        """
             SELECT t.compile_id, t.is_limit_hit, t.co_name, l.co_name FROM recompiles_all_sources t
             JOIN recompiles_all_sources l ON t.run_id = l.run_id AND t.rank IS NOT DISTINCT FROM l.rank
               AND t.compile_id = l.compile_id
-            WHERE t.run_id = ? AND t.source = 'trace' AND l.source = 'torch_logs'""", [run_id]).fetchall()
+            WHERE t.run_id = ? AND t.source = 'trace' AND l.source = 'torch_logs'""",
+        [run_id],
+    ).fetchall()
     assert len(pairs) == len(rows(con, "recompiles", RC, run_id, "trace"))
     for cid, _limit, t_name, l_name in pairs:
         assert t_name == l_name, cid
@@ -183,7 +225,12 @@ def test_samples_are_five_runs_of_three_formats(sample_ingest):
     assert res.runs_new == 5
     assert sorted(p.rsplit("/", 1)[-1] for p, _ in res.skipped) == ["README.md", "generate.py"]
     con = pt2logs.connect(wh)
-    runs = {name: (n_files, formats) for name, n_files, formats in con.execute("SELECT name, n_files, formats FROM runs").fetchall()}
+    runs = {
+        name: (n_files, formats)
+        for name, n_files, formats in con.execute(
+            "SELECT name, n_files, formats FROM runs"
+        ).fetchall()
+    }
     assert set(runs) == set(SAMPLE)
     for name, (n_files, formats) in runs.items():
         assert formats == ["counters_json", "torch_logs", "torch_trace"], name
@@ -199,14 +246,23 @@ def test_sample_stderr_agrees_with_the_trace(sample_ingest, scenario):
 def test_sample_limit_hit_and_ranks(sample_ingest):
     con = pt2logs.connect(sample_ingest[0])
     ids = run_ids(con)
-    hits = con.execute("SELECT source, compile_id, cause FROM recompiles_all_sources WHERE run_id = ? AND is_limit_hit ORDER BY 1",
-                       [ids["recompiles"]]).fetchall()
-    assert hits == [("torch_logs", "5/4", "recompile_limit_hit"), ("trace", "5/4", "recompile_limit_hit")]
-    ranks = con.execute("SELECT source, rank, count(*) FROM recompiles_all_sources WHERE run_id = ? GROUP BY ALL ORDER BY ALL",
-                        [ids["ddp_2rank"]]).fetchall()
+    hits = con.execute(
+        "SELECT source, compile_id, cause FROM recompiles_all_sources WHERE run_id = ? AND is_limit_hit ORDER BY 1",
+        [ids["recompiles"]],
+    ).fetchall()
+    assert hits == [
+        ("torch_logs", "5/4", "recompile_limit_hit"),
+        ("trace", "5/4", "recompile_limit_hit"),
+    ]
+    ranks = con.execute(
+        "SELECT source, rank, count(*) FROM recompiles_all_sources WHERE run_id = ? GROUP BY ALL ORDER BY ALL",
+        [ids["ddp_2rank"]],
+    ).fetchall()
     assert ranks == [("torch_logs", 1, 2), ("trace", 1, 2)]  # rank 1 alone recompiles
-    gb = con.execute("SELECT source, rank, sum(occurrences) FROM graph_breaks_all_sources WHERE run_id = ? GROUP BY ALL ORDER BY ALL",
-                     [ids["ddp_2rank"]]).fetchall()
+    gb = con.execute(
+        "SELECT source, rank, sum(occurrences) FROM graph_breaks_all_sources WHERE run_id = ? GROUP BY ALL ORDER BY ALL",
+        [ids["ddp_2rank"]],
+    ).fetchall()
     assert gb == [("torch_logs", 0, 3), ("torch_logs", 1, 4), ("trace", 0, 3), ("trace", 1, 4)]
 
 
@@ -225,11 +281,18 @@ def test_default_views_keep_one_source_per_run(gpu_wh, sample_ingest, tmp_path):
     for wh in (gpu_wh, sample_ingest[0]):
         con = pt2logs.connect(wh)
         for table in ("recompiles", "graph_breaks", "kernels", "extern_calls"):
-            mixed = con.execute(f"SELECT run_id FROM {table} GROUP BY 1 HAVING count(DISTINCT source) > 1").fetchall()
+            mixed = con.execute(
+                f"SELECT run_id FROM {table} GROUP BY 1 HAVING count(DISTINCT source) > 1"
+            ).fetchall()
             assert mixed == [], table
-            assert con.execute(f"SELECT DISTINCT source FROM {table}").fetchall() in ([("trace",)], [])
+            assert con.execute(f"SELECT DISTINCT source FROM {table}").fetchall() in (
+                [("trace",)],
+                [],
+            )
             n_all = con.execute(f"SELECT count(*) FROM {table}_all_sources").fetchone()[0]
-            n_trace = con.execute(f"SELECT count(*) FROM {table}_all_sources WHERE source = 'trace'").fetchone()[0]
+            n_trace = con.execute(
+                f"SELECT count(*) FROM {table}_all_sources WHERE source = 'trace'"
+            ).fetchone()[0]
             assert con.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == n_trace <= n_all
     # a run that has only a stderr capture: its rows are the default
     only = tmp_path / "only_stderr"
@@ -239,8 +302,12 @@ def test_default_views_keep_one_source_per_run(gpu_wh, sample_ingest, tmp_path):
     res = pt2logs.ingest([str(only)], wh)
     assert res.runs_new == 1 and not res.skipped
     con = pt2logs.connect(wh)
-    assert con.execute("SELECT name, formats FROM runs").fetchall() == [("only_stderr", ["torch_logs"])]
-    assert con.execute("SELECT source, count(*) FROM recompiles GROUP BY 1").fetchall() == [("torch_logs", 10)]
+    assert con.execute("SELECT name, formats FROM runs").fetchall() == [
+        ("only_stderr", ["torch_logs"])
+    ]
+    assert con.execute("SELECT source, count(*) FROM recompiles GROUP BY 1").fetchall() == [
+        ("torch_logs", 10)
+    ]
 
 
 # ----------------------------------------------------------------------------- a real run
@@ -253,20 +320,39 @@ def test_real_run_all_sources_agree(tmp_path):
     res = pt2logs.ingest([str(run)], wh)
     assert res.runs_new == 1 and res.errors == 0
     con = pt2logs.connect(wh)
-    (run_id, formats), = con.execute("SELECT run_id, formats FROM runs").fetchall()
+    ((run_id, formats),) = con.execute("SELECT run_id, formats FROM runs").fetchall()
     assert formats == ["compile_debug", "counters_json", "torch_logs", "torch_trace"]
     check_run(con, run_id, ("real", "rr"))
     # the debug folder's output_code.py files: one per graph compiled by inductor, the same kernels
     # (no compile id there: the folder names only the AOT graph)
-    dbg = sorted(r[0] for r in con.execute("SELECT kernel_name FROM kernels_all_sources WHERE source = 'compile_debug'").fetchall())
-    trace = sorted(r[0] for r in con.execute("SELECT kernel_name FROM kernels_all_sources WHERE source = 'trace'").fetchall())
+    dbg = sorted(
+        r[0]
+        for r in con.execute(
+            "SELECT kernel_name FROM kernels_all_sources WHERE source = 'compile_debug'"
+        ).fetchall()
+    )
+    trace = sorted(
+        r[0]
+        for r in con.execute(
+            "SELECT kernel_name FROM kernels_all_sources WHERE source = 'trace'"
+        ).fetchall()
+    )
     assert dbg == trace and len(dbg) == 4
     # counters agree with the tables: two graph-break reports, one dtype recompile per graph, one refusal
-    counters = dict(((c, n), v) for c, n, v in con.execute("SELECT category, name, value FROM counters").fetchall())
-    assert counters[("stats", "unique_graphs")] == con.execute(
-        "SELECT count(*) FROM compilation_metrics WHERE kind = 'compilation_metrics' AND has_guarded_code").fetchone()[0]
-    assert sum(v for (c, _), v in counters.items() if c == "graph_break") == con.execute(
-        "SELECT sum(occurrences) FROM graph_breaks").fetchone()[0]
+    counters = dict(
+        ((c, n), v)
+        for c, n, v in con.execute("SELECT category, name, value FROM counters").fetchall()
+    )
+    assert (
+        counters[("stats", "unique_graphs")]
+        == con.execute(
+            "SELECT count(*) FROM compilation_metrics WHERE kind = 'compilation_metrics' AND has_guarded_code"
+        ).fetchone()[0]
+    )
+    assert (
+        sum(v for (c, _), v in counters.items() if c == "graph_break")
+        == con.execute("SELECT sum(occurrences) FROM graph_breaks").fetchone()[0]
+    )
     assert con.execute("SELECT count(DISTINCT function) FROM compile_times").fetchone()[0] > 10
 
 
@@ -277,19 +363,27 @@ def test_a_folder_mixing_every_format(tmp_path):
 
     mixed = tmp_path / "mixed"
     shutil.copytree(fixture_path("gpu", "graph_breaks"), mixed / "gpu_graph_breaks")
-    _, out = tlparse(sorted(fixture_path("gpu", "train_loop", "trace").glob("*.log")), tmp_path / "tlwork")
+    _, out = tlparse(
+        sorted(fixture_path("gpu", "train_loop", "trace").glob("*.log")), tmp_path / "tlwork"
+    )
     shutil.copytree(out, mixed / "tl_out")
     make_debug_folder(mixed / "debug")
     (mixed / "lone_stderr").mkdir()
     shutil.copy(fixture_path("torch_logs", "recompiles.txt"), mixed / "lone_stderr" / "stderr.txt")
     (mixed / "counters_only").mkdir()
-    shutil.copy(fixture_path("torch_logs", "counters.json"), mixed / "counters_only" / "counters.json")
+    shutil.copy(
+        fixture_path("torch_logs", "counters.json"), mixed / "counters_only" / "counters.json"
+    )
     shutil.copy(fixture_path("torch_logs", "compile_times.txt"), mixed / "compile_times.txt")
     wh = str(tmp_path / "wh")
     res = pt2logs.ingest([str(mixed)], wh)
     assert res.errors == 0
     skipped = sorted(Path(p).name for p, _ in res.skipped)
-    assert skipped == ["aot_model___0_debug.log", "aot_model___0_debug.log", "tl_out"]  # empty logs; tlparse's report
+    assert skipped == [
+        "aot_model___0_debug.log",
+        "aot_model___0_debug.log",
+        "tl_out",
+    ]  # empty logs; tlparse's report
     con = pt2logs.connect(wh)
     runs = dict(con.execute("SELECT name, formats FROM runs").fetchall())
     assert runs == {
@@ -300,8 +394,16 @@ def test_a_folder_mixing_every_format(tmp_path):
         "counters_only": ["counters_json"],
         "mixed": ["compile_times"],
     }
-    per_run = dict(con.execute("SELECT r.name, list(DISTINCT k.source) FROM kernels k JOIN runs r USING (run_id) GROUP BY 1").fetchall())
-    assert per_run == {"gpu_graph_breaks": ["trace"], "tl_out": ["tlparse_dir"], "debug/job": ["trace"]}
+    per_run = dict(
+        con.execute(
+            "SELECT r.name, list(DISTINCT k.source) FROM kernels k JOIN runs r USING (run_id) GROUP BY 1"
+        ).fetchall()
+    )
+    assert per_run == {
+        "gpu_graph_breaks": ["trace"],
+        "tl_out": ["tlparse_dir"],
+        "debug/job": ["trace"],
+    }
     assert con.execute("SELECT count(DISTINCT run_id) FROM log_lines").fetchone()[0] == 3
     assert con.execute("SELECT count(DISTINCT run_id) FROM counters").fetchone()[0] == 2
     assert con.execute("SELECT count(DISTINCT run_id) FROM compile_times").fetchone()[0] == 2

@@ -55,14 +55,18 @@ def test_piece_start_state(big_trace):
     off = data.index(b"\nV", len(data) // 2) + 1
     ps = piece_start(str(path), off)
     assert ps.first_line == data[:off].count(b"\n") + 1
-    assert ps.strings and all(isinstance(k, int) and isinstance(v, str) and v for k, v in ps.strings.items())
+    assert ps.strings and all(
+        isinstance(k, int) and isinstance(v, str) and v for k, v in ps.strings.items()
+    )
     assert ps.flags == {"gb_artifacts": True, "recompile_artifacts": True}
 
 
 def test_prefix_blocks_are_whole_lines_and_lose_nothing(monkeypatch, tmp_path):
     from pt2logs.ingestion import split
 
-    monkeypatch.setattr(split, "BLOCK", 16)  # tiny blocks: lines longer than a block, lines across blocks
+    monkeypatch.setattr(
+        split, "BLOCK", 16
+    )  # tiny blocks: lines longer than a block, lines across blocks
     data = b"ab\nc" + b"x" * 100 + b"\nshort\n\n" + b"y" * 40 + b"\nlast"
     p = tmp_path / "f"
     p.write_bytes(data)
@@ -71,7 +75,9 @@ def test_prefix_blocks_are_whole_lines_and_lose_nothing(monkeypatch, tmp_path):
             blocks = [bytes(b[:n]) for b, n in split._blocks(f, start, end)]
         assert b"".join(blocks) == data[start:end]
         assert all(b.endswith(b"\n") for b in blocks[:-1])
-        assert sum(split._count_newlines(bytearray(b), len(b)) for b in blocks) == data[start:end].count(b"\n")
+        assert sum(split._count_newlines(bytearray(b), len(b)) for b in blocks) == data[
+            start:end
+        ].count(b"\n")
 
 
 @pytest.mark.parametrize("pieces", [2, 3, 8])
@@ -81,7 +87,9 @@ def test_split_targets_even_out_the_prefix_scans(pieces):
     size, cost = 10_000_000, 0.08
     starts = [0, *_targets(size, pieces, cost)]
     ends = starts[1:] + [size]
-    work = [(b - a) + cost * a for a, b in zip(starts, ends)]  # parse the piece + scan the bytes before it
+    work = [
+        (b - a) + cost * a for a, b in zip(starts, ends)
+    ]  # parse the piece + scan the bytes before it
     assert starts == sorted(starts) and len(starts) == pieces
     assert max(work) - min(work) < size * 1e-6
     assert ends[0] > size / pieces  # the first piece (no prefix to scan) is the longest

@@ -102,7 +102,9 @@ def cycles(graph: dict[str, set[str]]) -> list[set[str]]:
 
 
 def test_no_module_is_over_400_lines():
-    lengths = {str(p.relative_to(SRC)): len(p.read_text().splitlines()) for p in _modules().values()}
+    lengths = {
+        str(p.relative_to(SRC)): len(p.read_text().splitlines()) for p in _modules().values()
+    }
     long = {name for name, n in lengths.items() if n > MAX_LINES}
     assert long - LONG_MODULES == set(), {n: lengths[n] for n in long - LONG_MODULES}
     assert LONG_MODULES - long == set(), "split already: remove from LONG_MODULES"
@@ -195,7 +197,17 @@ def test_the_code_is_formatted():
     import sys
 
     out = subprocess.run(
-        [sys.executable, "-m", "ruff", "format", "--check", "src", "tests", "bench", "hatch_build.py"],
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "format",
+            "--check",
+            "src",
+            "tests",
+            "bench",
+            "hatch_build.py",
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -24,7 +24,9 @@ from pt2logs.readers.kit import FileContext, ReadStats
 
 def _runs(wh: str) -> list[tuple]:
     con = duckdb.connect()
-    return con.execute(f"SELECT torch_version, torch_version_from FROM read_parquet('{wh}/runs/**/*.parquet')").fetchall()
+    return con.execute(
+        f"SELECT torch_version, torch_version_from FROM read_parquet('{wh}/runs/**/*.parquet')"
+    ).fetchall()
 
 
 def _first(path: Path, pattern: str) -> str:
@@ -40,12 +42,24 @@ def _first(path: Path, pattern: str) -> str:
 REPRO = r"\n\t# torch version: (\S+)"
 
 
-@pytest.mark.parametrize("parts", [("tlparse", "simple.log"), ("tlparse", "cache_hit_miss.log"),
-                                   ("tlparse", "multi_rank_logs"), ("tlparse", "inductor_provenance_jit_log.txt")])
+@pytest.mark.parametrize(
+    "parts",
+    [
+        ("tlparse", "simple.log"),
+        ("tlparse", "cache_hit_miss.log"),
+        ("tlparse", "multi_rank_logs"),
+        ("tlparse", "inductor_provenance_jit_log.txt"),
+    ],
+)
 def test_logs_without_artifact_or_metrics_field_take_the_repro_payload(parts, tmp_path):
     src = fixture_path(*parts)
-    text = "".join(f.read_text(errors="replace") for f in ([src] if src.is_file() else sorted(src.rglob("*.log"))))
-    assert '"torch_version"' not in text and '"pytorch_version"' not in text  # why these showed "torch ?"
+    text = "".join(
+        f.read_text(errors="replace")
+        for f in ([src] if src.is_file() else sorted(src.rglob("*.log")))
+    )
+    assert (
+        '"torch_version"' not in text and '"pytorch_version"' not in text
+    )  # why these showed "torch ?"
     wh = str(tmp_path / "wh")
     pt2logs.ingest([str(src)], wh)
     assert _runs(wh) == [(_first(src, REPRO), "repro_payload")]
@@ -76,7 +90,10 @@ def test_merge_keeps_the_better_source_in_any_order():
         s.note_torch(v, src)
         return s
 
-    for order in ((("2.9", "counters"), ("2.8", "compilation_metrics")), (("2.8", "compilation_metrics"), ("2.9", "counters"))):
+    for order in (
+        (("2.9", "counters"), ("2.8", "compilation_metrics")),
+        (("2.8", "compilation_metrics"), ("2.9", "counters")),
+    ):
         agg = ReadStats()
         for v, src in order:
             agg.merge(stats(v, src))
@@ -90,16 +107,21 @@ def test_a_torch_compile_debug_runnable_file_names_its_torch(tmp_path):
     """fx_graph_runnable.py is written by the same repro writer as the payload: take a real one out of a trace."""
     log = fixture_path("tlparse", "simple.log").read_text()
     start = log.index('{"artifact": {"name": "fx_graph_runnable"')
-    body = log[log.index("\n", start) + 1:]
+    body = log[log.index("\n", start) + 1 :]
     lines = []
     for line in body.split("\n"):
         if not line.startswith("\t"):
             break
         lines.append(line[1:])
     data = "\n".join(lines).encode()
-    ctx = FileContext(file="torch_compile_debug/run_x/torchinductor/model__0_forward_1.0/fx_graph_runnable.py")
+    ctx = FileContext(
+        file="torch_compile_debug/run_x/torchinductor/model__0_forward_1.0/fx_graph_runnable.py"
+    )
     list(read_compile_debug([data], ctx))
-    assert (ctx.stats.torch_version, ctx.stats.torch_from) == (_first(fixture_path("tlparse", "simple.log"), REPRO), "repro_payload")
+    assert (ctx.stats.torch_version, ctx.stats.torch_from) == (
+        _first(fixture_path("tlparse", "simple.log"), REPRO),
+        "repro_payload",
+    )
 
 
 def test_pt2logs_run_records_the_installed_torch_last(tmp_path, wh):

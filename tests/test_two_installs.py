@@ -44,7 +44,8 @@ def _padded_script() -> str:
     out = []
     for line in fixture_path("gen", "scenarios.py").read_text().split("\n"):
         out += ["# (padding: the GPU fixtures' copy of this script had more lines here)"] * next(
-            (n for anchor, n in PADDING.items() if line.startswith(anchor)), 0)
+            (n for anchor, n in PADDING.items() if line.startswith(anchor)), 0
+        )
         out.append(line)
     return "\n".join(out)
 
@@ -73,17 +74,31 @@ def two_installs(tmp_path_factory: pytest.TempPathFactory) -> dict:
     bench.mkdir()
     (bench / "scenarios.py").write_text(_padded_script())
     shutil.copy(fixture_path("gen", "run_all.sh"), bench / "run_all.sh")
-    env = {**os.environ, "PY": sys.executable, "TORCHINDUCTOR_CACHE_DIR": str(base / "inductor_cache"),
-           "TORCHINDUCTOR_COMPILE_THREADS": "1", "STO": "240"}
+    env = {
+        **os.environ,
+        "PY": sys.executable,
+        "TORCHINDUCTOR_CACHE_DIR": str(base / "inductor_cache"),
+        "TORCHINDUCTOR_COMPILE_THREADS": "1",
+        "STO": "240",
+    }
     for var in ("TORCH_TRACE", "TORCH_LOGS", "TORCH_COMPILE_DEBUG"):
         env.pop(var, None)
-    subprocess.run(["bash", str(bench / "run_all.sh"), str(base / "cpu"), "cpu", *SCENARIOS], env=env, check=True,
-                   timeout=600, capture_output=True)
+    subprocess.run(
+        ["bash", str(bench / "run_all.sh"), str(base / "cpu"), "cpu", *SCENARIOS],
+        env=env,
+        check=True,
+        timeout=600,
+        capture_output=True,
+    )
     wh = str(base / "wh")
     ids = {}
     for s in SCENARIOS:
-        ids[("gpu", s)] = pt2logs.ingest([str(fixture_path("gpu", s))], wh, tags={"install": "gpu"}).run_ids[0]
-        ids[("cpu", s)] = pt2logs.ingest([str(base / "cpu" / s)], wh, tags={"install": "cpu"}).run_ids[0]
+        ids[("gpu", s)] = pt2logs.ingest(
+            [str(fixture_path("gpu", s))], wh, tags={"install": "gpu"}
+        ).run_ids[0]
+        ids[("cpu", s)] = pt2logs.ingest(
+            [str(base / "cpu" / s)], wh, tags={"install": "cpu"}
+        ).run_ids[0]
     return {"wh": wh, "ids": ids, "script": bench / "scenarios.py"}
 
 
@@ -102,7 +117,12 @@ def test_the_script_is_the_one_the_gpu_ran(two_installs) -> None:
 
 def test_the_two_installs_differ_in_torch_python_and_prefixes(two_installs) -> None:
     con = pt2logs.connect(two_installs["wh"])
-    runs = {tuple(r) for r in con.execute("SELECT tags->>'install', torch_version, split_part(python_version, '.', 2), user_root FROM runs").fetchall()}
+    runs = {
+        tuple(r)
+        for r in con.execute(
+            "SELECT tags->>'install', torch_version, split_part(python_version, '.', 2), user_root FROM runs"
+        ).fetchall()
+    }
     gpu = {r for r in runs if r[0] == "gpu"}
     cpu = {r for r in runs if r[0] == "cpu"}
     assert {r[1:] for r in gpu} == {("2.11.0+cu130", "12", "/home/alice/bench/")}
@@ -118,14 +138,18 @@ def test_one_hotspot_per_site(two_installs) -> None:
     both, gpu, cpu = _sites(con), _sites(con, tag="install=gpu"), _sites(con, tag="install=cpu")
     assert len(gpu) == len(cpu) == 6
     shared = set(gpu) & set(cpu)
-    assert {s[0] for s in set(gpu) ^ set(cpu)} == TORCH_CHANGE  # torch's own change, not the install
+    assert {
+        s[0] for s in set(gpu) ^ set(cpu)
+    } == TORCH_CHANGE  # torch's own change, not the install
     assert len(shared) == 5 and len(both) == len(shared) + len(TORCH_CHANGE) == 7
     rows = run_named(con, "graph_break_hotspots", {"limit": 100000}).to_pylist()
     assert all(r["runs"] == 2 for r in rows if r["break_key"] not in TORCH_CHANGE)
     assert all(not r["location"].startswith("/") for r in rows)  # run-relative: "scenarios.py:63"
     before = con.execute(RAW_SITES).fetchall()[0][0]
     assert before == len(gpu) + len(cpu) == 12  # the raw key: every site once per install
-    print(f"graph_break_hotspots rows over both installs: raw key {before}, identities {len(both)} (one install: {len(gpu)})")
+    print(
+        f"graph_break_hotspots rows over both installs: raw key {before}, identities {len(both)} (one install: {len(gpu)})"
+    )
 
 
 def test_diff_has_no_spurious_gone_or_new(two_installs) -> None:
@@ -154,7 +178,9 @@ def test_the_regression_gate_is_quiet_on_sites(two_installs) -> None:
         # compile time is a separate criterion (GPU vs CPU): an unreachable threshold leaves only sites
         why = report.regression(d, 1e12)
         if s == "graph_breaks":  # the one site torch 2.13 added (gb4198), none of the install's
-            assert why == ["1 new graph-break site(s)"] and [r["break_key"] for r in d.new_break_sites] == ["gb4198"]
+            assert why == ["1 new graph-break site(s)"] and [
+                r["break_key"] for r in d.new_break_sites
+            ] == ["gb4198"]
         else:
             assert why == []
 
@@ -165,9 +191,18 @@ def test_functions_failures_and_guards_are_one_row_each(two_installs) -> None:
     assert all(r["runs"] == 2 for r in fn), [r for r in fn if r["runs"] != 2]
     fails = run_named(con, "dash_top_failures", {}).to_pylist()
     assert [(r["fail_type"], r["failures"], r["runs"], r["location"]) for r in fails] == [
-        ("BackendCompilerFailed", 2, 2, "scenarios.py:113")]
-    assert fails[0]["reason"] == "backend='bad_backend' raised: RuntimeError: synthetic backend failure for testing"
+        ("BackendCompilerFailed", 2, 2, "scenarios.py:113")
+    ]
+    assert (
+        fails[0]["reason"]
+        == "backend='bad_backend' raised: RuntimeError: synthetic backend failure for testing"
+    )
     guards = run_named(con, "recompile_guards", {"run_id": None}).to_pylist()
     by = {(g["guard_kind"], g["guard_source"]): g for g in guards}
-    for key in [("dtype", "x.dtype"), ("ndim", "x.dim()"), ("requires_grad", "x.requires_grad"), ("equals", "k")]:
+    for key in [
+        ("dtype", "x.dtype"),
+        ("ndim", "x.dim()"),
+        ("requires_grad", "x.requires_grad"),
+        ("equals", "k"),
+    ]:
         assert by[key]["runs"] == 2, key

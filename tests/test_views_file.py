@@ -21,16 +21,27 @@ from pt2logs.store.warehouse import Warehouse
 
 def _unordered_lists(sql: str) -> str:
     """DuckDB keeps an ``EXCLUDE (...)`` list as a set: its order in a stored definition is arbitrary."""
-    return re.sub(r"EXCLUDE \(([^)]*)\)", lambda m: "EXCLUDE (" + ", ".join(sorted(m.group(1).split(", "))) + ")", sql or "")
+    return re.sub(
+        r"EXCLUDE \(([^)]*)\)",
+        lambda m: "EXCLUDE (" + ", ".join(sorted(m.group(1).split(", "))) + ")",
+        sql or "",
+    )
 
 
 def _catalog(path: str) -> tuple[list, list]:
     """Every view's SQL and every macro's definition in a DuckDB file."""
     con = duckdb.connect(path, read_only=True)
     try:
-        views = sorted(con.execute("SELECT view_name, sql FROM duckdb_views() WHERE NOT internal").fetchall())
-        macros = sorted(con.execute("SELECT function_name, function_type, macro_definition FROM duckdb_functions() "
-                                    "WHERE function_type IN ('macro', 'table_macro') AND NOT internal").fetchall(), key=str)
+        views = sorted(
+            con.execute("SELECT view_name, sql FROM duckdb_views() WHERE NOT internal").fetchall()
+        )
+        macros = sorted(
+            con.execute(
+                "SELECT function_name, function_type, macro_definition FROM duckdb_functions() "
+                "WHERE function_type IN ('macro', 'table_macro') AND NOT internal"
+            ).fetchall(),
+            key=str,
+        )
         views = [(n, _unordered_lists(sql)) for n, sql in views]
         macros = [(n, kind, _unordered_lists(sql)) for n, kind, sql in macros]
     finally:
@@ -66,8 +77,13 @@ def test_a_pool_ingest_into_a_new_warehouse_prepares_the_same_views_file(tmp_pat
     n_runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
     assert n_runs == pt2logs.connect(wh).execute("SELECT count(*) FROM runs").fetchone()[0] == 5
     # a macro made over the empty views answers over the real ones
-    assert con.execute("SELECT count(*) FROM selected_runs(NULL, NULL, NULL, NULL)").fetchone()[0] == n_runs
-    assert con.execute("SELECT count(*) FROM advice_items(NULL, NULL, NULL, NULL)").fetchone()[0] > 0
+    assert (
+        con.execute("SELECT count(*) FROM selected_runs(NULL, NULL, NULL, NULL)").fetchone()[0]
+        == n_runs
+    )
+    assert (
+        con.execute("SELECT count(*) FROM advice_items(NULL, NULL, NULL, NULL)").fetchone()[0] > 0
+    )
 
 
 def test_a_preparation_is_dropped_when_the_ingest_fails_and_skipped_when_the_file_exists(tmp_path):
@@ -88,13 +104,17 @@ def test_a_preparation_is_dropped_when_the_ingest_fails_and_skipped_when_the_fil
     assert views.write() == f"{wh}/pt2logs.duckdb"  # unchanged signature: not rewritten
     assert os.stat(f"{wh}/pt2logs.duckdb").st_mtime_ns == before
 
-    os.remove(f"{wh}/_views.json")  # the signature lost: prepared again, then written over the files
+    os.remove(
+        f"{wh}/_views.json"
+    )  # the signature lost: prepared again, then written over the files
     views = ViewsFile(w)
     views.prepare()
     assert views._prepared()  # the prepared file is there (and write() makes only the views)
     views._ready = True
     assert views.write() == f"{wh}/pt2logs.duckdb"
-    assert _catalog(f"{wh}/pt2logs.duckdb") == _catalog(_made_in_one_go(wh, tmp_path / "oracle.duckdb"))
+    assert _catalog(f"{wh}/pt2logs.duckdb") == _catalog(
+        _made_in_one_go(wh, tmp_path / "oracle.duckdb")
+    )
     assert _leftovers(wh) == []
 
 
@@ -104,8 +124,14 @@ def test_a_damaged_views_file_is_made_again_though_its_signature_matches(tmp_pat
     pt2logs.ingest([str(SAMPLES / "recompiles")], wh)
     path = Path(wh) / "pt2logs.duckdb"
     data = path.read_bytes()
-    path.write_bytes({"garbage": b"not a database\n" * 1000, "truncated": data[: len(data) // 3], "empty": b""}[damage])
-    pt2logs.ingest([str(SAMPLES / "recompiles")], wh)  # nothing new: the signature in _views.json still matches
+    path.write_bytes(
+        {"garbage": b"not a database\n" * 1000, "truncated": data[: len(data) // 3], "empty": b""}[
+            damage
+        ]
+    )
+    pt2logs.ingest(
+        [str(SAMPLES / "recompiles")], wh
+    )  # nothing new: the signature in _views.json still matches
     con = duckdb.connect(str(path), read_only=True)
     try:
         assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 1

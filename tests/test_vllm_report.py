@@ -30,7 +30,9 @@ def vllm_wh(tmp_path_factory) -> tuple[str, dict[str, list[tuple[str, dict]]]]:
 
 
 def _sum(lines: list[tuple[str, dict]], kind: str) -> float:
-    return round(sum(e["seconds"] for _, e in lines if e["kind"] == kind and e.get("seconds") is not None), 3)
+    return round(
+        sum(e["seconds"] for _, e in lines if e["kind"] == kind and e.get("seconds") is not None), 3
+    )
 
 
 def test_cold_start_in_parts_per_run(vllm_wh):
@@ -43,18 +45,30 @@ def test_cold_start_in_parts_per_run(vllm_wh):
         assert (r["compile_s"] or 0) == pytest.approx(_sum(lines, "compile_range"))
         assert (r["cache_load_s"] or 0) == pytest.approx(_sum(lines, "cache_load"))
         assert r["cudagraph_s"] == pytest.approx(_sum(lines, "cudagraph_capture"))
-        assert r["cold_start_s"] == pytest.approx(sum(_sum(lines, k) for k in ("dynamo_transform", "compile_range", "cache_load", "cudagraph_capture")))
+        assert r["cold_start_s"] == pytest.approx(
+            sum(
+                _sum(lines, k)
+                for k in ("dynamo_transform", "compile_range", "cache_load", "cudagraph_capture")
+            )
+        )
         assert r["ranges_compiled"] == sum(e["kind"] == "compile_range" for _, e in lines)
         assert r["ranges_loaded"] == sum(e["kind"] == "cache_load" for _, e in lines)
         assert r["model"] == "qwen3"
     traced = rows["trace"]
-    assert traced["model"] == "qwen3-traced" and traced["piecewise_compiles"] == 6 and traced["piecewise_s"] > 0
+    assert (
+        traced["model"] == "qwen3-traced"
+        and traced["piecewise_compiles"] == 6
+        and traced["piecewise_s"] > 0
+    )
 
 
 def test_cold_vs_warm_per_model(vllm_wh):
     wh, runs = vllm_wh
     rows = run_named(pt2logs.connect(wh), "vllm_cold_vs_warm", {"tag": "model=qwen3"}).to_pylist()
-    assert [(r["model"], r["start"], r["runs"]) for r in rows] == [("qwen3", "cold", 1), ("qwen3", "warm", 1)]
+    assert [(r["model"], r["start"], r["runs"]) for r in rows] == [
+        ("qwen3", "cold", 1),
+        ("qwen3", "warm", 1),
+    ]
     assert rows[0]["compile_s"] == pytest.approx(_sum(runs["cold"], "compile_range"))
     assert rows[1]["cache_load_s"] == pytest.approx(_sum(runs["warm"], "cache_load"))
 
@@ -65,8 +79,12 @@ def test_summary_shows_vllm_only_for_vllm_runs(vllm_wh, sample_wh):
     keys = [k for k, _, _ in s.sections]
     assert "vllm" in keys and "vllm_ranges" in keys
     ranges = dict((k, t) for k, _, t in s.sections)["vllm_ranges"].to_pylist()
-    assert [(r["how"], r["seconds"]) for r in ranges] == [("compiled", e["seconds"]) for _, e in runs["cold"] if e["kind"] == "compile_range"]
-    assert not {"vllm", "vllm_ranges"} & {k for k, _, _ in summary(pt2logs.connect(sample_wh)).sections}
+    assert [(r["how"], r["seconds"]) for r in ranges] == [
+        ("compiled", e["seconds"]) for _, e in runs["cold"] if e["kind"] == "compile_range"
+    ]
+    assert not {"vllm", "vllm_ranges"} & {
+        k for k, _, _ in summary(pt2logs.connect(sample_wh)).sections
+    }
     out = CliRunner().invoke(main, ["summary", "-w", wh, "cold"], terminal_width=160)
     assert out.exit_code == 0 and "vLLM cold start" in out.output and "dynamic shape" in out.output
 
@@ -79,8 +97,13 @@ def test_dashboard_cards_chart_the_vllm_runs(vllm_wh):
         c = cards[key]
         assert c.error is None and c.spec is not None, (key, c.error, c.empty)
         assert c.data is not None and c.data.num_rows == n
-    weekly = {c.key: c for c in D.build(pt2logs.connect(wh), since="2020-01-01", until="2030-01-01").cards}
-    for key in ("vllm_cold_start", "vllm_cold_vs_warm"):  # the weekly page shows them: the selection has vLLM runs
+    weekly = {
+        c.key: c for c in D.build(pt2logs.connect(wh), since="2020-01-01", until="2030-01-01").cards
+    }
+    for key in (
+        "vllm_cold_start",
+        "vllm_cold_vs_warm",
+    ):  # the weekly page shows them: the selection has vLLM runs
         assert weekly[key].spec is not None and weekly[key].rows == cards[key].rows
 
 
@@ -89,6 +112,12 @@ def test_a_vllm_capture_gives_the_run_its_end(vllm_wh):
     line's time. vllm_log was missing from their list of stderr formats, and the end was the file's mtime."""
     wh, _ = vllm_wh
     con = pt2logs.connect(wh)
-    (rank,) = [r for r in run_named(con, "rank_outcomes", {"run_id": "cold"}).to_pylist() if r["run"] == "cold"]
-    (last,) = con.execute("SELECT max(f.last_ts) FROM files f JOIN runs r USING (run_id) WHERE r.name = 'cold'").fetchone()
+    (rank,) = [
+        r
+        for r in run_named(con, "rank_outcomes", {"run_id": "cold"}).to_pylist()
+        if r["run"] == "cold"
+    ]
+    (last,) = con.execute(
+        "SELECT max(f.last_ts) FROM files f JOIN runs r USING (run_id) WHERE r.name = 'cold'"
+    ).fetchone()
     assert (rank["run_end_from"], rank["run_end"]) == ("stderr", last)

@@ -25,7 +25,9 @@ RUN_DROP = ("txn", "ingest_date", "ingested_at", "committed_at")
 
 
 def snapshot(wh: str) -> dict[str, list]:
-    return tables_rows(wh, {t: RUN_DROP if t == "runs" else ("txn", "ingest_date") for t in ALL_TABLES})
+    return tables_rows(
+        wh, {t: RUN_DROP if t == "runs" else ("txn", "ingest_date") for t in ALL_TABLES}
+    )
 
 
 def make_corpus(dest: Path, copies: int) -> Path:
@@ -76,7 +78,18 @@ def test_a_growing_file_is_reingested_without_duplicates(tmp_path):
 
 
 def _ingest_cmd(corpus: Path, wh: str) -> list[str]:
-    return [sys.executable, "-m", "pt2logs", "ingest", str(corpus), "--warehouse", wh, "--jobs", "1", "-q"]
+    return [
+        sys.executable,
+        "-m",
+        "pt2logs",
+        "ingest",
+        str(corpus),
+        "--warehouse",
+        wh,
+        "--jobs",
+        "1",
+        "-q",
+    ]
 
 
 def _visible_runs_are_whole(wh: str) -> int:
@@ -97,7 +110,9 @@ def _visible_runs_are_whole(wh: str) -> int:
 def test_sigkill_midway_then_rerun_equals_an_uninterrupted_ingest(tmp_path):
     corpus = make_corpus(tmp_path / "corpus", 24)
     ref = str(tmp_path / "ref")
-    subprocess.run(_ingest_cmd(corpus, ref), check=True, env={**os.environ, "PT2LOGS_TXN_RUNS": "3"})
+    subprocess.run(
+        _ingest_cmd(corpus, ref), check=True, env={**os.environ, "PT2LOGS_TXN_RUNS": "3"}
+    )
     expected = snapshot(ref)
     rng = random.Random(7)
     for attempt in range(3):
@@ -112,7 +127,9 @@ def test_sigkill_midway_then_rerun_equals_an_uninterrupted_ingest(tmp_path):
             _visible_runs_are_whole(wh)
         subprocess.run(_ingest_cmd(corpus, wh), check=True, env=env)
         assert snapshot(wh) == expected
-        leftovers = [p for p in Path(wh).rglob("*") if p.name.endswith(".tmp") or p.parent.name == "_txn"]
+        leftovers = [
+            p for p in Path(wh).rglob("*") if p.name.endswith(".tmp") or p.parent.name == "_txn"
+        ]
         assert leftovers == []
 
 
@@ -139,7 +156,10 @@ def test_parquet_carries_table_name_and_schema_version(wh):
         table = meta[b"pt2logs.table"].decode()
         tables.add(table)
         assert f.relative_to(wh).parts[0] == table
-        assert meta[b"pt2logs.schema_version"] == file_schema(table).metadata[b"pt2logs.schema_version"]
+        assert (
+            meta[b"pt2logs.schema_version"]
+            == file_schema(table).metadata[b"pt2logs.schema_version"]
+        )
         assert table == PAYLOADS or int(meta[b"pt2logs.schema_version"]) == TABLES[table].version
     assert {"events", PAYLOADS} <= tables
 
@@ -154,8 +174,16 @@ def test_other_engines_read_the_warehouse_without_pt2logs(wh):
     assert n > 0
     d = ds.dataset(f"{wh}/events", format="parquet", partitioning="hive")
     assert d.count_rows() == n
-    assert pl.scan_parquet(f"{wh}/events/**/*.parquet", hive_partitioning=True).select(pl.len()).collect().item() == n
-    got = duckdb.sql(f"SELECT count(*) FROM read_parquet('{wh}/events/**/*.parquet', union_by_name=true, hive_partitioning=true)").fetchall()[0][0]
+    assert (
+        pl.scan_parquet(f"{wh}/events/**/*.parquet", hive_partitioning=True)
+        .select(pl.len())
+        .collect()
+        .item()
+        == n
+    )
+    got = duckdb.sql(
+        f"SELECT count(*) FROM read_parquet('{wh}/events/**/*.parquet', union_by_name=true, hive_partitioning=true)"
+    ).fetchall()[0][0]
     assert got == n
     # and the DuckDB file of views opens in a plain DuckDB
     con = duckdb.connect(f"{wh}/pt2logs.duckdb", read_only=True)
@@ -172,7 +200,9 @@ def test_a_killed_transactions_files_are_invisible_and_cleaned(tmp_path, wh):
     writer = txn.writer()
     con = pt2logs.connect(wh)
     batch = arrow_table(con, "SELECT * EXCLUDE (ingest_date) FROM events")
-    batch = batch.set_column(batch.schema.get_field_index("txn"), "txn", pa.array([txn.id] * batch.num_rows))
+    batch = batch.set_column(
+        batch.schema.get_field_index("txn"), "txn", pa.array([txn.id] * batch.num_rows)
+    )
     writer.write_table("events", batch.cast(TABLES["events"].schema))
     writer.close()  # data written, never committed
     assert snapshot(wh) == before

@@ -38,16 +38,31 @@ _HASHISH = st.text(alphabet="abcxyz0189AZ]", min_size=10, max_size=70)
 
 
 @settings(max_examples=3000, deadline=None)
-@given(st.one_of(st.text(alphabet="[]: \nabz09_-é", max_size=80),
-                 st.builds(lambda h, sep, rest: f"[{h}]{sep}{rest}", _HASHISH, st.sampled_from([" ", "", "  "]),
-                           st.text(alphabet=": \nabz09[]_é", max_size=60)),
-                 st.builds(lambda h, rest: f"[{h}{rest}", _HASHISH, st.text(alphabet=": \nabz09_é", max_size=20))))
+@given(
+    st.one_of(
+        st.text(alphabet="[]: \nabz09_-é", max_size=80),
+        st.builds(
+            lambda h, sep, rest: f"[{h}]{sep}{rest}",
+            _HASHISH,
+            st.sampled_from([" ", "", "  "]),
+            st.text(alphabet=": \nabz09[]_é", max_size=60),
+        ),
+        st.builds(
+            lambda h, rest: f"[{h}{rest}", _HASHISH, st.text(alphabet=": \nabz09_é", max_size=20)
+        ),
+    )
+)
 def test_any_text_splits_as_the_pattern_says(item):
     assert split_line(item) == _regex(item)
 
 
 def test_no_closing_bracket_is_no_line():
     """Without a ``"] "`` after the hash, ``find`` gives -1: ``item[1:-1]`` must not pass as the hash."""
-    for item in ["[" + "a" * 20 + ":", "[" + "a" * 20 + ": x", "[" + "0" * 16 + "x:", "[" + "a" * 16 + "]:" + "b"]:
+    for item in [
+        "[" + "a" * 20 + ":",
+        "[" + "a" * 20 + ": x",
+        "[" + "0" * 16 + "x:",
+        "[" + "a" * 16 + "]:" + "b",
+    ]:
         assert split_line(item) is None and _regex(item) is None, item
     assert parse_components(["[" + "a" * 20 + ":"]) == []

@@ -35,11 +35,23 @@ def test_the_gpu_backend_failure_has_its_exception_user_frame_and_stack() -> Non
     (m,) = _failed_metrics(trace)
     cols = from_metrics(m)
     assert cols["exc_type"] == "BackendCompilerFailed"
-    assert cols["exc_message"] == "backend='bad_backend' raised:\nRuntimeError: synthetic backend failure for testing"
-    assert cols["failure_key"] == "BackendCompilerFailed: backend='bad_backend' raised: RuntimeError: synthetic backend failure for testing"
+    assert (
+        cols["exc_message"]
+        == "backend='bad_backend' raised:\nRuntimeError: synthetic backend failure for testing"
+    )
+    assert (
+        cols["failure_key"]
+        == "BackendCompilerFailed: backend='bad_backend' raised: RuntimeError: synthetic backend failure for testing"
+    )
     # torch gives no fail_user_frame here: the user code that raised is the innermost user frame of the traceback
-    assert (cols["frame_file"], cols["frame_line"], cols["frame_func"]) == ("/home/alice/bench/scenarios.py", 113, "bad_backend")
-    assert cols["stack"][0].startswith("/opt/torch/.venv/lib/python3.12/site-packages/torch/_dynamo/convert_frame.py:")
+    assert (cols["frame_file"], cols["frame_line"], cols["frame_func"]) == (
+        "/home/alice/bench/scenarios.py",
+        113,
+        "bad_backend",
+    )
+    assert cols["stack"][0].startswith(
+        "/opt/torch/.venv/lib/python3.12/site-packages/torch/_dynamo/convert_frame.py:"
+    )
     assert cols["stack"][-1] == "/home/alice/bench/scenarios.py:113 in bad_backend"
 
 
@@ -51,7 +63,10 @@ def test_the_same_failure_text_under_the_text_log_gives_the_same_key() -> None:
     row = parse_wont_convert(body)
     assert row["co_name"] == "<lambda>" and row["co_firstlineno"] == 116
     assert row["fail_type"] == row["exc_type"] == "BackendCompilerFailed"
-    assert row["failure_key"] == "BackendCompilerFailed: backend='bad_backend' raised: RuntimeError: synthetic backend failure for testing"
+    assert (
+        row["failure_key"]
+        == "BackendCompilerFailed: backend='bad_backend' raised: RuntimeError: synthetic backend failure for testing"
+    )
     assert (row["frame_file"], row["frame_line"]) == ("/home/alice/bench/scenarios.py", 113)
     assert parse_wont_convert("Graph break in user code at x.py:1") is None
 
@@ -60,24 +75,46 @@ def test_a_source_checkout_failure_has_its_user_frame_in_the_test_file() -> None
     (m,) = _failed_metrics(fixture_path("tlparse", "comp_failure.log"))
     cols = from_metrics(m)
     assert cols["exc_type"] == "BackendCompilerFailed"
-    assert cols["frame_file"].endswith("/test/dynamo/test_misc.py")  # torch/_dynamo/... of the checkout is library code
+    assert cols["frame_file"].endswith(
+        "/test/dynamo/test_misc.py"
+    )  # torch/_dynamo/... of the checkout is library code
 
 
 def test_keys_agree_across_installs_and_mask_what_varies() -> None:
-    a = failure_key("torch._dynamo.exc.Unsupported", "Tensor at 0x7f3a2c1b9d30 of size 16 in /opt/conda/lib/python3.11/site-packages/torch/x.py")
-    b = failure_key("Unsupported", "Tensor at 0x55d1c0ffee00 of size 32 in C:\\env\\Lib\\site-packages\\torch\\x.py")
+    a = failure_key(
+        "torch._dynamo.exc.Unsupported",
+        "Tensor at 0x7f3a2c1b9d30 of size 16 in /opt/conda/lib/python3.11/site-packages/torch/x.py",
+    )
+    b = failure_key(
+        "Unsupported",
+        "Tensor at 0x55d1c0ffee00 of size 32 in C:\\env\\Lib\\site-packages\\torch\\x.py",
+    )
     assert a == b == "Unsupported: Tensor at 0x… of size N in torch/x.py"
-    assert short_type("<class 'torch._dynamo.exc.TensorifyScalarRestartAnalysis'>") == "TensorifyScalarRestartAnalysis"
+    assert (
+        short_type("<class 'torch._dynamo.exc.TensorifyScalarRestartAnalysis'>")
+        == "TensorifyScalarRestartAnalysis"
+    )
     assert failure_key(None, None) is None
 
 
 def test_traceback_parts_reads_the_last_traceback() -> None:
-    text = "\n".join([
-        "Traceback (most recent call last):", '  File "/a/x.py", line 1, in f', "ValueError: first",
-        "", "The above exception was the direct cause of the following exception:", "",
-        "Traceback (most recent call last):", '  File "/a/y.py", line 2, in g', "    g()",
-        "torch._dynamo.exc.InternalTorchDynamoError: second", "  detail", "",
-        "Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace"])
+    text = "\n".join(
+        [
+            "Traceback (most recent call last):",
+            '  File "/a/x.py", line 1, in f',
+            "ValueError: first",
+            "",
+            "The above exception was the direct cause of the following exception:",
+            "",
+            "Traceback (most recent call last):",
+            '  File "/a/y.py", line 2, in g',
+            "    g()",
+            "torch._dynamo.exc.InternalTorchDynamoError: second",
+            "  detail",
+            "",
+            "Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace",
+        ]
+    )
     frames, exc, msg = traceback_parts(text)
     assert frames == [("/a/y.py", 2, "g")] and exc == "torch._dynamo.exc.InternalTorchDynamoError"
     assert msg == "second\n  detail"
@@ -86,10 +123,16 @@ def test_traceback_parts_reads_the_last_traceback() -> None:
 
 def test_every_failed_metrics_record_of_the_fixtures_gets_a_key() -> None:
     found = 0
-    for path in [*fixture_path("gpu").glob("*/trace/*.log"), *fixture_path("tlparse").glob("*.log")]:
+    for path in [
+        *fixture_path("gpu").glob("*/trace/*.log"),
+        *fixture_path("tlparse").glob("*.log"),
+    ]:
         for m in _failed_metrics(path):
             cols = from_metrics(m)
-            assert cols["exc_type"] and cols["failure_key"].startswith(cols["exc_type"] + ": "), (path, m["fail_type"])
+            assert cols["exc_type"] and cols["failure_key"].startswith(cols["exc_type"] + ": "), (
+                path,
+                m["fail_type"],
+            )
             assert json.dumps(cols)  # plain data
             found += 1
     assert found >= 3

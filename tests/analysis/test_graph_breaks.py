@@ -26,7 +26,9 @@ def fixture_payloads() -> tuple[tuple[str, str], ...]:
             if isinstance(art, dict) and art.get("name") == "dynamo_graph_break_reason":
                 out.append((f"{path.name} artifact", payload))
     for path in log_files():
-        out += [(f"{path.name} [__graph_breaks]", body) for body in messages(path, {"graph_breaks"})]
+        out += [
+            (f"{path.name} [__graph_breaks]", body) for body in messages(path, {"graph_breaks"})
+        ]
     return tuple(out)
 
 

@@ -29,7 +29,9 @@ PARTS = [
 
 
 @pytest.mark.parametrize(("text", "kind", "source", "expected", "actual"), PARTS)
-def test_guard_parts(text: str, kind: str, source: str, expected: str | None, actual: str | None) -> None:
+def test_guard_parts(
+    text: str, kind: str, source: str, expected: str | None, actual: str | None
+) -> None:
     assert guard_parts(text) == (kind, source, expected, actual)
 
 

@@ -77,7 +77,12 @@ def _fixture_frames() -> list[tuple[str, str]]:
     and of the torch_logs/ captures (torch 2.13, /opt/conda)."""
     out = set()
     gpu, text = fixture_path("gpu"), fixture_path("torch_logs")
-    for f in [*gpu.glob("*/trace/*.log"), *gpu.glob("*/torch_logs.txt"), *text.glob("*.txt"), *text.glob("*.log")]:
+    for f in [
+        *gpu.glob("*/trace/*.log"),
+        *gpu.glob("*/torch_logs.txt"),
+        *text.glob("*.txt"),
+        *text.glob("*.log"),
+    ]:
         out |= set(re.findall(r'File \\?"([^"\\]+)\\?", line', f.read_text(errors="replace")))
     return sorted(out)
 
@@ -102,8 +107,16 @@ def test_every_fixture_frame_is_user_code_or_has_an_install_free_key() -> None:
 DDP_STACK = [  # S: sample_traces/ddp_2rank, the gb0007 break (torch 2.13, Python 3.11)
     ("/work/main/sample_traces/generate.py", 474, "<module>"),
     ("/work/main/sample_traces/generate.py", 273, "scenario_ddp_2rank"),
-    ("/work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/module.py", 1778, "_wrapped_call_impl"),
-    ("/work/main/.venv/lib/python3.11/site-packages/torch/nn/parallel/distributed.py", 1714, "_run_ddp_forward"),
+    (
+        "/work/main/.venv/lib/python3.11/site-packages/torch/nn/modules/module.py",
+        1778,
+        "_wrapped_call_impl",
+    ),
+    (
+        "/work/main/.venv/lib/python3.11/site-packages/torch/nn/parallel/distributed.py",
+        1714,
+        "_run_ddp_forward",
+    ),
     ("/root/.pyenv/versions/3.11.7/lib/python3.11/contextlib.py", 301, "helper"),
     ("/root/.pyenv/versions/3.11.7/lib/python3.11/contextlib.py", 105, "__init__"),
 ]
@@ -124,9 +137,24 @@ def _reinstalled(stack: list, torch_prefix: str, stdlib: str, shift: int) -> lis
 
 def test_a_break_inside_the_stdlib_is_keyed_by_the_user_line_that_led_there() -> None:
     pick = pick_frames(DDP_STACK)
-    assert (pick.frame_file, pick.frame_line, pick.frame_func) == ("/work/main/sample_traces/generate.py", 273, "scenario_ddp_2rank")
-    assert (pick.lib_file, pick.lib_func, pick.lib_line) == ("<stdlib>/contextlib.py", "__init__", 105)
-    other = pick_frames(_reinstalled(DDP_STACK, "/opt/torch/.venv/lib/python3.12/site-packages/", "/usr/lib/python3.12/", -191))
+    assert (pick.frame_file, pick.frame_line, pick.frame_func) == (
+        "/work/main/sample_traces/generate.py",
+        273,
+        "scenario_ddp_2rank",
+    )
+    assert (pick.lib_file, pick.lib_func, pick.lib_line) == (
+        "<stdlib>/contextlib.py",
+        "__init__",
+        105,
+    )
+    other = pick_frames(
+        _reinstalled(
+            DDP_STACK,
+            "/opt/torch/.venv/lib/python3.12/site-packages/",
+            "/usr/lib/python3.12/",
+            -191,
+        )
+    )
     assert (other.lib_file, other.lib_func) == (pick.lib_file, pick.lib_func)
     assert other.frame_line == pick.frame_line and other.frame_file.endswith("/generate.py")
 
@@ -135,12 +163,18 @@ def test_a_break_in_user_code_has_no_library_frame_and_an_empty_stack_uses_the_l
     pick = pick_frames(DDP_STACK[:2])
     assert pick.frame_line == 273 and pick.lib_file is None
     loc = pick_frames([], ("/usr/lib/python3.12/contextlib.py", 105))
-    assert loc.frame_file is None and loc.lib_file == "<stdlib>/contextlib.py" and loc.lib_func is None
+    assert (
+        loc.frame_file is None and loc.lib_file == "<stdlib>/contextlib.py" and loc.lib_func is None
+    )
     assert pick_frames([]) == pick_frames([], (None, None))
 
 
 def test_frame_text_round_trip_keeps_windows_drives() -> None:
-    assert parse_frame_text("C:\\proj\\train.py:12 in forward") == ("C:\\proj\\train.py", 12, "forward")
+    assert parse_frame_text("C:\\proj\\train.py:12 in forward") == (
+        "C:\\proj\\train.py",
+        12,
+        "forward",
+    )
     assert parse_frame_text("/a/b.py:3") == ("/a/b.py", 3, None)
     assert parse_frame_text("no line here") is None
 
@@ -149,9 +183,13 @@ def test_frame_text_round_trip_keeps_windows_drives() -> None:
 
 
 def test_common_dir_is_the_longest_common_folder() -> None:
-    dirs = sorted(user_dir(p) for p in ["/home/alice/bench/scenarios.py", "/home/alice/bench/models/gpt.py"])
+    dirs = sorted(
+        user_dir(p) for p in ["/home/alice/bench/scenarios.py", "/home/alice/bench/models/gpt.py"]
+    )
     assert common_dir(dirs[0], dirs[-1]) == "/home/alice/bench/"
-    assert common_dir("/home/alice/bench/", "/home/alice/benchmark/") == "/home/alice/"  # not /home/alice/bench
+    assert (
+        common_dir("/home/alice/bench/", "/home/alice/benchmark/") == "/home/alice/"
+    )  # not /home/alice/bench
     assert common_dir("/home/a/", "/tmp/b/") is None  # only "/" in common: no root
     assert common_dir("C:/x/", "C:/y/") is None
     assert user_dir("scenarios.py") is None  # relative paths have no folder to share
@@ -163,7 +201,10 @@ def test_common_dir_is_the_longest_common_folder() -> None:
 def test_break_key_is_the_gb_id_else_the_masked_type() -> None:
     assert break_key("gb0007", "Attempted to call function marked as skipped") == "gb0007"
     old = "call_function BuiltinVariable(print) [ConstantVariable(str)] {} at 0x7f3a2c1b9d30"
-    assert break_key(None, old) == "call_function BuiltinVariable(print) [ConstantVariable(str)] {} at 0x…"
+    assert (
+        break_key(None, old)
+        == "call_function BuiltinVariable(print) [ConstantVariable(str)] {} at 0x…"
+    )
     assert break_key(None, None) is None
 
 
@@ -193,5 +234,11 @@ def test_identity_functions_never_raise(text: str) -> None:
 
     pid = classify_path(text)
     assert pid.kind in (None, "user", "library", "stdlib", "other")
-    mask(text), break_key(None, text), guard_parts(text), traceback_parts(text), parse_wont_convert(text)
+    (
+        mask(text),
+        break_key(None, text),
+        guard_parts(text),
+        traceback_parts(text),
+        parse_wont_convert(text),
+    )
     pick_frames([(text, 1, text)], (text, None))

@@ -34,7 +34,9 @@ def fixture_modules() -> tuple[tuple[str, str], ...]:
     """(origin, module text) of every output-code payload in traces and TORCH_LOGS captures."""
     out: list[tuple[str, str]] = []
     for path in trace_files():
-        out += [(path.name, payload) for env, payload in records(path) if "inductor_output_code" in env]
+        out += [
+            (path.name, payload) for env, payload in records(path) if "inductor_output_code" in env
+        ]
     for path in sorted(fixtures().glob("torch_logs/*.txt")):
         out += [(f"{path.name} [__output_code]", body) for body in _messages(path)]
     return tuple(out)
@@ -181,9 +183,28 @@ def test_extern_calls_as_the_lazy_pattern_counts(text: str) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(["a = async_compile.triton(", "x_1 = async_compile.cpp_pybinding(", " = async_compile.t(",
-                                 "é = async_compile.x(", "a b = async_compile.c(", "k = async_compile.(", "\n", "\r\n", "a",
-                                 " ", "'''", "= async_compile.y(", "q = async_compile.z( = async_compile.w("]), max_size=25).map("".join))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "a = async_compile.triton(",
+                "x_1 = async_compile.cpp_pybinding(",
+                " = async_compile.t(",
+                "é = async_compile.x(",
+                "a b = async_compile.c(",
+                "k = async_compile.(",
+                "\n",
+                "\r\n",
+                "a",
+                " ",
+                "'''",
+                "= async_compile.y(",
+                "q = async_compile.z( = async_compile.w(",
+            ]
+        ),
+        max_size=25,
+    ).map("".join)
+)
 def test_kernel_lines_are_the_patterns_matches(text: str) -> None:
     from pt2logs.analysis.output_code import _KERNEL, kernel_lines
 

@@ -39,11 +39,20 @@ def find_chromium(install: bool = True) -> tuple[str | None, str]:
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     try:
         subprocess.run(["apt-get", "update", "-qq"], env=env, capture_output=True, timeout=300)
-        r = subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], env=env, capture_output=True, timeout=900)
+        r = subprocess.run(
+            ["apt-get", "install", "-y", "-qq", "chromium"],
+            env=env,
+            capture_output=True,
+            timeout=900,
+        )
     except (OSError, subprocess.TimeoutExpired) as e:
         return None, f"installing chromium failed: {e}"
     p = shutil.which("chromium")
-    return (p, "") if p else (None, "apt-get install chromium failed: " + r.stderr.decode(errors="replace")[-300:])
+    return (
+        (p, "")
+        if p
+        else (None, "apt-get install chromium failed: " + r.stderr.decode(errors="replace")[-300:])
+    )
 
 
 class CDPError(Exception):
@@ -53,7 +62,9 @@ class CDPError(Exception):
 class Browser:
     """One headless Chromium; :meth:`open` gives a :class:`Tab`."""
 
-    def __init__(self, exe: str, *, width: int = 1280, height: int = 900, extra: tuple[str, ...] = ()):
+    def __init__(
+        self, exe: str, *, width: int = 1280, height: int = 900, extra: tuple[str, ...] = ()
+    ):
         self.profile = tempfile.mkdtemp(prefix="pt2logs-chromium-")
         to_chrome_r, self._w = os.pipe()
         self._r, from_chrome_w = os.pipe()
@@ -64,13 +75,34 @@ class Browser:
                 os.dup2(src, dst)
                 os.set_inheritable(dst, True)
 
-        args = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
-                f"--user-data-dir={self.profile}", "--no-first-run", "--no-default-browser-check",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-extensions", "--disable-dev-shm-usage", "--mute-audio", "--hide-scrollbars",
-                f"--window-size={width},{height}", *extra, "about:blank"]
-        self.proc = subprocess.Popen(args, preexec_fn=fds, close_fds=False, stdin=subprocess.DEVNULL,  # noqa: PLW1509
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        args = [
+            exe,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--remote-debugging-pipe",
+            f"--user-data-dir={self.profile}",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-extensions",
+            "--disable-dev-shm-usage",
+            "--mute-audio",
+            "--hide-scrollbars",
+            f"--window-size={width},{height}",
+            *extra,
+            "about:blank",
+        ]
+        self.proc = subprocess.Popen(
+            args,
+            preexec_fn=fds,
+            close_fds=False,
+            stdin=subprocess.DEVNULL,  # noqa: PLW1509
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         os.close(to_chrome_r)
         os.close(from_chrome_w)
         self._id = 0
@@ -80,7 +112,9 @@ class Browser:
         self.events: list[dict] = []
         self._stderr: list[bytes] = []
         threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=lambda: self._stderr.extend(iter(self.proc.stderr.readline, b"")), daemon=True).start()
+        threading.Thread(
+            target=lambda: self._stderr.extend(iter(self.proc.stderr.readline, b"")), daemon=True
+        ).start()
 
     def _read(self) -> None:
         buf = b""
@@ -104,7 +138,13 @@ class Browser:
                         self.events.append(d)
                 self._cond.notify_all()
 
-    def send(self, method: str, params: dict | None = None, session: str | None = None, timeout: float = 30) -> dict:
+    def send(
+        self,
+        method: str,
+        params: dict | None = None,
+        session: str | None = None,
+        timeout: float = 30,
+    ) -> dict:
         with self._lock:
             self._id += 1
             mid = self._id
@@ -117,8 +157,10 @@ class Browser:
             while mid not in self._replies:
                 left = end - time.monotonic()
                 if left <= 0 or self.proc.poll() is not None:
-                    raise CDPError(f"{method}: no reply (chromium {'exited' if self.proc.poll() is not None else 'timed out'}); "
-                                   f"stderr: {b''.join(self._stderr)[-500:].decode(errors='replace')}")
+                    raise CDPError(
+                        f"{method}: no reply (chromium {'exited' if self.proc.poll() is not None else 'timed out'}); "
+                        f"stderr: {b''.join(self._stderr)[-500:].decode(errors='replace')}"
+                    )
                 self._cond.wait(left)
             d = self._replies.pop(mid)
         if "error" in d:
@@ -139,7 +181,9 @@ class Browser:
 
     def open(self, url: str, timeout: float = 30) -> Tab:
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})[
+            "sessionId"
+        ]
         tab = Tab(self, session)
         for domain in ("Page", "Runtime", "Log", "Network"):
             tab.send(f"{domain}.enable")
@@ -175,7 +219,11 @@ class Tab:
         return self.browser.send(method, params, self.session, timeout)
 
     def eval(self, expression: str, timeout: float = 30) -> Any:
-        r = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True}, timeout)
+        r = self.send(
+            "Runtime.evaluate",
+            {"expression": expression, "returnByValue": True, "awaitPromise": True},
+            timeout,
+        )
         if "exceptionDetails" in r:
             raise CDPError(f"{expression[:80]}: {r['exceptionDetails']}")
         return r["result"].get("value")
@@ -190,7 +238,11 @@ class Tab:
         raise CDPError(f"timed out waiting for {expression}")
 
     def events(self, *methods: str) -> list[dict]:
-        return [e for e in list(self.browser.events) if e.get("sessionId") == self.session and e.get("method") in methods]
+        return [
+            e
+            for e in list(self.browser.events)
+            if e.get("sessionId") == self.session and e.get("method") in methods
+        ]
 
     def console_problems(self, levels: tuple[str, ...] = ("error", "assert")) -> list[str]:
         """Console errors, uncaught exceptions and browser log errors (failed loads, CSP reports)."""
@@ -198,7 +250,10 @@ class Tab:
         for e in self.events("Runtime.consoleAPICalled"):
             p = e["params"]
             if p["type"] in levels:
-                out.append(f"console.{p['type']}: " + " ".join(str(a.get("value", a.get("description", ""))) for a in p["args"]))
+                out.append(
+                    f"console.{p['type']}: "
+                    + " ".join(str(a.get("value", a.get("description", ""))) for a in p["args"])
+                )
         for e in self.events("Runtime.exceptionThrown"):
             d = e["params"]["exceptionDetails"]
             out.append(f"exception: {d.get('exception', {}).get('description') or d.get('text')}")
@@ -214,10 +269,15 @@ class Tab:
     def hover(self, x: float, y: float) -> None:
         self.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
 
-    def screenshot(self, path: Path, width: int = 1280, clip: tuple[int, int, int, int] | None = None) -> Path:
+    def screenshot(
+        self, path: Path, width: int = 1280, clip: tuple[int, int, int, int] | None = None
+    ) -> Path:
         """The whole page (not only the viewport), or the ``clip`` (x, y, width, height) of it, as a PNG."""
         height = int(self.eval("Math.ceil(document.documentElement.scrollHeight)"))
-        self.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+        self.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+        )
         time.sleep(0.3)
         params: dict[str, Any] = {"format": "png", "captureBeyondViewport": True}
         if clip:

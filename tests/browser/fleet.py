@@ -28,7 +28,9 @@ import pt2logs
 _GLOG = re.compile(rb"^([VIWEC])(\d\d)(\d\d) ")
 _EPOCH = re.compile(rb"(?<![\w.])(1[6-9]\d{8})(\d{0,9})(?=[.,\s\]}]|$)")
 _MD5 = re.compile(rb'"has_payload": "[0-9a-f]{32}"')
-_TIMES = re.compile(rb'("(?:entire_frame_compile|backend_compile|inductor_compile|code_gen)_time_s": )([0-9.eE+-]+)')
+_TIMES = re.compile(
+    rb'("(?:entire_frame_compile|backend_compile|inductor_compile|code_gen)_time_s": )([0-9.eE+-]+)'
+)
 SAMPLE_DAY = dt.date(2026, 11, 22)  # the day the sample traces were made (sample_traces/README.md)
 
 #: the XSS payloads planted in logs: if any of them runs, window.__xss is set
@@ -40,10 +42,12 @@ ATTR = '"><svg onload="window.__xss=3">'
 def _shift_line(line: bytes, days: int, year: int, scale: float = 1.0) -> bytes:
     m = _GLOG.match(line)
     if scale != 1.0 and b'"compilation_metrics"' in line[:200]:
-        line = _TIMES.sub(lambda t: t.group(1) + repr(round(float(t.group(2)) * scale, 6)).encode(), line)
+        line = _TIMES.sub(
+            lambda t: t.group(1) + repr(round(float(t.group(2)) * scale, 6)).encode(), line
+        )
     if m:
         d = dt.date(year, int(m.group(2)), int(m.group(3))) + dt.timedelta(days=days)
-        line = m.group(1) + b"%02d%02d " % (d.month, d.day) + line[m.end():]
+        line = m.group(1) + b"%02d%02d " % (d.month, d.day) + line[m.end() :]
 
     def epoch(m: re.Match) -> bytes:
         scale = 10 ** len(m.group(2))
@@ -55,7 +59,9 @@ def _shift_line(line: bytes, days: int, year: int, scale: float = 1.0) -> bytes:
     return _EPOCH.sub(epoch, line)
 
 
-def shift_trace(src: Path, dst: Path, days: int, year: int = SAMPLE_DAY.year, scale: float = 1.0) -> None:
+def shift_trace(
+    src: Path, dst: Path, days: int, year: int = SAMPLE_DAY.year, scale: float = 1.0
+) -> None:
     """Copy a (gzipped) TORCH_TRACE log ``days`` later, payload md5s recomputed; ``scale``
     multiplies the compile times of compilation_metrics (not the chromium spans)."""
     raw = gzip.decompress(src.read_bytes()) if src.suffix == ".gz" else src.read_bytes()
@@ -92,8 +98,13 @@ def shifted_run(scenario: str, dest: Path, day: dt.date, scale: float = 1.0) -> 
 
 
 #: the model tag of each sample scenario in the fleet
-MODELS = {"train_step": "mlp", "recompiles": "shapes", "graph_breaks": "breaky", "compile_failure": "broken",
-          "ddp_2rank": "ddp"}
+MODELS = {
+    "train_step": "mlp",
+    "recompiles": "shapes",
+    "graph_breaks": "breaky",
+    "compile_failure": "broken",
+    "ddp_2rank": "ddp",
+}
 
 
 @dataclass(frozen=True)
@@ -104,7 +115,9 @@ class PlannedRun:
     folder: str
 
 
-def make_fleet(dest: Path, wh: str, until: dt.date, weeks: int = 3, xss: bool = True) -> list[PlannedRun]:
+def make_fleet(
+    dest: Path, wh: str, until: dt.date, weeks: int = 3, xss: bool = True
+) -> list[PlannedRun]:
     """Ingest ~1 run a day (none on Sundays) over ``weeks`` weeks ending the day before ``until``,
     tagged with a model; this week adds graph-breaking runs, the 2-rank run and the XSS trace."""
     plan: set[tuple[str, dt.date]] = set()
@@ -113,17 +126,29 @@ def make_fleet(dest: Path, wh: str, until: dt.date, weeks: int = 3, xss: bool = 
         day = until - dt.timedelta(days=weeks * 7 - i)
         if day.weekday() != 6:
             plan.add((rota[i % len(rota)], day))
-    plan |= {("graph_breaks", until - dt.timedelta(days=3)), ("ddp_2rank", until - dt.timedelta(days=1))}
+    plan |= {
+        ("graph_breaks", until - dt.timedelta(days=3)),
+        ("ddp_2rank", until - dt.timedelta(days=1)),
+    }
     first = min(d for _, d in plan)
     # compile times shrink over the weeks (1.3x the sample's at first, 0.9x at the end): a trend to see
-    runs = [PlannedRun(sc, day, scale_on(day, first, until), str(shifted_run(sc, dest, day, scale_on(day, first, until))))
-            for sc, day in sorted(plan, key=lambda p: (p[1], p[0]))]
+    runs = [
+        PlannedRun(
+            sc,
+            day,
+            scale_on(day, first, until),
+            str(shifted_run(sc, dest, day, scale_on(day, first, until))),
+        )
+        for sc, day in sorted(plan, key=lambda p: (p[1], p[0]))
+    ]
     for scenario, model in MODELS.items():
         if (dest / scenario).is_dir():
             pt2logs.ingest([str(dest / scenario)], wh, tags={"model": model})
     if xss:
         day = until - dt.timedelta(days=1)
-        p = xss_trace(dest / "evil" / f"evil{IMG}" / "trace" / "dedicated_log_torch_trace_evil.log", day)
+        p = xss_trace(
+            dest / "evil" / f"evil{IMG}" / "trace" / "dedicated_log_torch_trace_evil.log", day
+        )
         pt2logs.ingest([str(dest / "evil")], wh, tags={"model": f"evil{SCRIPT}"})
         runs.append(PlannedRun("evil", day, 1.0, str(p.parent)))
     return runs
@@ -153,31 +178,86 @@ def xss_trace(path: Path, day: dt.date) -> Path:
     when = t0.strftime("%m%d %H:%M:%S.000000")
     epoch = t0.timestamp()
     evil_file = f"/src/{IMG}{ATTR}.py"
-    gb = (f"Graph break in user code at {evil_file}:12\n"
-          f"Graph Break Reason: {SCRIPT} data-dependent {IMG}\n"
-          f"  Explanation: the reason says {SCRIPT} and {IMG}\n"
-          f"  Hint: do not {ATTR}\n\n"
-          f" For more details about this graph break, please visit: "
-          f"https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html")
+    gb = (
+        f"Graph break in user code at {evil_file}:12\n"
+        f"Graph Break Reason: {SCRIPT} data-dependent {IMG}\n"
+        f"  Explanation: the reason says {SCRIPT} and {IMG}\n"
+        f"  Hint: do not {ATTR}\n\n"
+        f" For more details about this graph break, please visit: "
+        f"https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0170.html"
+    )
     frame = {"frame_id": 0, "frame_compile_id": 0, "attempt": 0}
     recs = [
         record({"str": [evil_file, 0]}, when=when),
-        record({"dynamo_start": {"stack": [{"line": 10, "name": f"fn{SCRIPT}", "filename": 0}]}, **frame}, when=when),
-        record({"artifact": {"name": "dynamo_graph_break_reason", "encoding": "string"}, **frame}, gb, when=when),
-        record({"compilation_metrics": {
-            "co_name": f"fn{SCRIPT}", "co_filename": evil_file, "co_firstlineno": 10, "start_time": epoch,
-            "entire_frame_compile_time_s": 1.5, "backend_compile_time_s": 1.0, "inductor_compile_time_s": 0.8,
-            "code_gen_time_s": 0.5, "fail_type": f"Evil{SCRIPT}", "fail_reason": f"{IMG} failed {ATTR}",
-            "restart_reasons": []}, **frame}, when=when),
-        record({"dynamo_start": {"stack": [{"line": 10, "name": f"fn{SCRIPT}", "filename": 0}]},
-                "frame_id": 0, "frame_compile_id": 1, "attempt": 0}, when=when),
-        record({"artifact": {"name": "recompile_reasons", "encoding": "json"}, "frame_id": 0, "frame_compile_id": 1,
-                "attempt": 0}, json.dumps([f"0/0: tensor 'x{IMG}' size mismatch at index 0. expected 4, actual 8"]), when=when),
-        record({"compilation_metrics": {
-            "co_name": f"fn{SCRIPT}", "co_filename": evil_file, "co_firstlineno": 10, "start_time": epoch + 2,
-            "entire_frame_compile_time_s": 0.5, "backend_compile_time_s": 0.4, "inductor_compile_time_s": 0.3,
-            "code_gen_time_s": 0.2, "recompile_reason": f"tensor 'x{IMG}' size mismatch"},
-            "frame_id": 0, "frame_compile_id": 1, "attempt": 0}, when=when),
+        record(
+            {
+                "dynamo_start": {"stack": [{"line": 10, "name": f"fn{SCRIPT}", "filename": 0}]},
+                **frame,
+            },
+            when=when,
+        ),
+        record(
+            {"artifact": {"name": "dynamo_graph_break_reason", "encoding": "string"}, **frame},
+            gb,
+            when=when,
+        ),
+        record(
+            {
+                "compilation_metrics": {
+                    "co_name": f"fn{SCRIPT}",
+                    "co_filename": evil_file,
+                    "co_firstlineno": 10,
+                    "start_time": epoch,
+                    "entire_frame_compile_time_s": 1.5,
+                    "backend_compile_time_s": 1.0,
+                    "inductor_compile_time_s": 0.8,
+                    "code_gen_time_s": 0.5,
+                    "fail_type": f"Evil{SCRIPT}",
+                    "fail_reason": f"{IMG} failed {ATTR}",
+                    "restart_reasons": [],
+                },
+                **frame,
+            },
+            when=when,
+        ),
+        record(
+            {
+                "dynamo_start": {"stack": [{"line": 10, "name": f"fn{SCRIPT}", "filename": 0}]},
+                "frame_id": 0,
+                "frame_compile_id": 1,
+                "attempt": 0,
+            },
+            when=when,
+        ),
+        record(
+            {
+                "artifact": {"name": "recompile_reasons", "encoding": "json"},
+                "frame_id": 0,
+                "frame_compile_id": 1,
+                "attempt": 0,
+            },
+            json.dumps([f"0/0: tensor 'x{IMG}' size mismatch at index 0. expected 4, actual 8"]),
+            when=when,
+        ),
+        record(
+            {
+                "compilation_metrics": {
+                    "co_name": f"fn{SCRIPT}",
+                    "co_filename": evil_file,
+                    "co_firstlineno": 10,
+                    "start_time": epoch + 2,
+                    "entire_frame_compile_time_s": 0.5,
+                    "backend_compile_time_s": 0.4,
+                    "inductor_compile_time_s": 0.3,
+                    "code_gen_time_s": 0.2,
+                    "recompile_reason": f"tensor 'x{IMG}' size mismatch",
+                },
+                "frame_id": 0,
+                "frame_compile_id": 1,
+                "attempt": 0,
+            },
+            when=when,
+        ),
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(recs))
@@ -189,10 +269,19 @@ def clear(dest: Path) -> None:
 
 
 #: the tables the dashboards read (compile_phases and events are not needed)
-DASHBOARD_TABLES = ("compilation_metrics", "recompiles", "graph_breaks", "kernels", "cache_events", "failures")
+DASHBOARD_TABLES = (
+    "compilation_metrics",
+    "recompiles",
+    "graph_breaks",
+    "kernels",
+    "cache_events",
+    "failures",
+)
 
 
-def clone_runs(src: str, dst: str, copies: int, days: int = 27, now: dt.datetime | None = None) -> int:
+def clone_runs(
+    src: str, dst: str, copies: int, days: int = 27, now: dt.datetime | None = None
+) -> int:
     """A big warehouse, fast: every run of ``src`` copied ``copies`` times straight into Parquet
     (one transaction), copy i starting i % ``days`` days before ``now`` and tagged model=m<i % 7>.
     Returns the number of runs written."""
@@ -222,9 +311,19 @@ def clone_runs(src: str, dst: str, copies: int, days: int = 27, now: dt.datetime
         w.write_table(table, arrow_table(con, select(table, {**long, **common})).cast(sch))
     w.close()
     shift = f"(to_days(CAST(i % {days} AS INTEGER)) + to_seconds(CAST(i % 3600 AS BIGINT)))"
-    runs = arrow_table(con, select("runs", {
-        **common, "name": "t.name || '-' || i",
-        "started_at": f"$now - {shift}", "ended_at": f"$now - {shift} + (t.ended_at - t.started_at)",
-        "tags": "'{\"model\": \"m' || (i % 7) || '\"}'"}), {"now": now}).cast(TABLES["runs"].schema)
+    runs = arrow_table(
+        con,
+        select(
+            "runs",
+            {
+                **common,
+                "name": "t.name || '-' || i",
+                "started_at": f"$now - {shift}",
+                "ended_at": f"$now - {shift} + (t.ended_at - t.started_at)",
+                "tags": "'{\"model\": \"m' || (i % 7) || '\"}'",
+            },
+        ),
+        {"now": now},
+    ).cast(TABLES["runs"].schema)
     txn.commit(None, runs)
     return runs.num_rows

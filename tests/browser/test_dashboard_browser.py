@@ -28,7 +28,12 @@ pytestmark = pytest.mark.browser
 
 UNTIL = dt.datetime.combine(fl.UNTIL, dt.time(), dt.timezone.utc)
 SINCE = UNTIL - dt.timedelta(weeks=4)
-PAGES = {"weekly": {}, "by_model": {"by": "model"}, "run_ddp": {"run": "ddp_2rank"}, "run_evil": {"run": "evil"}}
+PAGES = {
+    "weekly": {},
+    "by_model": {"by": "model"},
+    "run_ddp": {"run": "ddp_2rank"},
+    "run_evil": {"run": "evil"},
+}
 
 SECTIONS_JS = """[...document.querySelectorAll('article[data-section]')].map(a => ({
   key: a.dataset.section,
@@ -39,7 +44,9 @@ SECTIONS_JS = """[...document.querySelectorAll('article[data-section]')].map(a =
   labels: a.querySelectorAll('.chart svg g.mark-text text, .chart svg .role-axis-label text').length,
 }))"""
 
-MARKS = "[...document.querySelectorAll('.chart svg g.mark-rect path, .chart svg g.mark-symbol path')]"
+MARKS = (
+    "[...document.querySelectorAll('.chart svg g.mark-rect path, .chart svg g.mark-symbol path')]"
+)
 #: scroll mark i into view; its centre in viewport coordinates (or null when it has no area)
 MARK_AT_JS = """(() => { const e = %s[%d]; e.scrollIntoView({block: 'center', inline: 'center'});
   const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0 ? [r.x + r.width / 2, r.y + r.height / 2] : null; })()"""
@@ -65,7 +72,11 @@ def pages(tmp_path_factory) -> dict[str, tuple[Path, D.Page]]:
     files = {}
     for name, kw in PAGES.items():
         if kw.get("run") == "evil":
-            kw = {"run": con.execute("SELECT run_id FROM runs WHERE name LIKE 'evil%'").fetchall()[0][0]}
+            kw = {
+                "run": con.execute("SELECT run_id FROM runs WHERE name LIKE 'evil%'").fetchall()[0][
+                    0
+                ]
+            }
         page = D.build(con, since=SINCE, until=UNTIL, warehouse=wh, **kw)
         path = out / f"{name}.html"
         path.write_text(D.render_html(page), encoding="utf-8")
@@ -127,7 +138,9 @@ def test_planted_xss_is_shown_as_text_and_never_runs(browser, pages, name, tmp_p
             tips.append(t)
     tab.hover(1, 1)
     assert tips, "no tooltip appeared: hovering marks should show one"
-    assert all(set(t["elements"]) <= {"table", "tbody", "tr", "td", "h2"} for t in tips), "markup from data in a tooltip"
+    assert all(set(t["elements"]) <= {"table", "tbody", "tr", "td", "h2"} for t in tips), (
+        "markup from data in a tooltip"
+    )
     shown = [t["text"] for t in tips if fl.SCRIPT in t["text"] or fl.IMG in t["text"]]
     assert shown, "the payload should appear, as text, in some tooltip"
     assert tab.eval("typeof window.__xss") == "undefined"
@@ -142,8 +155,14 @@ def test_planted_xss_is_shown_as_text_and_never_runs(browser, pages, name, tmp_p
 def test_content_security_policy_blocks_injected_scripts(browser, pages):
     """Defence in depth: even markup that got in could not run a script (CSP with script hashes)."""
     tab = _open(browser, pages["weekly"][0])
-    tab.eval("document.body.insertAdjacentHTML('beforeend', '<img src=x onerror=\"window.__csp=1\">'); "
-             "const s = document.createElement('script'); s.textContent = 'window.__csp=2'; document.body.append(s); 1")
-    tab.wait_for("document.querySelector('img') && document.querySelector('img').complete", timeout=10)
+    tab.eval(
+        "document.body.insertAdjacentHTML('beforeend', '<img src=x onerror=\"window.__csp=1\">'); "
+        "const s = document.createElement('script'); s.textContent = 'window.__csp=2'; document.body.append(s); 1"
+    )
+    tab.wait_for(
+        "document.querySelector('img') && document.querySelector('img').complete", timeout=10
+    )
     assert tab.eval("typeof window.__csp") == "undefined"
-    assert any("Content Security Policy" in p for p in tab.console_problems(("error", "assert", "warning")))
+    assert any(
+        "Content Security Policy" in p for p in tab.console_problems(("error", "assert", "warning"))
+    )

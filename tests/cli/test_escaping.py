@@ -27,16 +27,20 @@ EVIL_REASONS = [
 @pytest.fixture(scope="module")
 def evil_wh(tmp_path_factory: pytest.TempPathFactory) -> str:
     root = tmp_path_factory.mktemp("evil")
-    run = root / "in" / "evil[" / "bold]run"  # the run folder `evil[/bold]run`, as the ingest root sees it
+    run = (
+        root / "in" / "evil[" / "bold]run"
+    )  # the run folder `evil[/bold]run`, as the ingest root sees it
     run.mkdir(parents=True)
     log = run / "torch_logs.txt"
     shutil.copy(fixture_path("torch_logs", "recompiles.txt"), log)
     lines = []
     for n, reason in enumerate(EVIL_REASONS, start=1):
         head = GLOG.format(us=n, n=n)
-        lines += [f"{head}Recompiling function evil_{n} in /home/alice/bench/workload.py:9{n}",
-                  f"{head}    triggered by the following guard failure(s):",
-                  f"{head}    - 9/0: {reason}"]
+        lines += [
+            f"{head}Recompiling function evil_{n} in /home/alice/bench/workload.py:9{n}",
+            f"{head}    triggered by the following guard failure(s):",
+            f"{head}    - 9/0: {reason}",
+        ]
     with open(log, "a") as f:
         f.write("\n".join(lines) + "\n")
     wh = str(root / "wh")
@@ -71,8 +75,13 @@ def test_diff_shows_run_names_as_they_are(evil_wh):
 
 
 def test_query_table_shows_values_and_names_as_they_are(evil_wh):
-    out = cli("query", 'SELECT r.name AS "[bold]run[/bold]", c.reason FROM recompiles c JOIN runs r USING (run_id) '
-                       "WHERE c.compile_id LIKE '9/%' ORDER BY c.compile_id", "-w", evil_wh)
+    out = cli(
+        "query",
+        'SELECT r.name AS "[bold]run[/bold]", c.reason FROM recompiles c JOIN runs r USING (run_id) '
+        "WHERE c.compile_id LIKE '9/%' ORDER BY c.compile_id",
+        "-w",
+        evil_wh,
+    )
     lines = out.splitlines()
     assert lines[0].split() == ["[bold]run[/bold]", "reason"]
     assert [ln.split("  ")[0] for ln in lines[1:4]] == ["evil[/bold]run"] * 3
@@ -81,8 +90,14 @@ def test_query_table_shows_values_and_names_as_they_are(evil_wh):
 
 
 def test_markdown_cells_are_escaped(evil_wh):
-    out = cli("query", "SELECT reason || chr(10) || 'next line' AS \"a|b\" FROM recompiles WHERE compile_id = '9/3'",
-              "-w", evil_wh, "-f", "markdown")
+    out = cli(
+        "query",
+        "SELECT reason || chr(10) || 'next line' AS \"a|b\" FROM recompiles WHERE compile_id = '9/3'",
+        "-w",
+        evil_wh,
+        "-f",
+        "markdown",
+    )
     assert out.splitlines() == [
         "| a\\|b |",
         "|---|",

@@ -22,7 +22,9 @@ def _choices(command: str) -> list[str]:
 def test_choices_come_from_the_registry():
     assert _choices("query") == _choices("ranks") == formats_that("rows") == list(OUTPUT_FORMATS)
     assert _choices("summary") == _choices("diff") == formats_that("report")
-    assert "parquet" not in formats_that("report") and {"table", "json"} <= set(formats_that("report"))
+    assert "parquet" not in formats_that("report") and {"table", "json"} <= set(
+        formats_that("report")
+    )
 
 
 def test_summary_and_diff_write_every_report_format(sample_wh):
@@ -31,8 +33,12 @@ def test_summary_and_diff_write_every_report_format(sample_wh):
             r = CliRunner().invoke(main, [*args, "-w", sample_wh, "-f", fmt])
             assert r.exit_code == 0, (args, fmt, r.output)
     # `text` was summary's and diff's name for the table format: scripts that say it still work
-    assert CliRunner().invoke(main, ["summary", "recompiles", "-w", sample_wh, "-f", "text"]).output == \
-        CliRunner().invoke(main, ["summary", "recompiles", "-w", sample_wh, "-f", "table"]).output
+    assert (
+        CliRunner().invoke(main, ["summary", "recompiles", "-w", sample_wh, "-f", "text"]).output
+        == CliRunner()
+        .invoke(main, ["summary", "recompiles", "-w", sample_wh, "-f", "table"])
+        .output
+    )
     r = CliRunner().invoke(main, ["summary", "recompiles", "-w", sample_wh, "-f", "parquet"])
     assert r.exit_code == 2 and "'parquet' is not one of" in r.output
 
@@ -61,8 +67,13 @@ def test_the_table_format_lays_out_at_most_table_rows_and_counts_the_rest(sample
     r = CliRunner().invoke(main, ["query", sql, "-w", sample_wh])
     assert r.exit_code == 0, r.output
     lines = r.output.splitlines()
-    assert f"{n} rows (the first {TABLE_ROWS:,} shown; {n - TABLE_ROWS:,} more rows not shown" in r.output
-    assert re.search(rf"\brun {TABLE_ROWS - 1}\b", r.output) and not re.search(rf"\brun {TABLE_ROWS}\b", r.output)
+    assert (
+        f"{n} rows (the first {TABLE_ROWS:,} shown; {n - TABLE_ROWS:,} more rows not shown"
+        in r.output
+    )
+    assert re.search(rf"\brun {TABLE_ROWS - 1}\b", r.output) and not re.search(
+        rf"\brun {TABLE_ROWS}\b", r.output
+    )
     assert len(lines) < TABLE_ROWS + 20
     r = CliRunner().invoke(main, ["query", sql, "-w", sample_wh, "-f", "csv"])
     assert r.exit_code == 0 and len(r.output.splitlines()) == n + 1

@@ -25,10 +25,14 @@ CASES = {
     "ranks_ddp.txt": ["ranks", "ddp"],
     "query_top_recompile_causes.md": ["query", "top_recompile_causes", "-f", "markdown"],
     "query_graph_break_hotspots.csv": ["query", "graph_break_hotspots", "-f", "csv"],
-    "query_adhoc.json": ["query", "SELECT cause, count(*) AS n FROM recompiles GROUP BY 1 ORDER BY 2 DESC, 1", "-f", "json"],
+    "query_adhoc.json": [
+        "query",
+        "SELECT cause, count(*) AS n FROM recompiles GROUP BY 1 ORDER BY 2 DESC, 1",
+        "-f",
+        "json",
+    ],
     "query_kernel_counts.txt": ["query", "kernel_counts"],
 }
-
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -43,13 +47,20 @@ def test_golden(name, sample_wh, monkeypatch):
     if os.environ.get("UPDATE_GOLDEN"):
         path.write_text(out)
     assert path.exists(), f"no golden file {path}: run with UPDATE_GOLDEN=1"
-    assert out == path.read_text(), f"{name} changed; if intended, UPDATE_GOLDEN=1 and review the diff"
+    assert out == path.read_text(), (
+        f"{name} changed; if intended, UPDATE_GOLDEN=1 and review the diff"
+    )
 
 
 def test_diff_gate(sample_wh):
-    r = CliRunner().invoke(main, ["diff", "recompiles", "graph_breaks", "-w", sample_wh, "--fail-on-regression", "10"])
+    r = CliRunner().invoke(
+        main, ["diff", "recompiles", "graph_breaks", "-w", sample_wh, "--fail-on-regression", "10"]
+    )
     assert r.exit_code == 1 and "new graph-break site" in r.output
-    r = CliRunner().invoke(main, ["diff", "graph_breaks", "graph_breaks", "-w", sample_wh, "--fail-on-regression", "10"])
+    r = CliRunner().invoke(
+        main,
+        ["diff", "graph_breaks", "graph_breaks", "-w", sample_wh, "--fail-on-regression", "10"],
+    )
     assert r.exit_code == 0
 
 
@@ -85,7 +96,12 @@ def test_python_api_and_duckdb_file(sample_wh):
 
     lf = pt2logs.table("recompiles", sample_wh)
     n = lf.collect().height
-    assert n == pt2logs.connect(sample_wh).execute("SELECT count(*) FROM recompiles").fetchone()[0] > 0
+    assert (
+        n == pt2logs.connect(sample_wh).execute("SELECT count(*) FROM recompiles").fetchone()[0] > 0
+    )
     con = duckdb.connect(os.path.join(sample_wh, "pt2logs.duckdb"), read_only=True)
     assert con.execute("SELECT count(*) FROM recompiles").fetchone()[0] == n
-    assert con.execute("SELECT count(*) FROM selected_runs('ddp', NULL, NULL, NULL)").fetchone()[0] == 1
+    assert (
+        con.execute("SELECT count(*) FROM selected_runs('ddp', NULL, NULL, NULL)").fetchone()[0]
+        == 1
+    )

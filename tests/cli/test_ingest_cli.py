@@ -27,7 +27,7 @@ def test_ingest_the_samples_prints_a_summary(wh):
     first = r.output.splitlines()[0]
     assert first.startswith("5 runs ingested") and "0 errors" in first and "MB/s" in first
     again = run("ingest", str(SAMPLES), "-w", wh, "--json")
-    d = json.loads(again.output[again.output.index("{"):])
+    d = json.loads(again.output[again.output.index("{") :])
     assert d["runs_unchanged"] == 5 and d["runs_new"] == 0 and d["events"] == 0
 
 
@@ -54,12 +54,25 @@ def test_non_log_files_are_skipped_and_reported(wh, tmp_path):
 
 def test_tags_and_run_id(wh):
     src = fixture_path("tlparse", "multi_rank_logs")
-    r = run("ingest", str(src), "-w", wh, "--run-id", "job42", "--tag", "model=llama", "--tag", "commit=abc123")
+    r = run(
+        "ingest",
+        str(src),
+        "-w",
+        wh,
+        "--run-id",
+        "job42",
+        "--tag",
+        "model=llama",
+        "--tag",
+        "commit=abc123",
+    )
     assert r.exit_code == 0, r.output
     import pt2logs
 
     con = pt2logs.connect(wh)
-    assert con.execute("SELECT run_id, tags->>'model', n_ranks FROM runs").fetchall() == [("job42", "llama", 4)]
+    assert con.execute("SELECT run_id, tags->>'model', n_ranks FROM runs").fetchall() == [
+        ("job42", "llama", 4)
+    ]
     assert run("ingest", str(src), "-w", wh, "--tag", "oops").exit_code == 2
 
 
@@ -67,12 +80,14 @@ def test_several_files_under_one_run_id_are_one_run(wh):
     logs = sorted(str(p) for p in fixture_path("tlparse", "multi_rank_logs").glob("*.log"))
     r = run("ingest", *logs, "-w", wh, "--run-id", "job42", "--json")
     assert r.exit_code == 0, r.output
-    out = json.loads(r.output[r.output.index("{"):])
+    out = json.loads(r.output[r.output.index("{") :])
     assert out["runs_new"] == 1 and out["run_ids"] == ["job42"] and out["files"] == 4
     import pt2logs
 
     con = pt2logs.connect(wh)
-    assert con.execute("SELECT run_id, name, n_ranks, n_files FROM runs").fetchall() == [("job42", "multi_rank_logs", 4, 4)]
+    assert con.execute("SELECT run_id, name, n_ranks, n_files FROM runs").fetchall() == [
+        ("job42", "multi_rank_logs", 4, 4)
+    ]
 
 
 def test_compressed_inputs(tmp_path, wh):
@@ -89,13 +104,15 @@ def test_compressed_inputs(tmp_path, wh):
     (d / "c.log.bz2").write_bytes(bz2.compress(raw))
     (d / "d.log").write_bytes(raw)
     r = run("ingest", str(d), "-w", wh, "--json")
-    out = json.loads(r.output[r.output.index("{"):])
+    out = json.loads(r.output[r.output.index("{") :])
     # same content, four names: four runs (the name is part of a run's identity), identical rows
     assert out["runs_new"] == 4 and out["errors"] == 0
     import pt2logs
 
     con = pt2logs.connect(wh)
-    counts = con.execute("SELECT r.name, count(*) FROM events e JOIN runs r USING (run_id) GROUP BY 1 ORDER BY 1").fetchall()
+    counts = con.execute(
+        "SELECT r.name, count(*) FROM events e JOIN runs r USING (run_id) GROUP BY 1 ORDER BY 1"
+    ).fetchall()
     assert {c for _, c in counts} == {76}
     comp = dict(con.execute("SELECT relpath, compression FROM files").fetchall())
     assert comp == {"a.log.gz": "gzip", "b.log.zst": "zstd", "c.log.bz2": "bz2", "d.log": "none"}
@@ -110,4 +127,6 @@ def test_a_views_file_that_cannot_be_written_does_not_fail_a_committed_ingest(tm
     res = CliRunner().invoke(main, ["ingest", str(SAMPLES / "recompiles"), "-w", str(wh)])
     assert res.exit_code == 0, res.output
     assert "note: pt2logs.duckdb" in res.output and "committed" in res.output
-    assert CliRunner().invoke(main, ["query", "SELECT count(*) AS n FROM runs", "-w", str(wh), "-f", "csv"]).output.split() == ["n", "1"]
+    assert CliRunner().invoke(
+        main, ["query", "SELECT count(*) AS n FROM runs", "-w", str(wh), "-f", "csv"]
+    ).output.split() == ["n", "1"]

@@ -16,14 +16,22 @@ from pt2logs.cli import main
 def tagged_wh(tmp_path_factory: pytest.TempPathFactory) -> str:
     """Three sample runs, two of them tagged: ingested once for the module, only read."""
     wh = str(tmp_path_factory.mktemp("selection") / "wh")
-    for run, tag in (("recompiles", "model=llama"), ("graph_breaks", "model=mistral"), ("ddp_2rank", None)):
-        args = ["ingest", str(SAMPLES / run), "-w", wh, "-q", "-j", "1"] + (["--tag", tag] if tag else [])
+    for run, tag in (
+        ("recompiles", "model=llama"),
+        ("graph_breaks", "model=mistral"),
+        ("ddp_2rank", None),
+    ):
+        args = ["ingest", str(SAMPLES / run), "-w", wh, "-q", "-j", "1"] + (
+            ["--tag", tag] if tag else []
+        )
         assert CliRunner().invoke(main, args, catch_exceptions=False).exit_code == 0
     return wh
 
 
 def cli(wh: str, *args: str):
-    if args[0] == "ingest":  # in this process: no pool forked from a test process that holds threads
+    if (
+        args[0] == "ingest"
+    ):  # in this process: no pool forked from a test process that holds threads
         args = (*args, "-j", "1")
     return CliRunner().invoke(main, [*args, "-w", wh], catch_exceptions=False)
 
@@ -42,7 +50,9 @@ NO_RUN = [  # (command, what the error must name)
 ]
 
 
-@pytest.mark.parametrize("args,names", NO_RUN, ids=[" ".join(a[:2]) + f" {i}" for i, (a, _) in enumerate(NO_RUN)])
+@pytest.mark.parametrize(
+    "args,names", NO_RUN, ids=[" ".join(a[:2]) + f" {i}" for i, (a, _) in enumerate(NO_RUN)]
+)
 def test_a_run_that_matches_nothing_is_a_usage_error(tagged_wh, args, names):
     r = cli(tagged_wh, *args)
     assert r.exit_code == 2, r.output
@@ -50,9 +60,15 @@ def test_a_run_that_matches_nothing_is_a_usage_error(tagged_wh, args, names):
 
 
 TAG = [
-    (["query", "runs", "--tag", "model=lama"], "no run has the tag model=lama; closest: model=llama"),
+    (
+        ["query", "runs", "--tag", "model=lama"],
+        "no run has the tag model=lama; closest: model=llama",
+    ),
     (["query", "recompile_list", "--tag", "modle=mistral"], "closest: model=mistral"),
-    (["query", "runs", "--run", "recompiles", "--tag", "model=mistral"], "no run matching 'recompiles' has the tag"),
+    (
+        ["query", "runs", "--run", "recompiles", "--tag", "model=mistral"],
+        "no run matching 'recompiles' has the tag",
+    ),
     (["dashboard", "--tag", "model=lama", "-o", "/dev/null"], "closest: model=llama"),
     (["export", "perfetto", "--tag", "model=lama", "-o", "-"], "closest: model=llama"),
 ]
@@ -69,21 +85,38 @@ def test_selections_that_match_still_answer(tagged_wh):
     assert r.exit_code == 0 and r.output.count("\n") == 2 and "recompiles" in r.output
     r = cli(tagged_wh, "query", "runs", "--run", "r", "-f", "csv")  # a prefix of one name
     assert r.exit_code == 0 and "recompiles" in r.output
-    assert cli(tagged_wh, "query", "recompile_list", "-p", "run_id", "recompiles", "-f", "csv").exit_code == 0
+    assert (
+        cli(
+            tagged_wh, "query", "recompile_list", "-p", "run_id", "recompiles", "-f", "csv"
+        ).exit_code
+        == 0
+    )
 
 
 def test_a_time_window_with_no_runs_is_an_empty_answer(tagged_wh):
     """The samples ran in 2026-11; a window after the newest run is legitimately empty."""
     r = cli(tagged_wh, "query", "runs", "--since", "2099-01-01", "-f", "csv")
     assert r.exit_code == 0 and r.output.count("\n") == 1, r.output  # the header only
-    r = cli(tagged_wh, "query", "graph_break_hotspots", "--until", "2000-01-01", "--tag", "model=llama", "-f", "csv")
+    r = cli(
+        tagged_wh,
+        "query",
+        "graph_break_hotspots",
+        "--until",
+        "2000-01-01",
+        "--tag",
+        "model=llama",
+        "-f",
+        "csv",
+    )
     assert r.exit_code == 0, r.output
 
 
 def test_an_empty_warehouse_says_so(tmp_path):
     wh = str(tmp_path / "wh")
     (tmp_path / "empty").mkdir()
-    assert cli(wh, "ingest", str(tmp_path / "empty")).exit_code == 0  # the warehouse exists, with no run
+    assert (
+        cli(wh, "ingest", str(tmp_path / "empty")).exit_code == 0
+    )  # the warehouse exists, with no run
     r = cli(wh, "query", "runs", "--run", "x")
     assert r.exit_code == 2 and "the warehouse has no runs yet" in r.output
 

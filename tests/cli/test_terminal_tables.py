@@ -28,15 +28,23 @@ def piped(*args: str) -> str:
     """The CLI in a real pipe, with no $COLUMNS."""
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run([sys.executable, "-m", "pt2logs", *args], capture_output=True, text=True, env=env,
-                       stdin=subprocess.DEVNULL, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "pt2logs", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     return r.stdout
 
 
 def named_in_notes(out: str) -> set[str]:
     names: set[str] = set()
-    for m in re.finditer(r"(?:hidden at \d+ columns|cut to fit \(…\)): ([^(]+) \(", out.replace("\n", " ")):
+    for m in re.finditer(
+        r"(?:hidden at \d+ columns|cut to fit \(…\)): ([^(]+) \(", out.replace("\n", " ")
+    ):
         names |= {x.strip() for x in m.group(1).split(",")}
     return names
 
@@ -64,10 +72,10 @@ def column_text(out: str, header: str, column: str) -> str:
     lines = out.splitlines()
     i = next(n for n, ln in enumerate(lines) if ln.startswith(header))
     at = lines[i].index(column)
-    nxt = re.search(r"\S", lines[i][at + len(column):])
+    nxt = re.search(r"\S", lines[i][at + len(column) :])
     end = at + len(column) + nxt.start() if nxt else None
     body = []
-    for ln in lines[i + 1:]:
+    for ln in lines[i + 1 :]:
         if not ln.strip() or re.match(r"\s*(cut to fit|hidden at|… \d+ more|\d+ rows?$)", ln):
             break
         body.append(ln[at:end].strip())
@@ -92,13 +100,19 @@ def _json(*args: str) -> list[dict]:
 
 def test_query_tables(run, sample_wh):
     many = "SELECT * FROM recompiles ORDER BY run_id, line_no"  # more rows than one block each
-    for args in (["query", "run_overview"], ["query", "graph_break_hotspots"], ["query", many],
-                 ["query", "recompile_list", "--run", "recompiles"]):
+    for args in (
+        ["query", "run_overview"],
+        ["query", "graph_break_hotspots"],
+        ["query", many],
+        ["query", "recompile_list", "--run", "recompiles"],
+    ):
         columns = list(_json(*args, "-w", sample_wh)[0])
         out = run(*args, "-w", sample_wh)
         assert_nothing_silently_dropped(out, columns)
     out = run("query", many, "-w", sample_wh)
-    assert "hidden at" in out and "--wide" in out  # too many rows for blocks: columns hidden, and named
+    assert (
+        "hidden at" in out and "--wide" in out
+    )  # too many rows for blocks: columns hidden, and named
 
 
 def test_ranks_table(run, sample_wh):
@@ -108,7 +122,9 @@ def test_ranks_table(run, sample_wh):
     if "one block per row" in out:
         assert re.search(r"\ndiffers_in +compile ids, recompiles, cache outcomes", out)
     else:
-        assert squeezed("compile ids, recompiles, cache outcomes") in squeezed(column_text(out, "rank ", "differs_in"))
+        assert squeezed("compile ids, recompiles, cache outcomes") in squeezed(
+            column_text(out, "rank ", "differs_in")
+        )
 
 
 def _summary_columns(sample_wh: str, run_name: str) -> dict[str, list[str]]:
@@ -118,7 +134,9 @@ def _summary_columns(sample_wh: str, run_name: str) -> dict[str, list[str]]:
         rows = data.get(s.key) or []
         if rows:
             cols = [c for c in s.columns if c in rows[0] and c != "run"]
-            out[s.key] = [c for c in cols if c != "rank" or any(r["rank"] is not None for r in rows)]
+            out[s.key] = [
+                c for c in cols if c != "rank" or any(r["rank"] is not None for r in rows)
+            ]
     return out
 
 
@@ -132,7 +150,9 @@ def test_summary(run, sample_wh, run_name):
 
 def test_guard_reasons_keep_expected_and_actual(run, sample_wh):
     out = run("summary", "recompiles", "-w", sample_wh)
-    reasons = squeezed(column_text(out, "compile_id", "reason"))  # wrapped over lines, every character kept
+    reasons = squeezed(
+        column_text(out, "compile_id", "reason")
+    )  # wrapped over lines, every character kept
     for r in _json("query", "recompile_list", "--run", "recompiles", "-w", sample_wh):
         assert squeezed(r["reason"]) in reasons
 
@@ -156,7 +176,9 @@ def test_wide_shows_every_column_and_every_cell_in_full(sample_wh, monkeypatch):
     out = cli("query", "run_overview", "-w", sample_wh, "--wide")
     assert out.splitlines()[0].split() == list(_json("query", "run_overview", "-w", sample_wh)[0])
     out = cli("summary", "recompiles", "-w", sample_wh, "--wide")
-    assert "max_s" in out and "location" in out and "…" not in out  # every column of the sections' queries
+    assert (
+        "max_s" in out and "location" in out and "…" not in out
+    )  # every column of the sections' queries
     for r in _json("query", "recompile_list", "--run", "recompiles", "-w", sample_wh):
         assert " ".join(r["reason"].split()) in out and r["location"] in out
     out = cli("diff", "recompiles", "graph_breaks", "-w", sample_wh, "--wide")
@@ -169,9 +191,19 @@ def test_wide_shows_every_column_and_every_cell_in_full(sample_wh, monkeypatch):
 def test_elide_keeps_both_ends():
     reason = "tensor 'x' size mismatch at index 0. expected 8, actual 16"
     cut = elide(reason, 30)
-    assert len(cut) == 30 and cut.startswith("tensor 'x' si") and cut.endswith("8, actual 16") and "…" in cut
+    assert (
+        len(cut) == 30
+        and cut.startswith("tensor 'x' si")
+        and cut.endswith("8, actual 16")
+        and "…" in cut
+    )
     path = "/very/long/path/to/some/file.py:123"
     assert elide(path, 16) == "…" + path[-15:]  # a path keeps its end: the file and line
     assert elide(reason, len(reason)) == reason
     lay = fit([{"n": 123456789, "s": "x" * 100}], ["n", "s"], 40, fixed=["n"])
-    assert lay.rows[0][0] == "123456789" and lay.width <= 40 and lay.shortened == ["s"] and not lay.hidden
+    assert (
+        lay.rows[0][0] == "123456789"
+        and lay.width <= 40
+        and lay.shortened == ["s"]
+        and not lay.hidden
+    )

@@ -43,7 +43,14 @@ def named_sql(name: str) -> str:
 
 def canonical(rs: list[dict]) -> list[tuple]:
     """Rows in an order of their own, lists sorted (aggregated lists have no order of their own)."""
+
     def norm(v: Any) -> Any:
-        return tuple(sorted((norm(x) for x in v), key=repr)) if isinstance(v, list) else \
-            tuple(sorted((k, norm(x)) for k, x in v.items())) if isinstance(v, dict) else v
+        return (
+            tuple(sorted((norm(x) for x in v), key=repr))
+            if isinstance(v, list)
+            else tuple(sorted((k, norm(x)) for k, x in v.items()))
+            if isinstance(v, dict)
+            else v
+        )
+
     return sorted((tuple((k, norm(v)) for k, v in r.items()) for r in rs), key=repr)

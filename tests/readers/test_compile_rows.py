@@ -15,8 +15,11 @@ from pt2logs.readers.compile_rows import break_site, graph_break_row
 
 PACKAGE = ROOT / "src" / "pt2logs"
 #: what builds a row of a kind: (a keyword of a call or a key of a dict literal, the one module allowed)
-BUILDERS = {"occurrences": "readers/compile_rows.py", "kernel_name": "readers/compile_rows.py",
-            "severity": "readers/kit.py"}
+BUILDERS = {
+    "occurrences": "readers/compile_rows.py",
+    "kernel_name": "readers/compile_rows.py",
+    "severity": "readers/kit.py",
+}
 #: where rows are made (the query side's dicts, e.g. serve's per-run tallies, are results, not rows)
 WRITERS = ("readers/", "ingestion/")
 #: rows of other shapes that share a column name: Spyre's kernels, launches and FFDC reports
@@ -30,7 +33,9 @@ def row_builders(path: Path) -> set[str]:
         if isinstance(node, ast.Call):
             found |= {k.arg for k in node.keywords if k.arg in BUILDERS}
         elif isinstance(node, ast.Dict):
-            found |= {k.value for k in node.keys if isinstance(k, ast.Constant) and k.value in BUILDERS}
+            found |= {
+                k.value for k in node.keys if isinstance(k, ast.Constant) and k.value in BUILDERS
+            }
     return found
 
 
@@ -46,10 +51,17 @@ def test_each_row_kind_has_one_builder():
 
 
 def test_a_graph_break_row_and_its_site():
-    text = ("Graph break in user code at /w/train.py:12\nGraph Break Reason: Unsupported Tensor.item() call\n"
-            "User code traceback:\n  File \"/w/train.py\", line 12, in step\n    y = x.item()\n")
+    text = (
+        "Graph break in user code at /w/train.py:12\nGraph Break Reason: Unsupported Tensor.item() call\n"
+        'User code traceback:\n  File "/w/train.py", line 12, in step\n    y = x.item()\n'
+    )
     gb = parse_graph_break(text)
     row = graph_break_row({"source": "torch_logs", "line_no": 3}, gb, "log_line")
-    assert (row["source"], row["line_no"], row["origin"], row["occurrences"]) == ("torch_logs", 3, "log_line", 1)
+    assert (row["source"], row["line_no"], row["origin"], row["occurrences"]) == (
+        "torch_logs",
+        3,
+        "log_line",
+        1,
+    )
     assert (row["user_filename"], row["user_lineno"]) == ("/w/train.py", 12)
     assert break_site(gb) == (gb.get("gb_id") or gb.get("gb_type"), "/w/train.py", 12)

@@ -29,6 +29,7 @@ def _fixture(*parts: str) -> Callable[[Path], tuple[str, bytes, dict[str, bytes]
     def make(tmp: Path) -> tuple[str, bytes, dict[str, bytes]]:
         p = fixture_path(*parts)
         return p.name, p.read_bytes(), {}
+
     return make
 
 
@@ -43,16 +44,38 @@ def _tlparse_raw(tmp: Path) -> tuple[str, bytes, dict[str, bytes]]:
     if not Path(exe).exists():
         pytest.skip("tlparse CLI not installed")
     out = tmp / "tl_out"
-    subprocess.run([exe, str(fixture_path("tlparse", "simple.log")), "-o", str(out), "--overwrite", "--no-browser"],
-                   check=True, capture_output=True, timeout=300)
-    siblings = {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != "raw.jsonl"}
+    subprocess.run(
+        [
+            exe,
+            str(fixture_path("tlparse", "simple.log")),
+            "-o",
+            str(out),
+            "--overwrite",
+            "--no-browser",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    siblings = {
+        str(p.relative_to(out)): p.read_bytes()
+        for p in out.rglob("*")
+        if p.is_file() and p.name != "raw.jsonl"
+    }
     return "raw.jsonl", (out / "raw.jsonl").read_bytes(), siblings
 
 
 def _job_stderr(tmp: Path) -> tuple[str, bytes, dict[str, bytes]]:
     """The stderr of a real Python program that dies of an exception (no torch log line in it)."""
-    p = subprocess.run([sys.executable, "-c", "import json\nprint('starting', flush=True)\njson.loads('{not json')"],
-                       capture_output=True, timeout=60)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import json\nprint('starting', flush=True)\njson.loads('{not json')",
+        ],
+        capture_output=True,
+        timeout=60,
+    )
     return "stderr.txt", p.stderr, {}
 
 
@@ -60,10 +83,16 @@ def _run_record(tmp: Path) -> tuple[str, bytes, dict[str, bytes]]:
     """pt2logs_run.json of a real `pt2logs run` of a command that fails before torch is imported."""
     from pt2logs.recording.capture import run_command
 
-    res = run_command([sys.executable, "-c", "import sys; print('no torch here', file=sys.stderr); sys.exit(2)"],
-                      str(tmp / "wh"), echo=io.BytesIO())
-    return "pt2logs_run.json", (res.folder / "pt2logs_run.json").read_bytes(), {
-        "torch_logs.txt": (res.folder / "torch_logs.txt").read_bytes()}
+    res = run_command(
+        [sys.executable, "-c", "import sys; print('no torch here', file=sys.stderr); sys.exit(2)"],
+        str(tmp / "wh"),
+        echo=io.BytesIO(),
+    )
+    return (
+        "pt2logs_run.json",
+        (res.folder / "pt2logs_run.json").read_bytes(),
+        {"torch_logs.txt": (res.folder / "torch_logs.txt").read_bytes()},
+    )
 
 
 def _ffdc_report(tmp: Path) -> tuple[str, bytes, dict[str, bytes]]:
@@ -102,13 +131,18 @@ DOCUMENTS = set(named(DOCUMENT))
 needs_fixtures = pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures not present")
 
 
-def read_all(fmt: Format, name: str, data: bytes, siblings: dict[str, bytes], chunk: int | None = None) -> tuple[dict[str, list], Any]:
+def read_all(
+    fmt: Format, name: str, data: bytes, siblings: dict[str, bytes], chunk: int | None = None
+) -> tuple[dict[str, list], Any]:
     def open_sibling(rel: str):
         if rel not in siblings:
             raise FileNotFoundError(rel)
         return [siblings[rel]]
-    ctx = FileContext(file=name, path=f"/in/{name}", mtime=1.7e9, open_sibling=open_sibling, batch_rows=64)
-    chunks = [data] if not chunk else [data[i: i + chunk] for i in range(0, len(data), chunk)]
+
+    ctx = FileContext(
+        file=name, path=f"/in/{name}", mtime=1.7e9, open_sibling=open_sibling, batch_rows=64
+    )
+    chunks = [data] if not chunk else [data[i : i + chunk] for i in range(0, len(data), chunk)]
     out: dict[str, list] = {}
     for table, batch in fmt.read(iter(chunks), ctx):
         out.setdefault(table, []).extend(batch.to_pylist())
@@ -130,8 +164,11 @@ def test_sniffs_its_own_example_and_refuses_the_others(name: str, tmp_path: Path
         if other == name:
             continue
         oname, odata, _ = make(tmp_path / other)
-        assert not FORMATS[name].sniff(odata[: 64 << 10], oname) or ORDER.index(FORMATS[other]) < ORDER.index(FORMATS[name]), (
-            f"{name} claims the example of {other}, which comes later in the registry")
+        assert not FORMATS[name].sniff(odata[: 64 << 10], oname) or ORDER.index(
+            FORMATS[other]
+        ) < ORDER.index(FORMATS[name]), (
+            f"{name} claims the example of {other}, which comes later in the registry"
+        )
 
 
 @needs_fixtures

@@ -30,8 +30,12 @@ H = "abcdefghijklmnop0123"  # a 20-character hash
 def columns(got: tuple) -> tuple:
     """The C function's answer as Python values: (names, hashes, values, backward)."""
     n, *bufs, backward = got
-    cols = [pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(bufs[2 * i]), pa.py_buffer(bufs[2 * i + 1])]).to_pylist()
-            for i in range(3)]
+    cols = [
+        pa.Array.from_buffers(
+            pa.string(), n, [None, pa.py_buffer(bufs[2 * i]), pa.py_buffer(bufs[2 * i + 1])]
+        ).to_pylist()
+        for i in range(3)
+    ]
     assert all(len(c) == n for c in cols)
     return (*cols, backward)
 
@@ -84,18 +88,40 @@ def test_hash_lengths_and_letters():
         item = f"[{'a1' * 40}"[: n + 1] + "] name: v"
         assert (split([item])[0] == 1) is ok, n
         same([item])
-    for bad in (f"[{H.upper()}] n: v", f"[{H[:-1]}_] n: v", f"[{H}]n: v", f"{H}] n: v", f" [{H}] n: v"):
+    for bad in (
+        f"[{H.upper()}] n: v",
+        f"[{H[:-1]}_] n: v",
+        f"[{H}]n: v",
+        f"{H}] n: v",
+        f" [{H}] n: v",
+    ):
         assert split([bad])[0] == 0, bad
         same([bad])
     assert columns(split([f"[{'7' * 16}] n: v"])) == (["n"], ["7" * 16], ["v"], None)  # digits only
 
 
 def test_name_and_value_split():
-    assert columns(split([f"[{H}] gm: a: b"])) == (["gm"], [H], ["a: b"], None)  # the name ends at the first colon
-    assert columns(split([f"[{H}]  x  :  v "])) == (["x"], [H], [" v "], None)  # name stripped, one space dropped
+    assert columns(split([f"[{H}] gm: a: b"])) == (
+        ["gm"],
+        [H],
+        ["a: b"],
+        None,
+    )  # the name ends at the first colon
+    assert columns(split([f"[{H}]  x  :  v "])) == (
+        ["x"],
+        [H],
+        [" v "],
+        None,
+    )  # name stripped, one space dropped
     assert columns(split([f"[{H}] x:v\n\nw"])) == (["x"], [H], ["v\n\nw"], None)
     assert columns(split([f"[{H}] \t:"])) == ([""], [H], [""], None)  # a blank name strips to ""
-    for bad in (f"[{H}] no colon", f"[{H}] :v", f"[{H}] a\nb: v", "[" + "a" * 20 + ":", "[" + "a" * 20 + ": x"):
+    for bad in (
+        f"[{H}] no colon",
+        f"[{H}] :v",
+        f"[{H}] a\nb: v",
+        "[" + "a" * 20 + ":",
+        "[" + "a" * 20 + ": x",
+    ):
         assert split([bad])[0] == 0, bad
         same([bad])
 
@@ -110,7 +136,7 @@ def test_unicode_edges_of_names_go_to_python():
 def test_values_cut_at_1024_code_points():
     for n in (1023, 1024, 1025, 3000):
         for ch in ("a", "é", "€", "😀"):
-            value = (ch * n)
+            value = ch * n
             names, _, values, _ = columns(split([f"[{H}] v: {value}"]))
             assert values == [value if n <= 1024 else ch * 1024 + "…"], (n, ch)
             same([f"[{H}] v: {value}"])
@@ -121,11 +147,18 @@ def test_values_cut_at_1024_code_points():
 def test_skipped_items_continuations_and_surrogates():
     comp = f"[{H}] a: 1"
     assert columns(split([])) == ([], [], [], None)
-    assert columns(split([1, None, {"x": 1}, ["y"], 2.5, True, "", "preamble", comp])) == (["a"], [H], ["1"], None)
+    assert columns(split([1, None, {"x": 1}, ["y"], 2.5, True, "", "preamble", comp])) == (
+        ["a"],
+        [H],
+        ["1"],
+        None,
+    )
     assert split([comp, "a continuation line"]) is None  # torch 2.3-2.4: Python joins it
     assert split([comp, ""]) is None
     assert split([comp, 5, comp])[0] == 2
-    assert split(["\ud800", comp]) is None and split([comp, f"[{H}] b: \udc80"]) is None  # not UTF-8: Python
+    assert (
+        split(["\ud800", comp]) is None and split([comp, f"[{H}] b: \udc80"]) is None
+    )  # not UTF-8: Python
     for items in ([comp, "more"], ["pre", comp, "x", comp]):
         same(items)
     with pytest.raises(TypeError):
@@ -141,7 +174,10 @@ def test_is_backward_is_the_first_one():
 
 def test_python_only_when_native_is_off(monkeypatch):
     items = [f"[{H}] a: 1"]
-    assert records_native.split_components(items) is not None and records_native.split_components("x") is None
+    assert (
+        records_native.split_components(items) is not None
+        and records_native.split_components("x") is None
+    )
     monkeypatch.setenv("PT2LOGS_NATIVE", "0")
     assert records_native.split_components(items) is None
     monkeypatch.setenv("PT2LOGS_NATIVE", "1")
@@ -150,15 +186,39 @@ def test_python_only_when_native_is_off(monkeypatch):
 
 
 # -- generated lists ----------------------------------------------------------------------------------
-_HASH = st.builds(lambda n, s, up: (s * 70)[:n].upper() if up else (s * 70)[:n], st.sampled_from([15, 16, 17, 40, 64, 65]),
-                  st.text("0123456789abcxyz", min_size=1, max_size=8), st.booleans())
-_NAME = st.text(st.sampled_from(list("ab_[]()0.é") + [" ", "\t", "\n", "\x1c", "\xa0", "\u3000", "\x85", "\u2028"]), max_size=12)
-_VALUE = st.one_of(st.text(st.sampled_from(list("ab :\n") + ["é", "€", "😀"]), max_size=20),
-                   st.builds(lambda n, c, tail: c * n + tail, st.integers(1020, 1028), st.sampled_from(["a", "é", "€", "😀"]),
-                             st.sampled_from(["", "é", "x"])))
+_HASH = st.builds(
+    lambda n, s, up: (s * 70)[:n].upper() if up else (s * 70)[:n],
+    st.sampled_from([15, 16, 17, 40, 64, 65]),
+    st.text("0123456789abcxyz", min_size=1, max_size=8),
+    st.booleans(),
+)
+_NAME = st.text(
+    st.sampled_from(
+        list("ab_[]()0.é") + [" ", "\t", "\n", "\x1c", "\xa0", "\u3000", "\x85", "\u2028"]
+    ),
+    max_size=12,
+)
+_VALUE = st.one_of(
+    st.text(st.sampled_from(list("ab :\n") + ["é", "€", "😀"]), max_size=20),
+    st.builds(
+        lambda n, c, tail: c * n + tail,
+        st.integers(1020, 1028),
+        st.sampled_from(["a", "é", "€", "😀"]),
+        st.sampled_from(["", "é", "x"]),
+    ),
+)
 _ITEM = st.one_of(
-    st.builds(lambda h, name, sep, v: f"[{h}] {name}{sep}{v}", _HASH, _NAME, st.sampled_from([": ", ":", ":  ", "", " "]), _VALUE),
-    st.builds(lambda v: f"[{H}] fx_kwargs[is_backward]: {v}", st.sampled_from(["True", " True", "False", "x"])),
+    st.builds(
+        lambda h, name, sep, v: f"[{h}] {name}{sep}{v}",
+        _HASH,
+        _NAME,
+        st.sampled_from([": ", ":", ":  ", "", " "]),
+        _VALUE,
+    ),
+    st.builds(
+        lambda v: f"[{H}] fx_kwargs[is_backward]: {v}",
+        st.sampled_from(["True", " True", "False", "x"]),
+    ),
     st.text(max_size=10),  # continuation / preamble lines
     st.one_of(st.integers(), st.none(), st.booleans(), st.just({"a": 1}), st.just(["x"])),
 )
@@ -173,10 +233,24 @@ def test_generated_lists_same_as_the_oracle(items):
 def _trace(lookups: list[list]) -> bytes:
     out = []
     for i, items in enumerate(lookups):
-        name = ("fx_graph_cache_miss", "fx_graph_cache_hit", "aotautograd_cache_miss", "fx_graph_cache_hash")[i % 4]
-        payload = json.dumps({"key": f"k{i}", "components": items, "cache_state": "miss"}, ensure_ascii=i % 2 == 0)
-        env = json.dumps({"artifact": {"name": name, "encoding": "json"}, "frame_id": i, "frame_compile_id": 0, "attempt": 0,
-                          "has_payload": md5(payload)})
+        name = (
+            "fx_graph_cache_miss",
+            "fx_graph_cache_hit",
+            "aotautograd_cache_miss",
+            "fx_graph_cache_hash",
+        )[i % 4]
+        payload = json.dumps(
+            {"key": f"k{i}", "components": items, "cache_state": "miss"}, ensure_ascii=i % 2 == 0
+        )
+        env = json.dumps(
+            {
+                "artifact": {"name": name, "encoding": "json"},
+                "frame_id": i,
+                "frame_compile_id": 0,
+                "attempt": 0,
+                "has_payload": md5(payload),
+            }
+        )
         out.append(line(env, payload, i))
     return "".join(out).encode()
 
@@ -200,11 +274,23 @@ def test_generated_traces_same_tables(lookups):
 
 def test_a_trace_mixing_native_and_python_lookups_keeps_line_order():
     comp = [f"[{H}] gm: g", f"[{H}] fx_kwargs[is_backward]: True", f"[{H}] inductor_config[x]: 1"]
-    lookups = [comp, comp + ["continued"], [], ["pre", *comp], comp[:1] + [f"[{H}] \u3000x: 1"], comp] * 3
+    lookups = [
+        comp,
+        comp + ["continued"],
+        [],
+        ["pre", *comp],
+        comp[:1] + [f"[{H}] \u3000x: 1"],
+        comp,
+    ] * 3
     t = _check_trace(_trace(lookups))
     rows = t["cache_key_components"]
     assert [r["line_no"] for r in rows] == sorted(r["line_no"] for r in rows)
-    assert {(r["component"], r["kind"]) for r in rows} == {("gm", "graph"), ("fx_kwargs[is_backward]", "config"), ("inductor_config[x]", "config"), ("x", "other")}
+    assert {(r["component"], r["kind"]) for r in rows} == {
+        ("gm", "graph"),
+        ("fx_kwargs[is_backward]", "config"),
+        ("inductor_config[x]", "config"),
+        ("x", "other"),
+    }
     assert [r["n_components"] for r in t["cache_events"]] == [3, 3, 0, 3, 2, 3] * 3
     assert [r["is_backward"] for r in t["cache_events"]] == [True, True, None, True, None, True] * 3
 
@@ -238,7 +324,25 @@ def test_real_component_lists_are_taken_natively():
     assert taken > 100 and fallback <= taken // 20, (taken, fallback)
 
 
-_POOL = [":", "]", "] ", "[", " ", "\t", "\n", "\x1c", "\xa0", "\u3000", "é", "€", "😀", "A", "0", "\ud800", ""]
+_POOL = [
+    ":",
+    "]",
+    "] ",
+    "[",
+    " ",
+    "\t",
+    "\n",
+    "\x1c",
+    "\xa0",
+    "\u3000",
+    "é",
+    "€",
+    "😀",
+    "A",
+    "0",
+    "\ud800",
+    "",
+]
 
 
 def _mutate(items: list, rng: random.Random) -> list:
@@ -249,9 +353,13 @@ def _mutate(items: list, rng: random.Random) -> list:
         op = rng.randrange(5)
         if op == 0 and isinstance(it, str) and it:  # a character replaced, inserted or removed
             k = rng.randrange(len(it) + 1)
-            out[i] = it[:k] + rng.choice(_POOL) + it[k + rng.randrange(2):]
+            out[i] = it[:k] + rng.choice(_POOL) + it[k + rng.randrange(2) :]
         elif op == 1 and isinstance(it, str):  # cut, or lengthened around 1,024 code points
-            out[i] = it[: rng.randrange(len(it) + 1)] if rng.random() < 0.5 else it + rng.choice(_POOL[-8:]) * rng.randint(1000, 1030)
+            out[i] = (
+                it[: rng.randrange(len(it) + 1)]
+                if rng.random() < 0.5
+                else it + rng.choice(_POOL[-8:]) * rng.randint(1000, 1030)
+            )
         elif op == 2:  # a continuation line or a non-text item
             out.insert(i, rng.choice(["more", "", 7, None, {"a": 1}]))
         elif op == 3:
@@ -266,8 +374,12 @@ def _mutate(items: list, rng: random.Random) -> list:
 def test_mutated_real_lists_same_as_the_oracle():
     """Seeded, time-bounded (PT2LOGS_NATIVE_FUZZ_SECONDS): real lists with characters, lengths and items
     changed where the rules' edges are."""
-    lists = [json.loads(ln[1:])["components"] for p in trace_files() for ln in p.read_text(errors="replace").splitlines()
-             if ln.startswith("\t{") and '"components": [' in ln]
+    lists = [
+        json.loads(ln[1:])["components"]
+        for p in trace_files()
+        for ln in p.read_text(errors="replace").splitlines()
+        if ln.startswith("\t{") and '"components": [' in ln
+    ]
     lists = [x[:40] for x in lists if isinstance(x, list) and x]
     rng = random.Random(int(os.environ.get("PT2LOGS_FUZZ_SEED", 11)))
     deadline = time.monotonic() + float(os.environ.get("PT2LOGS_NATIVE_FUZZ_SECONDS", 8)) / 2

@@ -30,7 +30,9 @@ def tables(data: bytes, native: bool, chunk: int = 1 << 16, rank: int | None = N
     try:
         ctx = FileContext(file="t.log", path="/x/t.log", batch_rows=7, rank=rank)
         out: dict[str, list] = {}
-        for name, batch in read_trace([data[i : i + chunk] for i in range(0, len(data), chunk)], ctx):
+        for name, batch in read_trace(
+            [data[i : i + chunk] for i in range(0, len(data), chunk)], ctx
+        ):
             out.setdefault(name, []).append(batch)
     finally:
         if old is None:
@@ -55,19 +57,47 @@ PAYLOAD = '{"name": "dynamo", "ts": 1733498295925105.2, "ph": "B", "args": {"com
 
 # envelopes on both sides of the subset: (envelope, payload)
 EDGES = [
-    ('{"chromium_event": {}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0, "has_payload": "' + md5(PAYLOAD) + '"}', PAYLOAD),
-    ('{"artifact": {"name": "fx_graph_cache_miss", "encoding": "json"}, "frame_id": 3, "frame_compile_id": 1, "rank": 2, "has_payload": "' + md5("{}") + '"}', "{}"),
-    ('{"artifact": {"name": "x\\"y", "encoding": "string"}, "has_payload": "' + md5("a") + '"}', "a"),  # escaped name
-    ('{"artifact": {"name": 5}, "has_payload": "' + md5("a") + '"}', "a"),  # a name that is not a string
+    (
+        '{"chromium_event": {}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0, "has_payload": "'
+        + md5(PAYLOAD)
+        + '"}',
+        PAYLOAD,
+    ),
+    (
+        '{"artifact": {"name": "fx_graph_cache_miss", "encoding": "json"}, "frame_id": 3, "frame_compile_id": 1, "rank": 2, "has_payload": "'
+        + md5("{}")
+        + '"}',
+        "{}",
+    ),
+    (
+        '{"artifact": {"name": "x\\"y", "encoding": "string"}, "has_payload": "' + md5("a") + '"}',
+        "a",
+    ),  # escaped name
+    (
+        '{"artifact": {"name": 5}, "has_payload": "' + md5("a") + '"}',
+        "a",
+    ),  # a name that is not a string
     ('{"artifact": {"name": null}}', None),
     ('{"artifact": "not an object"}', None),
-    ('{"dump_file": {"name": "f.py"}, "compiled_autograd_id": 1, "frame_id": 2, "frame_compile_id": 0}', None),
-    ('{"compilation_metrics": {"co_name": "f", "start_time_us": 1733498295925105, "x": 1.5e-07, "y": [1, {"z": null}], "w": true}, "frame_id": 0, "frame_compile_id": 0, "attempt": 1}', None),
+    (
+        '{"dump_file": {"name": "f.py"}, "compiled_autograd_id": 1, "frame_id": 2, "frame_compile_id": 0}',
+        None,
+    ),
+    (
+        '{"compilation_metrics": {"co_name": "f", "start_time_us": 1733498295925105, "x": 1.5e-07, "y": [1, {"z": null}], "w": true}, "frame_id": 0, "frame_compile_id": 0, "attempt": 1}',
+        None,
+    ),
     ('{"str": ["torch/x.py", 3]}', None),
-    ('{"dynamo_start": {"stack": []}, "frame_id": 1, "frame_compile_id": null, "attempt": 0}', None),  # a null id
+    (
+        '{"dynamo_start": {"stack": []}, "frame_id": 1, "frame_compile_id": null, "attempt": 0}',
+        None,
+    ),  # a null id
     ('{"dynamo_start": {}, "compiled_autograd_id": 7}', None),  # compiled autograd alone
     ('{"dynamo_start": {}, "frame_id": -1, "frame_compile_id": 0}', None),  # negative
-    ('{"dynamo_start": {}, "frame_id": 12345678901, "frame_compile_id": 0}', None),  # too big for i32
+    (
+        '{"dynamo_start": {}, "frame_id": 12345678901, "frame_compile_id": 0}',
+        None,
+    ),  # too big for i32
     ('{"dynamo_start": {}, "frame_id": 1.0, "frame_compile_id": 0}', None),  # a float
     ('{"dynamo_start": {}, "frame_id": true}', None),
     ('{"dynamo_start": {}, "rank": 1048576}', None),  # rank out of range
@@ -75,8 +105,8 @@ EDGES = [
     ('{"dynamo_start": {}, "dynamo_start": {"a": 1}}', None),  # the kind twice
     ('{"dynamo_start": {}, "extra_kind": {}}', None),  # a second kind
     ('{"frame_id": 0}', None),  # no kind
-    ('{}', None),
-    ('[1, 2]', None),
+    ("{}", None),
+    ("[1, 2]", None),
     ('{"dynamo_start": {}} trailing', None),
     ('{"dynamo_start": {"a": 1e400}}', None),  # orjson: infinity is an error
     ('{"dynamo_start": {"a": 1e99, "b": -0, "c": 0.5E-5}}', None),
@@ -86,12 +116,23 @@ EDGES = [
     ('{"dynamo_start": {"a": 01}}', None),
     ('  {"dynamo_start" :{ } , "attempt":0 }  ', None),  # whitespace everywhere
     ('{"chromium_event": {}, "has_payload": "0123"}', PAYLOAD),  # md5 mismatch
-    ('{"chromium_event": {}, "has_payload": "' + md5(PAYLOAD) + '"}', None),  # has_payload, no payload lines
+    (
+        '{"chromium_event": {}, "has_payload": "' + md5(PAYLOAD) + '"}',
+        None,
+    ),  # has_payload, no payload lines
     ('{"chromium_event": {}}', PAYLOAD),  # payload without has_payload
     ('{"chromium_event": {}, "has_payload": null}', None),
     ('{"chromium_event": {}, "has_payload": 5}', PAYLOAD),
-    ('{"some_new_kind": {"deep": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}}', None),
-    ('{"inductor_output_code": {"filename": "/tmp/x.py"}, "frame_id": 0, "frame_compile_id": 0, "has_payload": "' + md5("é") + '"}', "é"),
+    (
+        '{"some_new_kind": {"deep": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}}',
+        None,
+    ),
+    (
+        '{"inductor_output_code": {"filename": "/tmp/x.py"}, "frame_id": 0, "frame_compile_id": 0, "has_payload": "'
+        + md5("é")
+        + '"}',
+        "é",
+    ),
 ]
 
 
@@ -115,7 +156,9 @@ def test_the_native_pass_takes_plain_records_and_leaves_odd_ones():
     ext = records_native._ext
     for k, (env, payload) in enumerate(EDGES):
         recs = _recs(line(env, payload).encode())
-        stop, n, cols, handled, *_ = ext.event_columns(recs, 0, HANDLERS, ARTIFACT_HANDLERS, None, None, 0, 0, 10**6, 1 << 40)
+        stop, n, cols, handled, *_ = ext.event_columns(
+            recs, 0, HANDLERS, ARTIFACT_HANDLERS, None, None, 0, 0, 10**6, 1 << 40
+        )
         assert (stop, n) == ((1, 1) if k in EASY else (0, 0)), env
         if k in EASY:
             assert len(cols) == 21
@@ -127,24 +170,83 @@ def test_the_native_pass_takes_plain_records_and_leaves_odd_ones():
 
 
 _text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)
-_json = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=False, allow_infinity=False),
-                               _text),
-                     lambda kids: st.lists(kids, max_size=3) | st.dictionaries(_text, kids, max_size=3), max_leaves=8)
+_json = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**70), 2**70),
+        st.floats(allow_nan=False, allow_infinity=False),
+        _text,
+    ),
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(_text, kids, max_size=3),
+    max_leaves=8,
+)
 
-_ints = st.one_of(st.integers(-3, 3), st.integers(0, 2**40), st.none(), st.booleans(), st.floats(allow_nan=False), _text)
+_ints = st.one_of(
+    st.integers(-3, 3),
+    st.integers(0, 2**40),
+    st.none(),
+    st.booleans(),
+    st.floats(allow_nan=False),
+    _text,
+)
 
 
 @st.composite
 def envelopes(draw) -> tuple[str, str | None]:
-    kind = draw(st.sampled_from(["chromium_event", "artifact", "dynamo_start", "str", "compilation_metrics", "novel", "rank"]))
-    meta = draw(st.one_of(_json, st.fixed_dictionaries({"name": st.one_of(st.sampled_from(["fx_graph_cache_miss", "recompile_reasons", "x"]), _json)})))
+    kind = draw(
+        st.sampled_from(
+            [
+                "chromium_event",
+                "artifact",
+                "dynamo_start",
+                "str",
+                "compilation_metrics",
+                "novel",
+                "rank",
+            ]
+        )
+    )
+    meta = draw(
+        st.one_of(
+            _json,
+            st.fixed_dictionaries(
+                {
+                    "name": st.one_of(
+                        st.sampled_from(["fx_graph_cache_miss", "recompile_reasons", "x"]), _json
+                    )
+                }
+            ),
+        )
+    )
     env: dict = {kind: meta}
-    for k in draw(st.lists(st.sampled_from(["frame_id", "frame_compile_id", "attempt", "compiled_autograd_id", "rank"]), max_size=5, unique=True)):
+    for k in draw(
+        st.lists(
+            st.sampled_from(
+                ["frame_id", "frame_compile_id", "attempt", "compiled_autograd_id", "rank"]
+            ),
+            max_size=5,
+            unique=True,
+        )
+    ):
         env[k] = draw(_ints)
-    payload = draw(st.one_of(st.none(), st.text(st.characters(blacklist_categories=("Cs",)), max_size=40).map(lambda s: s.replace("\r", ""))))
+    payload = draw(
+        st.one_of(
+            st.none(),
+            st.text(st.characters(blacklist_categories=("Cs",)), max_size=40).map(
+                lambda s: s.replace("\r", "")
+            ),
+        )
+    )
     if payload is not None and draw(st.booleans()):
-        env["has_payload"] = md5(payload) if draw(st.booleans()) else draw(st.one_of(_text, st.none()))
-    text = json.dumps(env, ensure_ascii=draw(st.booleans()), separators=draw(st.sampled_from([(", ", ": "), (",", ":")])))
+        env["has_payload"] = (
+            md5(payload) if draw(st.booleans()) else draw(st.one_of(_text, st.none()))
+        )
+    text = json.dumps(
+        env,
+        ensure_ascii=draw(st.booleans()),
+        separators=draw(st.sampled_from([(", ", ": "), (",", ":")])),
+    )
     return text, payload
 
 

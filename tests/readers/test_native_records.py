@@ -36,9 +36,16 @@ _ext = records_native._ext
 
 
 def trace_files() -> list[Path]:
-    found = [p for base in (FIXTURES / "tlparse", FIXTURES / "gpu", ROOT / "sample_traces") if base.is_dir()
-             for p in sorted(base.rglob("*")) if p.is_file() and p.suffix in (".log", ".txt")]
-    return [p for p in found if b"] {" in p.read_bytes()[:4096]]  # TORCH_TRACE files (tlparse's test logs included)
+    found = [
+        p
+        for base in (FIXTURES / "tlparse", FIXTURES / "gpu", ROOT / "sample_traces")
+        if base.is_dir()
+        for p in sorted(base.rglob("*"))
+        if p.is_file() and p.suffix in (".log", ".txt")
+    ]
+    return [
+        p for p in found if b"] {" in p.read_bytes()[:4096]
+    ]  # TORCH_TRACE files (tlparse's test logs included)
 
 
 def both(data: bytes, chunk: int) -> tuple:
@@ -59,7 +66,9 @@ def assert_same(data: bytes, chunk: int) -> tuple:
 
 
 def test_the_extension_is_built_and_used():
-    assert _ext is not None, "pt2logs._native._records is not built: pip install -e . (or python hatch_build.py)"
+    assert _ext is not None, (
+        "pt2logs._native._records is not built: pip install -e . (or python hatch_build.py)"
+    )
     assert native_status() == (True, "")
 
 
@@ -88,7 +97,9 @@ def test_an_extension_built_from_older_sources_is_not_used():
     import sys
 
     trace = next((FIXTURES / "tlparse").glob("chromium_events.log"))
-    out = subprocess.run([sys.executable, "-c", _STALE, str(trace)], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", _STALE, str(trace)], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     why, rows = out.stdout.strip().splitlines()
     assert "interface 1, these readers need" in why and "hatch_build.py" in why
@@ -121,8 +132,14 @@ def test_batch_md5_is_md5(scalar):
     import subprocess
     import sys
 
-    env = {**os.environ, "PT2LOGS_MD5_SCALAR": scalar} if scalar else {k: v for k, v in os.environ.items() if k != "PT2LOGS_MD5_SCALAR"}
-    out = subprocess.run([sys.executable, "-c", _MANY, "7"], env=env, capture_output=True, text=True, timeout=120)
+    env = (
+        {**os.environ, "PT2LOGS_MD5_SCALAR": scalar}
+        if scalar
+        else {k: v for k, v in os.environ.items() if k != "PT2LOGS_MD5_SCALAR"}
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", _MANY, "7"], env=env, capture_output=True, text=True, timeout=120
+    )
     assert out.stdout.strip() == "same", out.stderr
 
 
@@ -133,7 +150,9 @@ def test_every_trace_fixture_same_records_at_every_chunk_size():
         data = p.read_bytes()
         for chunk in (1 << 20, 4093):
             assert_same(data, chunk)
-        head = data[:20_000]  # byte-sized chunks: the oracle is slow at that, so on a head of each file
+        head = data[
+            :20_000
+        ]  # byte-sized chunks: the oracle is slow at that, so on a head of each file
         for chunk in (1, 2, 3):
             assert_same(head, chunk)
         for r in iter_records_native([data], lambda *e: None):
@@ -145,7 +164,9 @@ def read_tables(data: bytes, native: bool, monkeypatch) -> tuple:
     assert native_status()[0] is native
     ctx = FileContext(file="t.log", path="/x/t.log", batch_rows=500)
     out: dict[str, list] = {}
-    for name, batch in read_trace([data[i : i + (1 << 16)] for i in range(0, len(data), 1 << 16)], ctx):
+    for name, batch in read_trace(
+        [data[i : i + (1 << 16)] for i in range(0, len(data), 1 << 16)], ctx
+    ):
         out.setdefault(name, []).append(batch)
     return {k: pa.Table.from_batches(v).to_pylist() for k, v in out.items()}, vars(ctx.stats)
 
@@ -157,8 +178,10 @@ def test_every_trace_fixture_same_tables(monkeypatch):
 
 
 def _valid(n: int) -> bytes:
-    return "".join(chromium("s", "B", 1.7e15 + i) + record({"artifact": {"name": f"a{i}"}}, f"x\ty\n\tz{i}\n")
-                   for i in range(n)).encode()
+    return "".join(
+        chromium("s", "B", 1.7e15 + i) + record({"artifact": {"name": f"a{i}"}}, f"x\ty\n\tz{i}\n")
+        for i in range(n)
+    ).encode()
 
 
 DAMAGE = {
@@ -187,17 +210,43 @@ def test_damaged_logs_same_records_and_tables(monkeypatch):
 def test_over_long_lines_and_payloads_same(monkeypatch):
     monkeypatch.setattr(records, "MAX_LINE", 300)
     monkeypatch.setattr(records, "MAX_PAYLOAD", 100)
-    data = _valid(3) + record({"artifact": {"name": "big"}}, "p" * 250 + "\n" * 40 + "q" * 80).encode() + b"V" * 1000 + b"\n" + _valid(2)
+    data = (
+        _valid(3)
+        + record({"artifact": {"name": "big"}}, "p" * 250 + "\n" * 40 + "q" * 80).encode()
+        + b"V" * 1000
+        + b"\n"
+        + _valid(2)
+    )
     for chunk in (1, 7, 64, 333, 1 << 20):
         _, errors = assert_same(data, chunk)
-        if chunk <= 64:  # the bounds apply per buffer of whole lines: small chunks make small buffers
+        if (
+            chunk <= 64
+        ):  # the bounds apply per buffer of whole lines: small chunks make small buffers
             assert {"line_too_long", "payload_too_large"} <= {e[0] for e in errors}
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from([b"V1206 15:18:15.925000 1 a.py:1] {}\n", b"\t", b"\n", b"\r\n", b"x", b"\x00", b"\xff",
-                                 b"I0101 00:00:00.000000  12 b:c:3] ", b'{"has_payload": "0"}', b"]", b":9] "]),
-                max_size=60), st.integers(1, 40))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                b"V1206 15:18:15.925000 1 a.py:1] {}\n",
+                b"\t",
+                b"\n",
+                b"\r\n",
+                b"x",
+                b"\x00",
+                b"\xff",
+                b"I0101 00:00:00.000000  12 b:c:3] ",
+                b'{"has_payload": "0"}',
+                b"]",
+                b":9] ",
+            ]
+        ),
+        max_size=60,
+    ),
+    st.integers(1, 40),
+)
 def test_generated_logs_same(pieces, chunk):
     assert_same(b"".join(pieces), chunk)
 
@@ -235,7 +284,9 @@ def test_ingest_says_once_when_the_python_splitter_is_used(tmp_path, monkeypatch
     log.write_bytes(_valid(3))
     monkeypatch.setenv("PT2LOGS_NATIVE", "0")
     res = ingest([str(log.parent)], str(tmp_path / "wh"))
-    assert [n for n in res.notes if "pure Python" in n] == ["PT2LOGS_NATIVE=0: TORCH_TRACE files are split in pure Python"]
+    assert [n for n in res.notes if "pure Python" in n] == [
+        "PT2LOGS_NATIVE=0: TORCH_TRACE files are split in pure Python"
+    ]
     monkeypatch.setenv("PT2LOGS_NATIVE", "1")
     res = ingest([str(log.parent)], str(tmp_path / "wh2"))
     assert res.events > 0 and not [n for n in res.notes if "pure Python" in n]
@@ -273,9 +324,13 @@ def test_without_the_extension_traces_are_read_in_python_and_ingest_says_why(tmp
         import sys
         sys.modules["pt2logs._native._records"] = None  # as if no compiler had built it
         import pt2logs
-        r = pt2logs.ingest([{str(log.parent)!r}], {str(tmp_path / 'wh')!r})
+        r = pt2logs.ingest([{str(log.parent)!r}], {str(tmp_path / "wh")!r})
         print(r.events, "|".join(r.notes))
     """)
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=120).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=120
+    ).stdout
     events, notes = out.strip().split(" ", 1)
-    assert int(events) == 4 and "the native splitter is not built" in notes and "pure Python" in notes
+    assert (
+        int(events) == 4 and "the native splitter is not built" in notes and "pure Python" in notes
+    )

@@ -83,10 +83,17 @@ def evidence(text: str, rank: int | None = None) -> list[dict]:
 def test_nccl_watchdog_timeouts_one_row_per_rank_however_often_repeated():
     rows = evidence(NCCL_HANG)
     timeouts = [r for r in rows if r["kind"] == "collective_timeout"]
-    assert [(r["rank"], r["line_no"], r["collective"], r["seq_num"], r["timeout_ms"], r["elapsed_ms"]) for r in timeouts] == [
-        (0, 2, "BROADCAST", 1, 600000, 600081), (1, 3, "BROADCAST", 1, 600000, 600088)]
-    assert all(r["means"] == "hung" and r["ts"] is not None and r["rank_from"] == "prefix" for r in timeouts)
-    status = [(r["rank"], r["seq_num"], r["rank_from"]) for r in rows if r["kind"] == "watchdog_status"]
+    assert [
+        (r["rank"], r["line_no"], r["collective"], r["seq_num"], r["timeout_ms"], r["elapsed_ms"])
+        for r in timeouts
+    ] == [(0, 2, "BROADCAST", 1, 600000, 600081), (1, 3, "BROADCAST", 1, 600000, 600088)]
+    assert all(
+        r["means"] == "hung" and r["ts"] is not None and r["rank_from"] == "prefix"
+        for r in timeouts
+    )
+    status = [
+        (r["rank"], r["seq_num"], r["rank_from"]) for r in rows if r["kind"] == "watchdog_status"
+    ]
     assert status == [(1, 1, "prefix"), (0, 1, "prefix")]
     assert [r["kind"] for r in rows if r["means"] == "crashed"] == ["abort"]  # terminate called ...
 
@@ -94,7 +101,9 @@ def test_nccl_watchdog_timeouts_one_row_per_rank_however_often_repeated():
 def test_older_nccl_lines_take_the_rank_from_the_message():
     rows = evidence(OLD_NCCL)
     assert [(r["kind"], r["rank"], r["rank_from"], r["seq_num"]) for r in rows] == [
-        ("collective_timeout", 0, "message", 1), ("watchdog_status", 5, "message", 18421)]
+        ("collective_timeout", 0, "message", 1),
+        ("watchdog_status", 5, "message", 18421),
+    ]
     assert rows[0]["collective"] == "ALLREDUCE" and rows[0]["ts"] is None
 
 
@@ -102,37 +111,76 @@ def test_torchrun_failure_interleaved_tracebacks_and_the_child_failed_table():
     rows = evidence(TORCHRUN)
     by = {(r["kind"], r["rank"]): r for r in rows}
     exc = by[("exception", 1)]
-    assert (exc["line_no"], exc["exc_type"], exc["location"], exc["n_lines"]) == (7, "RuntimeError", "/work/train.py:19 in <module>", 7)
+    assert (exc["line_no"], exc["exc_type"], exc["location"], exc["n_lines"]) == (
+        7,
+        "RuntimeError",
+        "/work/train.py:19 in <module>",
+        7,
+    )
     peer = by[("peer_closed", 0)]
-    assert peer["line_no"] == 8 and peer["secondary"] and peer["location"] == "/work/train.py:26 in <module>"
+    assert (
+        peer["line_no"] == 8
+        and peer["secondary"]
+        and peer["location"] == "/work/train.py:26 in <module>"
+    )
     # the pid in "Sending process 14744" is rank 0's: the table (further down) says so
     close = by[("closing_signal", 0)]
-    assert (close["pid"], close["signal"], close["rank_from"], close["secondary"]) == (14744, "SIGTERM", "pid", True)
+    assert (close["pid"], close["signal"], close["rank_from"], close["secondary"]) == (
+        14744,
+        "SIGTERM",
+        "pid",
+        True,
+    )
     assert by[("worker_exit", 1)]["exit_code"] == 1 and by[("worker_exit", 1)]["local_rank"] == 1
     assert by[("launcher_failed", None)]["means"] == "info"
-    table = sorted((r["rank"], r["exit_code"], r["signal"], r["root_cause"], r["secondary"], r["means"])
-                   for r in rows if r["kind"] == "child_failure")
-    assert table == [(0, -15, "SIGTERM", False, True, "killed"), (1, 1, None, True, False, "failed")]
-    assert not [r for r in rows if r["kind"] == "signal_received"]  # inside the table: read as its entry only
+    table = sorted(
+        (r["rank"], r["exit_code"], r["signal"], r["root_cause"], r["secondary"], r["means"])
+        for r in rows
+        if r["kind"] == "child_failure"
+    )
+    assert table == [
+        (0, -15, "SIGTERM", False, True, "killed"),
+        (1, 1, None, True, False, "failed"),
+    ]
+    assert not [
+        r for r in rows if r["kind"] == "signal_received"
+    ]  # inside the table: read as its entry only
 
 
 def test_a_logged_traceback_is_not_the_end_of_a_process():
-    logged = "\n".join(f"W1122 10:47:39.813000 10578 torch/_dynamo/convert_frame.py:2415] {x}" for x in (
-        "WON'T CONVERT f /x.py line 3", "Traceback (most recent call last):", '  File "/x.py", line 3, in f',
-        "torch._dynamo.exc.BackendCompilerFailed: backend='bad_backend' raised:")) + "\n"
+    logged = (
+        "\n".join(
+            f"W1122 10:47:39.813000 10578 torch/_dynamo/convert_frame.py:2415] {x}"
+            for x in (
+                "WON'T CONVERT f /x.py line 3",
+                "Traceback (most recent call last):",
+                '  File "/x.py", line 3, in f',
+                "torch._dynamo.exc.BackendCompilerFailed: backend='bad_backend' raised:",
+            )
+        )
+        + "\n"
+    )
     assert evidence(logged) == []
 
 
 def test_shell_reports_and_a_traceback_cut_off_by_the_end_of_the_file():
-    rows = evidence("step 10\nKilled\n/bin/sh: line 1: 4242 Segmentation fault (core dumped) python x.py\n"
-                    "Traceback (most recent call last):\n  File \"/x.py\", line 9, in <module>\n")
+    rows = evidence(
+        "step 10\nKilled\n/bin/sh: line 1: 4242 Segmentation fault (core dumped) python x.py\n"
+        'Traceback (most recent call last):\n  File "/x.py", line 9, in <module>\n'
+    )
     assert [(r["kind"], r["means"], r["line_no"]) for r in rows] == [
-        ("oom_killed", "killed", 2), ("segfault", "crashed", 3), ("exception", "failed", 4)]
+        ("oom_killed", "killed", 2),
+        ("segfault", "crashed", 3),
+        ("exception", "failed", 4),
+    ]
     assert rows[2]["location"] == "/x.py:9 in <module>" and "ends before" in rows[2]["text"]
 
 
 def test_a_file_of_one_rank_gives_its_rank_to_lines_without_one():
-    (row,) = evidence("Traceback (most recent call last):\n  File \"/x.py\", line 1, in <module>\nValueError: bad\n", rank=3)
+    (row,) = evidence(
+        'Traceback (most recent call last):\n  File "/x.py", line 1, in <module>\nValueError: bad\n',
+        rank=3,
+    )
     assert (row["rank"], row["rank_from"], row["exc_type"]) == (3, "file", "ValueError")
 
 
@@ -144,19 +192,27 @@ def test_an_nccl_hang_read_from_a_capture_is_a_hung_run_with_both_ranks_hung(tmp
     pt2logs.ingest([str(job)], wh)
     con = pt2logs.connect(wh)
     ranks = {r["rank"]: r for r in run_named(con, "rank_outcomes", {}).to_pylist()}
-    assert {k: (r["outcome"], r["evidence_line"]) for k, r in ranks.items()} == {0: ("hung", 2), 1: ("hung", 3)}
+    assert {k: (r["outcome"], r["evidence_line"]) for k, r in ranks.items()} == {
+        0: ("hung", 2),
+        1: ("hung", 3),
+    }
     assert ranks[0]["why"] == "timed out in BROADCAST (timeout 600 s)"
     (run,) = run_named(con, "run_outcomes", {}).to_pylist()
     assert (run["outcome"], run["root_rank"], run["evidence_line"]) == ("hung", 0, 2)
 
 
 def test_torchrun_tee_headers_keep_the_ranks_tracebacks_apart():
-    rows = evidence("[default0]:[rank0]: Traceback (most recent call last):\n"
-                    "[default1]:[rank1]: Traceback (most recent call last):\n"
-                    '[default1]:[rank1]:   File "/t.py", line 5, in <module>\n'
-                    '[default0]:[rank0]:   File "/t.py", line 9, in <module>\n'
-                    "[default1]:[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
-                    "[default0]:[rank0]: RuntimeError: NCCL communicator was aborted on rank 0.\n")
-    assert [(r["rank"], r["local_rank"], r["kind"], r["exc_type"], r["location"]) for r in rows] == [
+    rows = evidence(
+        "[default0]:[rank0]: Traceback (most recent call last):\n"
+        "[default1]:[rank1]: Traceback (most recent call last):\n"
+        '[default1]:[rank1]:   File "/t.py", line 5, in <module>\n'
+        '[default0]:[rank0]:   File "/t.py", line 9, in <module>\n'
+        "[default1]:[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+        "[default0]:[rank0]: RuntimeError: NCCL communicator was aborted on rank 0.\n"
+    )
+    assert [
+        (r["rank"], r["local_rank"], r["kind"], r["exc_type"], r["location"]) for r in rows
+    ] == [
         (1, 1, "oom", "torch.OutOfMemoryError", "/t.py:5 in <module>"),
-        (0, 0, "exception", "RuntimeError", "/t.py:9 in <module>")]
+        (0, 0, "exception", "RuntimeError", "/t.py:9 in <module>"),
+    ]

@@ -42,8 +42,15 @@ def _vllm_exception_log() -> str:
     try:
         _determine_available_memory()
     except ValueError:
-        rec = logging.LogRecord("vllm.v1.engine.core", logging.ERROR, "/x/vllm/v1/engine/core.py", 708,
-                                "EngineCore failed to start.", (), sys.exc_info())
+        rec = logging.LogRecord(
+            "vllm.v1.engine.core",
+            logging.ERROR,
+            "/x/vllm/v1/engine/core.py",
+            708,
+            "EngineCore failed to start.",
+            (),
+            sys.exc_info(),
+        )
         return f.format(rec)
     raise AssertionError
 
@@ -71,7 +78,12 @@ def test_a_traceback_behind_a_prefix_is_one_exception_with_its_type_and_message(
     else:
         text = _decorate(_raw_traceback())
     (ev,) = evidence(text)
-    assert (ev["kind"], ev["means"], ev["exc_type"], ev["exc_message"]) == ("exception", "failed", "ValueError", MSG)
+    assert (ev["kind"], ev["means"], ev["exc_type"], ev["exc_message"]) == (
+        "exception",
+        "failed",
+        "ValueError",
+        MSG,
+    )
     assert ev["location"].endswith("in _determine_available_memory")
     assert ev["n_lines"] >= 4
 
@@ -89,7 +101,9 @@ def test_a_dynamo_error_points_at_the_user_frame():
     else:
         pytest.skip("torch compiled it")
     assert "from user code:" in text
-    ev = evidence(text)[-1]  # (the chained AttributeError before it is a row of its own, as any traceback)
+    ev = evidence(text)[
+        -1
+    ]  # (the chained AttributeError before it is a row of its own, as any traceback)
     assert ev["exc_type"].startswith("torch._dynamo.exc.")
     assert __file__ in ev["location"] and ev["location"].endswith("in user_fn")
 
@@ -97,8 +111,14 @@ def test_a_dynamo_error_points_at_the_user_frame():
 def test_fail_on_recompile_limit_hit_on_its_own_line():
     # torch/_dynamo/exc.py class FailOnRecompileLimitHit; convert_frame.py raises it with
     # "{limit_type} reached with fullgraph=True. Excessive recompilations can degrade ..." (torch 2.13)
-    line = ("torch._dynamo.exc.FailOnRecompileLimitHit: recompile_limit reached with fullgraph=True. Excessive recompilations "
-            "can degrade performance due to the compilation overhead of each recompilation.")
+    line = (
+        "torch._dynamo.exc.FailOnRecompileLimitHit: recompile_limit reached with fullgraph=True. Excessive recompilations "
+        "can degrade performance due to the compilation overhead of each recompilation."
+    )
     (ev,) = evidence("step 3\n" + line + "\n")
-    assert (ev["kind"], ev["means"], ev["exc_type"]) == ("exception", "failed", "torch._dynamo.exc.FailOnRecompileLimitHit")
+    assert (ev["kind"], ev["means"], ev["exc_type"]) == (
+        "exception",
+        "failed",
+        "torch._dynamo.exc.FailOnRecompileLimitHit",
+    )
     assert ev["exc_message"].startswith("recompile_limit reached with fullgraph=True")

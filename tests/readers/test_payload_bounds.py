@@ -44,11 +44,15 @@ def test_a_newline_bomb_ingests_in_bounded_memory(tmp_path: Path) -> None:
     # VmHWM, not ru_maxrss: the latter carries the parent's peak over fork + exec (a big pytest process)
     code = textwrap.dedent(f"""
         import re, pt2logs
-        r = pt2logs.ingest([{str(bomb)!r}], {str(tmp_path / 'wh')!r})
+        r = pt2logs.ingest([{str(bomb)!r}], {str(tmp_path / "wh")!r})
         hwm = int(re.search(r"VmHWM:\\s+(\\d+)", open("/proc/self/status").read()).group(1))
         print(r.events, r.warnings, hwm // 1024)
     """)
-    events, warnings, rss_mb = map(int, subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                                                       text=True, timeout=300).stdout.split())
+    events, warnings, rss_mb = map(
+        int,
+        subprocess.run(
+            [sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=300
+        ).stdout.split(),
+    )
     assert (events, warnings) == (2, 2)  # payload_too_large + its md5 cannot match
     assert rss_mb <= 300, f"peak RSS {rss_mb} MB"

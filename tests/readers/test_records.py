@@ -19,15 +19,27 @@ def split(data: bytes, chunk: int = 1 << 20):
 
 
 def test_records_and_payloads_roundtrip():
-    text = record({"str": ["/a.py", 0]}) + chromium("dynamo", "B", 1.7e15) + record({"artifact": {"name": "x", "encoding": "string"}}, "line1\n\tindented\n\nafter blank")
+    text = (
+        record({"str": ["/a.py", 0]})
+        + chromium("dynamo", "B", 1.7e15)
+        + record(
+            {"artifact": {"name": "x", "encoding": "string"}}, "line1\n\tindented\n\nafter blank"
+        )
+    )
     recs, errors = split(text.encode())
     assert errors == []
     assert [r.line_no for r in recs] == [1, 2, 2 + recs[1].n_lines]
     assert recs[0].payload is None
     assert recs[2].payload == b"line1\n\tindented\n\nafter blank"
     assert recs[2].n_lines == 5
-    assert recs[1].mmdd == 1206 and recs[1].tod_us == (15 * 3600 + 18 * 60 + 15) * 1_000_000 + 925000
-    assert recs[1].thread == 4242 and recs[1].pathname == b"torch/_dynamo/utils.py" and recs[1].lineno == 1288
+    assert (
+        recs[1].mmdd == 1206 and recs[1].tod_us == (15 * 3600 + 18 * 60 + 15) * 1_000_000 + 925000
+    )
+    assert (
+        recs[1].thread == 4242
+        and recs[1].pathname == b"torch/_dynamo/utils.py"
+        and recs[1].lineno == 1288
+    )
 
 
 def test_every_chunk_size_gives_the_same_records():
@@ -41,7 +53,12 @@ def test_every_chunk_size_gives_the_same_records():
 def test_garbage_inside_a_payload_resyncs_at_the_next_header():
     good = chromium("a", "B", 1.7e15)
     lines = good.splitlines(keepends=True)
-    damaged = "".join(lines[:3]) + "this is garbage from another process\n" + "".join(lines[3:]) + chromium("b", "E", 1.7e15 + 5)
+    damaged = (
+        "".join(lines[:3])
+        + "this is garbage from another process\n"
+        + "".join(lines[3:])
+        + chromium("b", "E", 1.7e15 + 5)
+    )
     recs, errors = split(damaged.encode())
     assert len(recs) == 2
     assert [e[0] for e in errors] == ["bad_prefix"]
@@ -57,7 +74,7 @@ def test_file_cut_mid_record():
     cut = text[: len(text) - 25]
     recs, errors = split(cut)
     assert len(recs) == 2
-    assert ("truncated" in [e[0] for e in errors])
+    assert "truncated" in [e[0] for e in errors]
     full = hashlib.md5(b"x").hexdigest()
     assert recs[1].payload is not None and full  # partial payload kept
 
@@ -95,7 +112,9 @@ def test_arbitrary_bytes_never_raise(data, chunk):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(["rec", "garbage", "blank", "tab"]), max_size=30), st.integers(1, 50))
+@given(
+    st.lists(st.sampled_from(["rec", "garbage", "blank", "tab"]), max_size=30), st.integers(1, 50)
+)
 def test_valid_records_survive_any_interleaving(parts, chunk):
     pieces = []
     n_rec = 0

@@ -45,7 +45,9 @@ QUERIES = Path(__file__).resolve().parents[2] / "queries"
 needs_fixtures = pytest.mark.skipif(not SPYRE.is_dir(), reason="shared fixtures not present")
 
 
-def read(reader: Any, data: bytes, chunk: int | None = None, **ctx_kw: Any) -> tuple[dict[str, list[dict]], FileContext]:
+def read(
+    reader: Any, data: bytes, chunk: int | None = None, **ctx_kw: Any
+) -> tuple[dict[str, list[dict]], FileContext]:
     ctx = FileContext(file="log.txt", path="/x/log.txt", **ctx_kw)
     chunks = [data] if not chunk else [data[i : i + chunk] for i in range(0, len(data), chunk)]
     out: dict[str, list[dict]] = {}
@@ -75,7 +77,11 @@ NOISE = [
     "[INFO] [vllm.worker] a leveled line of another logger",
     "[ 25%] Building CXX object csrc/CMakeFiles/_C.dir/spyre_mem.cpp.o",
 ]
-NOISE_INDENTED = ['  warn_fallback("torch.ops.spyre.full")', "", "    at torch_spyre/_inductor/passes.py:88"]
+NOISE_INDENTED = [
+    '  warn_fallback("torch.ops.spyre.full")',
+    "",
+    "    at torch_spyre/_inductor/passes.py:88",
+]
 
 
 def device_size(shape: list[int], width: int) -> list[int]:
@@ -145,68 +151,148 @@ class LogWriter:
         _, hw, ddt, dw, _, _ = DT[dtype]
         dev = device_size(shape, dw)
         size, stride = ", ".join(map(str, shape)), ", ".join(map(str, row_major(shape)))
-        self.c("spyre_empty_strided", f"Tensor info on CPU (Size: [{size}] , Stride:  [{stride}] , dtype:  {C10[dtype]} ) to be mapped onto device  spyre:0",
-               f"Tensor info on CPU (Size:[{size}], Stride:[{stride}], dtype:{C10[dtype]}) to be mapped onto devicespyre:0")
+        self.c(
+            "spyre_empty_strided",
+            f"Tensor info on CPU (Size: [{size}] , Stride:  [{stride}] , dtype:  {C10[dtype]} ) to be mapped onto device  spyre:0",
+            f"Tensor info on CPU (Size:[{size}], Stride:[{stride}], dtype:{C10[dtype]}) to be mapped onto devicespyre:0",
+        )
         n = math.prod(dev) * dw
-        self.c("allocate", f"allocating  {n}  (bytes) on Spyre spyre:0", f"allocating {n} (bytes) on Spyrespyre:0")
+        self.c(
+            "allocate",
+            f"allocating  {n}  (bytes) on Spyre spyre:0",
+            f"allocating {n} (bytes) on Spyrespyre:0",
+        )
         if self.style == "unified":
-            self.c("allocate", "", force=True, unified=f"allocated CompositeAddress{{total_size={n}, num_chunks=1, owns=true, chunks=[Chunk{{addr=LogicalAddress{{region_id=0x7, offset={hex(0x1000 * len(self.allocs))}}}, size={n}, domain_id=0}}]}}")
+            self.c(
+                "allocate",
+                "",
+                force=True,
+                unified=f"allocated CompositeAddress{{total_size={n}, num_chunks=1, owns=true, chunks=[Chunk{{addr=LogicalAddress{{region_id=0x7, offset={hex(0x1000 * len(self.allocs))}}}, size={n}, domain_id=0}}]}}",
+            )
         self.allocs.append(n)
         lay = self.layout(dev, ddt, era)
         self.c("spyre_empty_strided", f"SpyreTensorLayout:  {lay}", f"SpyreTensorLayout: {lay}")
         self.layouts += 1
 
-    def dci(self, h2d: bool, shape: list[int], dev: list[int], dtype: str, cut: int | None = None, one_line: bool = False) -> bool:
+    def dci(
+        self,
+        h2d: bool,
+        shape: list[int],
+        dev: list[int],
+        dtype: str,
+        cut: int | None = None,
+        one_line: bool = False,
+    ) -> bool:
         """A DataConversionInfo block; returns whether both shape fields survived the cut."""
         _, _, _, _, hc, dc = DT[dtype]
         ins, outs = (shape[::-1], dev[::-1]) if h2d else (dev[::-1], shape[::-1])
         body = [
-            '  "dsName_" : "DCI-Tensor-0",', f'  "isHostToSen_" : {int(h2d)},', f'  "dataformat_src_" : {hc if h2d else dc},',
-            f'  "dataformat_dst_" : {dc if h2d else hc},', '  "dcOpName_" : 0,', '  "pre_expand_dcsi_" : [', "  ],",
-            '  "pre_input_shape_" : [],', '  "dcsi_" : [', "    {", f'      "size_" : {outs},', '      "offset_src_" : 0,',
-            f'      "stride_src_" : {row_major(ins)[::-1]},', '      "offset_dst_" : 0,', f'      "stride_dst_" : {row_major(outs)[::-1]}',
-            "    }", "  ],", f'  "input_shape_" : {ins},', f'  "output_shape_" : {outs},', '  "post_slice_dcsi_" : [', "  ],",
-            '  "useSpi_" : 0,', '  "spi_" :{', '    "valOrIdx_" : 0,', '    "numElems_" : 0', "  },", '  "usePca_" : 0', "}",
+            '  "dsName_" : "DCI-Tensor-0",',
+            f'  "isHostToSen_" : {int(h2d)},',
+            f'  "dataformat_src_" : {hc if h2d else dc},',
+            f'  "dataformat_dst_" : {dc if h2d else hc},',
+            '  "dcOpName_" : 0,',
+            '  "pre_expand_dcsi_" : [',
+            "  ],",
+            '  "pre_input_shape_" : [],',
+            '  "dcsi_" : [',
+            "    {",
+            f'      "size_" : {outs},',
+            '      "offset_src_" : 0,',
+            f'      "stride_src_" : {row_major(ins)[::-1]},',
+            '      "offset_dst_" : 0,',
+            f'      "stride_dst_" : {row_major(outs)[::-1]}',
+            "    }",
+            "  ],",
+            f'  "input_shape_" : {ins},',
+            f'  "output_shape_" : {outs},',
+            '  "post_slice_dcsi_" : [',
+            "  ],",
+            '  "useSpi_" : 0,',
+            '  "spi_" :{',
+            '    "valOrIdx_" : 0,',
+            '    "numElems_" : 0',
+            "  },",
+            '  "usePca_" : 0',
+            "}",
         ]
         if one_line:
             text = json.loads("{" + "\n".join(body))
-            self.c("generate_dci", "DataConversionInfo:  " + json.dumps(text), "DataConversionInfo: " + json.dumps(text))
+            self.c(
+                "generate_dci",
+                "DataConversionInfo:  " + json.dumps(text),
+                "DataConversionInfo: " + json.dumps(text),
+            )
             return True
         self.c("generate_dci", "DataConversionInfo:  {", "DataConversionInfo: {")
         kept = body if cut is None else body[:cut]
         for ln in kept:
             if self.rng.random() < 0.05:
-                self.lines.append(self.rng.choice(NOISE[:6]))  # another thread writes inside the block
+                self.lines.append(
+                    self.rng.choice(NOISE[:6])
+                )  # another thread writes inside the block
             self.lines.append(ln)
         if cut is not None:
             self.warnings += 1
         return cut is None or cut > 18
 
-    def transfer(self, direction: str, dtype: str, shape: list[int], era: int = 3, cut: int | None = None,
-                 name: str | None = None) -> None:
+    def transfer(
+        self,
+        direction: str,
+        dtype: str,
+        shape: list[int],
+        era: int = 3,
+        cut: int | None = None,
+        name: str | None = None,
+    ) -> None:
         name_, hw, ddt, dw, _, _ = DT[dtype]
         dev = device_size(shape, dw)
-        func = self.rng.choice(["copyAsync", "spyre_copy_from"]) if self.style == "legacy" else "copyAsync"
+        func = (
+            self.rng.choice(["copyAsync", "spyre_copy_from"])
+            if self.style == "legacy"
+            else "copyAsync"
+        )
         shapes_known = True
         if name is not None:
-            self.spy(f"(Worker pid=1419) [DEBUG] [spyre.inductor.model_utils]   {name}: shape={shape} -> Spyre default layout")
+            self.spy(
+                f"(Worker pid=1419) [DEBUG] [spyre.inductor.model_utils]   {name}: shape={shape} -> Spyre default layout"
+            )
         if direction in ("host_to_device", "device_to_device"):
             self.allocation(shape, dtype, era)
-        src, dst = {"host_to_device": ("cpu", "spyre:0"), "device_to_host": ("spyre:0", "cpu"),
-                    "device_to_device": ("spyre:0", "spyre:0")}[direction]
+        src, dst = {
+            "host_to_device": ("cpu", "spyre:0"),
+            "device_to_host": ("spyre:0", "cpu"),
+            "device_to_device": ("spyre:0", "spyre:0"),
+        }[direction]
         word = "self" if func == "spyre_copy_from" else "src"
         self.c(func, f"{word} ( {name_} ) is on: {src}", f"src ({name_}) is on:{src}")
         first = len(self.lines)
         self.c(func, f"dst ( {name_} ) on: {dst}", f"dst ({name_}) on:{dst}")
         if direction != "device_to_device":
-            shapes_known = self.dci(direction == "host_to_device", shape, dev, dtype, cut, one_line=self.rng.random() < 0.2 and cut is None)
+            shapes_known = self.dci(
+                direction == "host_to_device",
+                shape,
+                dev,
+                dtype,
+                cut,
+                one_line=self.rng.random() < 0.2 and cut is None,
+            )
         if direction == "device_to_host" and not shapes_known:
             host_bytes = device_bytes = None
         else:
             host_bytes, device_bytes = math.prod(shape) * hw, math.prod(dev) * dw
-        self.transfers.append({"line_no": first, "direction": direction, "dtype": dtype, "host_shape": shape,
-                               "host_bytes": host_bytes, "device_bytes": device_bytes, "name": name,
-                               "padding_bytes": None if host_bytes is None else device_bytes - host_bytes})
+        self.transfers.append(
+            {
+                "line_no": first,
+                "direction": direction,
+                "dtype": dtype,
+                "host_shape": shape,
+                "host_bytes": host_bytes,
+                "device_bytes": device_bytes,
+                "name": name,
+                "padding_bytes": None if host_bytes is None else device_bytes - host_bytes,
+            }
+        )
 
     def launch(self, kernel: str, d: str) -> None:
         if self.style == "legacy":
@@ -221,19 +307,32 @@ class LogWriter:
         verb = "copy_to_device" if direction == "host_to_device" else "copy_to_host"
         self.spy(f"[TORCH_SPYRE_DEBUG] {verb}: shape={shape} dtype={dtype}")
         first = len(self.lines)
-        self.spy(f"  device_layout: SpyreTensorLayout(device_size={dev}, stride_map={row_major(dev)}, ...)")
+        self.spy(
+            f"  device_layout: SpyreTensorLayout(device_size={dev}, stride_map={row_major(dev)}, ...)"
+        )
         self.layouts += 1
         self.spy("  transfer OK")
-        self.transfers.append({"line_no": first, "direction": direction, "dtype": dtype, "host_shape": shape, "name": None,
-                               "host_bytes": math.prod(shape) * hw, "device_bytes": math.prod(dev) * hw,
-                               "padding_bytes": (math.prod(dev) - math.prod(shape)) * hw})
+        self.transfers.append(
+            {
+                "line_no": first,
+                "direction": direction,
+                "dtype": dtype,
+                "host_shape": shape,
+                "name": None,
+                "host_bytes": math.prod(shape) * hw,
+                "device_bytes": math.prod(dev) * hw,
+                "padding_bytes": (math.prod(dev) - math.prod(shape)) * hw,
+            }
+        )
 
     def text(self) -> bytes:
         return ("\n".join(self.lines) + "\n").encode()
 
 
 def random_shape(rng: random.Random) -> list[int]:
-    return [rng.choice([1, 2, 3, 8, 64, 65, 100, 128, 130, 4096])] + [rng.randint(1, 300) for _ in range(rng.randint(0, 2))]
+    return [rng.choice([1, 2, 3, 8, 64, 65, 100, 128, 130, 4096])] + [
+        rng.randint(1, 300) for _ in range(rng.randint(0, 2))
+    ]
 
 
 def build(style: str, seed: int = 1, n: int = 40) -> LogWriter:
@@ -244,17 +343,33 @@ def build(style: str, seed: int = 1, n: int = 40) -> LogWriter:
     weights = [f"model.layers.{i}.mlp.w" for i in range(3)]
     for i in range(n):
         if style == "python":
-            w.spy(f"[INFO] [spyre.inductor.passes] elapsed     {i}ms  propagate_spyre_tensor_layouts")
-            w.spy(f"[INFO] [spyre.inductor.sdsc_compile] Generating /tmp/ti/inductor-spyre/k{i % 4}/sdsc_0.json")
+            w.spy(
+                f"[INFO] [spyre.inductor.passes] elapsed     {i}ms  propagate_spyre_tensor_layouts"
+            )
+            w.spy(
+                f"[INFO] [spyre.inductor.sdsc_compile] Generating /tmp/ti/inductor-spyre/k{i % 4}/sdsc_0.json"
+            )
             w.launch(f"sdsc_fused_add_{i % 4}", f"/tmp/ti/inductor-spyre/k{i % 4}")
-            w.illustrative(rng.choice(["host_to_device", "device_to_host"]), rng.choice(list(DT)), random_shape(rng))
+            w.illustrative(
+                rng.choice(["host_to_device", "device_to_host"]),
+                rng.choice(list(DT)),
+                random_shape(rng),
+            )
             continue
         dtype = rng.choice(list(DT))
-        direction = rng.choice(["host_to_device"] * 3 + ["device_to_host"] * 2 + ["device_to_device"])
+        direction = rng.choice(
+            ["host_to_device"] * 3 + ["device_to_host"] * 2 + ["device_to_device"]
+        )
         cut = rng.choice([3, 12, 20]) if i in (7, 23) else None
-        if i == 23:  # a device-to-host copy whose block is cut before its shapes: kept, bytes unknown
+        if (
+            i == 23
+        ):  # a device-to-host copy whose block is cut before its shapes: kept, bytes unknown
             direction, cut = "device_to_host", 12
-        name = weights[i % 3] if style == "unified" and direction == "host_to_device" and i % 4 == 0 else None
+        name = (
+            weights[i % 3]
+            if style == "unified" and direction == "host_to_device" and i % 4 == 0
+            else None
+        )
         shape = [64, 65] if name else random_shape(rng)
         w.transfer(direction, dtype, shape, era=i, cut=cut, name=name)
         if i % 5 == 0:  # a kernel output: allocated on device, never copied
@@ -265,30 +380,65 @@ def build(style: str, seed: int = 1, n: int = 40) -> LogWriter:
 
 # ----------------------------------------------------------------------------- the real excerpts
 
+
 @needs_fixtures
 def test_issue_excerpts() -> None:
     data = (SPYRE / "issue_excerpts.txt").read_bytes()
     assert sniff_spyre_log(data[:65536], "issue_excerpts.txt")  # first lines are comments
     out, ctx = read(read_spyre_log, data, chunk=97)
     xs = out["transfers"]
-    assert [(x["func"], x["direction"], x["dtype"], x["host_shape"], x["host_bytes"], x["device_bytes"], x["padding_bytes"]) for x in xs] == [
+    assert [
+        (
+            x["func"],
+            x["direction"],
+            x["dtype"],
+            x["host_shape"],
+            x["host_bytes"],
+            x["device_bytes"],
+            x["padding_bytes"],
+        )
+        for x in xs
+    ] == [
         ("spyre_copy_from", "host_to_device", "float16", [1, 3, 128], 768, 768, 0),
         ("copyAsync", "host_to_device", "float16", [64], 128, 128, 0),
         ("copyAsync", "host_to_device", "float16", [4096, 4096], 33554432, 33554432, 0),
-        ("copy_to_device", "host_to_device", "float16", [65], 130, 256, 126),  # the debugging guide's example
+        (
+            "copy_to_device",
+            "host_to_device",
+            "float16",
+            [65],
+            130,
+            256,
+            126,
+        ),  # the debugging guide's example
     ]
     a1, _, b1, guide = xs
-    assert a1["device_size"] == [3, 2, 1, 64] and a1["dim_map"] == [1, 2, 0, 2] and a1["stride_map"] == [128, 64, -1, 1]
-    assert a1["device_dtype"] == "DataFormats.SEN169_FP16" and a1["alloc_bytes"] == 768 and a1["host_strides"] == [384, 128, 1]
+    assert (
+        a1["device_size"] == [3, 2, 1, 64]
+        and a1["dim_map"] == [1, 2, 0, 2]
+        and a1["stride_map"] == [128, 64, -1, 1]
+    )
+    assert (
+        a1["device_dtype"] == "DataFormats.SEN169_FP16"
+        and a1["alloc_bytes"] == 768
+        and a1["host_strides"] == [384, 128, 1]
+    )
     assert a1["parts"] == ["tensor_info", "alloc", "layout", "src", "dst", "dci"] and a1["complete"]
-    assert b1["tensor_name"] == "model.layers.25.self_attn.qkv_proj.q_weight" and b1["shape_from"] == "model_utils"
+    assert (
+        b1["tensor_name"] == "model.layers.25.self_attn.qkv_proj.q_weight"
+        and b1["shape_from"] == "model_utils"
+    )
     assert b1["address"] == "0x7:0x634a0000" and b1["ts"] is not None and a1["ts"] is None
     assert guide["device_size"] == [2, 64] and guide["status"] == "OK"
     assert [a["nbytes"] for a in out["spyre_allocations"]] == [768, 128, 33554432, 1024]
-    assert len(out["spyre_layouts"]) == 9  # 3 allocations, 4 docs lines, 1 in an inductor error line, 1 illustrative
+    assert (
+        len(out["spyre_layouts"]) == 9
+    )  # 3 allocations, 4 docs lines, 1 in an inductor error line, 1 illustrative
     assert [k["kernel_name"] for k in out["kernel_launches"]] == ["sdsc_fused_add_0"]
     errs = out["ingest_errors"]  # the three DataConversionInfo blocks are cut in the issue threads
-    assert [e["kind"] for e in errs] == ["truncated_json"] * 3 and {e["severity"] for e in errs} == {"warning"}
+    assert [e["kind"] for e in errs] == ["truncated_json"] * 3 and {
+        e["severity"] for e in errs
+    } == {"warning"}
     assert ctx.stats.errors == 0 and ctx.stats.warnings == 3 and ctx.stats.kinds["foreign"] > 50
 
 
@@ -297,13 +447,31 @@ def test_constructed_examples() -> None:
     c = SPYRE / "constructed"
     out, _ = read(read_spyre_log, (c / "example_logs.txt").read_bytes(), chunk=13)
     h2d, d2h = out["transfers"]
-    assert (h2d["direction"], h2d["host_bytes"], h2d["device_bytes"], h2d["alloc_bytes"]) == ("host_to_device", 524288, 524288, 524288)
-    assert d2h["direction"] == "device_to_host" and d2h["host_bytes"] is None and not d2h["complete"]
+    assert (h2d["direction"], h2d["host_bytes"], h2d["device_bytes"], h2d["alloc_bytes"]) == (
+        "host_to_device",
+        524288,
+        524288,
+        524288,
+    )
+    assert (
+        d2h["direction"] == "device_to_host" and d2h["host_bytes"] is None and not d2h["complete"]
+    )
     assert out["kernel_launches"][0]["code_dir"].endswith("3f9a1c2e_sdsc_fused_add_0_k2j4h6ab")
-    assert {e["kind"] for e in out["ingest_errors"]} == {"bad_json"}  # placeholder text where the JSON would be
-    specs = [read(read_kernel_spec, (c / f).read_bytes())[0]["kernels"] for f in ("sdsc_0.json", "sdsc_1.json")]
-    assert [(k["kernel_name"], k["kind"], k["num_cores"], k["data_format"], k["backend"]) for s in specs for k in s] == [
-        ("add", "sfp", 4, "SEN169_FP16", "spyre"), ("batchmatmul", "pt", 4, "SEN169_FP16", "spyre")]
+    assert {e["kind"] for e in out["ingest_errors"]} == {
+        "bad_json"
+    }  # placeholder text where the JSON would be
+    specs = [
+        read(read_kernel_spec, (c / f).read_bytes())[0]["kernels"]
+        for f in ("sdsc_0.json", "sdsc_1.json")
+    ]
+    assert [
+        (k["kernel_name"], k["kind"], k["num_cores"], k["data_format"], k["backend"])
+        for s in specs
+        for k in s
+    ] == [
+        ("add", "sfp", 4, "SEN169_FP16", "spyre"),
+        ("batchmatmul", "pt", 4, "SEN169_FP16", "spyre"),
+    ]
     rec = (c / "rec.12345.json").read_bytes()
     t, ctx = read(read_timing, rec)
     events = json.loads(rec)["events"]
@@ -311,33 +479,59 @@ def test_constructed_examples() -> None:
     assert len(rows) == len(events) == ctx.stats.events
     assert sum(r["self_ns"] for r in rows) == sum(e["self_ns"] for e in events)
     be = [r for r in rows if r["step"] == "backend_compile"]
-    assert [r["kernel_name"] for r in be] == ["sdsc_fused_add_0", "sdsc_fused_mm_1"] and be[0]["kind"] == "stage"
+    assert [r["kernel_name"] for r in be] == ["sdsc_fused_add_0", "sdsc_fused_mm_1"] and be[0][
+        "kind"
+    ] == "stage"
     top = rows[0]
-    assert top["depth"] == 0 and rows[3]["depth"] == 2 and rows[3]["parent_name"] == "pipeline:CustomPrePasses"
+    assert (
+        top["depth"] == 0
+        and rows[3]["depth"] == 2
+        and rows[3]["parent_name"] == "pipeline:CustomPrePasses"
+    )
     assert json.loads(rows[8]["counters"])["passes"] == 25 and top["pid"] == 12345
 
 
 # ----------------------------------------------------------------------------- generated logs
 
+
 def check(w: LogWriter, out: dict[str, list[dict]], ctx: FileContext) -> None:
     xs = out["transfers"]
     assert len(xs) == len(w.transfers)
     for got, exp in zip(xs, w.transfers, strict=True):
-        assert (got["line_no"], got["direction"], got["dtype"], got["host_bytes"], got["device_bytes"], got["padding_bytes"]) == (
-            exp["line_no"], exp["direction"], exp["dtype"], exp["host_bytes"], exp["device_bytes"], exp["padding_bytes"]), (got, exp)
+        assert (
+            got["line_no"],
+            got["direction"],
+            got["dtype"],
+            got["host_bytes"],
+            got["device_bytes"],
+            got["padding_bytes"],
+        ) == (
+            exp["line_no"],
+            exp["direction"],
+            exp["dtype"],
+            exp["host_bytes"],
+            exp["device_bytes"],
+            exp["padding_bytes"],
+        ), (got, exp)
         if exp["name"]:
             assert got["tensor_name"] == exp["name"]
     for d in ("host_to_device", "device_to_host", "device_to_device"):
         for col in ("host_bytes", "device_bytes", "padding_bytes"):
-            assert sum(x[col] or 0 for x in xs if x["direction"] == d) == sum(e[col] or 0 for e in w.transfers if e["direction"] == d)
+            assert sum(x[col] or 0 for x in xs if x["direction"] == d) == sum(
+                e[col] or 0 for e in w.transfers if e["direction"] == d
+            )
     assert [a["nbytes"] for a in out.get("spyre_allocations", [])] == w.allocs
     assert len(out["spyre_layouts"]) == w.layouts
     assert len(out.get("kernel_launches", [])) == w.launches
     # torch's own log lines in the capture are read by the TORCH_LOGS line reader (events of their own)
     torch_msgs = [r for r in out.get("log_lines", []) if not r["foreign"]]
     assert len(out["spyre_messages"]) == w.messages == ctx.stats.events - len(torch_msgs)
-    assert len(out.get("recompiles", [])) == sum("hit config.recompile_limit" in r["message"] for r in torch_msgs)
-    assert ctx.stats.errors == 0 and ctx.stats.warnings == w.warnings == len(out.get("ingest_errors", []))
+    assert len(out.get("recompiles", [])) == sum(
+        "hit config.recompile_limit" in r["message"] for r in torch_msgs
+    )
+    assert ctx.stats.errors == 0 and ctx.stats.warnings == w.warnings == len(
+        out.get("ingest_errors", [])
+    )
     assert ctx.stats.lines == len(w.lines)
 
 
@@ -350,13 +544,19 @@ def test_generated_logs(style: str) -> None:
     out, ctx = read(read_spyre_log, data, chunk=61)
     check(w, out, ctx)
     if style == "unified":
-        assert all(x["ts"] is not None for x in out["transfers"] if w.lines[x["line_no"] - 1].startswith("[DEBUG]"))
+        assert all(
+            x["ts"] is not None
+            for x in out["transfers"]
+            if w.lines[x["line_no"] - 1].startswith("[DEBUG]")
+        )
         assert sum(x["ts"] is not None for x in out["transfers"]) > len(out["transfers"]) / 2
         assert all(a["address"] for a in out["spyre_allocations"])
         assert any(m["pid"] == 1419 and m["worker"] == "Worker" for m in out["spyre_messages"])
     if style == "legacy":
         assert {e["kind"] for e in out["ingest_errors"]} == {"truncated_json"}
-        assert {tuple(x["parts"][-3:]) for x in out["transfers"] if x["direction"] == "host_to_device"} == {("src", "dst", "dci")}
+        assert {
+            tuple(x["parts"][-3:]) for x in out["transfers"] if x["direction"] == "host_to_device"
+        } == {("src", "dst", "dci")}
     whole, _ = read(read_spyre_log, data)
     assert whole == out  # chunk boundaries do not matter
 
@@ -369,43 +569,74 @@ def test_batches_stay_small() -> None:
 
 
 def test_half_assembled_copies_are_kept() -> None:
-    log = "\n".join([
-        "[ copyAsync ]  dst ( Half ) on: cpu",  # the log starts mid-copy
-        "[ spyre_empty_strided ]  Tensor info on CPU (Size: [65] , Stride:  [1] , dtype:  c10::Half ) to be mapped onto device  spyre:0",
-        "[ allocate ]  allocating  256  (bytes) on Spyre spyre:0",
-        "[ spyre_empty_strided ]  SpyreTensorLayout:  SpyreTensorLayout(device_size=[2, 64], stride_map =[64, 1], device_dtype=DataFormats.SEN169_FP16)",
-        "[ copyAsync ]  src ( Half ) is on: cpu",  # its dst line is lost
-        '[ generate_dci ]  DataConversionInfo:  {"isHostToSen_": 1, "dataformat_src_": 15, "dataformat_dst_": 0}',
-        "[ copyAsync ]  src ( Float ) is on: spyre:0",
-        "[ copyAsync ]  dst ( Float ) on: cpu",
-        '[ generate_dci ]  DataConversionInfo:  {"dsName_": "DCI-Tensor-0", "isHostToSen_": 0, "dataformat_src_": 0, "dataformat_dst_": 6, "input_shape_": [64, 2], "output_shape_": [65]}',
-        '[ generate_dci ]  DataConversionInfo:  {"dsName_": "DCI-Tensor-1", "isHostToSen_": 1, "input_shape_": [3], "output_shape_": [64, 1]}',
-    ]).encode()
+    log = "\n".join(
+        [
+            "[ copyAsync ]  dst ( Half ) on: cpu",  # the log starts mid-copy
+            "[ spyre_empty_strided ]  Tensor info on CPU (Size: [65] , Stride:  [1] , dtype:  c10::Half ) to be mapped onto device  spyre:0",
+            "[ allocate ]  allocating  256  (bytes) on Spyre spyre:0",
+            "[ spyre_empty_strided ]  SpyreTensorLayout:  SpyreTensorLayout(device_size=[2, 64], stride_map =[64, 1], device_dtype=DataFormats.SEN169_FP16)",
+            "[ copyAsync ]  src ( Half ) is on: cpu",  # its dst line is lost
+            '[ generate_dci ]  DataConversionInfo:  {"isHostToSen_": 1, "dataformat_src_": 15, "dataformat_dst_": 0}',
+            "[ copyAsync ]  src ( Float ) is on: spyre:0",
+            "[ copyAsync ]  dst ( Float ) on: cpu",
+            '[ generate_dci ]  DataConversionInfo:  {"dsName_": "DCI-Tensor-0", "isHostToSen_": 0, "dataformat_src_": 0, "dataformat_dst_": 6, "input_shape_": [64, 2], "output_shape_": [65]}',
+            '[ generate_dci ]  DataConversionInfo:  {"dsName_": "DCI-Tensor-1", "isHostToSen_": 1, "input_shape_": [3], "output_shape_": [64, 1]}',
+        ]
+    ).encode()
     out, ctx = read(read_spyre_log, log)
     a, b, c, d = out["transfers"]
-    assert (a["direction"], a["dtype"], a["host_shape"], a["parts"], a["complete"]) == ("device_to_host", "float16", None, ["dst"], False)
-    assert (b["direction"], b["host_bytes"], b["device_bytes"], b["padding_bytes"]) == ("host_to_device", 130, 256, 126)
+    assert (a["direction"], a["dtype"], a["host_shape"], a["parts"], a["complete"]) == (
+        "device_to_host",
+        "float16",
+        None,
+        ["dst"],
+        False,
+    )
+    assert (b["direction"], b["host_bytes"], b["device_bytes"], b["padding_bytes"]) == (
+        "host_to_device",
+        130,
+        256,
+        126,
+    )
     assert b["parts"] == ["tensor_info", "alloc", "layout", "src", "dci"]
     # fp32 on host, fp16 on device: the device format is learned from the DCI code of the earlier copy
-    assert (c["direction"], c["host_shape"], c["device_size"], c["device_dtype"]) == ("device_to_host", [65], [2, 64], "DataFormats.SEN169_FP16")
-    assert (c["host_bytes"], c["device_bytes"], c["padding_bytes"], c["padded_elements"]) == (260, 256, -4, 63)
-    assert (d["direction"], d["dtype"], d["host_shape"], d["device_size"], d["parts"]) == ("host_to_device", None, [3], [1, 64], ["dci"])
+    assert (c["direction"], c["host_shape"], c["device_size"], c["device_dtype"]) == (
+        "device_to_host",
+        [65],
+        [2, 64],
+        "DataFormats.SEN169_FP16",
+    )
+    assert (c["host_bytes"], c["device_bytes"], c["padding_bytes"], c["padded_elements"]) == (
+        260,
+        256,
+        -4,
+        63,
+    )
+    assert (d["direction"], d["dtype"], d["host_shape"], d["device_size"], d["parts"]) == (
+        "host_to_device",
+        None,
+        [3],
+        [1, 64],
+        ["dci"],
+    )
     assert ctx.stats.errors == ctx.stats.warnings == 0
 
 
 def test_interleaved_and_unbound_tensors() -> None:
     """A tensor allocated for a kernel output is not taken by a later device-to-host copy."""
-    log = "\n".join([
-        "[ spyre_empty_strided ]  Tensor info on CPU (Size: [8, 8] , Stride:  [8, 1] , dtype:  c10::Half ) to be mapped onto device  spyre:0",
-        "some other program's output",
-        "[ allocate ]  allocating  2048  (bytes) on Spyre spyre:0",
-        "RUN: sdsc_fused_add_0 /tmp/x/g2.graph.cbor",
-        "[ copyAsync ]  src ( Half ) is on: spyre:0",
-        "[INFO] [vllm] unrelated",
-        "[ copyAsync ]  dst ( Half ) on: cpu",
-        "[ copyAsync ]  src ( Half ) is on: cpu",
-        "[ copyAsync ]  dst ( Half ) on: spyre:0",
-    ]).encode()
+    log = "\n".join(
+        [
+            "[ spyre_empty_strided ]  Tensor info on CPU (Size: [8, 8] , Stride:  [8, 1] , dtype:  c10::Half ) to be mapped onto device  spyre:0",
+            "some other program's output",
+            "[ allocate ]  allocating  2048  (bytes) on Spyre spyre:0",
+            "RUN: sdsc_fused_add_0 /tmp/x/g2.graph.cbor",
+            "[ copyAsync ]  src ( Half ) is on: spyre:0",
+            "[INFO] [vllm] unrelated",
+            "[ copyAsync ]  dst ( Half ) on: cpu",
+            "[ copyAsync ]  src ( Half ) is on: cpu",
+            "[ copyAsync ]  dst ( Half ) on: spyre:0",
+        ]
+    ).encode()
     out, ctx = read(read_spyre_log, log)
     d2h, h2d = out["transfers"]
     assert d2h["host_shape"] is None and d2h["alloc_bytes"] is None
@@ -416,9 +647,15 @@ def test_interleaved_and_unbound_tensors() -> None:
 def test_dtype_widths() -> None:
     for names, width in [
         (["float16", "half", "c10::Half", "Half", "torch.float16", "DataFormats.SEN169_FP16"], 2),
-        (["bfloat16", "BFloat16", "torch.bfloat16"], 2), (["float32", "float", "Float", "torch.float32", "DataFormats.IEEE_FP32"], 4),
-        (["float64", "double", "Double"], 8), (["int8", "Char", "DataFormats.SEN143_FP8"], 1), (["uint8", "Byte"], 1),
-        (["int16", "Short"], 2), (["int32", "Int"], 4), (["int64", "Long", "c10::Long"], 8), (["bool", "Bool"], 1),
+        (["bfloat16", "BFloat16", "torch.bfloat16"], 2),
+        (["float32", "float", "Float", "torch.float32", "DataFormats.IEEE_FP32"], 4),
+        (["float64", "double", "Double"], 8),
+        (["int8", "Char", "DataFormats.SEN143_FP8"], 1),
+        (["uint8", "Byte"], 1),
+        (["int16", "Short"], 2),
+        (["int32", "Int"], 4),
+        (["int64", "Long", "c10::Long"], 8),
+        (["bool", "Bool"], 1),
     ]:
         for n in names:
             assert dtype_width(n) == width, n
@@ -428,13 +665,21 @@ def test_dtype_widths() -> None:
 
 # ----------------------------------------------------------------------------- sniffers
 
+
 def _heads(folder: Path, patterns: tuple[str, ...]) -> list[tuple[str, bytes]]:
-    return [(str(p), p.read_bytes()[:65536]) for pat in patterns for p in sorted(folder.rglob(pat)) if p.is_file()]
+    return [
+        (str(p), p.read_bytes()[:65536])
+        for pat in patterns
+        for p in sorted(folder.rglob(pat))
+        if p.is_file()
+    ]
 
 
 @needs_fixtures
 def test_sniffers_are_specific() -> None:
-    others = _heads(FIXTURES / "tlparse", ("*.log", "*.txt")) + _heads(FIXTURES / "torch_logs", ("*.txt", "*.log", "*.json"))
+    others = _heads(FIXTURES / "tlparse", ("*.log", "*.txt")) + _heads(
+        FIXTURES / "torch_logs", ("*.txt", "*.log", "*.json")
+    )
     others += _heads(FIXTURES / "gpu", ("*.txt", "*.log", "*.json"))
     assert len(others) > 30
     for path, head in others:
@@ -443,9 +688,17 @@ def test_sniffers_are_specific() -> None:
     c = SPYRE / "constructed"
     spec, rec = (c / "sdsc_0.json").read_bytes(), (c / "rec.12345.json").read_bytes()
     log = (c / "example_logs.txt").read_bytes()
-    assert sniff_kernel_spec(spec, "x") and not sniff_timing(spec, "x") and not sniff_spyre_log(spec, "x")
-    assert sniff_timing(rec, "x") and not sniff_kernel_spec(rec, "x") and not sniff_spyre_log(rec, "x")
-    assert sniff_spyre_log(log, "x") and not sniff_kernel_spec(log, "x") and not sniff_timing(log, "x")
+    assert (
+        sniff_kernel_spec(spec, "x")
+        and not sniff_timing(spec, "x")
+        and not sniff_spyre_log(spec, "x")
+    )
+    assert (
+        sniff_timing(rec, "x") and not sniff_kernel_spec(rec, "x") and not sniff_spyre_log(rec, "x")
+    )
+    assert (
+        sniff_spyre_log(log, "x") and not sniff_kernel_spec(log, "x") and not sniff_timing(log, "x")
+    )
 
 
 def test_sniffer_finds_spyre_lines_after_other_output() -> None:
@@ -456,6 +709,7 @@ def test_sniffer_finds_spyre_lines_after_other_output() -> None:
 
 
 # ----------------------------------------------------------------------------- warehouse + named queries
+
 
 def _query(con: Any, name: str, run_id: str | None = None) -> list[tuple]:
     return con.execute((QUERIES / f"{name}.sql").read_text(), {"run_id": run_id}).fetchall()
@@ -480,24 +734,45 @@ def test_ingest_and_named_queries(tmp_path: Path) -> None:
     con = pt2logs.connect(str(tmp_path / "wh"))
     fmts = dict(con.execute("SELECT relpath, format FROM files").fetchall())
     assert fmts.pop("spyre_stdout.txt") == "spyre_log"
-    assert fmts == ({"sdsc_0.json": "spyre_kernel_spec", "sdsc_1.json": "spyre_kernel_spec", "rec.12345.json": "spyre_timing"} if SPYRE.is_dir() else {})
-    assert con.execute("SELECT count(*) FROM ingest_errors WHERE kind = 'truncated_json'").fetchone() == (w.warnings,)
-    assert con.execute("SELECT count(*), count(DISTINCT run_id) FROM transfers").fetchone() == (len(exp), 1)
+    assert fmts == (
+        {
+            "sdsc_0.json": "spyre_kernel_spec",
+            "sdsc_1.json": "spyre_kernel_spec",
+            "rec.12345.json": "spyre_timing",
+        }
+        if SPYRE.is_dir()
+        else {}
+    )
+    assert con.execute(
+        "SELECT count(*) FROM ingest_errors WHERE kind = 'truncated_json'"
+    ).fetchone() == (w.warnings,)
+    assert con.execute("SELECT count(*), count(DISTINCT run_id) FROM transfers").fetchone() == (
+        len(exp),
+        1,
+    )
     if SPYRE.is_dir():
-        assert con.execute("SELECT count(*) FROM kernels k JOIN (SELECT DISTINCT run_id FROM transfers) USING (run_id) "
-                           "WHERE backend = 'spyre'").fetchone() == (2,)
+        assert con.execute(
+            "SELECT count(*) FROM kernels k JOIN (SELECT DISTINCT run_id FROM transfers) USING (run_id) "
+            "WHERE backend = 'spyre'"
+        ).fetchone() == (2,)
         assert con.execute("SELECT count(*) FROM spyre_timing").fetchone() == (54,)
     vol = {(d, t): (n, h, dv, p) for d, t, n, h, dv, p, _ in _query(con, "spyre_transfer_volume")}
     for (d, t), (n, h, dv, p) in vol.items():
         sel = [e for e in exp if e["direction"] == d and e["dtype"] == t]
-        assert n == len(sel) and (h or 0) == sum(e["host_bytes"] or 0 for e in sel) and (dv or 0) == sum(e["device_bytes"] or 0 for e in sel)
+        assert (
+            n == len(sel)
+            and (h or 0) == sum(e["host_bytes"] or 0 for e in sel)
+            and (dv or 0) == sum(e["device_bytes"] or 0 for e in sel)
+        )
         assert (p or 0) == sum(e["padding_bytes"] or 0 for e in sel)
     assert sum(v[0] for v in vol.values()) == len(exp)
     run_id = con.execute("SELECT any_value(run_id) FROM transfers").fetchone()[0]
     assert _query(con, "spyre_transfer_volume", run_id) == _query(con, "spyre_transfer_volume")
     assert _query(con, "spyre_transfer_volume", "no-such-run") == []
     waste = _query(con, "spyre_padding_waste")
-    assert sum(r[8] for r in waste) == sum(e["padding_bytes"] for e in exp if (e["padding_bytes"] or 0) > 0)
+    assert sum(r[8] for r in waste) == sum(
+        e["padding_bytes"] for e in exp if (e["padding_bytes"] or 0) > 0
+    )
     assert [r[8] for r in waste] == sorted((r[8] for r in waste), reverse=True)
     rep = {r[1]: r for r in _query(con, "spyre_repeated_copies")}
     keys: dict[tuple, list[dict]] = {}
@@ -507,8 +782,11 @@ def test_ingest_and_named_queries(tmp_path: Path) -> None:
     want = {k: v for k, v in keys.items() if len(v) > 1}
     assert len(rep) == len(want)
     back_and_forth = rep["float16 [7, 65]"]
-    assert back_and_forth[4:7] == (len(want[("float16", (7, 65))]), sum(e["direction"] == "host_to_device" for e in want[("float16", (7, 65))]),
-                                   sum(e["direction"] == "device_to_host" for e in want[("float16", (7, 65))]))
+    assert back_and_forth[4:7] == (
+        len(want[("float16", (7, 65))]),
+        sum(e["direction"] == "host_to_device" for e in want[("float16", (7, 65))]),
+        sum(e["direction"] == "device_to_host" for e in want[("float16", (7, 65))]),
+    )
     assert back_and_forth[5] >= 3 and back_and_forth[6] >= 3
 
 
@@ -522,13 +800,27 @@ def test_query_headers() -> None:
 # ----------------------------------------------------------------------------- robustness
 
 FRAGMENTS = [
-    "[ copyAsync ]  src ( Half ) is on: cpu", "[ copyAsync ]  dst ( Half ) on: spyre:0", "[ generate_dci ]  DataConversionInfo:  {",
-    '  "input_shape_" : [3, 4],', "}", "  ]", "[ allocate ]  allocating  x  (bytes) on Spyre", "[ allocate ]  allocated  junk{",
-    "SpyreTensorLayout(device_size=[a, 2], stride_map =[", "SpyreTensorLayout(device_size=[99999999999, 99999999999, 99999999999])",
-    "[DEBUG] [spyre.runtime] 2026-99-99 99:99:99 copyAsync: src (Weird) is on:", "(Worker pid=1) [INFO] [spyre.x] RUN:",
-    "[TORCH_SPYRE_DEBUG] copy_to_device: shape=[-1] dtype=float16", "  transfer OK", "  device_layout: SpyreTensorLayout(",
-    "RUN: k d", "Generating sdsc.json", "\x00\xff", "[ allocate ]  allocating  99999999999999999999999  (bytes) on Spyre spyre:0",
-    "(Worker pid=99999999999999999999999) [INFO] [spyre.x] hi", "[ allocate ]  allocated  CompositeAddress{total_size=1, num_chunks=1, owns=true",
+    "[ copyAsync ]  src ( Half ) is on: cpu",
+    "[ copyAsync ]  dst ( Half ) on: spyre:0",
+    "[ generate_dci ]  DataConversionInfo:  {",
+    '  "input_shape_" : [3, 4],',
+    "}",
+    "  ]",
+    "[ allocate ]  allocating  x  (bytes) on Spyre",
+    "[ allocate ]  allocated  junk{",
+    "SpyreTensorLayout(device_size=[a, 2], stride_map =[",
+    "SpyreTensorLayout(device_size=[99999999999, 99999999999, 99999999999])",
+    "[DEBUG] [spyre.runtime] 2026-99-99 99:99:99 copyAsync: src (Weird) is on:",
+    "(Worker pid=1) [INFO] [spyre.x] RUN:",
+    "[TORCH_SPYRE_DEBUG] copy_to_device: shape=[-1] dtype=float16",
+    "  transfer OK",
+    "  device_layout: SpyreTensorLayout(",
+    "RUN: k d",
+    "Generating sdsc.json",
+    "\x00\xff",
+    "[ allocate ]  allocating  99999999999999999999999  (bytes) on Spyre spyre:0",
+    "(Worker pid=99999999999999999999999) [INFO] [spyre.x] hi",
+    "[ allocate ]  allocated  CompositeAddress{total_size=1, num_chunks=1, owns=true",
     "SpyreTensorLayout(device_size=[4294967296, 4294967296, 4294967296], device_dtype=DataFormats.SEN169_FP16)",
     '[ generate_dci ]  DataConversionInfo:  {"isHostToSen_": 0, "input_shape_": [18446744073709551615], "output_shape_": ["a"]}',
     "[ spyre_empty_strided ]  Tensor info on CPU (Size: [4294967296, 4294967296] , Stride:  [1, 1] , dtype:  c10::Double ) to be mapped onto device  spyre:0",
@@ -545,7 +837,10 @@ def _assert_sane(out: dict[str, list[dict]], ctx: FileContext) -> None:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=40)), max_size=40), st.integers(1, 50))
+@given(
+    st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=40)), max_size=40),
+    st.integers(1, 50),
+)
 def test_arbitrary_lines_never_raise(lines: list[str], chunk: int) -> None:
     data = "\n".join(lines).encode("utf-8", "surrogatepass")
     out, ctx = read(read_spyre_log, data, chunk=chunk)
@@ -566,6 +861,11 @@ def test_arbitrary_bytes_never_raise(data: bytes) -> None:
 
 def test_bad_documents_become_error_rows() -> None:
     for reader in (read_kernel_spec, read_timing):
-        for doc in (b"{not json", b"[1, 2]", b'{"0_add": 3}', b'{"meta": {}, "events": [1, {"name": 2}]}'):
+        for doc in (
+            b"{not json",
+            b"[1, 2]",
+            b'{"0_add": 3}',
+            b'{"meta": {}, "events": [1, {"name": 2}]}',
+        ):
             out, ctx = read(reader, doc)
             assert ctx.stats.errors == len(out.get("ingest_errors", [])) >= 1, (reader, doc)

@@ -19,7 +19,9 @@ def test_a_report_folder_without_its_raw_log_is_one_message(tmp_path):
     res = discover([str(tmp_path / "out")])
     assert res.runs == []
     (skip,) = res.skipped
-    assert skip[0].endswith("tl_out") and skip[1].startswith(f"tlparse report folder without its raw log: {skip[0]}")
+    assert skip[0].endswith("tl_out") and skip[1].startswith(
+        f"tlparse report folder without its raw log: {skip[0]}"
+    )
     assert f"({n_files} report file(s) not read" in skip[1]
 
 

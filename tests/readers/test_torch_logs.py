@@ -26,7 +26,7 @@ NOV_2026 = dt.datetime(2026, 11, 22, 12, tzinfo=dt.timezone.utc).timestamp()
 
 def read(data: str | bytes, *, chunk: int | None = None, **ctx_kw):
     raw = data.encode() if isinstance(data, str) else data
-    chunks = [raw] if chunk is None else [raw[i: i + chunk] for i in range(0, len(raw), chunk)]
+    chunks = [raw] if chunk is None else [raw[i : i + chunk] for i in range(0, len(raw), chunk)]
     ctx_kw.setdefault("mtime", NOV_2026)
     ctx = FileContext(file="torch_logs.txt", path="/x/torch_logs.txt", **ctx_kw)
     out: dict[str, list[pa.RecordBatch]] = {}
@@ -40,26 +40,58 @@ def read_file(path: Path, **kw):
 
 
 P = "V1122 09:44:39.380000 15437 torch/_dynamo/guards.py:5396] [0/1] [__recompiles] "
-RECOMPILE = (P + "Recompiling function forward in /w/model.py:30\n"
-             + P + "    triggered by the following guard failure(s):\n"
-             + P + "    - 0/0: tensor 'x' size mismatch at index 0. expected 4, actual 8\n")
+RECOMPILE = (
+    P
+    + "Recompiling function forward in /w/model.py:30\n"
+    + P
+    + "    triggered by the following guard failure(s):\n"
+    + P
+    + "    - 0/0: tensor 'x' size mismatch at index 0. expected 4, actual 8\n"
+)
 
 
 def test_multi_line_message_is_one_row_and_foreign_lines_are_kept():
-    text = "hello from print()\n" + RECOMPILE + "Traceback (most recent call last):\n  File \"x.py\", line 1\n"
+    text = (
+        "hello from print()\n"
+        + RECOMPILE
+        + 'Traceback (most recent call last):\n  File "x.py", line 1\n'
+    )
     t, stats = read(text)
     logs = sorted(t["log_lines"], key=lambda r: r["line_no"])
-    assert [(r["line_no"], r["n_lines"], r["foreign"]) for r in logs] == [(1, 1, True), (2, 3, False), (5, 2, True)]
+    assert [(r["line_no"], r["n_lines"], r["foreign"]) for r in logs] == [
+        (1, 1, True),
+        (2, 3, False),
+        (5, 2, True),
+    ]
     msg = logs[1]
-    assert msg["message"].startswith("Recompiling function forward") and msg["message"].count("\n") == 2
-    assert (msg["level"], msg["pid"], msg["pathname"], msg["lineno"]) == ("V", 15437, "torch/_dynamo/guards.py", 5396)
+    assert (
+        msg["message"].startswith("Recompiling function forward")
+        and msg["message"].count("\n") == 2
+    )
+    assert (msg["level"], msg["pid"], msg["pathname"], msg["lineno"]) == (
+        "V",
+        15437,
+        "torch/_dynamo/guards.py",
+        5396,
+    )
     assert (msg["compile_id"], msg["attempt"], msg["artifact"]) == ("0/1", 0, "recompiles")
     assert msg["ts"] == dt.datetime(2026, 11, 22, 9, 44, 39, 380000, tzinfo=dt.timezone.utc)
-    assert stats.events == 1 and stats.kinds["foreign"] == 3 and stats.errors == 0 and stats.warnings == 0
+    assert (
+        stats.events == 1
+        and stats.kinds["foreign"] == 3
+        and stats.errors == 0
+        and stats.warnings == 0
+    )
     assert stats.lines == 6
     (rc,) = t["recompiles"]
-    assert rc["source"] == "torch_logs" and rc["co_name"] == "forward" and rc["cause"] == "shape_mismatch"
-    assert rc["prev_compile_id"] == "0/0" and rc["compile_id"] == "0/1" and rc["is_limit_hit"] is False
+    assert (
+        rc["source"] == "torch_logs"
+        and rc["co_name"] == "forward"
+        and rc["cause"] == "shape_mismatch"
+    )
+    assert (
+        rc["prev_compile_id"] == "0/0" and rc["compile_id"] == "0/1" and rc["is_limit_hit"] is False
+    )
 
 
 def test_empty_message_lines_without_their_trailing_space_stay_in_the_message():
@@ -81,15 +113,34 @@ def test_chunks_may_cut_lines_anywhere(chunk):
 def test_interleaved_ranks_and_attempt_suffix():
     a = "[rank0]:V1122 10:47:58.401000 10875 torch/_dynamo/symbolic_convert.py:5124] [0/0_1] [__graph_breaks] "
     b = "[rank1]:V1122 10:47:58.412000 10876 torch/_dynamo/symbolic_convert.py:5124] [0/0_1] [__graph_breaks] "
-    body = ["Graph break in user code at /w/m.py:7", "Graph Break Reason: Unsupported method call",
-            "  Explanation: nope", " For more details, see https://x/gb/gb0156.html"]
+    body = [
+        "Graph break in user code at /w/m.py:7",
+        "Graph Break Reason: Unsupported method call",
+        "  Explanation: nope",
+        " For more details, see https://x/gb/gb0156.html",
+    ]
     # rank 1's message arrives in the middle of rank 0's (a large write split in two)
-    lines = [a + body[0], a + body[1], b + body[0], b + body[1], b + body[2], b + body[3], a + body[2], a + body[3]]
+    lines = [
+        a + body[0],
+        a + body[1],
+        b + body[0],
+        b + body[1],
+        b + body[2],
+        b + body[3],
+        a + body[2],
+        a + body[3],
+    ]
     t, stats = read("\n".join(lines) + "\n")
     logs = [r for r in t["log_lines"] if not r["foreign"]]
-    assert sorted((r["rank"], r["n_lines"], r["attempt"], r["compile_id"]) for r in logs) == [(0, 4, 1, "0/0"), (1, 4, 1, "0/0")]
+    assert sorted((r["rank"], r["n_lines"], r["attempt"], r["compile_id"]) for r in logs) == [
+        (0, 4, 1, "0/0"),
+        (1, 4, 1, "0/0"),
+    ]
     gbs = sorted(t["graph_breaks"], key=lambda r: r["rank"])
-    assert [(g["rank"], g["gb_id"], g["user_lineno"], g["occurrences"]) for g in gbs] == [(0, "gb0156", 7, 1), (1, "gb0156", 7, 1)]
+    assert [(g["rank"], g["gb_id"], g["user_lineno"], g["occurrences"]) for g in gbs] == [
+        (0, "gb0156", 7, 1),
+        (1, "gb0156", 7, 1),
+    ]
     assert stats.ranks == {0, 1}
 
 
@@ -97,15 +148,29 @@ def test_duplicate_suppressed_break_in_the_same_compile_is_an_occurrence():
     p = "V1122 09:40:54.836000 661 torch/_dynamo/symbolic_convert.py:5134] [5/0] [__graph_breaks] "
     q = "V1122 09:40:54.900000 661 torch/_dynamo/symbolic_convert.py:5127] [5/0] [__graph_breaks] "
     r = "V1122 09:40:55.000000 661 torch/_dynamo/symbolic_convert.py:5134] [5/1] [__graph_breaks] "
-    first = [q + "Graph break in user code at /w/m.py:62", q + "Graph Break Reason: Data-dependent branching",
-             q + "  Explanation: x", q + " see https://x/gb/gb0170.html"]
-    dup = [p + "Graph break (user stack suppressed due to duplicate graph break) in user code at /w/m.py:62",
-           p + "Graph Break Reason: Data-dependent branching", p + "  Explanation: x", p + " see https://x/gb/gb0170.html"]
+    first = [
+        q + "Graph break in user code at /w/m.py:62",
+        q + "Graph Break Reason: Data-dependent branching",
+        q + "  Explanation: x",
+        q + " see https://x/gb/gb0170.html",
+    ]
+    dup = [
+        p
+        + "Graph break (user stack suppressed due to duplicate graph break) in user code at /w/m.py:62",
+        p + "Graph Break Reason: Data-dependent branching",
+        p + "  Explanation: x",
+        p + " see https://x/gb/gb0170.html",
+    ]
     other = [line.replace(p, r) for line in dup]
     t, _ = read("\n".join(first + dup + other) + "\n")
-    rows = sorted((g["compile_id"], g["gb_id"], g["gb_type"], g["occurrences"], g["origin"]) for g in t["graph_breaks"])
-    assert rows == [("5/0", "gb0170", "Data-dependent branching", 2, "log_line"),
-                    ("5/1", "gb0170", "Data-dependent branching", 1, "log_line")]
+    rows = sorted(
+        (g["compile_id"], g["gb_id"], g["gb_type"], g["occurrences"], g["origin"])
+        for g in t["graph_breaks"]
+    )
+    assert rows == [
+        ("5/0", "gb0170", "Data-dependent branching", 2, "log_line"),
+        ("5/1", "gb0170", "Data-dependent branching", 1, "log_line"),
+    ]
 
 
 def test_recompiles_fixture_and_the_limit_warning():
@@ -128,23 +193,45 @@ def test_recompiles_fixture_and_the_limit_warning():
 def test_recompiles_verbose_gives_the_same_rows():
     a, _ = read_file(fixture_path("torch_logs", "recompiles.txt"))
     b, _ = read_file(fixture_path("torch_logs", "recompiles_verbose.txt"))
-    key = lambda r: (r["compile_id"], r["cause"], r["is_limit_hit"], r["prev_compile_id"], r["co_name"])  # noqa: E731
+
+    def key(r):
+        return (
+            r["compile_id"],
+            r["cause"],
+            r["is_limit_hit"],
+            r["prev_compile_id"],
+            r["co_name"],
+        )  # noqa: E731
+
     assert sorted(map(key, a["recompiles"])) == sorted(map(key, b["recompiles"]))
 
 
 def test_graph_breaks_fixture():
     t, _ = read_file(fixture_path("torch_logs", "graph_breaks.txt"))
     text = fixture_path("torch_logs", "graph_breaks.txt").read_text()
-    reports = len(re.findall(r"\] Graph break (?:\(user stack suppressed[^)]*\) )?in user code at", text))
+    reports = len(
+        re.findall(r"\] Graph break (?:\(user stack suppressed[^)]*\) )?in user code at", text)
+    )
     assert sum(g["occurrences"] for g in t["graph_breaks"]) == reports == 8
     assert all(g["gb_id"] and g["user_filename"].endswith("workload.py") for g in t["graph_breaks"])
     # a graph-break message does not name the function being compiled: only a Recompiling line of the
     # same frame does (TORCH_LOGS=graph_breaks alone: none)
     assert all(g["co_name"] is None for g in t["graph_breaks"])
     gb = "V1122 09:44:39.300000 15437 torch/_dynamo/symbolic_convert.py:5124] [0/0] [__graph_breaks] "
-    t, _ = read(gb + "Graph break in user code at /w/model.py:32\n" + gb + "Graph Break Reason: Data-dependent branching\n" + RECOMPILE)
+    t, _ = read(
+        gb
+        + "Graph break in user code at /w/model.py:32\n"
+        + gb
+        + "Graph Break Reason: Data-dependent branching\n"
+        + RECOMPILE
+    )
     (g,) = t["graph_breaks"]
-    assert (g["compile_id"], g["co_name"], g["co_filename"], g["co_firstlineno"]) == ("0/0", "forward", "/w/model.py", 30)
+    assert (g["compile_id"], g["co_name"], g["co_filename"], g["co_firstlineno"]) == (
+        "0/0",
+        "forward",
+        "/w/model.py",
+        30,
+    )
     v, _ = read_file(fixture_path("torch_logs", "verbose_graph_breaks.txt"))
     assert sum(g["occurrences"] for g in v["graph_breaks"]) == 8
 
@@ -155,10 +242,14 @@ def test_output_code_fixture_kernels_equal_an_independent_scan():
     # naive: kernel definitions at the start of a message line
     names = re.findall(r"\[__output_code\] (\w+) = async_compile\.\w+\(", path.read_text())
     assert sorted(k["kernel_name"] for k in t["kernels"]) == sorted(names)
-    assert {k["backend"] for k in t["kernels"]} == {"cpp"} and all(k["cache_hit"] is None for k in t["kernels"])
+    assert {k["backend"] for k in t["kernels"]} == {"cpp"} and all(
+        k["cache_hit"] is None for k in t["kernels"]
+    )
     assert {k["graph"] for k in t["kernels"]} <= {"forward", "backward", "inference"}
     assert all(k["compile_id"] for k in t["kernels"])
-    assert sum(e["count"] for e in t["extern_calls"]) == len(re.findall(r"extern_kernels\.\w+\(", _outside_sources(path.read_text())))
+    assert sum(e["count"] for e in t["extern_calls"]) == len(
+        re.findall(r"extern_kernels\.\w+\(", _outside_sources(path.read_text()))
+    )
 
 
 def _outside_sources(text: str) -> str:
@@ -172,8 +263,19 @@ def test_rank_prefix_fixture():
     assert stats.ranks == {0}
 
 
-@pytest.mark.parametrize("name", ["dynamo.txt", "plus_dynamo.txt", "guards.txt", "inductor.txt", "fusion.txt",
-                                  "perf_hints.txt", "schedule.txt", "plus_aot_graphs.txt"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "dynamo.txt",
+        "plus_dynamo.txt",
+        "guards.txt",
+        "inductor.txt",
+        "fusion.txt",
+        "perf_hints.txt",
+        "schedule.txt",
+        "plus_aot_graphs.txt",
+    ],
+)
 def test_every_other_fixture_reads_without_errors_and_loses_no_line(name):
     path = fixture_path("torch_logs", name)
     t, stats = read_file(path)
@@ -185,7 +287,11 @@ def test_every_other_fixture_reads_without_errors_and_loses_no_line(name):
 
 WILD = {  # paste -> (recompile rows, limit hits, graph break reports)
     "huggingface_diffusers_11970.txt": (1, 0, 0),
-    "huggingface_transformers_36484.txt": (1, 1, 0),  # the paste starts after the limit's first line: still a limit hit
+    "huggingface_transformers_36484.txt": (
+        1,
+        1,
+        0,
+    ),  # the paste starts after the limit's first line: still a limit hit
     "kijai_ComfyUI-MochiWrapper_44.txt": (1, 1, 0),  # Windows paths
     "pytorch-blog_rag-graviton_recompiles.txt": (1, 0, 0),
     "pytorch_pytorch_126722.txt": (0, 0, 1),  # torch 2.4 "Graph break: from user code at:"
@@ -211,7 +317,9 @@ def test_wild_pastes(name):
 def test_old_format_has_a_full_date_and_continuation_lines():
     t, _ = read_file(fixture_path("torch_logs", "wild_pastes", "pytorch_torchdynamo_1955.txt"))
     rows = sorted(t["recompiles"], key=lambda r: r["line_no"])
-    assert rows[0]["co_name"] == "run" and rows[0]["ts"] == dt.datetime(2022, 12, 22, 3, 54, 3, 390000, tzinfo=dt.timezone.utc)
+    assert rows[0]["co_name"] == "run" and rows[0]["ts"] == dt.datetime(
+        2022, 12, 22, 3, 54, 3, 390000, tzinfo=dt.timezone.utc
+    )
     assert rows[1]["co_firstlineno"] == 861 and rows[1]["guard_subject"] == "past_key_values"
 
 
@@ -230,8 +338,10 @@ def test_year_from_mtime_and_december_log_read_in_january():
     jan = dt.datetime(2027, 1, 1, 8, tzinfo=dt.timezone.utc).timestamp()
     t, stats = read(line, mtime=jan)
     ts = sorted(r["ts"] for r in t["log_lines"])
-    assert ts == [dt.datetime(2026, 12, 31, 23, 59, 59, 500000, tzinfo=dt.timezone.utc),
-                  dt.datetime(2027, 1, 1, 0, 0, 1, tzinfo=dt.timezone.utc)]
+    assert ts == [
+        dt.datetime(2026, 12, 31, 23, 59, 59, 500000, tzinfo=dt.timezone.utc),
+        dt.datetime(2027, 1, 1, 0, 0, 1, tzinfo=dt.timezone.utc),
+    ]
     assert stats.first_ts < stats.last_ts
 
 
@@ -249,7 +359,9 @@ def test_invalid_utf8_is_replaced_and_reported():
 
 
 def test_batches_leave_as_the_file_is_read():
-    text = "".join(f"I1122 01:02:{i % 60:02d}.000000 7 torch/a.py:{i}] line {i}\n" for i in range(5000))
+    text = "".join(
+        f"I1122 01:02:{i % 60:02d}.000000 7 torch/a.py:{i}] line {i}\n" for i in range(5000)
+    )
     ctx = FileContext(file="f", path="/f", mtime=NOV_2026, batch_rows=500)
     sizes = [b.num_rows for name, b in read_torch_logs([text.encode()], ctx) if name == "log_lines"]
     assert len(sizes) >= 10 and sum(sizes) == 5000 and max(sizes) <= 501
@@ -259,14 +371,26 @@ def test_batches_leave_as_the_file_is_read():
 
 
 def test_sniffing_tells_text_from_traces_and_other_files():
-    for name in ("recompiles.txt", "graph_breaks.txt", "output_code.txt", "dist_rank_recompiles.txt", "guards.txt"):
+    for name in (
+        "recompiles.txt",
+        "graph_breaks.txt",
+        "output_code.txt",
+        "dist_rank_recompiles.txt",
+        "guards.txt",
+    ):
         p = fixture_path("torch_logs", name)
         assert detect(p.read_bytes()[:65536], name).name == "torch_logs", name
     trace = fixture_path("torch_logs", "trace_one_per_kind.log")
     assert not sniff_torch_logs(trace.read_bytes()[:65536], trace.name)
     assert detect(trace.read_bytes()[:65536], trace.name).name == "torch_trace"
-    for p in (ROOT / "README.md", SAMPLES / "README.md", SAMPLES / "generate.py", fixture_path("torch_logs", "COMMANDS.txt"),
-              fixture_path("torch_logs", "workload.py"), fixture_path("torch_logs", "structured_event_catalog.tsv")):
+    for p in (
+        ROOT / "README.md",
+        SAMPLES / "README.md",
+        SAMPLES / "generate.py",
+        fixture_path("torch_logs", "COMMANDS.txt"),
+        fixture_path("torch_logs", "workload.py"),
+        fixture_path("torch_logs", "structured_event_catalog.tsv"),
+    ):
         assert not sniff_torch_logs(p.read_bytes()[:65536], p.name), p
     assert not sniff_torch_logs(b"just some text\nV is for vendetta\n", "x.txt")
 
@@ -282,26 +406,48 @@ def test_spyre_captures_are_read_by_the_spyre_format_with_both_line_readers():
     fmt = detect(head, p.name)
     assert fmt is not None and fmt.name == "spyre_log"
     # a capture that mixes both: the Spyre format comes first in the registry and keeps torch's lines
-    mixed = RECOMPILE.encode() + b"[DEBUG] [spyre.runtime] 2026-08-14 07:08:11 copyAsync: src (Half) is on:cpu\n"
+    mixed = (
+        RECOMPILE.encode()
+        + b"[DEBUG] [spyre.runtime] 2026-08-14 07:08:11 copyAsync: src (Half) is on:cpu\n"
+    )
     assert detect(mixed, "stderr.txt").name == "spyre_log"
     assert sniff_torch_logs(mixed, "stderr.txt")  # it is torch text too; the order decides
     out = {}
-    for name, batch in detect(mixed, "stderr.txt").read([mixed], FileContext(file="f", path="/f", mtime=NOV_2026)):
+    for name, batch in detect(mixed, "stderr.txt").read(
+        [mixed], FileContext(file="f", path="/f", mtime=NOV_2026)
+    ):
         out.setdefault(name, []).extend(batch.to_pylist())
     assert [r["cause"] for r in out["recompiles"]] == ["shape_mismatch"]
-    assert len(out["spyre_messages"]) == 1 and [r["artifact"] for r in out["log_lines"]] == ["recompiles"]
+    assert len(out["spyre_messages"]) == 1 and [r["artifact"] for r in out["log_lines"]] == [
+        "recompiles"
+    ]
 
 
 # ----------------------------------------------------------------------------- robustness
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(st.binary(max_size=80), st.sampled_from([RECOMPILE.encode(), b"\n", b"\r", b"[rank3]:",
-                                                                   b"W1122 09:44:40.765000 1 a.py:1] [6/4] torch._dynamo hit config.recompile_limit (4)\n",
-                                                                   b"V1122 09:40:54.836000 661 s.py:5134] [5/0] [__graph_breaks] Graph break in user code at /w.py:1\n",
-                                                                   b"V1122 09:46:37.848000 1 g.py:2722] [0/0_1] [__output_code] Output code: \n",
-                                                                   b"[2023-04-13 21:42:57,808] torch._dynamo.x.__recompiles: [DEBUG] hi\n"])), max_size=30),
-       st.integers(1, 50))
+@given(
+    st.lists(
+        st.one_of(
+            st.binary(max_size=80),
+            st.sampled_from(
+                [
+                    RECOMPILE.encode(),
+                    b"\n",
+                    b"\r",
+                    b"[rank3]:",
+                    b"W1122 09:44:40.765000 1 a.py:1] [6/4] torch._dynamo hit config.recompile_limit (4)\n",
+                    b"V1122 09:40:54.836000 661 s.py:5134] [5/0] [__graph_breaks] Graph break in user code at /w.py:1\n",
+                    b"V1122 09:46:37.848000 1 g.py:2722] [0/0_1] [__output_code] Output code: \n",
+                    b"[2023-04-13 21:42:57,808] torch._dynamo.x.__recompiles: [DEBUG] hi\n",
+                ]
+            ),
+        ),
+        max_size=30,
+    ),
+    st.integers(1, 50),
+)
 def test_arbitrary_bytes_never_raise(parts, chunk):
     data = b"".join(parts)
     t, stats = read(data, chunk=chunk)

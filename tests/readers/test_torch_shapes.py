@@ -16,15 +16,22 @@ from tests.readers.test_torch_logs import read
 from pt2logs.readers import detect
 from pt2logs.readers.lines.torch_logs import GLOG
 
-CAPTURES = [("torch_logs", "recompiles.txt"), ("torch_logs", "graph_breaks.txt"), ("torch_logs", "recompiles_verbose.txt"),
-            ("torch_logs", "verbose_graph_breaks.txt"), ("gpu", "graph_breaks/torch_logs.txt"),
-            ("gpu", "recompile_causes/torch_logs.txt"), ("gpu", "compile_failure/torch_logs.txt"), ("torch_logs", "guards.txt")]
+CAPTURES = [
+    ("torch_logs", "recompiles.txt"),
+    ("torch_logs", "graph_breaks.txt"),
+    ("torch_logs", "recompiles_verbose.txt"),
+    ("torch_logs", "verbose_graph_breaks.txt"),
+    ("gpu", "graph_breaks/torch_logs.txt"),
+    ("gpu", "recompile_causes/torch_logs.txt"),
+    ("gpu", "compile_failure/torch_logs.txt"),
+    ("torch_logs", "guards.txt"),
+]
 _LEVEL = {"V": "DEBUG", "I": "INFO", "W": "WARNING", "E": "ERROR", "C": "CRITICAL"}
 
 
 def _logger(m: re.Match) -> str:
     path = m.group("path")
-    mod = path[path.index("torch/"):].removesuffix(".py").replace("/", ".")
+    mod = path[path.index("torch/") :].removesuffix(".py").replace("/", ".")
     return mod + (f".__{m.group('artifact')}" if m.group("artifact") else "")
 
 
@@ -46,24 +53,34 @@ def rewrite(text: str, shape: str) -> str:
         prev = head
         mm, dd, t = m.group("mmdd")[:2], m.group("mmdd")[2:], m.group("time")
         if shape == "logging":
-            out.append(f"2026-{mm}-{dd} {t[:8]},{t[9:12]} - {_logger(m)} - {_LEVEL[m.group('level')]} - {msg}" if first else msg)
+            out.append(
+                f"2026-{mm}-{dd} {t[:8]},{t[9:12]} - {_logger(m)} - {_LEVEL[m.group('level')]} - {msg}"
+                if first
+                else msg
+            )
         elif shape == "basic":
             out.append(f"{_LEVEL[m.group('level')]}:{_logger(m)}:{msg}" if first else msg)
         elif shape == "elided":
             path = m.group("path")
-            out.append(".../" + line[m.start("path") + path.index("torch/"):])
+            out.append(".../" + line[m.start("path") + path.index("torch/") :])
         elif shape == "bare":
-            out.append(line[m.end("lineno") + 2:] if m.group("trace_id") else msg)
+            out.append(line[m.end("lineno") + 2 :] if m.group("trace_id") else msg)
     return "\n".join(out) + "\n"
 
 
 def counts(t: dict) -> tuple:
     rc = t.get("recompiles", [])
     gb = t.get("graph_breaks", [])
-    return (len(rc), sum(r["is_limit_hit"] for r in rc), sorted(r["reason"] or "" for r in rc),
-            sum(g["occurrences"] for g in gb), sorted((g["gb_type"] or "", g["user_lineno"] or 0) for g in gb),
-            len(t.get("kernels", [])), len(t.get("failures", [])),
-            sorted((g["guard_count"], g["n_guard_lines"], g["guards"]) for g in t.get("guards", [])))
+    return (
+        len(rc),
+        sum(r["is_limit_hit"] for r in rc),
+        sorted(r["reason"] or "" for r in rc),
+        sum(g["occurrences"] for g in gb),
+        sorted((g["gb_type"] or "", g["user_lineno"] or 0) for g in gb),
+        len(t.get("kernels", [])),
+        len(t.get("failures", [])),
+        sorted((g["guard_count"], g["n_guard_lines"], g["guards"]) for g in t.get("guards", [])),
+    )
 
 
 @pytest.mark.parametrize("shape", ["logging", "basic", "elided", "bare"])
@@ -82,8 +99,9 @@ def test_reshaped_capture_gives_the_glog_rows(fixture, shape):
         got = counts(t)
         assert got[3:] == want[3:]
         assert got[1] == want[1]
-        assert len([r for r in t.get("recompiles", []) if not r["is_limit_hit"]]) == \
-            len([r for r in base.get("recompiles", []) if not r["is_limit_hit"]])
+        assert len([r for r in t.get("recompiles", []) if not r["is_limit_hit"]]) == len(
+            [r for r in base.get("recompiles", []) if not r["is_limit_hit"]]
+        )
     elif shape == "bare":
         # a message torch printed with no compile id (WON'T CONVERT) has no prefix left at all in this shape
         assert counts(t)[:6] == want[:6] and counts(t)[7] == want[7]
@@ -93,15 +111,26 @@ def test_reshaped_capture_gives_the_glog_rows(fixture, shape):
 
 
 def test_logging_shape_keeps_level_logger_and_time():
-    text = ("2026-11-26 17:36:29,939 - torch._dynamo.guards.__recompiles - DEBUG - Recompiling function forward in /w/m.py:30\n"
-            "    triggered by the following guard failure(s):\n"
-            "    - 0/0: tensor 'x' size mismatch at index 0. expected 4, actual 8\n"
-            "step 1 done\n")
+    text = (
+        "2026-11-26 17:36:29,939 - torch._dynamo.guards.__recompiles - DEBUG - Recompiling function forward in /w/m.py:30\n"
+        "    triggered by the following guard failure(s):\n"
+        "    - 0/0: tensor 'x' size mismatch at index 0. expected 4, actual 8\n"
+        "step 1 done\n"
+    )
     t, stats = read(text)
     (rc,) = t["recompiles"]
-    assert (rc["co_name"], rc["reason"], rc["cause"]) == ("forward", "tensor 'x' size mismatch at index 0. expected 4, actual 8", "shape_mismatch")
+    assert (rc["co_name"], rc["reason"], rc["cause"]) == (
+        "forward",
+        "tensor 'x' size mismatch at index 0. expected 4, actual 8",
+        "shape_mismatch",
+    )
     msg = next(r for r in t["log_lines"] if not r["foreign"])
-    assert (msg["level"], msg["pathname"], msg["artifact"], msg["n_lines"]) == ("V", "torch._dynamo.guards", "recompiles", 3)
+    assert (msg["level"], msg["pathname"], msg["artifact"], msg["n_lines"]) == (
+        "V",
+        "torch._dynamo.guards",
+        "recompiles",
+        3,
+    )
     assert msg["ts"].isoformat().startswith("2026-11-26T17:36:29.939")
     assert any(r["foreign"] and r["message"] == "step 1 done" for r in t["log_lines"])
 
@@ -113,27 +142,34 @@ def test_issue_shapes_each_give_their_row():
     (rc,) = t["recompiles"]
     assert rc["compile_id"] == "16/8" and rc["co_name"] == "torch_dynamo_resume_in_forward_at_172"
     # a bare compile id and artifact tag
-    t, _ = read("[0/1] [__recompiles] Recompiling function f in /w/m.py:3\n"
-                "[0/1] [__recompiles]     triggered by the following guard failure(s):\n"
-                "[0/1] [__recompiles]     - 0/0: L['n'] == 1\n")
+    t, _ = read(
+        "[0/1] [__recompiles] Recompiling function f in /w/m.py:3\n"
+        "[0/1] [__recompiles]     triggered by the following guard failure(s):\n"
+        "[0/1] [__recompiles]     - 0/0: L['n'] == 1\n"
+    )
     (rc,) = t["recompiles"]
     assert (rc["compile_id"], rc["prev_compile_id"], rc["co_name"]) == ("0/1", "0/0", "f")
     # torch 2.0 (_dynamo/symbolic_convert.py: log.warning(f"Graph break: {excp} from user code at {user_stack_formatted}")),
     # its "[date] logger: [LEVEL]" prefix cut to the level
-    t, _ = read("[WARNING] Graph break: call_function BuiltinVariable(iadd) [TensorVariable(), ConstantVariable(int)] {} "
-                'from user code at   File "/w/m.py", line 12, in forward\n'
-                "    x += 1\n")
+    t, _ = read(
+        "[WARNING] Graph break: call_function BuiltinVariable(iadd) [TensorVariable(), ConstantVariable(int)] {} "
+        'from user code at   File "/w/m.py", line 12, in forward\n'
+        "    x += 1\n"
+    )
     (gb,) = t["graph_breaks"]
     assert gb["gb_type"].startswith("call_function BuiltinVariable") and gb["user_lineno"] == 12
 
 
-@pytest.mark.parametrize("text", [
-    "INFO:torch.distributed.run:Using nproc_per_node=2\nWARNING:torch.distributed.run:\n*****\n",
-    "2026-06-03 10:01:02 | vllm.compilation | 140 | INFO : Directly load the compiled graph\n",
-    "[1/2] building model\n[2/2] done\n",
-    "We use torch._dynamo for compiling - DEBUG - yes\n",
-    "Epoch [0/1] loss 0.3\n[0/1] [ok] fine\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "INFO:torch.distributed.run:Using nproc_per_node=2\nWARNING:torch.distributed.run:\n*****\n",
+        "2026-06-03 10:01:02 | vllm.compilation | 140 | INFO : Directly load the compiled graph\n",
+        "[1/2] building model\n[2/2] done\n",
+        "We use torch._dynamo for compiling - DEBUG - yes\n",
+        "Epoch [0/1] loss 0.3\n[0/1] [ok] fine\n",
+    ],
+)
 def test_foreign_text_is_still_refused(text):
     f = detect(text.encode(), "stderr.txt")
     assert f is None or f.name != "torch_logs"

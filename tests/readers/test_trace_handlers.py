@@ -17,13 +17,23 @@ def test_handler_modules_do_nothing_when_imported():
     for path in sorted(EVENTS.glob("*.py")):
         for node in ast.parse(path.read_text()).body:
             assert not isinstance(node, (ast.Expr, ast.For, ast.If)) or (
-                isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)), (path.name, node.lineno)
+                isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            ), (path.name, node.lineno)
             for d in getattr(node, "decorator_list", []):
-                assert not isinstance(d, ast.Call), (path.name, node.lineno)  # no registering decorators
+                assert not isinstance(d, ast.Call), (
+                    path.name,
+                    node.lineno,
+                )  # no registering decorators
 
 
 def test_the_table_names_every_handler_once_and_the_hooks_in_order():
     assert (compile_facts.on_metrics, vllm.on_metrics) == handlers.METRICS_HOOKS
-    assert all(callable(h) for h in (*handlers.HANDLERS.values(), *handlers.ARTIFACT_HANDLERS.values()))
-    assert {"compilation_metrics", "chromium_event", "dynamo_start", "str"} <= set(handlers.HANDLERS)
-    assert {"dynamo_graph_break_reason", "fx_graph_cache_hit", "aotautograd_cache_miss"} <= set(handlers.ARTIFACT_HANDLERS)
+    assert all(
+        callable(h) for h in (*handlers.HANDLERS.values(), *handlers.ARTIFACT_HANDLERS.values())
+    )
+    assert {"compilation_metrics", "chromium_event", "dynamo_start", "str"} <= set(
+        handlers.HANDLERS
+    )
+    assert {"dynamo_graph_break_reason", "fx_graph_cache_hit", "aotautograd_cache_miss"} <= set(
+        handlers.ARTIFACT_HANDLERS
+    )
