@@ -1,9 +1,9 @@
 """Issue 33, end to end: the same real capture as each collector and launcher writes it gives the same
-recompiles, graph breaks, outcome evidence and outcome as the raw capture (`pt2logs ingest`, named
+recompiles, graph breaks, guards, outcome evidence and outcome as the raw capture (`pt2logs ingest`, named
 queries, `pt2logs summary`); what the wrapping carried reaches the rows; framed foreign text stays no log.
 
 The capture: two real GPU TORCH_LOGS captures (shared fixtures gpu/graph_breaks, gpu/recompile_causes)
-followed by the NCCL watchdog lines of a public 2-rank hang (tests/readers/test_outcome_lines.py), wrapped
+and a TORCH_LOGS=guards capture (torch_logs/guards.txt), followed by the NCCL watchdog lines of a public 2-rank hang (tests/readers/test_outcome_lines.py), wrapped
 line by line by tests/framing_writers.py. All runs are ingested once, in one warehouse."""
 
 from __future__ import annotations
@@ -37,6 +37,9 @@ FOREIGN = [
 def capture() -> list[str]:
     out = lines_of(fixture_path("gpu", "graph_breaks", "torch_logs.txt").read_bytes())
     out += lines_of(fixture_path("gpu", "recompile_causes", "torch_logs.txt").read_bytes())
+    out += lines_of(
+        fixture_path("torch_logs", "guards.txt").read_bytes()
+    )  # TORCH_LOGS=guards: `guards` rows
     return out + NCCL_HANG.splitlines()
 
 
@@ -87,6 +90,7 @@ def facts(con, name: str) -> tuple:
         sorted(q("select kind, rank, means from outcome_evidence where run_id = ?")),
         outcome,
         q("select count(*) from ingest_errors where run_id = ?")[0][0],
+        q("select count(*), sum(guard_count), sum(n_guard_lines) from guards where run_id = ?")[0],
     )
 
 
@@ -94,7 +98,7 @@ def facts(con, name: str) -> tuple:
 def test_framed_capture_reads_as_the_raw_one(wh: tuple, name: str) -> None:
     con = pt2logs.connect(wh[0])
     raw = facts(con, "raw")
-    assert raw[0] > 0 and raw[1] > 0 and raw[2] and raw[3] == [("hung", 0)]
+    assert raw[0] > 0 and raw[1] > 0 and raw[2] and raw[3] == [("hung", 0)] and raw[5][0] > 0
     if (
         name == "srun_label"
     ):  # srun's task id (0 here) is the rank of the lines that name none (`terminate called`)
