@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pt2logs.analysis.guards import classify_guard
 from pt2logs.analysis.output_code import OutputCode
 from pt2logs.readers.identity_cols import break_frames
 
@@ -34,6 +35,22 @@ def break_site(gb: dict[str, Any]) -> tuple:
     """What makes two reports of a graph break in one compile the same break: its id (else its type) and
     its user line."""
     return (gb.get("gb_id") or gb.get("gb_type"), gb.get("user_filename"), gb.get("user_lineno"))
+
+
+def recompile_columns(reasons: list[tuple[str | None, str]]) -> dict[str, Any]:
+    """A ``recompiles`` row's columns from its failed guards, newest first (``(prev compile id, reason)``
+    pairs): the first reason classified, every reason kept; the trace and TORCH_LOGS readers add where
+    and what was recompiled."""
+    prev, first = reasons[0] if reasons else (None, None)
+    cause, subject = classify_guard(first) if first else ("other", None)
+    return {
+        "reason": first,
+        "all_reasons": [r for _, r in reasons],
+        "cause": cause,
+        "guard_subject": subject,
+        "prev_compile_id": prev,
+        "is_limit_hit": False,
+    }
 
 
 def graph_break_row(

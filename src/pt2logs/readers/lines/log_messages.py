@@ -27,7 +27,7 @@ from pt2logs.analysis.guards import (
     parse_recompiles_message,
 )
 from pt2logs.analysis.output_code import parse_output_code
-from pt2logs.readers.compile_rows import break_site, graph_break_row, kernel_rows
+from pt2logs.readers.compile_rows import break_site, graph_break_row, kernel_rows, recompile_columns
 from pt2logs.readers.identity_cols import break_frames
 from pt2logs.readers.kit import RowSink
 from pt2logs.readers.lines.log_caches import CacheLines
@@ -122,20 +122,12 @@ class MessageRows:
             )
         if key in self.pending_rc and msg.cid is not None:
             return  # recompiles and recompiles_verbose both on: one row per compile
-        reasons = p["reasons"]
-        prev, first = reasons[0] if reasons else (None, None)
-        cause, subject = classify_guard(first) if first else ("other", None)
         row = self._base(msg)
         row.update(
             co_name=p["co_name"],
             co_filename=p["co_filename"],
             co_firstlineno=p["co_firstlineno"],
-            reason=first,
-            all_reasons=[r for _, r in reasons],
-            cause=cause,
-            guard_subject=subject,
-            prev_compile_id=prev,
-            is_limit_hit=False,
+            **recompile_columns(p["reasons"]),
         )
         self._pend(
             self.pending_rc, key if msg.cid is not None else (msg.rank, None, msg.line_no), row

@@ -25,9 +25,9 @@ from typing import Any
 from pt2logs.analysis import failures as failure_id
 from pt2logs.analysis.graph_breaks import parse_graph_break
 from pt2logs.analysis.guard_text import count_guards, guard_lines
-from pt2logs.analysis.guards import classify_guard, split_recompile_reasons
+from pt2logs.analysis.guards import split_recompile_reasons
 from pt2logs.analysis.output_code import parse_output_code
-from pt2logs.readers.compile_rows import break_site, graph_break_row, kernel_rows
+from pt2logs.readers.compile_rows import break_site, graph_break_row, kernel_rows, recompile_columns
 from pt2logs.readers.trace.events.basics import resolve
 from pt2logs.readers.trace.state import TraceState
 
@@ -50,18 +50,7 @@ def _base(st: TraceState, cid: str | None) -> dict[str, Any]:
 def _recompile_row(
     st: TraceState, cid: str | None, reasons: list[tuple[str | None, str]]
 ) -> dict[str, Any]:
-    row = _base(st, cid)
-    prev, first = reasons[0] if reasons else (None, None)
-    cause, subject = classify_guard(first) if first else ("other", None)
-    row.update(
-        reason=first,
-        all_reasons=[r for _, r in reasons],
-        cause=cause,
-        guard_subject=subject,
-        prev_compile_id=prev,
-        is_limit_hit=False,
-    )
-    return row
+    return _base(st, cid) | recompile_columns(reasons)
 
 
 def recompile_reasons(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:

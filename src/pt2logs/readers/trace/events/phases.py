@@ -193,23 +193,9 @@ def _emit(st: TraceState, span: list, end_us: int | None, end_args: Any = None) 
     )
 
 
-#: the compile_phases columns the native handler writes (``_native/phase_cols.c``); source and file are shared
-NATIVE_FIELDS = (
-    "rank",
-    "line_no",
-    "compile_id",
-    "phase",
-    "parent_phase",
-    "depth",
-    "stage",
-    "top_level",
-    "start_us",
-    "duration_us",
-    "ts",
-    "is_instant",
-    "category",
-    "args",
-)
+#: the compile_phases columns the native handler writes (``_native/phase_cols.c``, in this order); source and
+#: file are shared
+NATIVE_FIELDS = FIELDS[2:]
 
 
 def native_handler(chromium: Any, phase_cols: Any) -> Any:
