@@ -1,11 +1,11 @@
 -- title: Recompile chains
 -- question: Which frames recompiled, in what order, and which guard failed each time (with its cause)?
 -- params: run_id (optional: id, id prefix, name or name prefix; meant for one run), since (optional), until (optional), tag (optional: key=value), limit (optional: recompiles shown, default 300)
--- A frame is a frame id (the part of the compile id before the '/') in one run and rank; step =
+-- A frame is a frame id (the F of its compile id F/C: the frame_id column) in one run and rank; step =
 -- the recompile's position in its frame's chain (1 = first recompile). Frames with the most
 -- recompiles come first.
 WITH x AS (
-  SELECT r.name AS run, x.rank, coalesce(split_part(x.compile_id, '/', 1), x.co_name) AS frame_id, x.compile_id, x.prev_compile_id, x.co_name, function_file(x.co_file, x.co_filename) AS co_filename, x.co_firstlineno,
+  SELECT r.name AS run, x.rank, coalesce(CAST(x.frame_id AS VARCHAR), x.co_name) AS frame_id, x.compile_id, x.prev_compile_id, x.co_name, function_file(x.co_file, x.co_filename) AS co_filename, x.co_firstlineno,
          x.cause, x.guard_subject, x.guard_kind, x.guard_source, x.guard_expected, x.guard_actual, x.is_limit_hit, left(x.reason, 300) AS reason, x.ts, x.line_no
   FROM recompiles x JOIN runs r USING (run_id)
   WHERE x.run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag))),

@@ -4,8 +4,8 @@
 -- ph: X = a span (ts, dur), i = an instant. kind: compile (compilation_metrics: one per compile attempt),
 -- phase (compile_phases spans), graph_break, recompile (its failed guard in reason), cache (a lookup:
 -- hit, miss or bypass), marker (compile_phases instants), unfinished (a span begun and never ended,
--- or a compile without a duration: placed at its start). lane: the frame a compile belongs to (the
--- frame part of its compile id, with its compiled-autograd prefix), NULL outside a compile. An event
+-- or a compile without a duration: placed at its start). The export draws a compile's events on its
+-- frame's lane (analysis/identity.compile_lane: the compile id without its compile number). An event
 -- with no time of its own is placed at its compile's start, else at the rank's first event
 -- (time_known = false). With no selection at all the newest run only: one run is a timeline, every event of a
 -- fleet is not (give --since, --until or --tag for several runs).
@@ -67,7 +67,6 @@ placed AS (
                   min(e.ts_us) OVER (PARTITION BY e.run_id)) AS at_us
   FROM ev e LEFT JOIN starts s ON s.run_id = e.run_id AND s.rank IS NOT DISTINCT FROM e.rank AND s.compile_id = e.compile_id)
 SELECT p.run_id, r.name AS run, p.rank, p.ph, p.kind, p.name, p.compile_id,
-       regexp_extract(p.compile_id, '^(!\d+/)?\d+', 0) AS lane,
        p.at_us - min(p.at_us) OVER (PARTITION BY p.run_id) AS ts_us, p.dur_us,
        p.reason, p.args, p.time_known,
        min(p.at_us) OVER (PARTITION BY p.run_id) AS run_start_us

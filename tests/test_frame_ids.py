@@ -29,6 +29,22 @@ def test_the_rule() -> None:
         assert frame_ids(no) == (None, None), no
 
 
+def test_a_compile_ids_lane_is_its_frame() -> None:
+    """The Perfetto export's lane: the compile id without its compile number (compiled autograd kept)."""
+    from pt2logs.analysis.identity import compile_lane
+
+    cases = {
+        "0/3": "0",
+        "12/0": "12",
+        "!1/0/2": "!1/0",
+        "!1": "!1",
+        "": None,
+        None: None,
+        "x/1": None,
+    }
+    assert {c: compile_lane(c) for c in cases} == cases
+
+
 def test_declared_in_the_compile_tables() -> None:
     for name in FRAME_ID_TABLES:
         t = TABLES[name]
@@ -81,15 +97,14 @@ def test_an_older_warehouse_reads_them_from_the_compile_id(sample_wh: str, old_w
 
 
 def test_no_sql_parses_a_compile_id_but_the_one_macro() -> None:
-    """Queries and macros read frame_id / frame_compile_id; compile_id_frames() is the rule for older files.
-    (trace_events' lane is a label: the compile id's text without its compile number, compile_phases has no
-    frame columns.)"""
+    """Queries and macros read frame_id / frame_compile_id; compile_id_frames() is the rule for older files
+    (the Perfetto export's lane comes from analysis.identity.compile_lane, in Python)."""
     found = []
     for p in sorted([*(ROOT / "queries").rglob("*.sql"), *(ROOT / "src").rglob("*.py")]):
         n = len(re.findall(r"regexp_\w+\(\s*[\w.]*compile_id\b", p.read_text()))
+        n += len(re.findall(r"split_part\(\s*[\w.]*compile_id\b", p.read_text()))
         found += [p.relative_to(ROOT).as_posix()] * n
     assert found == [
         "queries/macros/compile_id_frames.sql",
         "queries/macros/compile_id_frames.sql",
-        "queries/trace_events.sql",
     ]

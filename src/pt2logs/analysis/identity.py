@@ -16,6 +16,8 @@ move; readers store it next to the raw value at ingest.
 * :func:`pick_frames` → the innermost user-code frame of a stack (where the user's code led to the
   event) and, when the event happened inside a library or the standard library, that library frame,
   keyed by file + function (never its line).
+* :func:`compile_lane` → the frame a compile id belongs to (its text without the compile number), the
+  timeline lane of ``pt2logs export perfetto``.
 * :func:`break_key` → a graph break's stable id: its ``gbNNNN`` id, else its type with numbers,
   addresses and paths masked (:func:`mask`).
 """
@@ -231,3 +233,14 @@ def break_key(gb_id: str | None, gb_type: str | None) -> str | None:
     if gb_id:
         return gb_id
     return mask(gb_type)[:200] if gb_type else None
+
+
+#: a compile id [!A/]F/C: the frame part (with its compiled-autograd prefix) and the compile number
+_LANE = re.compile(r"(!\d+(?:/\d+)?|\d+)(?:/\d+)?\Z", re.ASCII)
+
+
+def compile_lane(compile_id: str | None) -> str | None:
+    """The frame a compile id belongs to, as a label: ``0/3`` → ``0``, ``!1/0/2`` → ``!1/0``, ``!1`` →
+    ``!1`` (a compiled-autograd graph of its own); None for no id or one not in torch's form."""
+    m = _LANE.match(compile_id) if compile_id else None
+    return m.group(1) if m else None

@@ -33,6 +33,7 @@ from typing import Any
 import duckdb
 import orjson
 
+from pt2logs.analysis.identity import compile_lane
 from pt2logs.query.queries import iter_named
 from pt2logs.version import __version__
 
@@ -203,7 +204,11 @@ def trace_events(
                 )
             threads_before = p.next_tid
             if r["ph"] == "X":
-                track, order = (PHASES, 0) if r["kind"] == "phase" else _lane_order(r["lane"])
+                track, order = (
+                    (PHASES, 0)
+                    if r["kind"] == "phase"
+                    else _lane_order(compile_lane(r["compile_id"]))
+                )
                 tid = p.tid(track, ts, ts + dur, meta, order)
                 ev = {
                     "name": r["name"],
@@ -217,7 +222,7 @@ def trace_events(
                 }
                 stats.spans += 1
             else:
-                track, order = _lane_order(r["lane"])
+                track, order = _lane_order(compile_lane(r["compile_id"]))
                 tid = p.tid(track, out=meta, order=order)
                 ev = {
                     "name": r["name"],
