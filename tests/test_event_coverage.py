@@ -1,0 +1,105 @@
+"""Every TORCH_TRACE event kind and artifact name the installed torch can write (read from its source by
+tests/torch_event_scan.py) is either interpreted (the handler table) or kept raw on purpose with a reason
+(readers/trace/kept_raw.py), and docs/events.md says so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.conftest import ROOT
+from tests.torch_event_scan import scan, torch_source
+
+from pt2logs.readers.trace import handlers, kept_raw
+from pt2logs.tables import TABLES
+
+
+@pytest.fixture(scope="module")
+def torch_names():
+    try:
+        return scan(torch_source())
+    except FileNotFoundError:
+        pytest.skip("torch is not installed")
+
+
+def uncovered(s) -> tuple[list[str], list[str]]:
+    kinds = sorted(
+        k
+        for k in s.kinds
+        if k != "artifact" and k not in handlers.HANDLERS and k not in kept_raw.KINDS
+    )
+    arts = sorted(
+        n
+        for n in s.artifacts
+        if n not in handlers.ARTIFACT_HANDLERS and n not in kept_raw.ARTIFACTS
+    )
+    return kinds, arts
+
+
+def test_every_name_torch_writes_is_handled_or_kept_raw_with_a_reason(torch_names):
+    kinds, arts = uncovered(torch_names)
+    assert not kinds and not arts, (
+        f"torch writes these, and no handler nor kept_raw entry covers them: kinds {kinds}, "
+        f"artifacts {[(a, sorted(torch_names.artifacts[a])[:2]) for a in arts]}"
+    )
+    # the scan found the calls it should (a scan that finds nothing passes nothing)
+    assert {"compilation_metrics", "bwd_compilation_metrics_runtime", "create_symbol"} <= set(
+        torch_names.kinds
+    )
+    assert {"fx_graph_cache_hit", "aotautograd_cache_bypass", "dynamo_error"} <= set(
+        torch_names.artifacts
+    )
+
+
+def test_what_the_scan_cannot_resolve_is_said(torch_names):
+    """Every name torch 2.13 builds is resolved (a constant, a local, a caller's argument) or a pattern with
+    `*` where it is known only at run time; nothing is left unnamed."""
+    assert torch_names.unresolved == []
+    assert "*_ORIGINAL_BYTECODE" in torch_names.artifacts  # code.co_name + '_ORIGINAL_BYTECODE'
+    assert "aot_saved_tensors_hooks_pack *" in torch_names.kinds  # a caller's f-string
+    # cache_state set in branches: each outcome, none left as a pattern
+    assert {f"aotautograd_cache_{o}" for o in ("hit", "miss", "bypass")} <= set(
+        torch_names.artifacts
+    )
+
+
+def test_the_scan_fails_on_a_new_name(tmp_path: Path):
+    """A name nobody covers is reported (the check is not vacuous): a torch tree with one new call."""
+    pkg = tmp_path / "torch" / "_dynamo"
+    pkg.mkdir(parents=True)
+    (pkg / "new.py").write_text(
+        "def f(kind):\n"
+        "    trace_structured(kind)\n"
+        "def g():\n"
+        "    f('brand_new_kind')\n"
+        "    torch._logging.trace_structured('artifact', metadata_fn=lambda: {'name': f'new_{x}_art'})\n"
+        "    trace_structured_artifact('compile_fx_new_thing', 'string')\n"
+    )
+    s = scan(tmp_path / "torch")
+    assert uncovered(s) == (["brand_new_kind"], ["compile_fx_new_thing", "new_*_art"])
+
+
+def test_kept_raw_entries_have_reasons_and_are_not_also_handled():
+    for name, why in {**kept_raw.KINDS, **kept_raw.ARTIFACTS}.items():
+        assert why and len(why) > 10, name
+    assert not set(kept_raw.KINDS) & set(handlers.HANDLERS)
+    assert not set(kept_raw.ARTIFACTS) & set(handlers.ARTIFACT_HANDLERS)
+    assert frozenset(kept_raw.KINDS) == handlers.KNOWN_PLAIN
+
+
+def test_every_handler_says_which_tables_it_feeds():
+    for h in [*handlers.HANDLERS.values(), *handlers.ARTIFACT_HANDLERS.values()]:
+        for t in handlers.feeds(h):
+            assert t in TABLES, (h, t)
+    rows = handlers.coverage_rows()
+    assert ("artifact", "fx_graph_cache_hit", "cache_events, cache_key_components") in rows
+    assert ("symbolic_shape_specialization", None, "dynamic_shapes") in rows
+    assert ("describe_tensor", None, "") in rows
+
+
+def test_events_doc_matches_the_registry():
+    from pt2logs.docgen import events_markdown
+
+    assert (ROOT / "docs" / "events.md").read_text() == events_markdown(), (
+        "run: python -m pt2logs.docgen"
+    )
