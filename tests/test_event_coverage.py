@@ -92,9 +92,9 @@ def test_every_handler_says_which_tables_it_feeds():
         for t in handlers.feeds(h):
             assert t in TABLES, (h, t)
     rows = handlers.coverage_rows()
-    assert ("artifact", "fx_graph_cache_hit", "cache_events, cache_key_components") in rows
-    assert ("symbolic_shape_specialization", None, "dynamic_shapes") in rows
-    assert ("describe_tensor", None, "") in rows
+    assert ("artifact", "fx_graph_cache_hit", "cache_events, cache_key_components", None) in rows
+    assert ("symbolic_shape_specialization", None, "dynamic_shapes", None) in rows
+    assert ("describe_tensor", None, "", kept_raw.KINDS["describe_tensor"]) in rows
 
 
 def test_events_doc_matches_the_registry():
@@ -103,3 +103,30 @@ def test_events_doc_matches_the_registry():
     assert (ROOT / "docs" / "events.md").read_text() == events_markdown(), (
         "run: python -m pt2logs.docgen"
     )
+
+
+def test_runtime_metrics_on_tlparse_runtime_logs(tmp_path):
+    """compilation_metrics_runtime records (runtime Triton autotuning on 5 of tlparse's 7 ranks, torch 2.9
+    nightly): one row per rank and compile id, the times torch measured."""
+    import json
+
+    from tests.conftest import fixture_path
+
+    import pt2logs
+    from pt2logs.query.queries import run_named
+
+    folder = fixture_path("tlparse", "multi_rank_runtime")
+    want = {}
+    for f in sorted(folder.glob("*rank_*.log")):
+        rank = int(f.name.split("rank_")[1].split(".")[0].split("_")[0])
+        for line in f.read_text(errors="replace").splitlines():
+            if '{"compilation_metrics_runtime"' in line:
+                m = json.loads(line[line.index("{") :])["compilation_metrics_runtime"]
+                k = (rank, m["compile_id"])
+                want[k] = want.get(k, 0) + m["runtime_triton_autotune_time_us"]
+    wh = str(tmp_path / "wh")
+    pt2logs.ingest([str(folder)], wh)
+    rows = run_named(pt2logs.connect(wh), "runtime_metrics", {}).to_pylist()
+    got = {(r["rank"], r["compile_id"]): r["autotune_s"] for r in rows}
+    assert want and got == {k: round(v / 1e6, 3) for k, v in want.items()}
+    assert {r["graph"] for r in rows} == {"forward"}

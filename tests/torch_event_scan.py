@@ -144,6 +144,16 @@ class _Resolver:
 
     def _local(self, expr: ast.Name, mod: _Module, at: ast.AST, depth: int) -> set[str] | None:
         fn = mod.function_of(at)
+        if fn is None or expr.id not in _assigned(fn):
+            # a module constant (``_ARTIFACT_NAME = "native_dsl_compile"``)
+            consts = [
+                n.value
+                for n in mod.tree.body
+                if isinstance(n, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == expr.id for t in n.targets)
+            ]
+            if len(consts) == 1 and (v := self.values(consts[0], mod, at, depth + 1)):
+                return v
         if fn is None:
             return None
         assigns = [
@@ -193,10 +203,18 @@ class _Resolver:
                     return None
                 given = given.body
             v = self.values(given, cmod, call, depth + 1)
-            if v is None:
-                return None
-            out |= v
+            out |= _WILD if v is None else v  # one caller's value unknown: the others still count
         return out or None
+
+
+def _assigned(fn: ast.AST) -> set[str]:
+    return {
+        t.id
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Assign)
+        for t in n.targets
+        if isinstance(t, ast.Name)
+    } | {a.arg for a in ast.walk(fn) if isinstance(a, ast.arg)}
 
 
 def _refers(expr: ast.expr, name: str) -> bool:
@@ -265,10 +283,9 @@ def scan(torch_dir: Path) -> Scan:
                 kinds = r.values(_arg(node, 0, "name"), mod, node)
                 if kinds is None or "*" in kinds:
                     out.unresolved.append((where, "kind", ast.unparse(_arg(node, 0, "name"))))
-                    continue
-                for k in kinds:
+                for k in (kinds or set()) - {"*"}:
                     out.kinds.setdefault(k, set()).add(where)
-                if "artifact" not in kinds:
+                if not kinds or "artifact" not in kinds:
                     continue
                 what, expr = "artifact", _artifact_name(node)
                 if rel == _DEFINITIONS and isinstance(expr, ast.Name):
@@ -277,8 +294,7 @@ def scan(torch_dir: Path) -> Scan:
             if names is None or "*" in names:
                 shown = ast.unparse(expr) if expr is not None else "(metadata not a literal dict)"
                 out.unresolved.append((where, what, shown))
-                continue
-            for n in names:
+            for n in (names or set()) - {"*"}:
                 out.artifacts.setdefault(n, set()).add(where)
     return out
 

@@ -207,7 +207,7 @@ def events_markdown() -> str:
         "|---|---|---|",
     ]
     rows = handlers.coverage_rows()
-    for kind, name, tables in rows:
+    for kind, name, tables, _why in rows:
         if (
             tables
             or (name is None and kind in handlers.HANDLERS)

@@ -138,13 +138,18 @@ def feeds(h: Handler) -> tuple[str, ...]:
     return FEEDS[f"{h.__module__.rsplit('.', 1)[-1]}.{h.__qualname__}"]
 
 
-def coverage_rows() -> list[tuple[str, str | None, str]]:
-    """(event kind, artifact name or None, the tables it feeds joined by ', ') for every handled kind and
-    artifact, then every one kept raw on purpose (its tables empty): the `event_coverage` query's registry."""
-    rows = [(k, None, ", ".join(feeds(h))) for k, h in HANDLERS.items()]
-    rows += [("artifact", n, ", ".join(feeds(h))) for n, h in ARTIFACT_HANDLERS.items()]
-    rows += [(k, None, "") for k in kept_raw.KINDS if k not in HANDLERS]
-    rows += [("artifact", n, "") for n in kept_raw.ARTIFACTS if n not in ARTIFACT_HANDLERS]
+def coverage_rows() -> list[tuple[str, str | None, str, str | None]]:
+    """(event kind, artifact name or pattern or None, the tables it feeds joined by ', ', why it is kept raw)
+    for every handled kind and artifact (why: None), then every one kept raw on purpose (tables: ''): the
+    registry the `event_coverage` query reads (the `event_feeds()` macro)."""
+    rows = [(k, None, ", ".join(feeds(h)), None) for k, h in HANDLERS.items()]
+    rows += [("artifact", n, ", ".join(feeds(h)), None) for n, h in ARTIFACT_HANDLERS.items()]
+    rows += [(k, None, "", why) for k, why in kept_raw.KINDS.items() if k not in HANDLERS]
+    rows += [
+        ("artifact", n, "", why)
+        for n, why in kept_raw.ARTIFACTS.items()
+        if n not in ARTIFACT_HANDLERS
+    ]
     return rows
 
 

@@ -179,6 +179,23 @@ ARTIFACTS: dict[str, str] = {
     "triton_kernel_info": "a user-defined Triton kernel's source (async_compile); no question asks it yet",
     "dynamo_side_effects": "the side effects dynamo replays after the graph (codegen text)",
     "compile_worker_status": "torch 2.14's compile-worker pool status: not yet interpreted",
+    "compile_worker_sidecar_death": "torch 2.14: the compile-worker pool's sidecar died (its exit status): not yet "
+    "interpreted; the compile that waited on it fails in `failures`",
+    **{
+        f"flex_gemm_{n}": "torch 2.14's flex GEMM template: its problem, candidates and choice (autotuning "
+        "diagnostics for template developers)"
+        for n in (
+            "problem",
+            "analysis",
+            "analysis_details",
+            "config_candidates",
+            "lowering_plan",
+            "generated_epilogue",
+            "selection",
+        )
+    },
+    "native_dsl_compile": "torch 2.14: a native-DSL kernel's compile (torch/_native/instrumentation.py): kernel "
+    "source for its developers",
 }
 
 #: event kinds not "unknown" in the ingest statistics: everything kept raw on purpose
