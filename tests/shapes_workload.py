@@ -42,6 +42,15 @@ def data_dependent_branch(x):  # a branch on an unbacked int: guard_on_data_depe
     return x - 1
 
 
+def data_dependent_fullgraph(
+    x,
+):  # the same branch under fullgraph=True: a failed compile (UserError)
+    n = x.sum().int().item()
+    if n > 3:
+        return x + 1
+    return x - 1
+
+
 def mutated(x, buf):  # a mutated input, under the cudagraphs backend on a CPU: skipped (cpu device)
     buf.add_(1)
     return x * 2
@@ -68,6 +77,10 @@ def main() -> None:
     torch.compile(unbacked, backend="eager")(torch.tensor([1.0, 2.0]))
     torch.compile(nonzero, backend="eager")(torch.tensor([0.0, 1.0, 2.0]))
     torch.compile(data_dependent_branch, backend="eager")(torch.tensor([1.0, 5.0]))
+    with contextlib.suppress(Exception):
+        torch.compile(data_dependent_fullgraph, backend="eager", fullgraph=True)(
+            torch.tensor([2.0, 5.0])
+        )
 
     # CUDA graphs on a CPU: torch's own check_for_skip says why not (cudagraph_skip_reason, [__cudagraphs])
     torch.compile(mutated, backend="cudagraphs")(torch.randn(4), torch.zeros(4))

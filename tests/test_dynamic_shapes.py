@@ -113,7 +113,7 @@ def test_symbols_unbacked_values_and_data_dependent_guards(both):
         "WHERE event <> 'specialization' ORDER BY line_no",
     )
     events = [g[0] for g in got]
-    assert events.count("create_symbol") == 3 and events.count("create_unbacked_symbol") == 3
+    assert events.count("create_symbol") == 3 and events.count("create_unbacked_symbol") == 4
     # under TORCH_DTRACE torch writes guard_added and guard_added_fast for one guard: one row
     assert "guard_fast" not in events and events.count("guard") == 4
     assert (
@@ -125,11 +125,12 @@ def test_symbols_unbacked_values_and_data_dependent_guards(both):
         "return x.sum(0) * x.shape[0]",
     ) in got
     assert ("guard", "zuf0", None, None, "zuf0 >= 0.0", "torch._check(n >= 0)") in got
-    (dd,) = [g for g in got if g[0] == "data_dependent_error"]
-    # no user stack in the record: the line that made its symbol
-    assert dd[1:] == ("u0", None, None, "u0 > 3", "n = x.sum().int().item()")
+    # the branch graph-broken, then failing the compile under fullgraph=True; no user stack in the record:
+    # the line that made its symbol
+    dds = [g[1:] for g in got if g[0] == "data_dependent_error"]
+    assert dds == [("u0", None, None, "u0 > 3", "n = x.sum().int().item()")] * 2
     q = run_named(pt2logs.connect(both["1"]), "dynamic_shapes", {"event": "create_unbacked_symbol"})
-    assert sorted(r["symbol"] for r in q.to_pylist()) == ["u0", "u0", "zuf0"]
+    assert sorted(r["symbol"] for r in q.to_pylist()) == ["u0", "u0", "u0", "zuf0"]
 
 
 def test_cudagraph_skip_from_the_metrics_and_from_the_log(both, run_dir, tmp_path):
@@ -237,3 +238,43 @@ def test_cudagraph_messages_in_torchs_words(text, want):
         assert (row["user_file"], row["user_line"]) == ("/w/train.py", 12)
     if text == "sizes":
         assert row["count"] == 3
+
+
+def test_advice_for_specializations_data_dependent_guards_and_cudagraph_skips(both):
+    items = run_named(pt2logs.connect(both["1"]), "advice", {"limit": 100}).to_pylist()
+    by = {r["id"]: r for r in items}
+    assert by["dynamic_dim_specialized"]["subject"] == "L['x'].size()[0]"
+    assert by["dynamic_dim_specialized"]["failures"] == 1
+    dd = by["data_dependent_guard"]
+    assert dd["subject"] == "u0 > 3" and dd["frames"].startswith("data_dependent_fullgraph (")
+    cg = by["cudagraph_cpu_tensors"]
+    assert cg["subject"] == "cpu_device" and "cpu device (arg0_1)" in cg["evidence"]
+    assert cg["location"] == f"shapes_workload.py:{ADD_LINE}"
+    # the graph-broken (not fullgraph) branch stays the data_dependent_branch item
+    assert "data_dependent_branch" in by
+
+
+def test_mutated_inputs_and_rerecording_rules_match_torchs_words(tmp_path):
+    """The CUDA-graph rules on a [__cudagraphs] capture written as torch 2.13 writes it (the message from
+    torch's own formatter, the glog prefix of its cudagraphs logger)."""
+    pytest.importorskip("torch")
+    from torch._inductor.cudagraph_utils import format_default_skip_message
+
+    pre = "W1127 02:21:37.062000 16427 torch/_inductor/cudagraph_utils.py:380] [{cid}] [__cudagraphs] "
+    msg = format_default_skip_message("mutated inputs (1 instances)") + ". Found from : "
+    lines = [
+        pre.format(cid="0/0") + msg,
+        pre.format(cid="0/0") + '   File "/w/train.py", line 12, in step',
+        pre.format(cid="0/0") + "    buf.add_(1)",
+        pre.format(cid="1/0")
+        + "skipping cudagraph due to function 3 exceeding max re-recording limit (=8) on cudagraph "
+        "node 2 due to static input data pointer changed.",
+    ]
+    f = tmp_path / "torch_logs.txt"
+    f.write_text("\n".join(lines) + "\n")
+    wh = str(tmp_path / "wh")
+    pt2logs.ingest([str(f)], wh)
+    items = run_named(pt2logs.connect(wh), "advice", {"limit": 100}).to_pylist()
+    assert sorted(r["id"] for r in items) == ["cudagraph_mutated_inputs", "cudagraph_rerecording"]
+    (m,) = [r for r in items if r["id"] == "cudagraph_mutated_inputs"]
+    assert m["location"] == "/w/train.py:12" and "mutated inputs (1 instances)" in m["evidence"]
