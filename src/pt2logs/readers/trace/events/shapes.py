@@ -184,7 +184,12 @@ def data_dependent_error(st: TraceState, env: dict, meta: Any, cid: str | None) 
 
 
 def on_metrics(st: TraceState, kind: str, meta: dict[str, Any], cid: str | None) -> None:
-    """A compile's ``cudagraph_skip_reason`` → a ``cudagraph_skips`` row."""
+    """A compile's ``cudagraph_skip_reason`` → a ``cudagraph_skips`` row; the compile's shape scratch is let go
+    (memory bounded by the compiles in flight)."""
+    sc = st.compiles.get(cid or "")
+    if sc is not None:
+        sc.pop(_GUARD_FRAMES, None)
+        sc.pop(_LAST_GUARD, None)
     text = meta.get("cudagraph_skip_reason")
     if not isinstance(text, str) or not text.strip():
         return
