@@ -278,3 +278,25 @@ def test_mutated_inputs_and_rerecording_rules_match_torchs_words(tmp_path):
     assert sorted(r["id"] for r in items) == ["cudagraph_mutated_inputs", "cudagraph_rerecording"]
     (m,) = [r for r in items if r["id"] == "cudagraph_mutated_inputs"]
     assert m["location"] == "/w/train.py:12" and "mutated inputs (1 instances)" in m["evidence"]
+
+
+def test_every_table_the_trace_filled_is_one_event_coverage_names(both, sample_wh):
+    """FEEDS is not a hand list gone stale: each table with trace rows in a real run is named by a kind the
+    run holds (event_coverage's tables)."""
+    from pt2logs.tables import TABLES
+
+    for wh in (both["1"], sample_wh):
+        con = pt2logs.connect(wh)
+        fed = {
+            t
+            for r in run_named(con, "event_coverage", {}).to_pylist()
+            for t in r["tables"].split(", ")
+            if t
+        }
+        filled = {
+            name
+            for name, t in TABLES.items()
+            if "source" in t.names
+            and con.execute(f"SELECT count(*) FROM \"{name}\" WHERE source = 'trace'").fetchone()[0]
+        }
+        assert filled and filled <= fed, filled - fed

@@ -114,10 +114,11 @@ FEEDS: dict[str, tuple[str, ...]] = {
     "compile_facts.output_code": ("kernels", "extern_calls"),
     "compile_facts.recompile_reasons": ("recompiles",),
     "compile_facts.graph_break": ("graph_breaks",),
-    "vllm.graph_dump": ("vllm_piecewise",),
-    "vllm.compilation_config": ("vllm_compiles",),
+    "vllm.graph_dump": ("vllm_compiles",),
+    "vllm.compilation_config": ("vllm_compiles", "vllm_piecewise"),
     "vllm.piecewise_compile_start": ("vllm_piecewise",),
-    "handlers.compilation_metrics": _CM + ("extern_calls", "vllm_compiles", "cudagraph_skips"),
+    "handlers.compilation_metrics": _CM
+    + ("extern_calls", "vllm_compiles", "vllm_piecewise", "cudagraph_skips"),
     "caches.cache_artifact.<locals>.handler": ("cache_events", "cache_key_components"),
     **{
         f"shapes.{h.__name__}": ("dynamic_shapes",)
