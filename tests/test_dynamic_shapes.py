@@ -300,3 +300,63 @@ def test_every_table_the_trace_filled_is_one_event_coverage_names(both, sample_w
             and con.execute(f"SELECT count(*) FROM \"{name}\" WHERE source = 'trace'").fetchone()[0]
         }
         assert filled and filled <= fed, filled - fed
+
+
+_HOSTILE = {
+    "symbol": 123,
+    "sources": "not a list",
+    "user_stack": [1, {"line": 2**40, "filename": 99999, "name": 5, "loc": ["x"]}],
+    "vr": {"lower": 1},
+    "expr": ["u0 > 3"],
+    "symbol_to_sources": [],
+    "value": None,
+    "val": 2**70,
+    "stack": "not frames",
+    "reason": {"r": 1},
+    "prefix": 7,
+}
+
+
+def test_hostile_shape_records_lose_nothing_and_agree_on_both_paths(run_dir, tmp_path, monkeypatch):
+    """Each shape record of the real trace with its fields replaced by values of the wrong type (and a
+    cudagraph_skip_reason that is not text): every record still a row, the file read without an error,
+    the same rows on the native and the Python path."""
+    import json
+
+    (trace,) = (run_dir / "trace").glob("*.log")
+    kinds = (
+        "create_symbol",
+        "create_unbacked_symbol",
+        "symbolic_shape_specialization",
+        "guard_added",
+        "guard_added_fast",
+        "guard_on_data_dependent_error",
+    )
+    out, n = [], 0
+    for line in trace.read_text().splitlines():
+        brace = line.find("{")
+        if brace > 0 and any(line[brace:].startswith('{"' + k + '"') for k in kinds):
+            env = json.loads(line[brace:])
+            kind = next(iter(env))
+            env[kind] = {k: _HOSTILE.get(k, v) for k, v in env[kind].items()}
+            line, n = line[:brace] + json.dumps(env), n + 1
+        elif brace > 0 and '"cudagraph_skip_reason": "' in line:
+            env = json.loads(line[brace:])
+            env["compilation_metrics"]["cudagraph_skip_reason"] = 5
+            line = line[:brace] + json.dumps(env)
+        out.append(line)
+    d = tmp_path / "in"
+    d.mkdir()
+    (d / trace.name).write_text("\n".join(out) + "\n")
+    got = {}
+    for flag in ("1", "0"):
+        monkeypatch.setenv("PT2LOGS_NATIVE", flag)
+        wh = str(tmp_path / f"wh{flag}")
+        pt2logs.ingest([str(d)], wh)
+        assert rows(wh, "SELECT kind FROM ingest_errors WHERE severity = 'error'") == []
+        drops = {t: ("txn", "ingest_date", "run_id") for t in ("dynamic_shapes", "cudagraph_skips")}
+        got[flag] = tables_rows(wh, drops)
+    assert got["1"] == got["0"]
+    # guard_added_fast right after its guard_added is still one row; every other record is one
+    assert n > 10 and len(got["1"]["dynamic_shapes"]) >= n - 4
+    assert got["1"]["cudagraph_skips"] == []
