@@ -156,8 +156,8 @@ ARTIFACTS: dict[str, str] = {
         )
     },
     # failures and caches beyond the basics
-    "dynamo_error": "the traceback of a failed frame compile: the failure itself is that compile's metrics "
-    "(fail_type, fail_reason, user frame) → `failures`; this is its full text",
+    "dynamo_error": "the traceback of a failed frame compile, again: the compile's metrics carry the failure "
+    "(fail_type, fail_reason, user frame, exception_stack_trace) → `failures` (its stack column)",
     "fx_interpreter_error": "the FX node and graph an interpreted graph failed at (text); the compile's failure is in `failures`",
     "eager_compile_backwards_failure": "not yet interpreted: a backward compiled eagerly failed (lazy backward falls "
     "back); no metrics record says so",
