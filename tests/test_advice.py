@@ -277,9 +277,17 @@ def _same_items_as_the_oracle(wh: str) -> int:
 
 
 def test_the_rewritten_matching_finds_the_items_it_found(fixtures_wh):
-    # every rule but skipped_function fires in these logs (the samples have that one: test_query_rewrites.py)
+    # every rule but skipped_function fires in these logs (the samples have that one: test_query_rewrites.py),
+    # and those of specializations, data-dependent guards and CUDA-graph skips (no fixture has them:
+    # tests/test_dynamic_shapes.py fires them on a real run; the oracle predates CUDA-graph facts)
     assert _same_items_as_the_oracle(fixtures_wh) == {r.id for r in load_rules()} - {
-        "skipped_function"
+        "skipped_function",
+        "dynamic_dim_specialized",
+        "data_dependent_guard",
+        "cudagraph_mutated_inputs",
+        "cudagraph_cpu_tensors",
+        "cudagraph_rerecording",
+        "cudagraph_skipped",
     }
 
 

@@ -36,6 +36,7 @@ def scan_samples() -> dict:
         "cache_by_run": Counter(),
         "by_run": Counter(),
         "newest": None,
+        "kinds": Counter(),
     }
     started: dict[str, str] = {}  # each run's first line's time: the newest run started last
     for scen in sorted(p for p in SAMPLES.iterdir() if p.is_dir()):
@@ -46,6 +47,7 @@ def scan_samples() -> dict:
             started[scen.name] = min(started.get(scen.name, at), at)
             for env, payload in raw_records(f):
                 k, art = event_key(env), artifact_name(env)
+                e["kinds"][(k, art if k == "artifact" else None)] += 1
                 if k == METRICS:
                     m = env[k]
                     e["metrics"].append({"scenario": scen.name, "rank": env.get("rank"), **m})
@@ -608,6 +610,68 @@ def check_vllm(rows, e):
 
 for _q in ("vllm_cold_start", "vllm_cold_vs_warm", "vllm_compile_ranges", "vllm_why_not_warm"):
     CHECKS[_q] = check_vllm
+
+
+_SHAPE_KINDS = {
+    "create_symbol",
+    "create_unbacked_symbol",
+    "symbolic_shape_specialization",
+    "guard_added",
+    "guard_added_fast",
+    "propagate_real_tensors",
+    "guard_on_data_dependent_error",
+}
+
+
+def check_dynamic_shapes(rows, e):
+    # the samples run without TORCH_DTRACE: one row per shape record (guard_added never doubles a guard)
+    want = sum(n for (k, _), n in e["kinds"].items() if k in _SHAPE_KINDS)
+    assert want and sum(r["count"] for r in rows) == want
+    assert {r["event"] for r in rows} <= {"create_symbol", "guard_fast", "specialization"}
+
+
+def check_shape_specializations(rows, e):
+    want = e["kinds"][("symbolic_shape_specialization", None)]
+    assert (
+        sum(r["compiles"] for r in rows) == want
+    )  # tests/test_dynamic_shapes.py: a run that has them
+
+
+def check_cudagraph_skips(rows, e):
+    want = sum(1 for m in e["metrics"] if m.get("cudagraph_skip_reason"))
+    assert (
+        sum(r["count"] for r in rows) == want
+    )  # tests/test_dynamic_shapes.py: a run that has them
+
+
+def check_runtime_metrics(rows, e):
+    want = sum(n for (k, _), n in e["kinds"].items() if k.endswith("_runtime"))
+    assert (
+        sum(r["records"] for r in rows) == want
+    )  # tests/test_event_coverage.py: tlparse's runtime logs
+
+
+def check_event_coverage(rows, e):
+    got = {(r["kind"], r["artifact"] or None): r["records"] for r in rows}
+    assert got == dict(e["kinds"])
+    assert "unknown" not in {r["status"] for r in rows}
+    by = {(r["kind"], r["artifact"]): r for r in rows}
+    assert by[("compilation_metrics", "")]["status"] == "interpreted"
+    assert "cudagraph_skips" in by[("compilation_metrics", "")]["tables"].split(", ")
+
+
+CHECKS.update(
+    {
+        n[len("check_") :]: globals()[n]
+        for n in (
+            "check_dynamic_shapes",
+            "check_shape_specializations",
+            "check_cudagraph_skips",
+            "check_runtime_metrics",
+            "check_event_coverage",
+        )
+    }
+)
 
 
 @pytest.mark.parametrize("name", sorted(load_queries()))

@@ -1,5 +1,5 @@
 -- title: Advice items
--- what: advice.toml's rules matched against the selected runs' facts (pt2logs.query.advice; docs/advice.md). One row per item: a rule, a run, a frame or break site (cache lookups: a reason), a subject. Steps: facts (every recompile, graph break, failed compile and cache lookup in one shape); each distinct kind of fact (advice.MATCH_COLUMNS) to the first rule whose conditions hold (one CASE of constant patterns: DuckDB compiles each once); items grouped, those with fewer than min_events facts on one rank dropped, the evidence template filled in, the frames' compile time and the dynamo config in force (each distinct config text parsed once, found again by its hash) joined. The recompile limit in force is the config's, else the one the warning names (log_lines), else the one gb0039's explanation names, else torch's default.
+-- what: advice.toml's rules matched against the selected runs' facts (pt2logs.query.advice; docs/advice.md). One row per item: a rule, a run, a frame or break site (cache lookups: a reason), a subject. Steps: facts (every recompile, graph break, failed compile, cache lookup and CUDA-graph skip in one shape); each distinct kind of fact (advice.MATCH_COLUMNS) to the first rule whose conditions hold (one CASE of constant patterns: DuckDB compiles each once); items grouped, those with fewer than min_events facts on one rank dropped, the evidence template filled in, the frames' compile time and the dynamo config in force (each distinct config text parsed once, found again by its hash) joined. The recompile limit in force is the config's, else the one the warning names (log_lines), else the one gb0039's explanation names, else torch's default.
 -- params: p_run (a run id, id prefix, name or name prefix; NULL: every run), p_since (runs started at or after; NULL: no bound), p_until (runs started before; NULL: no bound), p_tag (KEY=VALUE; NULL: any)
 -- fills: rule_case, subject_case, detail_case, cache_filter, kind_columns, kind_join, default_limit
 -- columns: run, run_id, id (the rule), finding, evidence (the template filled in), frames, subject, location, compile_s (the cost: compile seconds of the compiles involved, or of their frames), recompiles, breaks, failures, advice, cost, ranks, compile_ids, rule_order, first_ts
@@ -50,10 +50,16 @@ ce AS (
   SELECT 'cache_events' AS facts, run_id, rank, compile_id, frame_id AS frame_no, ts, outcome, cache AS subject0, coalesce(reason, '') AS text,
          nullif(left(trim(split_part(reason, chr(10), 1)), 200), '') AS detail0, 1::BIGINT AS n
   FROM cache_events WHERE {{cache_filter}} AND run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, p_since)),
+cg AS (  -- CUDA-graph skips: text = event, reason kind and reason on three lines (rules match reason kinds)
+  SELECT 'cudagraph_skips' AS facts, run_id, rank, compile_id, compile_id_frames(compile_id).frame_id AS frame_no, ts, co_name,
+         reason_kind AS subject0, concat_ws(chr(10), event, reason_kind, reason) AS text,
+         frame_file || ':' || frame_line AS location, left(reason, 200) AS detail0, 1::BIGINT AS n
+  FROM cudagraph_skips WHERE run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, p_since)),
 facts AS (
   SELECT row_number() OVER () AS fid, f.* REPLACE (coalesce(f.co_name, fr.co_name) AS co_name, coalesce(f.ffile, fr.ffile) AS ffile,
          coalesce(f.fline, fr.fline) AS fline)
-  FROM (SELECT * FROM rc UNION ALL BY NAME SELECT * FROM gb UNION ALL BY NAME SELECT * FROM fl UNION ALL BY NAME SELECT * FROM ce) f
+  FROM (SELECT * FROM rc UNION ALL BY NAME SELECT * FROM gb UNION ALL BY NAME SELECT * FROM fl UNION ALL BY NAME SELECT * FROM ce
+        UNION ALL BY NAME SELECT * FROM cg) f
   LEFT JOIN fr ON fr.run_id = f.run_id AND fr.rank IS NOT DISTINCT FROM f.rank
        AND fr.frame_no = f.frame_no),
 kinds AS (  -- the first rule (advice.toml's order) each distinct kind of fact matches: facts repeat (the same

@@ -1,5 +1,5 @@
-"""Generate docs/tables.md, docs/queries.md (named queries and macros), docs/recompile_causes.md and
-docs/advice.md from the declarations (tests keep them in sync).
+"""Generate docs/tables.md, docs/queries.md (named queries and macros), docs/recompile_causes.md,
+docs/advice.md and docs/events.md from the declarations (tests keep them in sync).
 
     python -m pt2logs.docgen            # rewrite docs/tables.md and docs/queries.md
 """
@@ -186,13 +186,52 @@ def advice_markdown() -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def events_markdown() -> str:
+    """docs/events.md: every TORCH_TRACE kind and artifact pt2logs interprets (and the tables it feeds), and
+    every one it keeps raw on purpose with the reason (readers/trace/handlers.py, readers/trace/kept_raw.py)."""
+    from pt2logs.readers.trace import handlers, kept_raw
+
+    out = [
+        "# TORCH_TRACE events: what each feeds, what is kept raw and why",
+        "",
+        "Generated from `src/pt2logs/readers/trace/handlers.py` (the handler table and `FEEDS`) and",
+        "`src/pt2logs/readers/trace/kept_raw.py` by `python -m pt2logs.docgen`; a test fails when they disagree.",
+        "Every record is an `events` row whatever its kind; tests/test_event_coverage.py reads the installed",
+        "torch's source (every `trace_structured` / `trace_structured_artifact` call) and fails on a name that is",
+        "in neither list. `pt2logs query event_coverage` says which of these a run has. A `*` stands for a part",
+        "of the name torch makes at run time.",
+        "",
+        "## Interpreted",
+        "",
+        "| event kind | artifact | tables |",
+        "|---|---|---|",
+    ]
+    rows = handlers.coverage_rows()
+    for kind, name, tables, _why in rows:
+        if (
+            tables
+            or (name is None and kind in handlers.HANDLERS)
+            or name in handlers.ARTIFACT_HANDLERS
+        ):
+            out.append(f"| `{kind}` | {f'`{name}`' if name else ''} | {tables or '(state only)'} |")
+    out += ["", "## Kept raw on purpose", "", "| event kind | artifact | why |", "|---|---|---|"]
+    for k, why in kept_raw.KINDS.items():
+        if k not in handlers.HANDLERS:
+            out.append(f"| `{k}` |  | {why.replace('|', '/')} |")
+    for n, why in kept_raw.ARTIFACTS.items():
+        if n not in handlers.ARTIFACT_HANDLERS:
+            out.append(f"| `artifact` | `{n}` | {why.replace('|', '/')} |")
+    return "\n".join(out) + "\n"
+
+
 def main() -> None:
     docs = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "docs"
     (docs / "tables.md").write_text(tables_markdown())
     (docs / "queries.md").write_text(queries_markdown())
     (docs / "recompile_causes.md").write_text(causes_markdown())
     (docs / "advice.md").write_text(advice_markdown())
-    print(f"wrote tables.md, queries.md, recompile_causes.md and advice.md in {docs}")
+    (docs / "events.md").write_text(events_markdown())
+    print(f"wrote tables.md, queries.md, recompile_causes.md, advice.md and events.md in {docs}")
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 PATH = Path(__file__).with_name("advice.toml")
-FACTS = ("recompiles", "graph_breaks", "failures", "cache_events")
+FACTS = ("recompiles", "graph_breaks", "failures", "cache_events", "cudagraph_skips")
 COSTS = ("matched", "frame")
 #: the columns of a fact the rules' conditions read (:func:`predicate`): facts alike in these are one kind
 #: of fact to the rules, matched once (advice_items(): the distinct kinds, each fact joined to its kind's rule)

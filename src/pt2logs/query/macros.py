@@ -37,6 +37,7 @@ from pt2logs.query import outcome_rules
 from pt2logs.query.advice import DEFAULT_LIMIT, load_rules, match_sql, rule_rows
 from pt2logs.query.sql_files import Param, query_dirs, read_header, split_items
 from pt2logs.readers import source_ranks
+from pt2logs.readers.trace.handlers import coverage_rows
 
 _STATEMENT = re.compile(r"^CREATE OR REPLACE MACRO (\w+)\(([^)]*)\) AS\b(\s+TABLE\b)?", re.M)
 _FILL = re.compile(r"\{\{(\w+)\}\}")
@@ -83,6 +84,13 @@ def _in_list(values: tuple[str, ...]) -> str:
 @functools.cache
 def _advice() -> dict[str, str]:
     return match_sql(load_rules())
+
+
+def _feeds_rows() -> str:
+    def v(x: str | None) -> str:
+        return "NULL" if x is None else _sq(x)
+
+    return ", ".join(f"({v(k)}, {v(a)}, {v(t)}, {v(why)})" for k, a, t, why in coverage_rows())
 
 
 def _ranks(key: Callable[[str, str], str]) -> str:
@@ -136,6 +144,11 @@ FILLS: dict[str, tuple[str, Callable[[], str]]] = {
     "kind_join": (
         "a fact joined to its kind (`advice.MATCH_COLUMNS`)",
         lambda: _advice()["KIND_JOIN"],
+    ),
+    "event_feeds_rows": (
+        "every handled or kept-raw event kind / artifact with the tables it feeds, VALUES rows "
+        "(`readers.trace.handlers.coverage_rows`)",
+        _feeds_rows,
     ),
     "default_limit": (
         "torch's recompile limit when the logs do not say (`advice.DEFAULT_LIMIT`)",

@@ -7,7 +7,7 @@ recompile-limit warning (``torch._dynamo hit config.recompile_limit (8)``, no ar
 compile's row as a limit hit, or makes one (a warning whose first lines are missing too: ``function: …`` /
 ``last reason: …`` of a W line); ``[__guards]`` → ``guards`` (one row per compile); ``[__graph_breaks]`` → ``graph_breaks``, repeats of a break
 within one compile id (duplicate-suppressed lines) folded into ``occurrences``; ``[__output_code]`` →
-``kernels`` / ``extern_calls``; cache hit / miss / bypass lines and the keys' components →
+``kernels`` / ``extern_calls``; ``[__cudagraphs]`` → ``cudagraph_skips``; cache hit / miss / bypass lines and the keys' components →
 ``cache_events`` / ``cache_key_components`` (:mod:`pt2logs.readers.lines.log_caches`).
 
 Rows that later messages may still change wait here, at most :data:`MAX_PENDING` compiles of them.
@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pt2logs.analysis import cudagraphs
 from pt2logs.analysis.failures import parse_wont_convert
 from pt2logs.analysis.graph_breaks import parse_graph_break
 from pt2logs.analysis.guard_text import count_guards, guard_lines
@@ -88,6 +89,8 @@ class MessageRows:
             self.guards(msg, text)
         elif art == "output_code" and text.lstrip().startswith("Output code:"):
             self.output_code(msg, text)
+        elif art == "cudagraphs":
+            self.cudagraphs(msg, text)
         elif msg.level in ("W", "I", "V") and _LIMIT_MSG.search(text.split("\n", 1)[0]):
             self.limit_hit(msg, text)
         elif art is None and msg.level == "W" and _PARTIAL_LIMIT.match(text.lstrip()):
@@ -243,6 +246,16 @@ class MessageRows:
             self.sink.add("kernels", r)
         for r in externs:
             self.sink.add("extern_calls", r)
+
+    def cudagraphs(self, msg: Any, text: str) -> None:
+        """``[__cudagraphs]`` skips, re-recordings, too many sizes → ``cudagraph_skips`` (:mod:`pt2logs.analysis.cudagraphs`)."""
+        row = cudagraphs.parse(text)
+        if row is not None:
+            file, line = row.pop("user_file"), row.pop("user_line")
+            self.sink.add(
+                "cudagraph_skips",
+                self._base(msg) | row | {"co_name": None, "frame_file": file, "frame_line": line},
+            )
 
     def _pend(self, d: dict, key: tuple, value: Any) -> None:
         d[key] = value

@@ -13,7 +13,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pt2logs.readers.trace.events import basics, caches, compile_facts, metrics, phases, vllm
+from pt2logs.readers.trace import kept_raw
+from pt2logs.readers.trace.events import (
+    basics,
+    caches,
+    compile_facts,
+    metrics,
+    phases,
+    shapes,
+    vllm,
+)
 from pt2logs.readers.trace.state import TraceState
 
 Handler = Callable[[TraceState, dict, Any, "str | None"], None]
@@ -21,7 +30,11 @@ Handler = Callable[[TraceState, dict, Any, "str | None"], None]
 MetricsHook = Callable[[TraceState, str, dict, "str | None"], None]
 
 #: run after each metrics record, in order: recompiles, graph breaks, failures, guards, kernels; vLLM compiles
-METRICS_HOOKS: tuple[MetricsHook, ...] = (compile_facts.on_metrics, vllm.on_metrics)
+METRICS_HOOKS: tuple[MetricsHook, ...] = (
+    compile_facts.on_metrics,
+    vllm.on_metrics,
+    shapes.on_metrics,
+)
 #: the end of a file, in order: open spans closed, then the rows of compiles whose metrics never came
 FINISHERS: tuple[Callable[[TraceState], None], ...] = (
     phases.finish,
@@ -39,16 +52,29 @@ def compilation_metrics(st: TraceState, env: dict, meta: Any, cid: str | None) -
             hook(st, kind, meta, compile_id)
 
 
+def create_symbol(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
+    """A symbol: the compile's ``guards`` row lists it, and it is a ``dynamic_shapes`` row."""
+    compile_facts.create_symbol(st, env, meta, cid)
+    shapes.create_symbol(st, env, meta, cid)
+
+
 #: event key -> handler
 HANDLERS: dict[str, Handler] = {
     "str": basics.string_table,
     "dynamo_start": basics.dynamo_start,
     "chromium_event": phases.chromium_event,
     "dynamo_cpp_guards_str": compile_facts.cpp_guards,
-    "create_symbol": compile_facts.create_symbol,
+    "create_symbol": create_symbol,
     "inductor_output_code": compile_facts.output_code,
     "graph_dump": vllm.graph_dump,
     **{kind: compilation_metrics for kind in metrics.KINDS},
+    # dynamic shapes (issue 35)
+    "create_unbacked_symbol": shapes.create_unbacked_symbol,
+    "symbolic_shape_specialization": shapes.specialization,
+    "guard_added": shapes.guard_added,
+    "guard_added_fast": shapes.guard_added_fast,
+    "propagate_real_tensors": shapes.propagate_real_tensors,
+    "guard_on_data_dependent_error": shapes.data_dependent_error,
 }
 
 #: artifact name -> handler (for ``artifact`` records)
@@ -71,8 +97,62 @@ ARTIFACT_HANDLERS: dict[str, Handler] = {
     "precompile_cache_bypass": caches.cache_artifact("precompile", "bypass"),
 }
 
-#: event kinds that are only bookkeeping (not "unknown" even without a handler)
-KNOWN_PLAIN: frozenset[str] = basics.PLAIN
+#: event kinds kept raw on purpose (not "unknown" even without a handler): :mod:`.kept_raw`, with the reasons
+KNOWN_PLAIN: frozenset[str] = kept_raw.PLAIN
+
+_CM = ("compilation_metrics", "recompiles", "graph_breaks", "failures", "guards", "kernels")
+#: the tables each handler feeds (by the handler's module and name): what the `event_coverage` query says each
+#: kind or artifact feeds; a test checks every handler has its entry and each table exists
+FEEDS: dict[str, tuple[str, ...]] = {
+    "basics.string_table": (),
+    "basics.dynamo_start": (),
+    "basics.torch_version": ("runs",),
+    "basics.repro_version": ("runs",),
+    "phases.chromium_event": ("compile_phases",),
+    "compile_facts.cpp_guards": ("guards",),
+    "handlers.create_symbol": ("guards", "dynamic_shapes"),
+    "compile_facts.output_code": ("kernels", "extern_calls"),
+    "compile_facts.recompile_reasons": ("recompiles",),
+    "compile_facts.graph_break": ("graph_breaks",),
+    "vllm.graph_dump": ("vllm_compiles",),
+    "vllm.compilation_config": ("vllm_compiles", "vllm_piecewise"),
+    "vllm.piecewise_compile_start": ("vllm_piecewise",),
+    "handlers.compilation_metrics": _CM
+    + ("extern_calls", "vllm_compiles", "vllm_piecewise", "cudagraph_skips"),
+    "caches.cache_artifact.<locals>.handler": ("cache_events", "cache_key_components"),
+    **{
+        f"shapes.{h.__name__}": ("dynamic_shapes",)
+        for h in (
+            shapes.create_unbacked_symbol,
+            shapes.specialization,
+            shapes.guard_added,
+            shapes.guard_added_fast,
+            shapes.propagate_real_tensors,
+            shapes.data_dependent_error,
+        )
+    },
+}
+
+
+def feeds(h: Handler) -> tuple[str, ...]:
+    """The tables handler ``h`` feeds (:data:`FEEDS`)."""
+    return FEEDS[f"{h.__module__.rsplit('.', 1)[-1]}.{h.__qualname__}"]
+
+
+def coverage_rows() -> list[tuple[str, str | None, str, str | None]]:
+    """(event kind, artifact name or pattern or None, the tables it feeds joined by ', ', why it is kept raw)
+    for every handled kind and artifact (why: None), then every one kept raw on purpose (tables: ''): the
+    registry the `event_coverage` query reads (the `event_feeds()` macro)."""
+    rows = [(k, None, ", ".join(feeds(h)), None) for k, h in HANDLERS.items()]
+    rows += [("artifact", n, ", ".join(feeds(h)), None) for n, h in ARTIFACT_HANDLERS.items()]
+    rows += [(k, None, "", why) for k, why in kept_raw.KINDS.items() if k not in HANDLERS]
+    rows += [
+        ("artifact", n, "", why)
+        for n, why in kept_raw.ARTIFACTS.items()
+        if n not in ARTIFACT_HANDLERS
+    ]
+    return rows
+
 
 #: handlers that read only the payload (never the envelope or its metadata): the native loop does not
 #: parse the envelope for them and passes None

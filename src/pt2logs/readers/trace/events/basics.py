@@ -8,46 +8,6 @@ from typing import Any
 from pt2logs.readers.read_stats import repro_torch_version
 from pt2logs.readers.trace.state import TraceState
 
-#: event kinds torch 2.x emits that pt2logs keeps in `events` only (from
-#: fixtures/torch_logs/structured_event_catalog.tsv); they are not "unknown"
-PLAIN = frozenset(
-    [
-        "describe_tensor",
-        "describe_storage",
-        "describe_source",
-        "dynamo_output_graph",
-        "aot_forward_graph",
-        "aot_backward_graph",
-        "aot_joint_graph",
-        "aot_inference_graph",
-        "inductor_pre_grad_graph",
-        "inductor_post_grad_graph",
-        "graph_dump",
-        "dump_file",
-        "optimize_ddp_split_graph",
-        "optimize_ddp_split_child",
-        "compiled_autograd_graph",
-        "guard_added",
-        "guard_added_fast",
-        "expression_created",
-        "propagate_real_tensors_provenance",
-        "symbolic_shape_specialization",
-        "create_unbacked_symbol",
-        "exported_program",
-        "link",
-        "dynamo_guards",
-        "missing_fake_kernel",
-        "mismatched_fake_kernel",
-        "bwd_compilation_metrics_runtime",
-        "guard_failure_stack_trace",
-        "sym_node_run_concurrent",
-        "inductor_runtime_and_tensor_meta",
-        "unbacked_symbol_replaced",
-        "aot_graphs_metadata",
-        "freezing_frame",
-    ]
-)
-
 
 def string_table(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
     """``{"str": [path, id]}`` interns a file name for later stack frames."""
