@@ -194,7 +194,8 @@ def test_event_coverage_says_what_each_kind_feeds(both):
     [
         # torch's own words (cudagraph_utils.py format_default_skip_message, get_mutation_stack_trace;
         # cudagraph_trees.py; maybe_warning_due_to_dynamic_shape), as the installed torch formats them
-        ("mutation", ("skip", "mutated inputs (1 instances)", "mutated_inputs", None)),
+        # the user function the stack ends in when the message names none
+        ("mutation", ("skip", "mutated inputs (1 instances)", "mutated_inputs", "step")),
         (
             "rerecord_limit",
             ("rerecord_limit", "static input data pointer changed", "rerecord_limit", "7"),

@@ -51,7 +51,7 @@ ce AS (
          nullif(left(trim(split_part(reason, chr(10), 1)), 200), '') AS detail0, 1::BIGINT AS n
   FROM cache_events WHERE {{cache_filter}} AND run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, p_since)),
 cg AS (  -- CUDA-graph skips: text = event, reason kind and reason on three lines (rules match reason kinds)
-  SELECT 'cudagraph_skips' AS facts, run_id, rank, compile_id, compile_id_frames(compile_id).frame_id AS frame_no, ts, co_name,
+  SELECT 'cudagraph_skips' AS facts, run_id, rank, compile_id, frame_id AS frame_no, ts, coalesce(co_name, function) AS co_name,
          reason_kind AS subject0, concat_ws(chr(10), event, reason_kind, reason) AS text,
          frame_file || ':' || frame_line AS location, left(reason, 200) AS detail0, 1::BIGINT AS n
   FROM cudagraph_skips WHERE run_id IN (SELECT run_id FROM sel) AND since_partition(ingest_date, p_since)),

@@ -39,7 +39,7 @@ _SIZES = re.compile(
     re.S,
 )
 _FOUND = re.compile(r"\. Found from : ?\n(?P<stack>.*)$", re.S)
-_USER_LINE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+_USER_LINE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>[^\s,]+))?')
 
 #: reason text → kind, first match wins (the words are torch's, above)
 KINDS = (
@@ -108,8 +108,11 @@ def _row(
     if stack:
         hits = _USER_LINE.findall(stack)
         if hits:
-            file, ln = hits[-1]
+            file, ln, func = hits[-1]
             line = int(ln)
+            fn = (
+                fn or func or None
+            )  # the user function the stack ends in, when the message names none
     return {
         "event": event,
         "reason": reason,

@@ -182,11 +182,14 @@ def _statements(
                 f"FROM {src.sql(name)}) t SEMI JOIN _live l USING (run_id, txn){roots}{stored}"
             )
         if "source" in t.names:
-            # a join with a per-run table (not a window), so filters on the partition column reach the scan
+            # a join with a per-run table (not a window), so filters on the partition column reach the scan;
+            # Table.same_fact: another source's row stays unless the best source has the same fact
             rk = "source_rank(t.source)"
+            same = " AND ".join(f"b.{c} IS NOT DISTINCT FROM t.{c}" for c in t.same_fact)
+            also = f" OR NOT EXISTS (SELECT 1 FROM {target} b WHERE b.run_id = t.run_id AND source_rank(b.source) = s.best AND {same})"
             stmts.append(
                 f"CREATE OR REPLACE VIEW {_ident(name)} AS SELECT t.* FROM {target} t LEFT JOIN _run_source s USING (run_id) "
-                f"WHERE {rk} IS NULL OR s.best IS NULL OR {rk} = s.best"
+                f"WHERE {rk} IS NULL OR s.best IS NULL OR {rk} = s.best{also if same else ''}"
             )
     stmts += table
     return stmts, commits

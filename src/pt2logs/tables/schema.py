@@ -75,6 +75,10 @@ class Table:
     run_relative: tuple[tuple[str, str | None], ...] = ()
     #: columns set by the ingest layer rather than by readers
     stamped: tuple[str, ...] = ("run_id", "txn")
+    #: columns that say two sources' rows are the same fact: the views then keep another source's row unless
+    #: the run's best source has one with these values (a CUDA-graph skip torch decides after the compile's
+    #: metrics were written is only in the text log); empty: only the best source's rows
+    same_fact: tuple[str, ...] = ()
     _index: dict[str, Column] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -140,10 +144,12 @@ def table(
     group: str = "core",
     per_rank: bool = True,
     run_relative: dict[str, str | None] | None = None,
+    same_fact: tuple[str, ...] = (),
 ) -> Table:
     """Declare and register a table (``per_rank=False``: no ``rank`` column, e.g. ``runs``;
     ``run_relative``: user-code path columns the views make relative to the run's root, each with
-    the column that says its kind, or None when it only holds user code)."""
+    the column that says its kind, or None when it only holds user code; ``same_fact``: see
+    :attr:`Table.same_fact`)."""
     head = COMMON_HEAD if per_rank else COMMON_HEAD[:1]
     cols = [Column(*c) for c in head] + _parse_columns(columns) + [Column(*c) for c in COMMON_TAIL]
     seen: set[str] = set()
@@ -152,12 +158,23 @@ def table(
             raise ValueError(f"table {name}: column {c.name} declared twice")
         seen.add(c.name)
     rel = tuple((run_relative or {}).items())
+    if not set(same_fact) <= seen:
+        raise ValueError(f"table {name}: same_fact names an undeclared column")
     for col, kind in rel:
         if col not in seen or (kind is not None and kind not in seen):
             raise ValueError(
                 f"table {name}: run_relative names an undeclared column ({col}, {kind})"
             )
-    t = Table(name, version, grain, " ".join(doc.split()), tuple(cols), group, rel)
+    t = Table(
+        name,
+        version,
+        grain,
+        " ".join(doc.split()),
+        tuple(cols),
+        group,
+        rel,
+        same_fact=tuple(same_fact),
+    )
     if name in TABLES and TABLES[name] != t:
         raise ValueError(f"table {name} declared twice")
     TABLES[name] = t

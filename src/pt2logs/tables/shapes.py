@@ -1,7 +1,7 @@
 """Tables of dynamic shapes and CUDA graphs (issue 35): what became dynamic, what got specialized and
 by which line, and why reduce-overhead fell back to eager."""
 
-from pt2logs.tables.compile import _WHERE
+from pt2logs.tables.compile import _WHERE, FRAME_IDS
 from pt2logs.tables.schema import table
 
 _USER = """
@@ -43,10 +43,13 @@ CUDAGRAPH_SKIPS = table(
     group="compile",
     grain="CUDA-graph skip, re-recording or too-many-sizes warning torch reported",
     run_relative={"frame_file": None},
+    same_fact=("event", "reason"),
     doc="""Why reduce-overhead (CUDA graphs) fell back to eager, or recorded again: from
     `compilation_metrics.cudagraph_skip_reason` (trace) and TORCH_LOGS `[__cudagraphs]` messages
     (`cudagraphs` logger: torch/_inductor/cudagraph_utils.py, cudagraph_trees.py). A compile whose
-    metrics and log both say it is one row from each source.""",
+    metrics and log both say it is one row from each source in the Parquet files; the views keep the log's row
+    only when the trace has no row of the same event and reason (torch 2.11 decides a skip when the graph first
+    runs, after the compile's metrics were written: only the log has it).""",
     columns=_WHERE
     + """
     ts              ts          when it happened
@@ -57,5 +60,6 @@ CUDAGRAPH_SKIPS = table(
     count           i64         the re-recording limit, or the number of distinct sizes, when the message says
     co_name         str         the compiled function (trace: the compile's metrics)
     """
+    + FRAME_IDS
     + _USER,
 )
