@@ -8,6 +8,7 @@
     python -m bench --only serve --serve-runs 10000 # pt2logs serve: page latency per route
     python -m bench --only bombs --bomb-mb 5000
     python -m bench --only bombs --bomb-before /work/main/src   # the readers' bombs also against other code
+    python -m bench --only one_trace --peers-python /tmp/peers/bin/python  # one GPU trace vs tlhub, tlparse
 
 Every comparison is measured side by side in one run, on the same files, on this machine.
 Work files go to bench/out/ (ignored by git).
@@ -385,7 +386,17 @@ def main() -> None:
     )
     ap.add_argument(
         "--only",
-        choices=["ingest", "profile", "many", "reingest", "bombs", "fleet", "storage", "serve"],
+        choices=[
+            "ingest",
+            "profile",
+            "many",
+            "reingest",
+            "bombs",
+            "fleet",
+            "storage",
+            "serve",
+            "one_trace",
+        ],
         action="append",
     )
     ap.add_argument("--sizes", default="200,1000", help="single-log sizes in MB (default 200,1000)")
@@ -409,6 +420,14 @@ def main() -> None:
         metavar="SRC",
         help="also ingest the readers' bombs with PYTHONPATH=SRC (the code before a change)",
     )
+    ap.add_argument(
+        "--trace", help="one_trace: the trace (default: the biggest real GPU trace of the fixtures)"
+    )
+    ap.add_argument(
+        "--peers-python",
+        help="one_trace: the Python whose environment has tlhub and tlparse (default: this one)",
+    )
+    ap.add_argument("--one-trace-rounds", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
     args = ap.parse_args()
     if args.quick:
@@ -425,7 +444,10 @@ def main() -> None:
     load = os.getloadavg()[
         0
     ]  # other work on the machine: wall times of this run are worth that much less
-    only = set(args.only or ["ingest", "profile", "many", "reingest", "bombs", "fleet", "storage"])
+    only = set(
+        args.only
+        or ["ingest", "profile", "many", "reingest", "bombs", "fleet", "storage", "one_trace"]
+    )
     results: dict = {}
     if "ingest" in only:
         bench_ingest([int(s) for s in args.sizes.split(",")], results)
@@ -444,6 +466,16 @@ def main() -> None:
 
         results["storage"] = storage(100 if not args.quick else 10)
         print(json.dumps(results["storage"], default=lambda x: round(x, 2)), flush=True)
+    if "one_trace" in only:
+        from bench import one_trace
+
+        trace = Path(args.trace) if args.trace else one_trace.default_trace()
+        if trace is None:
+            raise SystemExit("one_trace: no trace given (--trace) and none among the fixtures")
+        results["one_trace"] = one_trace.bench(
+            OUT, trace, args.peers_python, 2 if args.quick else args.one_trace_rounds
+        )
+        print(json.dumps(results["one_trace"], default=lambda x: round(x, 3)), flush=True)
     if "serve" in only:
         from bench.serve import bench as bench_serve
 

@@ -352,6 +352,12 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
                             f"| {name} | {top} `{k}` | {_f(without.get(k, 0.0))} | {_f(with_.get(k, 0.0))} |"
                         )
         out.append("")
+    if "one_trace" in r:
+        from bench.one_trace import markdown as one_trace_markdown
+
+        out += one_trace_markdown(
+            r["one_trace"], title("## One GPU trace: pt2logs vs tlhub vs tlparse", "one_trace")
+        )
     if "serve" in r:
         from bench.serve import markdown as serve_markdown
 

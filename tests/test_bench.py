@@ -284,3 +284,25 @@ def test_the_readers_bombs_are_inputs_of_their_format_and_their_section_shows_ea
         "| .gz capture of blank lines | after | 100 | 0.1 | **150** | 1.5 | 1.2 | 0 / 0 | ok |"
         in page
     )
+
+
+def test_one_trace_times_each_tool_as_a_process_and_reports_the_ratios(tmp_path):
+    """`--only one_trace`: pt2logs and tlparse (and tlhub where installed) on one real GPU trace, each a
+    whole process; every round listed, the ratios of the best runs in the section."""
+    import sys
+
+    from bench import one_trace
+    from bench.report import markdown
+    from tests.conftest import FIXTURES
+
+    trace = next(FIXTURES.glob("gpu/compile_failure/trace/*.log"))  # the smallest real GPU trace
+    assert one_trace.default_trace().stat().st_size >= trace.stat().st_size
+    row = one_trace.bench(tmp_path, trace, sys.executable, rounds=1)
+    assert row["trace"] == str(trace.relative_to(FIXTURES))
+    assert "pt2logs" in row["best"] and "tlparse" in row["best"]  # tlparse is a test dependency
+    assert row["x_tlparse"] == row["best"]["pt2logs"][0] / row["best"]["tlparse"][0]
+    assert ("tlhub" in row["best"]) != ("tlhub" in row["missing"])
+    page = markdown({"one_trace": row}, "a machine", "--only one_trace", dt.datetime(2026, 1, 2))
+    assert "## One GPU trace: pt2logs vs tlhub vs tlparse" in page
+    assert f"pt2logs ÷ tlparse: **{row['x_tlparse']:.2f}×** wall" in page
+    assert list(tmp_path.iterdir()) == []  # its work folders are removed

@@ -212,3 +212,22 @@ def test_a_worker_with_no_chunk_left_closes_its_files_while_others_parse(
     assert [n for n in seen[slow] if n.endswith(".parquet")] == seen[slow] and len(
         seen[slow]
     ) == 1, seen
+
+
+def test_a_small_file_is_parsed_without_forking_a_pool(many_runs, tmp_path, monkeypatch):
+    """One local trace below MIN_POOL_BYTES is parsed in this process whatever --jobs says: the pool is
+    not forked for it (its fork and its workers' exit were a fixed cost of every one-trace ingest); a
+    folder of runs still gets its workers before the ingest opens DuckDB."""
+    started: list[str] = []
+    real = local.ProcessPoolEngine._start
+
+    def start(self, method):
+        started.append(method)
+        real(self, method)
+
+    monkeypatch.setattr(local.ProcessPoolEngine, "_start", start)
+    one = next(many_runs.glob("job000/*.log"))
+    res = pt2logs.ingest([str(one)], str(tmp_path / "wh"), engine=local.ProcessPoolEngine(2))
+    assert res.runs_new == 1 and res.errors == 0 and started == []
+    res = pt2logs.ingest([str(many_runs)], str(tmp_path / "wh2"), engine=local.ProcessPoolEngine(2))
+    assert res.runs_new == 19 and started == ["fork"]

@@ -138,3 +138,31 @@ def test_a_damaged_views_file_is_made_again_though_its_signature_matches(tmp_pat
     finally:
         con.close()
     assert _catalog(str(path)) == _catalog(_made_in_one_go(wh, tmp_path / "oracle.duckdb"))
+
+
+def test_a_prepared_file_remakes_only_the_views_that_differ_and_every_view_answers(tmp_path):
+    """One real GPU trace through a pool engine into a new warehouse: the file is prepared over the empty
+    views, and the end makes again only the statements whose text differs (DuckDB >= 1.5 binds a view
+    again when it is queried). Every view of the file answers, with the rows pt2logs itself sees."""
+    from tests.conftest import FIXTURES
+
+    from pt2logs.ingestion import views_file
+
+    assert views_file._rebinds_views("1.5.0") and views_file._rebinds_views("2.0.1")
+    assert not views_file._rebinds_views("1.4.3") and not views_file._rebinds_views("dev")
+    trace = next(FIXTURES.glob("gpu/recompile_causes/trace/*.log"))
+    wh = str(tmp_path / "wh")
+    pt2logs.ingest([str(trace)], wh, engine=local.ProcessPoolEngine(2))
+    got = _catalog(f"{wh}/pt2logs.duckdb")
+    assert got == _catalog(_made_in_one_go(wh, tmp_path / "oracle.duckdb"))
+    con = duckdb.connect(f"{wh}/pt2logs.duckdb", read_only=True)
+    ours = pt2logs.connect(wh)
+    try:
+        for name, _sql in got[0]:
+            n = con.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0]
+            if not name.startswith("_"):
+                assert n == ours.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0], name
+        assert con.execute("SELECT count(*) FROM recompiles").fetchone()[0] > 0
+    finally:
+        con.close()
+        ours.close()

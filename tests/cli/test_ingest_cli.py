@@ -130,3 +130,32 @@ def test_a_views_file_that_cannot_be_written_does_not_fail_a_committed_ingest(tm
     assert CliRunner().invoke(
         main, ["query", "SELECT count(*) AS n FROM runs", "-w", str(wh), "-f", "csv"]
     ).output.split() == ["n", "1"]
+
+
+def test_the_ingest_program_ends_without_the_interpreters_finalization(tmp_path):
+    """`pt2logs ingest` run as the program ends as soon as everything is committed: its output complete
+    and flushed, its exit code 0, the warehouse whole, the interpreter's teardown (exit handlers, module
+    cleanup) skipped. The same command inside another program (CliRunner above) returns normally."""
+    import os
+    import subprocess
+    import sys
+
+    import pt2logs
+
+    trace = next(fixture_path("gpu/compile_failure/trace").glob("*.log"))
+    wh = str(tmp_path / "wh")
+    probe = (
+        "import atexit, runpy, sys\n"
+        "atexit.register(lambda: print('FINALIZED', flush=True))\n"
+        f"sys.argv = [{os.path.join(os.path.dirname(pt2logs.__file__), '__main__.py')!r}, 'ingest',"
+        f" {str(trace)!r}, '-w', {wh!r}, '--json']\n"
+        "runpy.run_module('pt2logs', run_name='__main__', alter_sys=True)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "FINALIZED" not in r.stdout
+    assert json.loads(r.stdout)["runs_new"] == 1
+    assert pt2logs.connect(wh).execute("SELECT count(*) FROM runs").fetchone()[0] == 1
+    inside = run("ingest", str(trace), "-w", wh, "--json")  # not the program: returns to its caller
+    assert inside.exit_code == 0 and json.loads(inside.output)["runs_unchanged"] == 1

@@ -109,6 +109,29 @@ def ingest(
             sys.exit(1)
     if strict and res.errors:
         sys.exit(1)
+    _end_process(engine)
+
+
+def _end_process(engine: str) -> None:
+    """End the `pt2logs ingest` process here, its output flushed, without the interpreter's finalization:
+    everything is committed and closed by now (Parquet files, the views file, DuckDB, the pool's workers
+    joined), and tearing down pyarrow, DuckDB, numpy and the readers' modules, with the collector walking
+    every object, cost 0.05-0.08 s of CPU and 0.2-0.35 s of wall on a one-trace ingest (8 MB trace,
+    loaded 2-core machine). Only when this process is the `pt2logs` program (its ``__main__``; never
+    inside another program that called the command or ``main()``, a test's CliRunner say), and not with
+    Ray, whose exit handler stops the local cluster."""
+    import os
+
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    program = (spec is not None and spec.name == "pt2logs.__main__") or os.path.basename(
+        getattr(main, "__file__", None) or ""
+    ) == "pt2logs"  # `python -m pt2logs`, or the `pt2logs` script pip installs
+    if engine != "local" or not program:
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def nothing_read(paths: tuple[str, ...], res: object) -> str:

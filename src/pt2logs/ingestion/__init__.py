@@ -97,6 +97,9 @@ def _ingest(
         raise InputError("no input path given")
     if fmt is not None and fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
+    engine.begin(
+        paths
+    )  # a pool forks here, before DuckDB or a thread starts, if the inputs need one
     wh = Warehouse(warehouse)
     wh.init()
     with ViewsFile(wh) as views:  # a prepared views file the ingest did not get to write is dropped

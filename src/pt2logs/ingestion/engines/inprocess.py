@@ -24,6 +24,10 @@ class Engine:
     #: chunk writes files of its own, so the planner makes a few large balanced ones
     keeps_writer = True
 
+    def begin(self, paths: list[str]) -> None:
+        """Called once an ingest knows its input paths, before it opens DuckDB or starts a thread (a pool
+        forks its workers here, or not at all when the inputs are too small for it)."""
+
     def map(
         self,
         info: TxnInfo,

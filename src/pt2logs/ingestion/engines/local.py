@@ -23,6 +23,7 @@ import gc
 import multiprocessing as mp
 import os
 import queue
+import stat
 import traceback
 from collections import deque
 from collections.abc import Callable
@@ -91,24 +92,47 @@ def serve(wid: int, inbox: Any, results: Any, parent: int) -> None:
             )
 
 
+def _small_local_files(paths: list[str]) -> bool:
+    """Whether ``paths`` are local files whose stored bytes add up to less than :data:`MIN_POOL_BYTES`:
+    every chunk of such an ingest is parsed in this process (:meth:`ProcessPoolEngine.map`), so a pool
+    would only cost its fork and its workers' exit. Folders and URLs are not walked here: a pool is made."""
+    total = 0
+    for p in paths:
+        if "://" in p:
+            return False
+        try:
+            st = os.stat(p)
+        except OSError:
+            return False
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        total += st.st_size
+    return total < MIN_POOL_BYTES
+
+
 class ProcessPoolEngine(Engine):
-    """Workers are forked at construction, before the ingest starts DuckDB or its views thread (forking
-    costs milliseconds; a spawned worker re-imports pyarrow for ~0.5 s), with the parent's objects out of
-    the workers' collectors' reach (see ``_fork_safely``: a caller may hold DuckDB databases).
-    Where fork is not available, or for a pool started again after :meth:`close`, workers are spawned."""
+    """Workers are forked when the ingest begins (:meth:`begin`), before it starts DuckDB or its views
+    thread (forking costs milliseconds; a spawned worker re-imports pyarrow for ~0.5 s), with the parent's
+    objects out of the workers' collectors' reach (see ``_fork_safely``: a caller may hold DuckDB
+    databases); not at all when the inputs are local files too small for a pool (they are parsed in this
+    process). Where fork is not available, or for a pool started again after :meth:`close`, workers are
+    spawned when a transaction needs them."""
 
     keeps_writer = True
 
     def __init__(self, jobs: int, start: str | None = None):
         self.jobs = jobs
-        method = start or (
+        self._method = start or (
             "fork" if "fork" in mp.get_all_start_methods() and os.name == "posix" else "spawn"
         )
         self._procs: list[Any] = []
         self._inboxes: list[Any] = []
         self._results: Any = None
-        if method == "fork":
-            self._start(method)
+
+    def begin(self, paths: list[str]) -> None:
+        if self._method == "fork" and not self._procs and not _small_local_files(paths):
+            self._start("fork")
+        self._method = "spawn"  # once: a pool needed later (after close) is spawned, as before
 
     def _start(self, method: str) -> None:
         ctx = mp.get_context(method)
