@@ -12,13 +12,14 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import duckdb
 
 from pt2logs.query.queries import run_named, run_sql
 from pt2logs.query.views import apply_settings, create_views
+from pt2logs.serve import runs_table, scope
 from pt2logs.store.snapshot import is_data_path
 from pt2logs.store.warehouse import Warehouse
 
@@ -40,10 +41,21 @@ class Connection:
         self.con = duckdb.connect()
         apply_settings(self.con)
         self.commits = commits(self.wh)
-        create_views(self.con, self.wh)
+        self._prepare()
         self.checked = time.monotonic()
         #: how many times the views were made (1 at start): a test sees a commit land through it
         self.generation = 1
+
+    def _prepare(self) -> None:
+        """The views over the snapshot, then what the pages keep per snapshot: the runs' overview
+        (:mod:`pt2logs.serve.runs_table`), the run tables that hold rows (:mod:`pt2logs.serve.scope`)."""
+        create_views(self.con, self.wh)
+        runs_table.prepare(self.con)
+        self.tables = scope.holding(self.con)
+
+    def scope(self, run_ids: Iterable[str]) -> contextlib.AbstractContextManager[None]:
+        """Inside :meth:`read`: the tables hold the rows of ``run_ids`` only (:mod:`pt2logs.serve.scope`)."""
+        return scope.scoped(self.con, run_ids, self.tables)
 
     def _fresh(self) -> None:
         now = time.monotonic()
@@ -52,7 +64,7 @@ class Connection:
         self.checked = now
         seen = commits(self.wh)
         if seen != self.commits:
-            create_views(self.con, self.wh)
+            self._prepare()
             self.commits = seen
             self.generation += 1
 

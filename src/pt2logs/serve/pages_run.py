@@ -85,19 +85,22 @@ def split_stack(frames: list[str] | None) -> tuple[list[dict[str, Any]], list[di
 def run(request: Request) -> Response:
     st = request.app.state
     with st.store.read() as con:
-        s = summary(con, request.path_params["run"])
-        rid = s.run.run_id
-        sel = Selection(
-            None, None, None, None, rid, s.run.name, dt.datetime.now(dt.timezone.utc), 10.0
-        )
-        cards = [
-            build_card(con, x, sel, 1) for x in get_dashboard("run").sections if x.key in RUN_CHARTS
-        ]
-        compiles = [
-            c
-            for c in run_named(con, "bug_report_compiles", {"run_id": rid}).to_pylist()
-            if c["run_id"] == rid
-        ]
+        rid = resolve_run(con, request.path_params["run"]).run_id
+        with st.store.scope([rid]):  # the page's queries read this run's rows only
+            s = summary(con, rid)
+            sel = Selection(
+                None, None, None, None, rid, s.run.name, dt.datetime.now(dt.timezone.utc), 10.0
+            )
+            cards = [
+                build_card(con, x, sel, 1)
+                for x in get_dashboard("run").sections
+                if x.key in RUN_CHARTS
+            ]
+            compiles = [
+                c
+                for c in run_named(con, "bug_report_compiles", {"run_id": rid}).to_pylist()
+                if c["run_id"] == rid
+            ]
     o = s.outcome
     outcome = None
     if o is not None:
@@ -201,7 +204,8 @@ def compile_page(request: Request) -> Response:
     cid = request.path_params["compile_id"]
     with st.store.read() as con:
         r = resolve_run(con, request.path_params["run"])
-        f = compile_facts(con, r.run_id, cid, _rank(request))
+        with st.store.scope([r.run_id]):
+            f = compile_facts(con, r.run_id, cid, _rank(request))
     if f["compile"] is None and not f["artifacts"] and not f["metrics"]:
         raise HTTPException(
             404,
