@@ -14,6 +14,7 @@ from pt2logs.dashboard import build
 from pt2logs.query.queries import bind, get_query, load_queries, parse_since, run_sql
 from pt2logs.reports.runs import check_selection
 from pt2logs.serve import runs_table
+from pt2logs.serve.marks import link_marks
 
 #: the runs table: (column, heading); sortable by any of them
 RUN_COLUMNS = [
@@ -85,7 +86,10 @@ def home(request: Request) -> Response:
     cards = []
     for c in pg.cards:
         name, params = command_params(c.command)
-        cards.append({"card": c, "query": name, "link": _query_link(name, params)})
+        link = _query_link(name, params)
+        if c.spec is not None:
+            link_marks(c.key, c.spec, sel, link)
+        cards.append({"card": c, "query": name, "link": link})
     data = {
         "title": pg.title,
         "scope": pg.scope,
