@@ -20,6 +20,7 @@ from pt2logs.query.queries import run_named
 from pt2logs.reports.compose import summary
 from pt2logs.reports.outcomes import command_line, outcome_line, rank_lines, silence_line
 from pt2logs.reports.runs import resolve_run
+from pt2logs.serve.stack_trie import tries
 
 #: a graph or code text is highlighted up to this size, shown plain up to :data:`MOST_SHOWN`, cut beyond
 HIGHLIGHT_BYTES, MOST_SHOWN = 512 << 10, 2 << 20
@@ -101,6 +102,7 @@ def run(request: Request) -> Response:
                 for c in run_named(con, "bug_report_compiles", {"run_id": rid}).to_pylist()
                 if c["run_id"] == rid
             ]
+            stacks = tries(run_named(con, "compile_stacks", {"run_id": rid}).to_pylist())
     o = s.outcome
     outcome = None
     if o is not None:
@@ -112,7 +114,14 @@ def run(request: Request) -> Response:
             "ranks": rank_lines(o),
         }
     charts = [c for c in cards if c.spec is not None]
-    data = {**s.as_dict(), "compiles": compiles}
+    data = {
+        **s.as_dict(),
+        "compiles": compiles,
+        "stack_trie": [
+            {"rank": k[0], "file": k[1], "roots": [n.as_dict() for n in v]}
+            for k, v in stacks.items()
+        ],
+    }
     return st.renderer.page(
         request,
         "run.html",
@@ -123,6 +132,7 @@ def run(request: Request) -> Response:
             "o": outcome,
             "charts": charts,
             "compiles": compiles,
+            "stacks": stacks,
             "sections": [(k, t, tbl.to_pylist(), tbl.column_names) for k, t, tbl in s.sections],
         },
         data=data,
