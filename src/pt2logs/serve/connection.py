@@ -53,9 +53,16 @@ class Connection:
         runs_table.prepare(self.con)
         self.tables = scope.holding(self.con)
 
-    def scope(self, run_ids: Iterable[str]) -> contextlib.AbstractContextManager[None]:
-        """Inside :meth:`read`: the tables hold the rows of ``run_ids`` only (:mod:`pt2logs.serve.scope`)."""
-        return scope.scoped(self.con, run_ids, self.tables)
+    def scope(
+        self, run_ids: Iterable[str], queries: Iterable[str] | None = None
+    ) -> contextlib.AbstractContextManager[None]:
+        """Inside :meth:`read`: the tables hold the rows of ``run_ids`` only (:mod:`pt2logs.serve.scope`);
+        with ``queries``, only the tables those named queries read."""
+        tables = self.tables
+        if queries is not None:
+            need = scope.tables_for(queries)
+            tables = tuple(t for t in tables if t in need)
+        return scope.scoped(self.con, run_ids, tables)
 
     def _fresh(self) -> None:
         now = time.monotonic()

@@ -60,12 +60,14 @@ def diff(request: Request) -> Response:
             resolve_run(con, request.path_params["a"]),
             resolve_run(con, request.path_params["b"]),
         )
-        with st.store.scope([a.run_id, b.run_id]):  # the page's queries read these runs' rows only
-            if not (ca or cb):
+        if ca or cb:  # two graphs: one query, no copies needed
+            what, g = _graph_diff(request, con, a, b, ca, cb)
+        else:
+            with st.store.scope(
+                [a.run_id, b.run_id]
+            ):  # the page's queries read these runs' rows only
                 d = run_diff(con, a.run_id, b.run_id)
-                what, g = None, None
-            else:
-                what, g = _graph_diff(request, con, a, b, ca, cb)
+            what, g = None, None
     if g is None:
         return st.renderer.page(
             request,

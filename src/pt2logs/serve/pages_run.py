@@ -48,6 +48,11 @@ COMPILE_SECTIONS = [
     ("metrics", "Metrics", "compile_metrics"),
 ]
 
+#: every named query a compile page runs (its rows are copied for these only)
+COMPILE_QUERIES = ("bug_report_compiles", "bug_report_artifacts", "recompile_list") + tuple(
+    q for _, _, q in COMPILE_SECTIONS
+)
+
 
 def highlight(text: str | None) -> tuple[Markup, int]:
     """A graph or code text as HTML: highlighted by Pygments (which escapes it), or escaped plain text when
@@ -214,7 +219,7 @@ def compile_page(request: Request) -> Response:
     cid = request.path_params["compile_id"]
     with st.store.read() as con:
         r = resolve_run(con, request.path_params["run"])
-        with st.store.scope([r.run_id]):
+        with st.store.scope([r.run_id], COMPILE_QUERIES):
             f = compile_facts(con, r.run_id, cid, _rank(request))
     if f["compile"] is None and not f["artifacts"] and not f["metrics"]:
         raise HTTPException(

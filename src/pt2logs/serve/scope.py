@@ -15,14 +15,39 @@ run's pages with the unscoped answers).
 from __future__ import annotations
 
 import contextlib
+import functools
+import re
 from collections.abc import Iterable, Iterator
 
 import duckdb
 
+from pt2logs.query.macros import fill, load_macros
+from pt2logs.query.queries import get_query
 from pt2logs.tables import TABLES
 
 #: the tables a scope copies: every table with a run_id column (the others, if any, stay views)
 SCOPED = tuple(name for name, t in TABLES.items() if "run_id" in t.names)
+
+
+@functools.cache
+def _macro_words() -> dict[str, frozenset[str]]:
+    return {n: frozenset(re.findall(r"\w+", fill(m))) for n, m in load_macros().items()}
+
+
+def tables_for(queries: Iterable[str]) -> frozenset[str]:
+    """The run tables the named ``queries`` read, through the macros they call: a page that runs only these
+    needs only their copies (a table left out is read through its view: slower, never wrong)."""
+    macros = _macro_words()
+    words: set[str] = set()
+    todo = [frozenset(re.findall(r"\w+", get_query(q).sql)) for q in queries]
+    seen: set[str] = set()
+    while todo:
+        w = todo.pop()
+        words |= w
+        for n in (w & macros.keys()) - seen:
+            seen.add(n)
+            todo.append(macros[n])
+    return frozenset(t for t in SCOPED if t in words)
 
 
 def _ident(s: str) -> str:
