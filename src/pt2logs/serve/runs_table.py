@@ -18,7 +18,7 @@ from typing import Any
 import duckdb
 
 from pt2logs.query.queries import run_named
-from pt2logs.serve.scope import scoped
+from pt2logs.serve.scope import scoped, tables_for
 
 #: the columns of a /runs row, from _serve_runs (o) or the outcomes (x)
 FROM_OVERVIEW = (
@@ -78,7 +78,7 @@ def page(
     until: Any = None,
     tag: str | None = None,
     untagged: str | None = None,
-    scope: Callable[[list[str]], contextlib.AbstractContextManager[None]] | None = None,
+    scope: Callable[..., contextlib.AbstractContextManager[None]] | None = None,
     desc: bool,
     offset: int | None,
     limit: int | None,
@@ -125,7 +125,11 @@ def page(
     rows = [dict(zip(names, r, strict=True)) for r in rel.fetchall()]
     if not every and rows:
         ids = [r["run_id"] for r in rows]
-        with scope(ids) if scope is not None else scoped(con, ids):
+        with (
+            scope(ids, ("run_outcomes",))
+            if scope is not None
+            else scoped(con, ids, tables_for(("run_outcomes",)))
+        ):
             got = {r["run_id"]: r for r in run_named(con, "run_outcomes", {}).to_pylist()}
         for r in rows:
             o = got.get(r["run_id"], {})
