@@ -79,3 +79,24 @@ def test_runs_page_outcomes_equal_fleet_outcomes(con):
         con, text="", outcome="unknown", sort="compile_s", desc=True, offset=0, limit=50
     )
     assert n == sum(o["outcome"] == "unknown" for o in fleet.values()) == len(got)
+
+
+def test_outcomes_kept_in_the_background(tmp_path_factory):
+    """The server computes every run's outcome once per snapshot on its own connection; /runs then reads
+    them from the kept table, the same as the fleet-wide query's."""
+    from pt2logs.serve.connection import Connection
+
+    store = Connection(serve_site.warehouse(tmp_path_factory))
+    assert store.outcomes_ready.wait(120)
+    with store.read() as con:
+        assert runs_table.has_outcomes(con)
+        fleet = {r["run_id"]: r for r in run_named(con, "run_outcomes", {}).to_pylist()}
+        rows, n = runs_table.page(
+            con, text="", outcome=None, sort="run", desc=False, offset=0, limit=3, scope=store.scope
+        )
+    assert n == len(fleet) and len(rows) == 3
+    assert all(
+        (r["outcome"], r["why"]) == (fleet[r["run_id"]]["outcome"], fleet[r["run_id"]]["why"])
+        for r in rows
+    )
+    store.close()

@@ -4,9 +4,10 @@ Each run's overview figures (the named query ``run_overview``, with the run's ta
 snapshot, fleet-wide, into the temporary table ``_serve_runs`` (:func:`prepare`, called when the views are
 made): about a second at 10,000 runs, after which sorting, searching and paging are one small query.
 How a run ended (``run_outcomes``) costs much more fleet-wide (its rules read every rank's last events):
-a page computes it for the runs it shows only (their rows scoped, :mod:`pt2logs.serve.scope`); filtering
-or sorting by outcome, and the JSON / CSV of every row, need every run's, computed once per snapshot
-the first time it is asked (``_serve_outcomes``).
+the server computes every run's in the background once per snapshot (``_serve_outcomes``,
+:class:`pt2logs.serve.connection.Connection`); until it is there, a page computes it for the runs it shows
+only (their rows scoped, :mod:`pt2logs.serve.scope`), and filtering or sorting by outcome, or the JSON / CSV
+of every row, compute every run's then.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
 from pt2logs.query.queries import run_named
 from pt2logs.serve.scope import scoped, tables_for
@@ -53,19 +55,32 @@ def prepare(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("DROP TABLE IF EXISTS _serve_outcomes")
 
 
-def _outcomes(con: duckdb.DuckDBPyConnection) -> None:
-    """Every run's outcome, into ``_serve_outcomes`` (once per snapshot)."""
-    if con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name = '_serve_outcomes'"
-    ).fetchall()[0][0]:
-        return
-    con.register(
-        "_serve_out", run_named(con, "run_outcomes", {}).select(["run_id", "outcome", "why"])
+def has_outcomes(con: duckdb.DuckDBPyConnection) -> bool:
+    return bool(
+        con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name = '_serve_outcomes'"
+        ).fetchall()[0][0]
     )
+
+
+def outcomes(con: duckdb.DuckDBPyConnection) -> pa.Table:
+    """Every run's outcome (run_id, outcome, why): seconds at 10,000 runs."""
+    return run_named(con, "run_outcomes", {}).select(["run_id", "outcome", "why"])
+
+
+def keep_outcomes(con: duckdb.DuckDBPyConnection, table: pa.Table) -> None:
+    """``table`` (:func:`outcomes`, maybe made on another connection over the same snapshot) as ``_serve_outcomes``."""
+    con.register("_serve_out", table)
     try:
-        con.execute("CREATE TEMP TABLE _serve_outcomes AS SELECT * FROM _serve_out")
+        con.execute("CREATE OR REPLACE TEMP TABLE _serve_outcomes AS SELECT * FROM _serve_out")
     finally:
         con.unregister("_serve_out")
+
+
+def _outcomes(con: duckdb.DuckDBPyConnection) -> None:
+    """Every run's outcome, into ``_serve_outcomes`` (once per snapshot)."""
+    if not has_outcomes(con):
+        keep_outcomes(con, outcomes(con))
 
 
 def page(
@@ -84,7 +99,7 @@ def page(
     limit: int | None,
 ) -> tuple[list[dict[str, Any]], int]:
     """The rows of one page (every matching row when ``limit`` is None) and how many rows match."""
-    every = outcome is not None or sort == "outcome" or limit is None
+    every = outcome is not None or sort == "outcome" or limit is None or has_outcomes(con)
     if every:
         _outcomes(con)
     cols = ", ".join(f"o.{c}" for c in FROM_OVERVIEW)
