@@ -89,6 +89,23 @@ def total_compile(e: dict, scenario: str | None = None) -> float:
     )
 
 
+def check_compile_stacks(rows, e):
+    """The newest run's (no parameter): a row per frame of each dynamo_start, file names from the string table."""
+    want = []
+    for f in sorted((SAMPLES / e["newest"] / "trace").glob("*.log*")):
+        strs = {}
+        for env, _ in raw_records(f):
+            if event_key(env) == "str":
+                strs[env["str"][1]] = env["str"][0]
+            elif event_key(env) == "dynamo_start":
+                want += [
+                    (fr["line"], fr["name"], strs.get(fr["filename"], fr["filename"]))
+                    for fr in env["dynamo_start"]["stack"]
+                ]
+    got = [(r["line"], r["function"], r["filename"]) for r in rows]
+    assert want and sorted(got) == sorted(want)
+
+
 def check_runs(rows, e):
     assert len(rows) == e["runs"]
     assert sum(r["n_errors"] for r in rows) == 0

@@ -159,7 +159,7 @@ ROUTES = [
     ("/runs", pages_fleet.runs),
     ("/runs/{run}", pages_run.run),
     ("/runs/{run}/compiles/{compile_id:path}", pages_run.compile_page),
-    ("/sites/{site}", pages_diff.site),
+    ("/sites/{site:path}", pages_diff.site),  # a key may hold a slash
     ("/diff/{a}/{b}", pages_diff.diff),
     ("/query/{name}", pages_fleet.query),
     ("/queries", pages_fleet.queries),

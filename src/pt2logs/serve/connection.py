@@ -4,23 +4,38 @@ Every page reads through :meth:`Connection.read`, which holds a lock (a DuckDB c
 thread at a time; pages are short) and, at most once per :data:`CHECK_S`, lists the warehouse's
 commits (its ``runs`` files): when they changed since the views were made, the views are made again
 over the new snapshot (:func:`pt2logs.query.views.create_views`), so a page never shows a half-committed
-ingest and never needs a restart to show a new one.
+ingest and never needs a restart to show a new one. With each snapshot: the runs' overview
+(:mod:`pt2logs.serve.runs_table`), and every run's outcome computed on a second connection in a thread.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import threading
 import time
-from collections.abc import Iterator
+import weakref
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import duckdb
 
 from pt2logs.query.queries import run_named, run_sql
 from pt2logs.query.views import apply_settings, create_views
+from pt2logs.serve import runs_table, scope
 from pt2logs.store.snapshot import is_data_path
 from pt2logs.store.warehouse import Warehouse
+
+#: the connections of this process: their background queries are stopped before it exits (a DuckDB query
+#: still running in a daemon thread at exit aborts the interpreter)
+_OPEN: weakref.WeakSet[Connection] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for c in list(_OPEN):
+        c._stop_outcomes(wait=True)
+
 
 #: how often a request may list the warehouse's commits (a listing costs a round trip on an object store)
 CHECK_S = 1.0
@@ -37,13 +52,82 @@ class Connection:
     def __init__(self, warehouse: str | Warehouse):
         self.wh = warehouse if isinstance(warehouse, Warehouse) else Warehouse(warehouse)
         self.lock = threading.Lock()
+        self.closed = False
+        _OPEN.add(self)
         self.con = duckdb.connect()
         apply_settings(self.con)
         self.commits = commits(self.wh)
-        create_views(self.con, self.wh)
+        self._prepare()
         self.checked = time.monotonic()
         #: how many times the views were made (1 at start): a test sees a commit land through it
         self.generation = 1
+
+    def _prepare(self) -> None:
+        """The views over the snapshot, then what the pages keep per snapshot: the runs' overview
+        (:mod:`pt2logs.serve.runs_table`), the run tables that hold rows (:mod:`pt2logs.serve.scope`)."""
+        create_views(self.con, self.wh)
+        runs_table.prepare(self.con)
+        self.tables = scope.holding(self.con)
+        self._stop_outcomes(wait=False)  # (under the lock: its thread may be waiting for it)
+        self.outcomes_ready = threading.Event()
+        gen, seen = getattr(self, "generation", 0) + 1, commits(self.wh)
+        # one core (the pages keep the others), no progress bar on the server's terminal
+        self._bg_con = duckdb.connect(config={"threads": 1})
+        self._bg_con.execute("SET enable_progress_bar = false")
+        self._bg = threading.Thread(
+            target=self._outcomes,
+            args=(self._bg_con, gen, seen),
+            daemon=True,
+            name="pt2logs-serve-outcomes",
+        )
+        self._bg.start()
+
+    def _stop_outcomes(self, wait: bool) -> None:
+        """The background computation of the previous snapshot interrupted (its result would be stale) and,
+        with ``wait``, waited for (a DuckDB query still running in a thread when the process exits aborts it)."""
+        bg = getattr(self, "_bg", None)
+        if bg is not None and bg.is_alive():
+            until = time.monotonic() + (30 if wait else 0)
+            while (
+                True
+            ):  # (an interrupt between two of its queries is lost: sent again until it ends)
+                with contextlib.suppress(duckdb.Error):
+                    self._bg_con.interrupt()
+                bg.join(0.1)
+                if not bg.is_alive() or time.monotonic() > until:
+                    break
+
+    def _outcomes(
+        self, con: duckdb.DuckDBPyConnection, generation: int, seen: frozenset[str]
+    ) -> None:
+        """Every run's outcome, on a connection of its own (seconds at 10,000 runs: the pages go on
+        meanwhile), handed to the server's when the warehouse is still at the same commits."""
+        try:
+            apply_settings(con)
+            create_views(con, self.wh)
+            table = runs_table.outcomes(con)
+            if commits(self.wh) != seen:
+                return
+            with self.lock:
+                if self.generation == generation and self.commits == seen and not self.closed:
+                    runs_table.keep_outcomes(self.con, table)
+        except Exception:  # noqa: BLE001 - the pages compute them themselves
+            pass
+        finally:
+            with contextlib.suppress(duckdb.Error):
+                con.close()
+            self.outcomes_ready.set()
+
+    def scope(
+        self, run_ids: Iterable[str], queries: Iterable[str] | None = None
+    ) -> contextlib.AbstractContextManager[None]:
+        """Inside :meth:`read`: the tables hold the rows of ``run_ids`` only (:mod:`pt2logs.serve.scope`);
+        with ``queries``, only the tables those named queries read."""
+        tables = self.tables
+        if queries is not None:
+            need = scope.tables_for(queries)
+            tables = tuple(t for t in tables if t in need)
+        return scope.scoped(self.con, run_ids, tables)
 
     def _fresh(self) -> None:
         now = time.monotonic()
@@ -52,7 +136,7 @@ class Connection:
         self.checked = now
         seen = commits(self.wh)
         if seen != self.commits:
-            create_views(self.con, self.wh)
+            self._prepare()
             self.commits = seen
             self.generation += 1
 
@@ -78,5 +162,7 @@ class Connection:
             return run_sql(con, sql, params)
 
     def close(self) -> None:
+        self.closed = True
+        self._stop_outcomes(wait=True)
         with self.lock:
             self.con.close()

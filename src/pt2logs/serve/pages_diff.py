@@ -60,47 +60,60 @@ def diff(request: Request) -> Response:
             resolve_run(con, request.path_params["a"]),
             resolve_run(con, request.path_params["b"]),
         )
-        if ca or cb:
-            if not (ca and cb):
-                raise HTTPException(
-                    400,
-                    "a graph diff needs both compile_a and compile_b (e.g. ?compile_a=0/0&compile_b=0/1)",
-                )
-            what = request.query_params.get("graph") or GRAPHS[0]
-            if what not in GRAPHS:
-                raise HTTPException(400, f"graph is one of {', '.join(GRAPHS)}")
-            ta = graph_text(con, a.run_id, ca, what, _int(request, "rank_a"))
-            tb = graph_text(con, b.run_id, cb, what, _int(request, "rank_b"))
-            if ta is None or tb is None:
-                missing = " and ".join(
-                    f"{r.name} compile {c}" for r, c, t in ((a, ca, ta), (b, cb, tb)) if t is None
-                )
-                raise HTTPException(404, f"No {what} logged for {missing}.")
-            g = diff_graphs(ta, tb, f"{a.name} {ca}", f"{b.name} {cb}")
-            return st.renderer.page(
-                request,
-                "graphdiff.html",
-                {
-                    "title": f"{what}: {a.name} {ca} → {b.name} {cb}",
-                    "a": a,
-                    "b": b,
-                    "ca": ca,
-                    "cb": cb,
-                    "what": what,
-                    "graphs": GRAPHS,
-                    "g": g,
-                },
-                data=g.as_dict(),
-                table=pa.Table.from_pylist(g.ops) if g.ops else None,
-            )
-        d = run_diff(con, a.run_id, b.run_id)
+        if ca or cb:  # two graphs: one query, no copies needed
+            what, g = _graph_diff(request, con, a, b, ca, cb)
+        else:
+            with st.store.scope(
+                [a.run_id, b.run_id]
+            ):  # the page's queries read these runs' rows only
+                d = run_diff(con, a.run_id, b.run_id)
+            what, g = None, None
+    if g is None:
+        return st.renderer.page(
+            request,
+            "diff.html",
+            {"title": f"{a.name} → {b.name}", "d": d},
+            data=d.as_dict(),
+            table=pa.Table.from_pylist(d.headline),
+        )
     return st.renderer.page(
         request,
-        "diff.html",
-        {"title": f"{a.name} → {b.name}", "d": d},
-        data=d.as_dict(),
-        table=pa.Table.from_pylist(d.headline),
+        "graphdiff.html",
+        {
+            "title": f"{what}: {a.name} {ca} → {b.name} {cb}",
+            "a": a,
+            "b": b,
+            "ca": ca,
+            "cb": cb,
+            "what": what,
+            "graphs": GRAPHS,
+            "g": g,
+        },
+        data=g.as_dict(),
+        table=pa.Table.from_pylist(g.ops) if g.ops else None,
     )
+
+
+def _graph_diff(
+    request: Request, con: Any, a: Any, b: Any, ca: str | None, cb: str | None
+) -> tuple[str, Any]:
+    """The graph compared and the FX graph diff of compile ``ca`` of run ``a`` and ``cb`` of ``b`` (``?graph=`` picks the graph)."""
+    if not (ca and cb):
+        raise HTTPException(
+            400,
+            "a graph diff needs both compile_a and compile_b (e.g. ?compile_a=0/0&compile_b=0/1)",
+        )
+    what = request.query_params.get("graph") or GRAPHS[0]
+    if what not in GRAPHS:
+        raise HTTPException(400, f"graph is one of {', '.join(GRAPHS)}")
+    ta = graph_text(con, a.run_id, ca, what, _int(request, "rank_a"))
+    tb = graph_text(con, b.run_id, cb, what, _int(request, "rank_b"))
+    if ta is None or tb is None:
+        missing = " and ".join(
+            f"{r.name} compile {c}" for r, c, t in ((a, ca, ta), (b, cb, tb)) if t is None
+        )
+        raise HTTPException(404, f"No {what} logged for {missing}.")
+    return what, diff_graphs(ta, tb, f"{a.name} {ca}", f"{b.name} {cb}")
 
 
 def site(request: Request) -> Response:

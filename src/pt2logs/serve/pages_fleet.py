@@ -11,8 +11,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from pt2logs.dashboard import build
-from pt2logs.query.queries import bind, get_query, load_queries, run_named, run_sql
+from pt2logs.query.queries import bind, get_query, load_queries, parse_since, run_sql
 from pt2logs.reports.runs import check_selection
+from pt2logs.serve import runs_table
+from pt2logs.serve.marks import link_marks
 
 #: the runs table: (column, heading); sortable by any of them
 RUN_COLUMNS = [
@@ -29,6 +31,19 @@ RUN_COLUMNS = [
     ("tags", "tags"),
 ]
 PER_PAGE, MOST_PER_PAGE = 50, 500
+#: the keys of a row of /runs as JSON and CSV, in order
+ROW_KEYS = (
+    "run_id",
+    "run",
+    "started_at",
+    "outcome",
+    "why",
+    "torch",
+    "ranks",
+    "compiles",
+    "compile_s",
+)
+ROW_KEYS += ("recompiles", "graph_breaks", "failures", "tags")
 #: rows a query page lays out (JSON and CSV give them all)
 SHOWN_ROWS = 1000
 FLAGS = {"--since": "since", "--until": "until", "--tag": "tag", "--run": "run_id"}
@@ -71,7 +86,10 @@ def home(request: Request) -> Response:
     cards = []
     for c in pg.cards:
         name, params = command_params(c.command)
-        cards.append({"card": c, "query": name, "link": _query_link(name, params)})
+        link = _query_link(name, params)
+        if c.spec is not None:
+            link_marks(c.key, c.spec, sel, link)
+        cards.append({"card": c, "query": name, "link": link})
     data = {
         "title": pg.title,
         "scope": pg.scope,
@@ -91,43 +109,6 @@ def _query_link(name: str, params: dict[str, str]) -> str:
     return query_url(name, params)
 
 
-def run_rows(con: Any) -> list[dict[str, Any]]:
-    """One row per run: overview figures (run_overview), outcome (run_outcomes) and tags (runs)."""
-    outcomes = {r["run_id"]: r for r in run_named(con, "run_outcomes", {}).to_pylist()}
-    tags = {r["run_id"]: r["tags"] for r in run_named(con, "runs", {}).to_pylist()}
-    rows = []
-    for r in run_named(con, "run_overview", {}).to_pylist():
-        o = outcomes.get(r["run_id"], {})
-        rows.append(
-            {
-                "run_id": r["run_id"],
-                "run": r["run"],
-                "started_at": r["started_at"],
-                "outcome": o.get("outcome"),
-                "why": o.get("why"),
-                "torch": r["torch"],
-                "ranks": r["ranks"],
-                "compiles": r["compiles"],
-                "compile_s": r["compile_s"],
-                "recompiles": r["recompiles"],
-                "graph_breaks": r["graph_breaks"],
-                "failures": r["failures"],
-                "tags": tags.get(r["run_id"]),
-            }
-        )
-    return rows
-
-
-def _sort_key(col: str) -> Any:
-    def key(r: dict[str, Any]) -> tuple:
-        v = r.get(col)
-        return (
-            (v is None, v if not isinstance(v, str) else v.lower()) if v is not None else (True, 0)
-        )
-
-    return key
-
-
 def runs(request: Request) -> Response:
     st = request.app.state
     text, outcome = (_param(request, "q") or "").lower(), _param(request, "outcome")
@@ -145,32 +126,36 @@ def runs(request: Request) -> Response:
         per = min(MOST_PER_PAGE, max(1, int(_param(request, "per") or PER_PAGE)))
     except ValueError:
         raise HTTPException(400, "page and per are whole numbers") from None
+    every = request.query_params.get("format") in ("json", "csv")  # every matching row
     with st.store.read() as con:
-        rows = run_rows(con)
-    if outcome:
-        rows = [r for r in rows if r["outcome"] == outcome]
-    if text:
-        rows = [
-            r
-            for r in rows
-            if any(
-                text in str(r.get(k) or "").lower()
-                for k in ("run", "run_id", "tags", "torch", "outcome")
-            )
-        ]
-    known = [r for r in rows if r.get(sort) is not None]
-    known.sort(key=lambda r: r[sort].lower() if isinstance(r[sort], str) else r[sort], reverse=desc)
-    rows = known + [r for r in rows if r.get(sort) is None]
-    pages = max(1, -(-len(rows) // per))
-    shown = rows[(pageno - 1) * per : pageno * per]
+        rows, total = runs_table.page(
+            con,
+            text=text,
+            outcome=outcome,
+            since=parse_since(_param(request, "since")),
+            until=parse_since(_param(request, "until")),
+            tag=_param(request, "tag"),
+            untagged=_param(request, "untagged"),
+            scope=st.store.scope,
+            sort=sort,
+            desc=desc,
+            offset=None if every else (pageno - 1) * per,
+            limit=None if every else per,
+        )
+    pages = max(1, -(-total // per))
+    shown = rows
     table = (
-        pa.Table.from_pylist(rows)
+        pa.Table.from_pylist([{c: r.get(c) for c in ROW_KEYS} for r in rows])
         if rows
         else pa.table({c: pa.array([], pa.string()) for c, _ in RUN_COLUMNS})
     )
     state = {
         "q": _param(request, "q") or "",
         "outcome": outcome or "",
+        "since": _param(request, "since") or "",
+        "until": _param(request, "until") or "",
+        "tag": _param(request, "tag") or "",
+        "untagged": _param(request, "untagged") or "",
         "sort": sort,
         "desc": "1" if desc else "0",
         "per": per,
@@ -181,7 +166,7 @@ def runs(request: Request) -> Response:
         {
             "title": "Runs",
             "rows": shown,
-            "total": len(rows),
+            "total": total,
             "page": pageno,
             "pages": pages,
             "columns": RUN_COLUMNS,

@@ -20,6 +20,7 @@ from pt2logs.query.queries import run_named
 from pt2logs.reports.compose import summary
 from pt2logs.reports.outcomes import command_line, outcome_line, rank_lines, silence_line
 from pt2logs.reports.runs import resolve_run
+from pt2logs.serve.stack_trie import tries
 
 #: a graph or code text is highlighted up to this size, shown plain up to :data:`MOST_SHOWN`, cut beyond
 HIGHLIGHT_BYTES, MOST_SHOWN = 512 << 10, 2 << 20
@@ -46,6 +47,11 @@ COMPILE_SECTIONS = [
     ("phases", "Phases", "compile_phase_spans"),
     ("metrics", "Metrics", "compile_metrics"),
 ]
+
+#: every named query a compile page runs (its rows are copied for these only)
+COMPILE_QUERIES = ("bug_report_compiles", "bug_report_artifacts", "recompile_list") + tuple(
+    q for _, _, q in COMPILE_SECTIONS
+)
 
 
 def highlight(text: str | None) -> tuple[Markup, int]:
@@ -85,19 +91,23 @@ def split_stack(frames: list[str] | None) -> tuple[list[dict[str, Any]], list[di
 def run(request: Request) -> Response:
     st = request.app.state
     with st.store.read() as con:
-        s = summary(con, request.path_params["run"])
-        rid = s.run.run_id
-        sel = Selection(
-            None, None, None, None, rid, s.run.name, dt.datetime.now(dt.timezone.utc), 10.0
-        )
-        cards = [
-            build_card(con, x, sel, 1) for x in get_dashboard("run").sections if x.key in RUN_CHARTS
-        ]
-        compiles = [
-            c
-            for c in run_named(con, "bug_report_compiles", {"run_id": rid}).to_pylist()
-            if c["run_id"] == rid
-        ]
+        rid = resolve_run(con, request.path_params["run"]).run_id
+        with st.store.scope([rid]):  # the page's queries read this run's rows only
+            s = summary(con, rid)
+            sel = Selection(
+                None, None, None, None, rid, s.run.name, dt.datetime.now(dt.timezone.utc), 10.0
+            )
+            cards = [
+                build_card(con, x, sel, 1)
+                for x in get_dashboard("run").sections
+                if x.key in RUN_CHARTS
+            ]
+            compiles = [
+                c
+                for c in run_named(con, "bug_report_compiles", {"run_id": rid}).to_pylist()
+                if c["run_id"] == rid
+            ]
+            stacks = tries(run_named(con, "compile_stacks", {"run_id": rid}).to_pylist())
     o = s.outcome
     outcome = None
     if o is not None:
@@ -109,7 +119,14 @@ def run(request: Request) -> Response:
             "ranks": rank_lines(o),
         }
     charts = [c for c in cards if c.spec is not None]
-    data = {**s.as_dict(), "compiles": compiles}
+    data = {
+        **s.as_dict(),
+        "compiles": compiles,
+        "stack_trie": [
+            {"rank": k[0], "file": k[1], "roots": [n.as_dict() for n in v]}
+            for k, v in stacks.items()
+        ],
+    }
     return st.renderer.page(
         request,
         "run.html",
@@ -120,6 +137,7 @@ def run(request: Request) -> Response:
             "o": outcome,
             "charts": charts,
             "compiles": compiles,
+            "stacks": stacks,
             "sections": [(k, t, tbl.to_pylist(), tbl.column_names) for k, t, tbl in s.sections],
         },
         data=data,
@@ -201,7 +219,8 @@ def compile_page(request: Request) -> Response:
     cid = request.path_params["compile_id"]
     with st.store.read() as con:
         r = resolve_run(con, request.path_params["run"])
-        f = compile_facts(con, r.run_id, cid, _rank(request))
+        with st.store.scope([r.run_id], COMPILE_QUERIES):
+            f = compile_facts(con, r.run_id, cid, _rank(request))
     if f["compile"] is None and not f["artifacts"] and not f["metrics"]:
         raise HTTPException(
             404,

@@ -1,5 +1,6 @@
 // The charts of a pt2logs serve page: each <script type="application/json" class="vl-spec"> drawn by
-// vega-embed into its target; a click on a mark opens what it counts (a compile, a site, a run).
+// vega-embed into its target; a click on a mark opens what it counts (a compile, a site, a run): Vega opens
+// a mark's href (the overview's marks have one, pt2logs/serve/marks.py) in this tab, this script the others.
 const esc = (v) => String(v).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
   .replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 const state = window.__pt2logs = {done: false, rendered: [], errors: []};
@@ -18,12 +19,13 @@ function target(d) {
   return null;
 }
 
-const opts = {renderer: 'svg', actions: false, tooltip: {sanitize: esc, theme: 'light'}};
+const opts = {renderer: 'svg', actions: false, loader: {target: '_self'}, tooltip: {sanitize: esc, theme: 'light'}};
 Promise.allSettled([...document.querySelectorAll('script.vl-spec')].map((s) => {
   const el = document.getElementById(s.dataset.target);
   return vegaEmbed(el, JSON.parse(s.textContent), opts).then((res) => {
     state.rendered.push(s.dataset.target);
     res.view.addEventListener('click', (_ev, item) => {
+      if (item && item.datum && item.datum.href) return;  // Vega follows it
       const url = item && target(item.datum);
       if (url) window.location.assign(url);
     });

@@ -1,0 +1,102 @@
+"""A page about one run reads that run's rows only (pt2logs.serve.scope): for every run of the serve
+warehouse, its summary, a compile's facts and a diff made over the scoped copies equal the same made
+over the views; /runs' outcomes computed for a page's runs equal the fleet-wide ones."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from tests import serve_site
+
+import pt2logs
+from pt2logs.query.queries import run_named
+from pt2logs.reports.compose import summary
+from pt2logs.reports.diff import diff
+from pt2logs.serve import runs_table
+from pt2logs.serve.pages_run import compile_facts
+from pt2logs.serve.scope import scoped
+
+
+@pytest.fixture(scope="module")
+def con(tmp_path_factory):
+    c = pt2logs.connect(serve_site.warehouse(tmp_path_factory))
+    runs_table.prepare(c)
+    return c
+
+
+def _plain(x):
+    return json.loads(json.dumps(x, default=str, sort_keys=True))
+
+
+def test_scoped_pages_equal_unscoped(con):
+    runs = [r[0] for r in con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]
+    assert len(runs) >= 5
+    for i, rid in enumerate(runs):
+        cid = con.execute(
+            "SELECT compile_id FROM compilation_metrics WHERE run_id = ? ORDER BY compile_id LIMIT 1",
+            [rid],
+        ).fetchall()
+        other = runs[i - 1]
+        want = _plain(summary(con, rid).as_dict())
+        want_c = _plain(compile_facts(con, rid, cid[0][0], None)) if cid else None
+        want_d = _plain(diff(con, other, rid).as_dict()) if i < 2 else None
+        with scoped(con, [rid]):
+            assert con.execute("SELECT count(DISTINCT run_id) FROM events").fetchall()[0][0] <= 1
+            assert _plain(summary(con, rid).as_dict()) == want, rid
+            if cid:
+                assert _plain(compile_facts(con, rid, cid[0][0], None)) == want_c, rid
+        if want_d is None:
+            continue
+        with scoped(con, [other, rid]):
+            assert _plain(diff(con, other, rid).as_dict()) == want_d, rid
+    # the views again once a scope ends
+    assert con.execute("SELECT count(DISTINCT run_id) FROM events").fetchall()[0][0] == len(
+        {r for r in runs if con.execute("SELECT 1 FROM events WHERE run_id = ?", [r]).fetchall()}
+    )
+
+
+def test_runs_page_outcomes_equal_fleet_outcomes(con):
+    fleet = {r["run_id"]: r for r in run_named(con, "run_outcomes", {}).to_pylist()}
+    every, total = runs_table.page(
+        con, text="", outcome=None, sort="run", desc=False, offset=None, limit=None
+    )
+    paged = []
+    for off in range(0, total, 2):
+        rows, n = runs_table.page(
+            con, text="", outcome=None, sort="run", desc=False, offset=off, limit=2
+        )
+        assert n == total
+        paged += rows
+    assert [r["run_id"] for r in paged] == [r["run_id"] for r in every]
+    assert total == len(fleet)
+    for r in paged + every:
+        assert (r["outcome"], r["why"]) == (
+            fleet[r["run_id"]]["outcome"],
+            fleet[r["run_id"]]["why"],
+        )
+    got, n = runs_table.page(
+        con, text="", outcome="unknown", sort="compile_s", desc=True, offset=0, limit=50
+    )
+    assert n == sum(o["outcome"] == "unknown" for o in fleet.values()) == len(got)
+
+
+def test_outcomes_kept_in_the_background(tmp_path_factory):
+    """The server computes every run's outcome once per snapshot on its own connection; /runs then reads
+    them from the kept table, the same as the fleet-wide query's."""
+    from pt2logs.serve.connection import Connection
+
+    store = Connection(serve_site.warehouse(tmp_path_factory))
+    assert store.outcomes_ready.wait(120)
+    with store.read() as con:
+        assert runs_table.has_outcomes(con)
+        fleet = {r["run_id"]: r for r in run_named(con, "run_outcomes", {}).to_pylist()}
+        rows, n = runs_table.page(
+            con, text="", outcome=None, sort="run", desc=False, offset=0, limit=3, scope=store.scope
+        )
+    assert n == len(fleet) and len(rows) == 3
+    assert all(
+        (r["outcome"], r["why"]) == (fleet[r["run_id"]]["outcome"], fleet[r["run_id"]]["why"])
+        for r in rows
+    )
+    store.close()
