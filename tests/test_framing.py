@@ -288,3 +288,59 @@ def test_arbitrary_lines_never_raise(lines: list[str], junk: bytes) -> None:
     found, out = unwrap_file(data)
     assert all(isinstance(t, str) for _, t, _ in out)
     F.detect(junk)
+
+
+def _read_capture(data: bytes) -> dict[str, list[dict]]:
+    from pt2logs.readers.kit import FileContext
+    from pt2logs.readers.lines.torch_logs import read_torch_logs
+
+    ctx = FileContext(file="0.log", mtime=1.76e9)
+    out: dict[str, list[dict]] = {}
+    for table, batch in read_torch_logs(
+        [data[i : i + 65536] for i in range(0, len(data), 65536)], ctx
+    ):
+        out.setdefault(table, []).extend(batch.to_pylist())
+    return out
+
+
+@pytest.mark.parametrize("name", ["cri", "docker_json", "journald"])
+def test_a_framing_that_starts_after_the_head_is_unwrapped_from_its_first_line(name: str) -> None:
+    """A log a collector appended to or rotated into: 370 KB of plain TORCH_LOGS lines (past the 64 KB the
+    framing is detected from), then a real GPU capture as the collector writes it. The framed part reads as
+    the same capture unframed: the same recompiles, graph breaks, failures and messages, and its lines have
+    what the wrapping carried."""
+    plain = fixture_path("torch_logs", "output_code.txt").read_bytes()
+    assert len(plain) > 100_000
+    capture = lines_of(fixture_path("gpu", "compile_failure", "torch_logs.txt").read_bytes())
+    capture += lines_of(fixture_path("gpu", "recompile_causes", "torch_logs.txt").read_bytes())
+    raw = _read_capture(plain + ("\n".join(capture) + "\n").encode())
+    mixed = _read_capture(plain + WRITERS[name](capture))
+
+    def facts(t: dict[str, list[dict]]) -> dict[str, object]:
+        return {
+            "recompiles": sorted(
+                ((r["compile_id"], r["reason"]) for r in t.get("recompiles", [])), key=repr
+            ),
+            "graph_breaks": sorted(
+                ((r["compile_id"], r["reason"]) for r in t.get("graph_breaks", [])), key=repr
+            ),
+            "failures": sorted(
+                ((r["compile_id"], r["exc_type"]) for r in t.get("failures", [])), key=repr
+            ),
+            "messages": sorted(
+                (
+                    (r["compile_id"], r["artifact"], r["message"])
+                    for r in t["log_lines"]
+                    if not r["foreign"]
+                ),
+                key=repr,
+            ),
+        }
+
+    want = facts(raw)
+    assert want["recompiles"] and want["graph_breaks"] and want["failures"]
+    assert facts(mixed) == want
+    carried = mixed.get("collected_lines", [])
+    assert carried and {r["wrapped"] for r in carried} == {name}
+    first = min(r["line_no"] for r in carried)
+    assert first == plain.count(b"\n") + 1  # from the first framed line on, none before

@@ -290,3 +290,27 @@ def test_text_that_only_mentions_vllm_stays_foreign():
     assert _rows(text.splitlines()) == []
     f = detect(text.encode(), "stdout.txt")
     assert f is None or f.name != "vllm_log"
+
+
+def test_a_failed_warm_start_is_not_called_cold(starts_wh):
+    # The failed start's lines are vLLM's own: compilation/decorators.py (0.17 on; on vLLM main the same call is
+    # in AotCompileCache.try_load) logger.warning("Compiling model again due to a load failure from %s,
+    # reason: %s", artifact_path, message), then its compile ranges ("Compiling a graph for compile range %s
+    # takes %.2f s", backends.py). It is a failed warm start, with vLLM's reason: not a clean cold start.
+    con = pt2logs.connect(starts_wh)
+    got = {r["run"]: r for r in run_named(con, "vllm_cold_start", {}).to_pylist()}
+    assert {k: got[k]["start"] for k in got} == {
+        "a_warm": "warm",
+        "b_cold": "cold",
+        "c_failed": "failed warm start",
+    }
+    failed = got["c_failed"]
+    assert (failed["failed_loads"], failed["load_failure_reason"], failed["rank"]) == (
+        1,
+        "Source code has changed since the last compilation.",
+        0,
+    )
+    assert failed["compile_s"] == 17.4 and failed["ranges_compiled"] == 1  # what it cost
+    assert (got["b_cold"]["failed_loads"], got["b_cold"]["load_failure_reason"]) == (0, None)
+    by_start = {r["start"]: r["runs"] for r in run_named(con, "vllm_cold_vs_warm", {}).to_pylist()}
+    assert by_start == {"cold": 1, "failed warm start": 1, "warm": 1}

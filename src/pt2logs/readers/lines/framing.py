@@ -8,7 +8,7 @@ cited to the program that writes it); this module only applies them:
 
 * :func:`detect` looks at a file's head once: which framing most of its lines have (None: none), and
   which prefixes its lines carry. A head with neither gives None, and a reader then reads the file as
-  before: an unframed file costs nothing per line.
+  it is, a first-byte test a line watching for a framing that starts later (:mod:`.unwrapped`).
 * :class:`Unwrap` takes the file's lines one by one (``feed``) and gives back the program's lines with a
   :class:`Carried` (stream, time, host, pod, container, rank, local rank, worker, pid, repeat count):
 

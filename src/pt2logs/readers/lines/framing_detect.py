@@ -90,6 +90,6 @@ def line_framing(line: str) -> Framing | None:
 #: a line that may start a framing or a prefix (one scan of the head from newline to newline: most heads have
 #: none, and are done)
 _MAYBE = re.compile(
-    rb"\n(?:\d{4}-\d\d-\d\dT|[A-Z][a-z]{2} [ \d]\d \d\d:|\{ ?\"| {0,6}(?:P\d+ +)?\d{1,7}: |\[[A-Za-z_-]+\d+\]:|\[actor="
+    rb"\n(?:\d{4}-\d\d-\d\dT|[A-Z][a-z]{2} [ \d]\d \d\d:|\{ ?\"| {0,6}(?:P\d+ +)?\d{1,7}: |\[(?!rank\d)[A-Za-z_-]+\d+\]:|\[actor="
     rb"|(?:\x1b\[[0-9;]*m)?(?:\([^()\n]{0,200}pid=|\((?:raylet|autoscaler|gcs_server|monitor)|[\w.-]{1,128} +\| ))"
 )

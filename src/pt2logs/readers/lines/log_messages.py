@@ -36,9 +36,11 @@ from pt2logs.readers.lines.log_caches import CacheLines
 SOURCE = "torch_logs"
 MAX_PENDING = 10_000
 
+#: (a message of kernels' code: matched, not stripped, as it is often large)
+_OUTPUT_CODE = re.compile(r"\s*Output code:")
 _LIMIT_MSG = re.compile(r"hit config\.\w*(?:recompile|cache_size)_limit|cache_size_limit \(\d+\)")
 #: the lines after the recompile limit's first line (convert_frame.py: ``"   function: %s\n   last reason: %s\n"``)
-_PARTIAL_LIMIT = re.compile(r"(?:function: '[^'\n]*' \(|last reason: )")
+_PARTIAL_LIMIT = re.compile(r"\s*(?:function: '[^'\n]*' \(|last reason: )")
 #: messages of the guards artifact that are not the guards (guards.py: the shape guard's code, the eval latency)
 _NOT_GUARDS = ("Python shape guard function:", "Guard eval latency = ")
 _GB_START = re.compile(
@@ -87,13 +89,17 @@ class MessageRows:
             self.graph_breaks(msg, text)
         elif art == "guards":
             self.guards(msg, text)
-        elif art == "output_code" and text.lstrip().startswith("Output code:"):
+        elif art == "output_code" and _OUTPUT_CODE.match(text):
             self.output_code(msg, text)
         elif art == "cudagraphs":
             self.cudagraphs(msg, text)
-        elif msg.level in ("W", "I", "V") and _LIMIT_MSG.search(text.split("\n", 1)[0]):
+        elif msg.level in ("W", "I", "V") and _LIMIT_MSG.search(
+            text,
+            0,
+            len(text) if (n := text.find("\n")) < 0 else n,  # the first line (not copied)
+        ):
             self.limit_hit(msg, text)
-        elif art is None and msg.level == "W" and _PARTIAL_LIMIT.match(text.lstrip()):
+        elif art is None and msg.level == "W" and _PARTIAL_LIMIT.match(text):
             self.limit_hit(
                 msg, text
             )  # the recompile limit's warning with its first line cut (a paste, another rank's block)

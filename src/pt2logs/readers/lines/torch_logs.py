@@ -138,54 +138,58 @@ class LogLines(OtherPrefixes):
                 text = text[cut:]
                 m = GLOG.match(text)
         if m is not None:
-            self.close_old()
-            self.close_foreign()
-            self.glog_line(line_no, text, m)
-        else:
-            o = OLD.match(text)
-            if o is not None:
-                self.close_foreign()
-                self.old_line(line_no, text, o)
-            elif (
-                self.old is not None
-                and ((text[:1] in (" ", "\t") and text.strip()) or self.old.continues)
-                and self.old.nbytes < MAX_MESSAGE_BYTES
-                and not text.startswith("Traceback (most recent call last)")
-                and (s := torch_shapes.match(text)) is None
-            ):
-                self.old.parts.append(text)
-                self.old.n_lines += 1
-                self.old.nbytes += len(text) + 1
-            elif (s := torch_shapes.match(text)) is not None and (
-                not s.weak or (self.old is not None and self.old.prefix == s.prefix)
-            ):
-                self.close_foreign()
-                self.shaped_line(line_no, s)
-            else:
+            if self.old is not None:
                 self.close_old()
-                self.add_foreign(line_no, text)
+            if self.foreign is not None:
+                self.close_foreign()
+            self.glog_line(line_no, text, m)
+            return True
+        o = OLD.match(text)
+        if o is not None:
+            self.close_foreign()
+            self.old_line(line_no, text, o)
+            return True
+        # torch's messages without the glog prefix: one test a line (cheap unless the line has "torch" or starts with "[")
+        s = torch_shapes.match(text)
+        old = self.old
+        if (
+            s is None
+            and old is not None
+            and ((text[:1] in (" ", "\t") and text.strip()) or old.continues)
+            and old.nbytes < MAX_MESSAGE_BYTES
+            and not text.startswith("Traceback (most recent call last)")
+        ):
+            old.parts.append(text)
+            old.n_lines += 1
+            old.nbytes += len(text) + 1
+        elif s is not None and (not s.weak or (old is not None and old.prefix == s.prefix)):
+            self.close_foreign()
+            self.shaped_line(line_no, s)
+        else:
+            self.close_old()
+            self.add_foreign(line_no, text)
         return True
 
     def glog_line(self, line_no: int, text: str, m: re.Match) -> None:
-        start = m.start("msg") if m.group("msg") is not None else len(text)
-        prefix = text[
-            :start
-        ].rstrip()  # an empty message line may have lost its trailing space (pastes, editors)
-        r = m.group("rank")
+        r, level, mmdd, time, pid_s, path, lineno, trace_id, artifact, msg = m.groups()
+        if msg is None:
+            prefix, msg = text.rstrip(), ""
+        else:  # an empty message line may have lost its trailing space (pastes, editors)
+            prefix = text[: m.start(10)].rstrip()
         if r is not None:
             rank = int(r)
-        else:  # a launcher's prefix may have named it (srun --label: sink.carried)
-            c = self.sink.carried
-            rank = self.ctx.rank if c is None or c.rank is None else c.rank
+        elif (c := self.sink.carried) is None or c.rank is None:
+            rank = self.ctx.rank
+        else:  # a launcher's prefix named it (srun --label)
+            rank = c.rank
         if rank is not None and rank >= MAX_RANK:
             self.error(
                 "bad_value",
                 line_no,
-                f"[rank{m.group('rank')[:40]}] is not a rank; read as no rank, line kept",
+                f"[rank{(r or '')[:40]}] is not a rank; read as no rank, line kept",
             )
             rank = None
-        pid = int(m.group("pid"))
-        msg = m.group("msg") or ""
+        pid = int(pid_s)
         key = (rank, pid)
         cur = self.open.get(key)
         if cur is not None and cur.prefix == prefix and cur.nbytes < MAX_MESSAGE_BYTES:
@@ -211,21 +215,9 @@ class LogLines(OtherPrefixes):
                 )
             del self.open[key]
             self.close(cur)
-        cid, attempt = split_compile_id(m.group("trace_id"))
-        new = Msg(
-            line_no,
-            prefix,
-            rank,
-            m.group("level"),
-            pid,
-            m.group("path"),
-            int(m.group("lineno")),
-            cid,
-            attempt,
-            m.group("artifact"),
-            msg,
-        )
-        new.ts = self._ts(int(m.group("mmdd")), _tod(m.group("time")), line_no)
+        cid, attempt = split_compile_id(trace_id)
+        new = Msg(line_no, prefix, rank, level, pid, path, int(lineno), cid, attempt, artifact, msg)
+        new.ts = self._ts(int(mmdd), _tod(time), line_no)
         new.carried = self.sink.carried
         self.open[key] = new
         self.held += new.nbytes

@@ -35,8 +35,10 @@ _CACHE_RANK = re.compile(r"/rank_(\d{1,7})_\d{1,7}(?:/|$)")
 MAX_MESSAGE = 64 << 10
 _EPOCH = date(1970, 1, 1).toordinal()
 #: how a line of vLLM's loggers under another format starts: a date, ``[date``, a level first, a process prefix
-#: (not ``V``: torch's glog DEBUG lines, most of a TORCH_LOGS capture, are spared the search for ``vllm``)
+#: (torch's glog lines, most of a TORCH_LOGS capture, are passed over before: _GLOG_FIRST)
 _OTHER_FIRST = frozenset("0123456789[(DIWEC")
+#: the first letter of torch's glog prefix (``V1126 17:36:29.939000 …``: a letter, then the month and day)
+_GLOG_FIRST = frozenset("VIWEC")
 
 
 def _num(v: str | None) -> float | str | None:
@@ -64,8 +66,11 @@ class VllmLines:
         self.held: dict[tuple[str | None, int | None], dict[str, Any]] = {}
 
     def take(self, line_no: int, text: str) -> bool:
-        if P.QUICK(text) is None and (text[:1] not in _OTHER_FIRST or "vllm" not in text):
-            return False  # one scan: most lines of a capture are not vLLM logger lines
+        first = text[:1]
+        if first in _GLOG_FIRST and text[1:5].isdigit():
+            return False  # torch's glog line (most of a TORCH_LOGS capture): never a vLLM logger's
+        if P.QUICK(text) is None and ("vllm" not in text or first not in _OTHER_FIRST):
+            return False  # one scan: most other lines of a capture are not vLLM logger lines
         if "\x1b" in text:
             text = P.ANSI.sub("", text)
         m = P.LINE.search(text)
