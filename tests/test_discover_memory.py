@@ -48,3 +48,18 @@ def test_discovery_keeps_bounded_heads_and_the_same_run_ids(tmp_path, monkeypatc
     ]
     ranks = sorted(f.rank for plan in found.runs for f in plan.files if "rank_" in f.stem)
     assert ranks == sorted([0, 1] * (RUNS // 3))  # the ranks read from the heads before the cut
+
+
+def test_planning_unopened_files_keeps_bounded_heads(tmp_path) -> None:
+    """Files discovery skipped as unchanged (not opened) are read by the planner when their run is ingested
+    anyway (forced, retagged): their heads are cut too, and their ranks are the ones the whole heads give."""
+    from pt2logs.ingestion.plan import tasks
+
+    _fleet(tmp_path)
+    plans = discover([str(tmp_path)]).runs
+    ranks = [f.rank for p in plans for f in p.files]
+    for f in (f for p in plans for f in p.files):
+        f.head, f.head_cut, f.rank = b"", False, None  # as discovery leaves an unchanged file
+    assert len(tasks(plans, 1)) == sum(len(p.files) for p in plans)
+    assert all(len(f.head) <= HEAD_KEPT for p in plans for f in p.files)
+    assert [f.rank for p in plans for f in p.files] == ranks

@@ -183,7 +183,7 @@ def _b(text: str) -> bytes:
     return text.encode("utf-8", "surrogateescape")
 
 
-#: the bytes of a file's head kept once discovery has read it (the trace order below reads 21)
+#: the bytes of a file's head kept once discovery has read it (group_found's order of traces reads 21)
 HEAD_KEPT = 256
 
 
