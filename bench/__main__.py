@@ -4,6 +4,7 @@
     python -m bench --quick              # small sizes (a smoke run, e.g. in CI)
     python -m bench --only ingest --sizes 200,1000
     python -m bench --only fleet --fleet-runs 10000
+    python -m bench --only realfleet --realfleet-runs 500,2000  # peaks of ingest/compact/dashboard/query
     python -m bench --only storage                  # warehouse bytes ÷ input bytes, 100 runs
     python -m bench --only serve --serve-runs 10000 # pt2logs serve: page latency per route
     python -m bench --only bombs --bomb-mb 5000
@@ -393,6 +394,7 @@ def main() -> None:
             "reingest",
             "bombs",
             "fleet",
+            "realfleet",
             "storage",
             "serve",
             "one_trace",
@@ -403,6 +405,11 @@ def main() -> None:
     ap.add_argument("--many-runs", type=int, default=300)
     ap.add_argument("--reingest-runs", type=int, default=10000)
     ap.add_argument("--fleet-runs", type=int, default=10000)
+    ap.add_argument(
+        "--realfleet-runs",
+        default="500,2000",
+        help="fleet sizes of the real-shaped fleet (ingest, compact, dashboard, query peaks)",
+    )
     ap.add_argument(
         "--serve-runs",
         type=int,
@@ -461,6 +468,11 @@ def main() -> None:
         bench_bombs(args.bomb_mb, results, args.bomb_before, 0.05 if args.quick else 1.0)
     if "fleet" in only:
         bench_fleet(args.fleet_runs, results)
+    if "realfleet" in only:
+        from bench.realfleet import bench as bench_realfleet
+
+        sizes = [int(x) for x in ("50" if args.quick else args.realfleet_runs).split(",")]
+        results["realfleet"] = bench_realfleet(OUT, sizes)
     if "storage" in only:
         from bench.storage import storage
 

@@ -278,6 +278,13 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
                 f"| {_f(x['errors'])} / {_f(x['warnings'])} | {outcome} |"
             )
         out.append("")
+    if "realfleet" in r:
+        from bench.realfleet import markdown as realfleet_md
+
+        out += [
+            *title("## Memory over a real-shaped fleet", "realfleet"),
+            *realfleet_md(r["realfleet"]),
+        ]
     if "fleet" in r:
         x = r["fleet"]
         out += [

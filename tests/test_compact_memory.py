@@ -47,3 +47,31 @@ def test_compact_of_a_fleet_partition_stays_within_its_batches(tmp_path):
     assert _counts(wh) == before
     print(f"compact peak RSS {m.peak_rss_mb:.0f} MB, {m.wall_s:.1f} s")
     assert m.peak_rss_mb < 450, m.peak_rss_mb
+
+
+def test_compact_batches_of_wide_rows_are_bounded_by_bytes(tmp_path):
+    """A compilation_metrics row holds its configs (~30 KiB decoded): 8,192 of them a batch took 580 MB, a
+    2,000-run compaction's peak (641 MB; bench/RESULTS.md). Its batches are sized by bytes now."""
+    import duckdb
+
+    from pt2logs.store.compact import COPY_BYTES, COPY_ROWS, batch_rows, compact
+
+    wh = tmp_path / "wh"
+    pt2logs.ingest([str(SAMPLES)], str(wh))
+    pt2logs.ingest([str(SAMPLES)], str(wh), force=True)  # a second file per table
+    files = sorted(str(f) for f in wh.glob("compilation_metrics/*/*.parquet"))
+    assert len(files) >= 2
+    src = f"SELECT * FROM read_parquet({files!r}, union_by_name=true)"
+    con = duckdb.connect()
+    rows = batch_rows(con, src)
+    first = con.sql(f"{src} LIMIT {rows}").to_arrow_table()
+    assert rows < COPY_ROWS
+    assert first.nbytes <= 2 * COPY_BYTES, (rows, first.nbytes)
+    narrow = sorted(str(f) for f in wh.glob("compile_times/*/*.parquet"))
+    assert batch_rows(con, f"SELECT * FROM read_parquet({narrow!r})") == COPY_ROWS
+    before = _counts(wh)
+    configs = "SELECT sum(length(inductor_config)), count(*) FROM compilation_metrics"
+    cm = pt2logs.connect(str(wh)).execute(configs).fetchone()
+    assert compact(str(wh)).partitions
+    assert _counts(wh) == before
+    assert pt2logs.connect(str(wh)).execute(configs).fetchone() == cm

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from pt2logs.ingestion import split
 from pt2logs.ingestion.worker import FileTask
 from pt2logs.inputs.discover import InputFile, RunPlan, _rank_of
+from pt2logs.inputs.grouping import cut_head
 from pt2logs.inputs.sources import filesystem, is_remote, read_head
 from pt2logs.readers import FORMATS
 from pt2logs.store.warehouse import Warehouse
@@ -100,6 +101,7 @@ def _ensure_head(f: InputFile) -> None:
         fs, path = filesystem(f.url)
         f.head, f.compression = read_head(fs, path)
         f.rank = _rank_of(f)
+        cut_head(f)  # a forced re-ingest of a fleet holds every plan until its end
 
 
 def pieces(task: FileTask, compression: str, jobs: int) -> list[FileTask]:

@@ -35,7 +35,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pt2logs.inputs.grouping import RANK_IN_NAME, as_one_run, content_run_id, group_found, name_rank
+from pt2logs.inputs.grouping import (
+    RANK_IN_NAME,
+    as_one_run,
+    content_run_id,
+    cut_head,
+    group_found,
+    name_rank,
+)
 from pt2logs.inputs.listing import entry, walk
 from pt2logs.inputs.run_folders import RunFolders, anchor
 from pt2logs.inputs.run_plan import InputFile, RunPlan
@@ -154,9 +161,11 @@ def discover(
                         )
                     )
                     continue
+                f.rank = _rank_of(f)
+                cut_head(f)
                 found.append((folder, f))
         for f in (x for _, x in found):
-            if f.head:
+            if f.head and not f.head_cut:
                 f.rank = _rank_of(f)
             if f.fmt.auxiliary and not single:
                 f.anchor = anchor(posixpath.dirname(f.path), root)

@@ -13,7 +13,7 @@ from collections import defaultdict
 from typing import Any
 
 from pt2logs.inputs.run_plan import InputFile, RunPlan
-from pt2logs.inputs.sources import full_path
+from pt2logs.inputs.sources import filesystem, full_path, read_head
 
 RANK_IN_NAME = re.compile(r"rank_(\d{1,6})(?!\d)")
 
@@ -183,6 +183,25 @@ def _b(text: str) -> bytes:
     return text.encode("utf-8", "surrogateescape")
 
 
+#: the bytes of a file's head kept once discovery has read it (group_found's order of traces reads 21)
+HEAD_KEPT = 256
+
+
+def cut_head(f: InputFile) -> None:
+    """Keep the first :data:`HEAD_KEPT` bytes of a head discovery is done with (format, rank): heads are
+    64 KiB a file, and a fleet's files are all held until its runs are planned."""
+    if len(f.head) > HEAD_KEPT:
+        f.head, f.head_cut = f.head[:HEAD_KEPT], True
+
+
+def full_head(f: InputFile) -> bytes:
+    """The file's head as read (read again where it was cut)."""
+    if not f.head_cut:
+        return f.head
+    fs, path = filesystem(f.url)
+    return read_head(fs, path)[0]
+
+
 def content_run_id(plan: RunPlan) -> str:
     """A run id that is stable across re-ingests: from the run folder's name and the name and
     head of its first log file (so a copy of the same run elsewhere is the same run, a growing
@@ -198,7 +217,8 @@ def content_run_id(plan: RunPlan) -> str:
     folder = "" if plan.root == f.url else posixpath.basename(plan.root.rstrip("/"))
     h = hashlib.sha1(_b(folder) + b"\0" + _b(f.stem))
     h.update(b"\0")
-    h.update(f.head if f.head else _b(f.url))
+    head = full_head(f)
+    h.update(head if head else _b(f.url))
     return h.hexdigest()[:12]
 
 

@@ -109,9 +109,26 @@ def compact(
     return res
 
 
-#: rows per batch of the copy: a batch of long texts (log lines, payloads) stays megabytes, not gigabytes
-#: (250,000 rows of them passed DuckDB's 2 GiB string buffer at 10,000 runs)
+#: rows per batch of the copy, at most: a batch of long texts (log lines, payloads) stays megabytes, not
+#: gigabytes (250,000 rows of them passed DuckDB's 2 GiB string buffer at 10,000 runs)
 COPY_ROWS = 8192
+#: bytes per batch of the copy: a table of wide rows gets fewer rows a batch (a compilation_metrics row holds
+#: its configs, ~30 KiB once decoded: 8,192 of them took 580 MB, a 2,000-run compaction's peak)
+COPY_BYTES = 16 << 20
+#: rows the batch size is estimated from (the first rows of the partition's files)
+PROBE_ROWS = 256
+
+
+def batch_rows(con, select: str) -> int:
+    """Rows per batch for ``select``: :data:`COPY_BYTES` over the size of its first rows, within 64 and
+    :data:`COPY_ROWS`."""
+    from pt2logs.query.views import arrow_table
+
+    probe = arrow_table(con, f"{select} LIMIT {PROBE_ROWS}")
+    if probe.num_rows == 0:
+        return COPY_ROWS
+    per_row = max(1, probe.nbytes // probe.num_rows)
+    return max(64, min(COPY_ROWS, COPY_BYTES // per_row))
 
 
 def _bound_memory(con) -> None:
@@ -171,10 +188,9 @@ def _rewrite(
             # the row's long texts in the store: keep their keys
             keys = [k for _, k in STORED.get(table, ()) if k in present]
             sel += "".join(f', "{k}"' for k in keys)
+            select = f"SELECT {sel} FROM {_src(wh, paths)} t"
             reader = arrow_batches(
-                con,
-                f"SELECT {sel} FROM {_src(wh, paths)} t SEMI JOIN live USING (run_id, txn)",
-                COPY_ROWS,
+                con, f"{select} SEMI JOIN live USING (run_id, txn)", batch_rows(con, select)
             )
             for batch in reader:
                 out = stamp(_as_declared(batch, t), t, {"txn": txn.id})
@@ -225,7 +241,7 @@ def _copy_payloads(
         con,
         f'SELECT "{PAYLOAD_KEY}", any_value(payload) AS payload, {_sql_str(txn)} AS txn '
         f'FROM {_src(wh, paths)} GROUP BY "{PAYLOAD_KEY}"',
-        COPY_ROWS,
+        batch_rows(con, f'SELECT "{PAYLOAD_KEY}", payload FROM {_src(wh, paths)}'),
     )
     schema = file_schema(PAYLOADS)
     for batch in reader:

@@ -34,6 +34,7 @@ class RayEngine(Engine):
             raise RuntimeError("the Ray engine needs ray: pip install 'pt2logs[ray]'") from None
         self._ray = ray
         self._started = False
+        self._reaper: Any = None
         if not ray.is_initialized():
             kwargs: dict[str, Any] = {
                 "include_dashboard": False,
@@ -42,9 +43,15 @@ class RayEngine(Engine):
             }
             if address:
                 kwargs["address"] = address
-            elif jobs:
-                kwargs["num_cpus"] = jobs
-            ray.init(**kwargs)
+            else:
+                if jobs:
+                    kwargs["num_cpus"] = jobs
+                kwargs["_temp_dir"] = self._start_reaper()
+            try:
+                ray.init(**kwargs)
+            except BaseException:  # Ctrl-C or SIGTERM while Ray starts: nothing of it stays
+                self._stop(ray.is_initialized())
+                raise
             self._started = True
         self.jobs = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self._task = ray.remote(run_tasks)
@@ -66,7 +73,35 @@ class RayEngine(Engine):
                 ray.cancel(ref, force=True)
             raise
 
+    def _start_reaper(self) -> str:
+        """A temp folder of the local Ray's own, and its reaper (:mod:`.ray_reaper`): whatever ends this
+        process, the Ray processes that name the folder end with it."""
+        import os
+        import subprocess
+        import sys
+        import tempfile
+
+        from pt2logs.ingestion.engines import ray_reaper
+
+        # short: Ray's sockets live under it (a socket path has at most 107 bytes)
+        folder = tempfile.mkdtemp(prefix="pt2ray-", dir=os.environ.get("RAY_TMPDIR"))
+        self._reaper = subprocess.Popen(
+            [sys.executable, ray_reaper.__file__, folder],
+            stdin=subprocess.PIPE,
+            start_new_session=True,  # a Ctrl-C to the terminal's group does not end it first
+            close_fds=True,
+        )
+        return folder
+
+    def _stop(self, shutdown: bool = True) -> None:
+        if shutdown:
+            self._ray.shutdown()
+        if self._reaper is not None:
+            self._reaper.stdin.close()  # the reaper ends what is left, removes the folder
+            self._reaper.wait()
+            self._reaper = None
+
     def close(self) -> None:
         if self._started:
-            self._ray.shutdown()
             self._started = False
+            self._stop()
