@@ -13,7 +13,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pt2logs.readers.trace.events import basics, caches, compile_facts, metrics, phases, vllm
+from pt2logs.readers.trace.events import (
+    basics,
+    caches,
+    codegen,
+    collectives,
+    compile_facts,
+    metrics,
+    phases,
+    vllm,
+)
 from pt2logs.readers.trace.state import TraceState
 
 Handler = Callable[[TraceState, dict, Any, "str | None"], None]
@@ -21,13 +30,24 @@ Handler = Callable[[TraceState, dict, Any, "str | None"], None]
 MetricsHook = Callable[[TraceState, str, dict, "str | None"], None]
 
 #: run after each metrics record, in order: recompiles, graph breaks, failures, guards, kernels; vLLM compiles
-METRICS_HOOKS: tuple[MetricsHook, ...] = (compile_facts.on_metrics, vllm.on_metrics)
+METRICS_HOOKS: tuple[MetricsHook, ...] = (
+    compile_facts.on_metrics,
+    vllm.on_metrics,
+    codegen.on_metrics,
+)
 #: the end of a file, in order: open spans closed, then the rows of compiles whose metrics never came
 FINISHERS: tuple[Callable[[TraceState], None], ...] = (
     phases.finish,
     compile_facts.finish,
     vllm.finish,
+    codegen.finish,
 )
+
+
+def graph_dump(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
+    """A ``graph_dump`` record: vLLM's split graph (:mod:`.events.vllm`), AOTInductor's code (:mod:`.events.codegen`)."""
+    vllm.graph_dump(st, env, meta, cid)
+    codegen.aot_dump(st, env, meta, cid)
 
 
 def compilation_metrics(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
@@ -47,7 +67,8 @@ HANDLERS: dict[str, Handler] = {
     "dynamo_cpp_guards_str": compile_facts.cpp_guards,
     "create_symbol": compile_facts.create_symbol,
     "inductor_output_code": compile_facts.output_code,
-    "graph_dump": vllm.graph_dump,
+    "graph_dump": graph_dump,
+    "exported_program": codegen.exported_program,
     **{kind: compilation_metrics for kind in metrics.KINDS},
 }
 
@@ -69,6 +90,12 @@ ARTIFACT_HANDLERS: dict[str, Handler] = {
     "aotautograd_cache_hash": caches.cache_artifact("aotautograd", None),
     "dynamo_cache_bypass": caches.cache_artifact("dynamo", "bypass"),
     "precompile_cache_bypass": caches.cache_artifact("precompile", "bypass"),
+    "inductor_provenance_tracking_node_mappings": codegen.node_mappings,
+    "inductor_provenance_tracking_kernel_stack_traces": codegen.kernel_stack_traces,
+    "inductor_collective_schedule": collectives.schedule,
+    "inductor_runtime_and_tensor_meta": collectives.runtime_and_tensor_meta,
+    "graph_execution": collectives.graph_execution,
+    "inductor_spmd_graph_mismatch": collectives.spmd_mismatch,
 }
 
 #: event kinds that are only bookkeeping (not "unknown" even without a handler)

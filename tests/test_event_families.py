@@ -1,0 +1,181 @@
+"""Kernel provenance, the collective schedule compared across ranks, and AOTInductor compiles, on real
+runs of torch 2.13 on CPU made once per session by tests/event_jobs.py: a compiled model with provenance
+tracking, two gloo ranks with an all_reduce in a compiled function (rank 1's graph has one more op),
+torch.export + AOTInductor, and that AOT trace cut inside the compile. Each is read by the native loop
+and the Python loop (PT2LOGS_NATIVE=0), which must make the same rows."""
+
+from __future__ import annotations
+
+import glob
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from click.testing import CliRunner
+from tests import event_jobs
+
+import pt2logs
+from pt2logs.cli import main
+from pt2logs.query.queries import run_named
+from pt2logs.readers.kit import FileContext
+from pt2logs.readers.trace import native as records_native
+from pt2logs.readers.trace.torch_trace import read_trace
+
+pytest.importorskip("torch")
+pytestmark = pytest.mark.slow
+
+JOBS = ("provenance", "collectives", "aoti")
+TABLES = (
+    "kernel_provenance",
+    "collective_schedule",
+    "aot_compiles",
+    "kernels",
+    "compilation_metrics",
+)
+
+
+@pytest.fixture(scope="session")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    dest = tmp_path_factory.mktemp("event_jobs")
+    with ThreadPoolExecutor(len(JOBS)) as pool:
+        rcs = dict(zip(JOBS, pool.map(lambda j: event_jobs.run(j, str(dest / j)), JOBS)))
+    for job, rc in rcs.items():
+        assert rc == 0, (dest / job / "stderr.txt").read_text()[-3000:]
+    # the AOT trace cut where a crash inside AotCodeCompiler.compile would leave it: before the kernel code
+    (f,) = (dest / "aoti" / "trace").iterdir()
+    data = f.read_bytes()
+    cut = dest / "aoti_cut" / "trace"
+    cut.mkdir(parents=True)
+    data = data[: data.index(b'"name": "inductor_aot_kernel_code"')]
+    (cut / f.name).write_bytes(data[: data.rindex(b"\n") + 1])
+    whs = {}
+    for job in (*JOBS, "aoti_cut"):
+        whs[job] = str(dest / f"wh_{job}")
+        pt2logs.ingest([str(dest / job / "trace")], whs[job])
+    return {"dest": dest, "wh": whs}
+
+
+def _q(wh: str, name: str, **params) -> list[dict]:
+    return run_named(pt2logs.connect(wh), name, params).to_pylist()
+
+
+def _read(path: str, native: bool) -> dict:
+    old = os.environ.get("PT2LOGS_NATIVE")
+    os.environ["PT2LOGS_NATIVE"] = "1" if native else "0"
+    try:
+        ctx = FileContext(file="t.log", path=path, batch_rows=50)
+        out: dict[str, list] = {}
+        data = Path(path).read_bytes()
+        for name, batch in read_trace(
+            [data[i : i + (1 << 15)] for i in range(0, len(data), 1 << 15)], ctx
+        ):
+            out.setdefault(name, []).append(batch)
+    finally:
+        if old is None:
+            del os.environ["PT2LOGS_NATIVE"]
+        else:
+            os.environ["PT2LOGS_NATIVE"] = old
+    return {k: pa.Table.from_batches(v).to_pylist() for k, v in out.items() if k in TABLES}
+
+
+@pytest.mark.skipif(records_native._ext is None, reason="native extension not built")
+def test_the_native_and_python_loops_make_the_same_rows(runs):
+    for path in glob.glob(str(runs["dest"] / "*" / "trace" / "*.log")):
+        native, python = _read(path, True), _read(path, False)
+        assert native == python, path
+        assert any(native.get(t) for t in TABLES[:3]), (
+            path
+        )  # each trace feeds one of the new tables
+
+
+def test_kernel_provenance_goes_from_kernel_to_fx_nodes_to_the_user_line(runs):
+    rows = _q(runs["wh"]["provenance"], "kernel_provenance")
+    by = {(r["kernel_name"].split("_0")[0], r["user_line"]): r for r in rows}
+    # event_jobs.py's model: line 39 `y = self.fc(x)` (an addmm), 40 relu * 2, 41 the sum and the mean
+    addmm = by[("extern_kernels.addmm", "event_jobs.py:39")]
+    assert (addmm["fx_nodes"], addmm["graph_nodes"], addmm["user_code"]) == (
+        "addmm",
+        "y",
+        "y = self.fc(x)",
+    )
+    fused = [r for r in rows if r["kernel_name"].startswith("cpp_fused_")]
+    assert {r["user_line"] for r in fused} == {"event_jobs.py:40", "event_jobs.py:41"}
+    assert all("relu" in r["fx_nodes"] and r["compile_id"] == "0/0" for r in fused)
+    assert {r["user_code"] for r in fused} == {
+        "z = torch.relu(y) * 2",
+        "return z.sum(dim=1) + x.mean()",
+    }
+
+
+def test_each_ranks_collective_schedule_in_order_with_its_wait(runs):
+    rows = _q(runs["wh"]["collectives"], "collective_schedule")
+    for rank in (0, 1):
+        mine = [
+            (r["seq"], r["op_type"], r["op"], r["paired_with"]) for r in rows if r["rank"] == rank
+        ]
+        assert mine == [(0, "collective", "all_reduce_", "1"), (1, "wait", "wait_tensor", "0")]
+    assert all(
+        r["outputs"] is not None for r in rows
+    )  # LOG_TLPARSE=1: the ops' outputs beside them
+
+
+def test_the_ranks_compared_as_tlparse_does(runs):
+    wh = runs["wh"]["collectives"]
+    checks = {r["check"]: r for r in _q(wh, "rank_collective_checks")}
+    assert list(checks) == [
+        "compile ids",
+        "cache outcomes",
+        "collective schedule",
+        "tensor metadata",
+        "runtime estimates",
+        "execution order",
+    ]
+    agree = {k: r["agree"] for k, r in checks.items()}
+    # rank 1's extra mm changes its graph's ops, not its collectives, compile ids or what ran
+    assert agree == {k: k != "tensor metadata" for k in checks}
+    assert checks["collective schedule"]["values"] == "all_reduce_"
+    assert checks["execution order"]["values"] == "0/0 0/0"  # two calls inside the recording
+    meta = checks["tensor metadata"]["values"]
+    assert (
+        meta.startswith("rank 0: 0/0: ")
+        and " | rank 1: 0/0: " in meta
+        and "extern_kernels.mm" in meta
+    )
+    (first,) = _q(wh, "first_divergence")
+    assert first["what"] == "tensor metadata" and first["compile_id"] == "0/0"
+    ranks = {r["rank"]: r for r in _q(wh, "rank_divergence")}
+    assert "tensor metadata" in (ranks[0]["differs_in"] + ranks[1]["differs_in"])
+    out = CliRunner().invoke(main, ["summary", "-w", wh])
+    assert out.exit_code == 0 and "Ranks compared as tlparse's multi-rank report does" in out.output
+
+
+def test_an_aot_compile_is_a_compile_with_its_time_and_kernels(runs):
+    wh = runs["wh"]["aoti"]
+    (aot,) = _q(wh, "aot_compiles")
+    assert (aot["kind"], aot["status"], aot["kernels"]) == ("aot_inductor", "finished", 2)
+    assert aot["compile_s"] > 0 and aot["wrapper_bytes"] > 1000
+    con = pt2logs.connect(wh)
+    (t,) = con.execute("SELECT entire_frame_compile_time_s FROM compilation_metrics").fetchone()
+    assert round(t, 2) == aot["compile_s"]  # was NULL: "compiles 1 … 0.00 s"
+    kernels = con.execute("SELECT kernel_name, backend FROM kernels ORDER BY 1").fetchall()
+    assert kernels == [("cpp_fused_0", "cpp"), ("cpp_fused_add_relu_1", "cpp")]
+    out = CliRunner().invoke(main, ["summary", "-w", wh])
+    assert out.exit_code == 0 and "AOTInductor and export compiles" in out.output
+    assert f"compiles   1 of 1 frame, {t:.2f} s" in out.output
+
+
+def test_a_log_that_ends_inside_an_aot_compile_says_so(runs):
+    wh = runs["wh"]["aoti_cut"]
+    (rank,) = _q(wh, "rank_outcomes")
+    assert rank["open_compiles"] == 1 and rank["open_compile_ids"] == "AOTInductor"
+    if rank["outcome"] == "unknown":
+        assert rank["why"].startswith("the log ends inside an AOTInductor compile (")
+        assert rank["why"].endswith(" with no exit record: crashed or killed while compiling?")
+    else:  # silent past its threshold on a loaded machine
+        assert rank["outcome"] == "hung" and rank["why"].startswith(
+            "an AOTInductor compile began and never finished"
+        )
+    (aot,) = _q(wh, "aot_compiles")
+    assert aot["status"] == "the log ends inside it" and aot["compile_s"] is None
