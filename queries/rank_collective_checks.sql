@@ -15,12 +15,16 @@
 --   the detail gives the largest spread between the fastest and the slowest rank;
 -- 6 execution order: the compile ids of the graphs that ran, in order (graph_execution, the last
 --   one each rank logged). A rank without the check's data counts as "none".
+-- A rank is a trace file's rank: from its name (dedicated_log_torch_trace_rank_N_*), else from its records
+-- (copied traces were seen to repeat one envelope rank), as first_divergence takes it.
 WITH sel AS (
   SELECT run_id, name FROM runs
   WHERE run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND since_partition(ingest_date, $since)),
-cs AS (SELECT * FROM collective_schedule WHERE run_id IN (SELECT run_id FROM sel)),
+cs AS (SELECT * REPLACE (coalesce(TRY_CAST(regexp_extract(file, 'rank_(\d+)', 1) AS INTEGER), rank) AS rank) FROM collective_schedule WHERE run_id IN (SELECT run_id FROM sel)),
+cm AS (SELECT * REPLACE (coalesce(TRY_CAST(regexp_extract(file, 'rank_(\d+)', 1) AS INTEGER), rank) AS rank) FROM compilation_metrics WHERE kind = 'compilation_metrics' AND run_id IN (SELECT run_id FROM sel)),
+ce AS (SELECT * REPLACE (coalesce(TRY_CAST(regexp_extract(file, 'rank_(\d+)', 1) AS INTEGER), rank) AS rank) FROM cache_events WHERE run_id IN (SELECT run_id FROM sel)),
 procs AS (
-  SELECT DISTINCT run_id, rank FROM compilation_metrics WHERE run_id IN (SELECT run_id FROM sel) AND rank IS NOT NULL
+  SELECT DISTINCT run_id, rank FROM cm WHERE rank IS NOT NULL
   UNION SELECT DISTINCT run_id, rank FROM cs WHERE rank IS NOT NULL),
 multi AS (SELECT run_id FROM procs GROUP BY run_id HAVING count(*) > 1),
 tm AS (
@@ -36,10 +40,10 @@ last_exec AS (
 vals AS (
   SELECT run_id, rank, 1 AS ord, 'compile ids' AS check_name,
          string_agg(DISTINCT compile_id, ' ' ORDER BY compile_id) AS val, NULL::DOUBLE AS runtime_ms
-  FROM compilation_metrics WHERE kind = 'compilation_metrics' AND run_id IN (SELECT run_id FROM multi) GROUP BY ALL
+  FROM cm WHERE run_id IN (SELECT run_id FROM multi) GROUP BY ALL
   UNION ALL
   SELECT run_id, rank, 2, 'cache outcomes', string_agg(cache || ' ' || outcome, ', ' ORDER BY line_no), NULL
-  FROM cache_events WHERE run_id IN (SELECT run_id FROM multi) GROUP BY ALL
+  FROM ce WHERE run_id IN (SELECT run_id FROM multi) GROUP BY ALL
   UNION ALL
   SELECT run_id, rank, 3, 'collective schedule',
          string_agg(concat(regexp_replace(regexp_replace(op, '^.*(c10d_functional|c10d)[.:]+', ''), '(\.default)$', ''),

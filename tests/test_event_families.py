@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import glob
 import os
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 from tests import event_jobs
+from tests.conftest import FIXTURES
 
 import pt2logs
 from pt2logs.cli import main
@@ -179,3 +181,77 @@ def test_a_log_that_ends_inside_an_aot_compile_says_so(runs):
         )
     (aot,) = _q(wh, "aot_compiles")
     assert aot["status"] == "the log ends inside it" and aot["compile_s"] is None
+
+
+def _get(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=60) as r:
+        return r.read().decode()
+
+
+def test_the_bundle_and_the_run_page_show_them(runs):
+    from html import unescape
+
+    from tests.serve_site import app
+
+    from pt2logs.serve.server import Background
+
+    shown = {
+        "aoti": ("AOTInductor and export compiles", "aot_inductor"),
+        "collectives": ("Where the ranks disagree (tlparse", "tensor metadata"),
+        "provenance": ("Kernel provenance (kernel, FX nodes, user line)", "y = self.fc(x)"),
+    }
+    page_titles = {
+        "aoti": "AOTInductor and export compiles",
+        "collectives": "Ranks compared as tlparse's multi-rank report does",
+        "provenance": "Kernel provenance (kernel -> FX nodes -> user line)",
+    }
+    for job, (title, value) in shown.items():
+        wh = runs["wh"][job]
+        out = CliRunner().invoke(main, ["bundle", "-w", wh])
+        assert out.exit_code == 0 and title in out.output and value in out.output, job
+        (run_id,) = pt2logs.connect(wh).execute("SELECT run_id FROM runs").fetchone()
+        with Background(app(wh)) as url:
+            page = unescape(_get(f"{url.rstrip('/')}/runs/{run_id}"))
+        assert page_titles[job] in page and value in page, job
+
+
+# ---------------------------------------------------------------------------- tlparse's own test logs
+
+TLPARSE = FIXTURES / "tlparse"
+
+
+@pytest.fixture(scope="module")
+def tlparse_logs(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    if not TLPARSE.is_dir():
+        pytest.skip("shared fixtures not present")
+    whs = {}
+    for name in ("multi_rank_schedule", "inductor_provenance_aot_cuda_log.txt"):
+        whs[name] = str(tmp_path_factory.mktemp("tlparse") / "wh")
+        pt2logs.ingest([str(TLPARSE / name)], whs[name])
+    return whs
+
+
+def test_tlparse_desync_log_a_rank_with_another_collective_sequence(tlparse_logs):
+    """tlparse's multi_rank_schedule test log (3 rank files; every record says rank 0, so the rank is the
+    file name's): tlparse's own test (tests/integration_test.rs, the multi_rank_schedule desync test)
+    expects "Diverging collective operation sequences" with ranks 0, 2 in one group and rank 1 in another."""
+    wh = tlparse_logs["multi_rank_schedule"]
+    checks = {r["check"]: r for r in _q(wh, "rank_collective_checks")}
+    assert {k: r["agree"] for k, r in checks.items()} == {
+        "compile ids": True,
+        "collective schedule": False,
+    }
+    assert checks["collective schedule"]["values"] == (
+        "ranks 0,2: all_reduce_, all_gather_into_tensor, reduce_scatter_tensor, all_reduce_"
+        " | rank 1: all_reduce_, all_gather_into_tensor, all_reduce_"
+    )
+
+
+def test_tlparse_aot_cuda_log_its_triton_kernels_and_time(tlparse_logs):
+    wh = tlparse_logs["inductor_provenance_aot_cuda_log.txt"]
+    (aot,) = _q(wh, "aot_compiles")
+    assert (aot["kernels"], aot["compile_s"], aot["status"]) == (3, 20.96, "finished")
+    con = pt2logs.connect(wh)
+    assert con.execute("SELECT count(*) FROM kernels WHERE backend = 'triton'").fetchone()[0] == 3
+    kernels = {r["kernel_name"] for r in _q(wh, "kernel_provenance")}
+    assert "aoti_torch_cuda_mm_out" in kernels and "triton_poi_fused_mul_1" in kernels

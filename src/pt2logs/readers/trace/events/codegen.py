@@ -32,6 +32,8 @@ _FRAME = re.compile(
 )
 #: a C++ kernel AOTInductor defines in its kernel code (declarations end in ";", definitions do not)
 _CPP_KERNEL = re.compile(r'^extern "C"\s+(?:\w+\s+)*?void\s+(?P<name>\w+)\((?P<rest>[^;{]*)$', re.M)
+#: a Triton kernel AOTInductor's CUDA wrapper loads
+_CU_KERNEL = re.compile(r"^\s*CUfunction (?P<name>\w+)\{nullptr\};", re.M)
 AOT_DUMPS = {
     "inductor_aot_wrapper_code": "wrapper",
     "inductor_aot_kernel_code": "kernel",
@@ -192,18 +194,17 @@ def aot_dump(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
 
 
 def aot_output_code(text: str) -> OutputCode:
-    """The kernels of AOTInductor's kernel code: C++ kernels it defines (``extern "C" void name(...)`` not
-    followed by ``;``), Triton kernels as in a Python module."""
+    """The kernels of AOTInductor's generated code: C++ kernels it defines (``extern "C" void name(...)`` not
+    followed by ``;``), Triton kernels its CUDA wrapper loads (``CUfunction name{nullptr};``), Triton kernels
+    as in a Python module."""
     oc = parse_output_code(text) if kernel_lines(text) else OutputCode()
     names = {k.kernel_name for k in oc.kernels}
-    cpp = parse_output_code(
-        "\n".join(
-            f"{m['name']} = async_compile.cpp("
-            for m in _CPP_KERNEL.finditer(text)
-            if m["name"] not in names
-        )
+    found = [(m["name"], "cpp") for m in _CPP_KERNEL.finditer(text)]
+    found += [(m["name"], "triton") for m in _CU_KERNEL.finditer(text)]
+    more = parse_output_code(
+        "\n".join(f"{n} = async_compile.{b}(" for n, b in dict(found).items() if n not in names)
     )
-    oc.kernels += list({k.kernel_name: k for k in cpp.kernels}.values())
+    oc.kernels += more.kernels
     return oc
 
 
