@@ -225,7 +225,7 @@ def tlparse_logs(tmp_path_factory: pytest.TempPathFactory) -> dict:
     if not TLPARSE.is_dir():
         pytest.skip("shared fixtures not present")
     whs = {}
-    for name in ("multi_rank_schedule", "inductor_provenance_aot_cuda_log.txt"):
+    for name in ("multi_rank_schedule", "inductor_provenance_aot_cuda_log.txt", "export.log"):
         whs[name] = str(tmp_path_factory.mktemp("tlparse") / "wh")
         pt2logs.ingest([str(TLPARSE / name)], whs[name])
     return whs
@@ -255,3 +255,14 @@ def test_tlparse_aot_cuda_log_its_triton_kernels_and_time(tlparse_logs):
     assert con.execute("SELECT count(*) FROM kernels WHERE backend = 'triton'").fetchone()[0] == 3
     kernels = {r["kernel_name"] for r in _q(wh, "kernel_provenance")}
     assert "aoti_torch_cuda_mm_out" in kernels and "triton_poi_fused_mul_1" in kernels
+
+
+def test_tlparse_export_log_an_exported_program_alone(tlparse_logs):
+    """tlparse's export.log: torch.export under TORCH_DTRACE, no AOTInductor compile after it."""
+    (row,) = _q(tlparse_logs["export.log"], "aot_compiles")
+    assert (row["kind"], row["exported"], row["status"], row["compile_s"]) == (
+        "export",
+        True,
+        "finished",
+        None,
+    )

@@ -152,7 +152,19 @@ def _emit_provenance(st: TraceState, cid: str | None) -> None:
 
 
 def exported_program(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
-    st.scratch(cid)["exported"] = True
+    """torch.export logs its program once it is made (export/_trace.py): where it was logged, for the AOT
+    compile that follows, or a row of its own."""
+    st.scratch(cid)["exported"] = st.where(cid)
+
+
+def _export_row(where: dict[str, Any], cid: str | None) -> dict[str, Any]:
+    """An exported program no AOTInductor compile followed (torch.export alone): done when logged."""
+    fid, fcid = frame_ids(cid)
+    return dict(
+        where, kind="export", exported=True, wrapper_path=None, wrapper_bytes=None,
+        kernel_bytes=None, header_bytes=None, n_kernels=None, compile_s=None, finished=True,
+        frame_id=fid, frame_compile_id=fcid,
+    )  # fmt: skip
 
 
 def aot_dump(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
@@ -218,9 +230,9 @@ def on_metrics(st: TraceState, kind: str, meta: dict[str, Any], cid: str | None)
         _emit_provenance(st, cid)
     aot = sc.pop("aot", None)
     sc.pop("aot_kernels", None)
-    if aot is None and sc.pop("exported", False):
-        fid, fcid = frame_ids(cid)
-        aot = dict(st.where(cid), kind="export", exported=True, frame_id=fid, frame_compile_id=fcid)
+    exported = sc.pop("exported", None)
+    if aot is None and exported:
+        aot = _export_row(exported, cid)
     if aot is not None:
         start, end = meta.get("start_time_us"), meta.get("end_time_us")
         if isinstance(start, int) and isinstance(end, int) and end >= start:
@@ -237,3 +249,6 @@ def finish(st: TraceState) -> None:
         aot = sc.pop("aot", None)
         if aot is not None:
             st.add("aot_compiles", aot)
+        exported = sc.pop("exported", None)
+        if exported:
+            st.add("aot_compiles", _export_row(exported, cid or None))
