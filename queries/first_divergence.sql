@@ -1,5 +1,5 @@
 -- title: First divergence between ranks
--- question: In a multi-rank run, where do the ranks' compiles first differ (frame order, compile ids, graph breaks, recompile guards, collectives in the graph, graph size, failures, cache outcomes), with both sides?
+-- question: In a multi-rank run, where do the ranks' compiles first differ (frame order, compile ids, graph breaks, recompile guards, collectives in the graph, its ops' tensor metadata and runtime estimates, graph size, failures, cache outcomes), with both sides?
 -- params: run_id (optional: id, id prefix, name or name prefix), since (optional), until (optional), tag (optional: key=value)
 -- A process is a trace file (its rank from the file name, else from its records: copied traces
 -- were seen to repeat the envelope's rank). Each process's
@@ -8,7 +8,9 @@
 -- failed (recompile: cause and subject, not the text, whose object ids differ between processes),
 -- the collectives in its graph (its last inductor_collective_schedule when logged, else the
 -- collective ops among compilation_metrics.non_compliant_ops, also when that schedule is not JSON, e.g.
--- cut off by a kill; waits left out), the graph's op count,
+-- cut off by a kill; waits left out), its ops' output shapes, strides and dtypes and its estimated
+-- runtime (its last inductor_runtime_and_tensor_meta, LOG_TLPARSE=1: tlparse's tensor metadata and
+-- runtime checks; 'not logged' without one), the graph's op count,
 -- the failure, the cache outcomes. One row per run with a difference: the first step and fact where a
 -- process differs from the majority (a tie goes to the lowest rank's value); `side_a` = the majority,
 -- `side_b` = the others, each with its ranks and where its compile is logged.
@@ -43,6 +45,15 @@ sched AS (
                                         lambda x: regexp_replace(regexp_replace(x, '^.*(c10d_functional|c10d)[.:]+', ''), '_?(\.default)?$', '')), ', ') AS coll
   FROM events WHERE artifact_name = 'inductor_collective_schedule' AND run_id IN (SELECT run_id FROM multi) AND payload IS NOT NULL
   GROUP BY ALL),
+tm0 AS (
+  SELECT run_id, file, compile_id, line_no, seq, op, outputs, estimated_runtime_ns,
+         max(line_no) OVER (PARTITION BY run_id, file, compile_id) AS last_line
+  FROM collective_schedule WHERE artifact = 'inductor_runtime_and_tensor_meta' AND run_id IN (SELECT run_id FROM multi)),
+tmeta AS (
+  SELECT run_id, file, compile_id,
+         string_agg(concat(regexp_replace(coalesce(op, '?'), '^.*(c10d_functional|c10d)[.:]+', ''), ' ', coalesce(outputs, '[]')), '; ' ORDER BY seq) AS meta,
+         concat(round(sum(estimated_runtime_ns) / 1e6, 3), ' ms') AS runtime
+  FROM tm0 WHERE line_no = last_line GROUP BY ALL),
 cache AS (
   SELECT run_id, file, compile_id, string_agg(cache || ' ' || outcome, ', ' ORDER BY line_no) AS caches
   FROM cache_events WHERE run_id IN (SELECT run_id FROM multi) GROUP BY ALL),
@@ -56,6 +67,7 @@ facts AS (
          coalesce(b.breaks, 'none') AS breaks, coalesce(r.guard, 'none') AS guard,
          coalesce(nullif(s.coll, ''), nullif(array_to_string(list_transform(c.coll_ops,
                     lambda x: regexp_replace(regexp_replace(x, '^.*(c10d_functional|c10d)[.:]+', ''), '_?(\.default)?$', '')), ', '), ''), 'none') AS coll,
+         coalesce(t.meta, 'not logged') AS tensor_meta, coalesce(t.runtime, 'not logged') AS runtime,
          coalesce(c.graph_op_count::VARCHAR || ' ops', '?') AS graph, coalesce(c.fail_type, 'none') AS failure,
          coalesce(x.caches, 'none') AS caches
   FROM grid g
@@ -63,15 +75,17 @@ facts AS (
   LEFT JOIN gb b ON b.run_id = g.run_id AND b.file = g.file AND b.compile_id = c.compile_id
   LEFT JOIN rc r ON r.run_id = g.run_id AND r.file = g.file AND r.compile_id = c.compile_id
   LEFT JOIN sched s ON s.run_id = g.run_id AND s.file = g.file AND s.compile_id = c.compile_id
-  LEFT JOIN cache x ON x.run_id = g.run_id AND x.file = g.file AND x.compile_id = c.compile_id),
+  LEFT JOIN cache x ON x.run_id = g.run_id AND x.file = g.file AND x.compile_id = c.compile_id
+  LEFT JOIN tmeta t ON t.run_id = g.run_id AND t.file = g.file AND t.compile_id = c.compile_id),
 long AS (
   SELECT run_id, pfile, rank, step, line_no, compile_id, a.ord, a.attr,
          CASE WHEN missing THEN concat('none (this rank made ', n_compiles, ' compile', CASE WHEN n_compiles = 1 THEN '' ELSE 's' END, ')') ELSE a.val END AS val
   FROM facts, (SELECT unnest([
       {'ord': 1, 'attr': 'frame', 'val': frame}, {'ord': 2, 'attr': 'compile id', 'val': compile_id},
       {'ord': 3, 'attr': 'graph breaks', 'val': breaks}, {'ord': 4, 'attr': 'recompile guard', 'val': guard},
-      {'ord': 5, 'attr': 'collectives', 'val': coll}, {'ord': 6, 'attr': 'graph', 'val': graph},
-      {'ord': 7, 'attr': 'failure', 'val': failure}, {'ord': 8, 'attr': 'cache outcomes', 'val': caches}], recursive := true)) a),
+      {'ord': 5, 'attr': 'collectives', 'val': coll}, {'ord': 6, 'attr': 'tensor metadata', 'val': tensor_meta},
+      {'ord': 7, 'attr': 'runtime estimate', 'val': runtime}, {'ord': 8, 'attr': 'graph', 'val': graph},
+      {'ord': 9, 'attr': 'failure', 'val': failure}, {'ord': 10, 'attr': 'cache outcomes', 'val': caches}], recursive := true)) a),
 votes AS (SELECT run_id, step, ord, val, count(*) AS n, min(coalesce(rank, 1 << 30)) AS first_rank FROM long GROUP BY ALL),
 maj AS (SELECT run_id, step, ord, arg_max(val, n * 1000000000 - first_rank) AS val FROM votes GROUP BY ALL),
 diff AS (

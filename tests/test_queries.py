@@ -691,6 +691,32 @@ CHECKS.update(
 )
 
 
+def check_rank_collective_checks(rows, e):
+    """The ddp sample logs no collective records: only the compile ids and cache outcomes are compared;
+    rank 1's extra compiles differ (tests/test_event_families.py checks the other four on real runs)."""
+    ddp = [m for m in e["metrics"] if m["scenario"] == "ddp_2rank"]
+    assert [r["check"] for r in rows] == ["compile ids", "cache outcomes"]
+    ids = {
+        rank: " ".join(sorted({m["compile_id"] for m in ddp if m["rank"] == rank}))
+        for rank in (0, 1)
+    }
+    assert ids[0] != ids[1]
+    assert rows[0]["agree"] is False and rows[0]["values"] == f"rank 0: {ids[0]} | rank 1: {ids[1]}"
+    cache = [c for (scen, _), c in e["cache_by_run"].items() if scen == "ddp_2rank"]
+    assert rows[1]["values"].count(" miss") + rows[1]["values"].count(" hit") == sum(cache)
+
+
+def check_no_rows_in_the_samples(rows, e):
+    assert (
+        rows == []
+    )  # the samples log no provenance, collective or AOT records: tests/test_event_families.py
+
+
+CHECKS["rank_collective_checks"] = check_rank_collective_checks
+for _q in ("aot_compiles", "kernel_provenance", "collective_schedule"):
+    CHECKS[_q] = check_no_rows_in_the_samples
+
+
 @pytest.mark.parametrize("name", sorted(load_queries()))
 def test_every_named_query(name, sample_wh, expected):
     assert name in CHECKS, f"query {name} has no independent check in tests/test_queries.py"

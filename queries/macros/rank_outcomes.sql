@@ -54,8 +54,10 @@ ranks_ AS (SELECT * FROM rk UNION ALL SELECT run_id, NULL::INTEGER FROM r WHERE 
 tr AS (SELECT run_id, rank, min(first_ts) AS first_ts, max(last_ts) AS last_ts FROM f WHERE format IN {{trace_formats}} GROUP BY ALL),
 cm AS (SELECT run_id, rank, count(*) AS compiles, max(entire_frame_compile_time_s) AS longest_compile_s
        FROM compilation_metrics WHERE kind = 'compilation_metrics' AND run_id IN (SELECT run_id FROM sel) GROUP BY ALL),
-op AS (SELECT run_id, rank, count(*) FILTER (WHERE phase = 'entire_frame_compile') AS open_compiles,
-              string_agg(DISTINCT compile_id, ' ' ORDER BY compile_id) FILTER (WHERE phase = 'entire_frame_compile') AS open_compile_ids,
+-- a compile's root span: a frame's (dynamo), or an AOTInductor compile's (no compile id: named AOTInductor)
+op AS (SELECT run_id, rank, count(*) FILTER (WHERE phase IN ('entire_frame_compile', 'compile_fx_aot')) AS open_compiles,
+              string_agg(DISTINCT coalesce(compile_id, CASE WHEN phase = 'compile_fx_aot' THEN 'AOTInductor' END), ' ' ORDER BY coalesce(compile_id, CASE WHEN phase = 'compile_fx_aot' THEN 'AOTInductor' END))
+                FILTER (WHERE phase IN ('entire_frame_compile', 'compile_fx_aot')) AS open_compile_ids,
               arg_max(phase, depth) AS open_phase
        FROM compile_phases WHERE duration_us IS NULL AND NOT coalesce(is_instant, false)
          AND run_id IN (SELECT run_id FROM sel) GROUP BY ALL),
@@ -143,13 +145,13 @@ SELECT run_id, run, rank,
                                      CASE WHEN outside_kill THEN ' when the job was stopped from outside' ELSE ' after another process ended' END)
     WHEN 'exit_failed' THEN CASE WHEN peer THEN 'its peer closed the connection' ELSE concat('exit status ', coalesce(ev.exit_code::VARCHAR, '?')) END
     WHEN 'exit0' THEN 'exit status 0'
-    WHEN 'open_compile' THEN concat('compile ', open_compile_ids, ' began and never finished (in ', open_phase, ')')
+    WHEN 'open_compile' THEN concat(CASE WHEN open_compile_ids = 'AOTInductor' THEN 'an AOTInductor compile' ELSE 'compile ' || open_compile_ids END, ' began and never finished (in ', open_phase, ')')
     WHEN 'silent_kill' THEN concat('silent ', round(quiet_s), ' s before the job was killed')
     WHEN 'silent_stop' THEN concat('stopped from outside after ', round(quiet_s), ' s of silence (its longest gap before: ',
                                    round(coalesce(gap_s, 0), 1), ' s)')
     WHEN 'outside_kill' THEN 'the job was stopped from outside (the launcher got a signal)'
     WHEN 'record' THEN ev.text
-    ELSE CASE WHEN open_compiles > 0 THEN concat('the log ends inside compile ', open_compile_ids, coalesce(' (' || open_phase || ')', ''),
+    ELSE CASE WHEN open_compiles > 0 THEN concat('the log ends inside ', CASE WHEN open_compile_ids = 'AOTInductor' THEN 'an AOTInductor compile' ELSE 'compile ' || open_compile_ids END, coalesce(' (' || open_phase || ')', ''),
                                                  ' with no exit record: crashed or killed while compiling?')
               WHEN last_ts IS NOT NULL THEN 'no exit status in the logs' ELSE 'no evidence' END
   END AS why,

@@ -8,7 +8,7 @@ import ast
 from tests.conftest import ROOT
 
 from pt2logs.readers.trace import handlers
-from pt2logs.readers.trace.events import compile_facts, vllm
+from pt2logs.readers.trace.events import codegen, compile_facts, vllm
 
 EVENTS = ROOT / "src" / "pt2logs" / "readers" / "trace" / "events"
 
@@ -27,7 +27,7 @@ def test_handler_modules_do_nothing_when_imported():
 
 
 def test_the_table_names_every_handler_once_and_the_hooks_in_order():
-    assert (compile_facts.on_metrics, vllm.on_metrics) == handlers.METRICS_HOOKS
+    assert (compile_facts.on_metrics, vllm.on_metrics, codegen.on_metrics) == handlers.METRICS_HOOKS
     assert all(
         callable(h) for h in (*handlers.HANDLERS.values(), *handlers.ARTIFACT_HANDLERS.values())
     )
@@ -37,3 +37,11 @@ def test_the_table_names_every_handler_once_and_the_hooks_in_order():
     assert {"dynamo_graph_break_reason", "fx_graph_cache_hit", "aotautograd_cache_miss"} <= set(
         handlers.ARTIFACT_HANDLERS
     )
+    assert {
+        "inductor_provenance_tracking_node_mappings",
+        "inductor_provenance_tracking_kernel_stack_traces",
+        "inductor_collective_schedule",
+        "inductor_runtime_and_tensor_meta",
+        "graph_execution",
+        "inductor_spmd_graph_mismatch",
+    } <= set(handlers.ARTIFACT_HANDLERS)

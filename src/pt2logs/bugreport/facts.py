@@ -45,6 +45,11 @@ class Facts:
     debug_files: list[dict[str, Any]] = field(default_factory=list)
     #: the run's advice items (the named query ``advice``), most costly first
     advice: list[dict[str, Any]] = field(default_factory=list)
+    #: the run's AOTInductor / export compiles, kernel provenance and the rank checks that disagree
+    #: (the named queries aot_compiles, kernel_provenance, rank_collective_checks)
+    aot: list[dict[str, Any]] = field(default_factory=list)
+    provenance: list[dict[str, Any]] = field(default_factory=list)
+    rank_checks: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def is_spyre(self) -> bool:
@@ -122,6 +127,11 @@ def gather(
     facts.debug_files = [a for a in rows if a["compile_id"] is None]
     facts.overview = run_named(con, "run_overview", p).to_pylist()[0]
     facts.advice = run_named(con, "advice", {**p, "limit": ADVICE_ITEMS}).to_pylist()
+    facts.aot = run_named(con, "aot_compiles", p).to_pylist()
+    facts.provenance = run_named(con, "kernel_provenance", p).to_pylist()
+    facts.rank_checks = [
+        r for r in run_named(con, "rank_collective_checks", p).to_pylist() if not r["agree"]
+    ]
     rec = read_file(run.get("record_path"))
     if rec:
         try:
@@ -202,6 +212,9 @@ def all_text(f: Facts) -> list[str]:
             f.spyre_specs,
             f.compare,
             f.debug_files,
+            f.aot,
+            f.provenance,
+            f.rank_checks,
         ]
     )
     return out

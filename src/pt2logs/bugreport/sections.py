@@ -252,6 +252,46 @@ def footer(ctx: Ctx) -> str:
 
 
 #: the report, in order; each returns Markdown or None (nothing to say)
+def codegen(ctx: Ctx) -> str | None:
+    """AOTInductor / export compiles, the ranks that disagree on tlparse's checks, kernel provenance."""
+    f, out = ctx.facts, []
+    if f.aot:
+        rows = [dict(r, wrapper_path=ctx.r(str(r["wrapper_path"] or ""))) for r in f.aot]
+        out.append(
+            "## AOTInductor and export compiles\n\n"
+            + md.table(rows, ["rank", "kind", "compile_s", "kernels", "wrapper_bytes", "status"])
+        )
+    if f.rank_checks:
+        rows = [dict(r, values=ctx.r(str(r["values"]))) for r in f.rank_checks]
+        out.append(
+            "## Where the ranks disagree (tlparse's multi-rank checks)\n\n"
+            + md.table(rows, ["check", "ranks", "values", "detail"])
+        )
+    if f.provenance:
+        n = max(5, int(30 * ctx.scale))
+        rows = [
+            {k: ctx.r(str(v)) if isinstance(v, str) else v for k, v in r.items()}
+            for r in f.provenance
+        ]
+        more = (
+            f"\n_{len(rows) - n} more: `pt2logs query kernel_provenance`._\n"
+            if len(rows) > n
+            else ""
+        )
+        out.append(
+            "## Kernel provenance (kernel, FX nodes, user line)\n\n"
+            + md.details(
+                f"{len(rows)} kernel lines",
+                md.table(
+                    rows[:n], ["compile_id", "kernel_name", "fx_nodes", "user_line", "user_code"]
+                )
+                + more,
+                open_=len(rows) <= 5,
+            )
+        )
+    return "\n".join(out) or None
+
+
 SECTIONS: list[Callable[[Ctx], str | None]] = [
     title,
     environment,
@@ -259,6 +299,7 @@ SECTIONS: list[Callable[[Ctx], str | None]] = [
     graphs,
     guard_failures,
     advice,
+    codegen,
     spyre,
     try_next,
     footer,

@@ -44,7 +44,8 @@ def bundle(
 ) -> None:
     """A bug report for RUN, ready to paste into a GitHub issue: versions, command and debug
     environment, the failing compile's exception, stack, Dynamo graph, FX graphs and output code,
-    guard failures, Spyre transfer log and kernel spec, and the minifier command to try next.
+    guard failures, AOTInductor compiles, where the ranks disagree and kernel provenance (where
+    present), Spyre transfer log and kernel spec, and the minifier command to try next.
 
     RUN is a run id, an id prefix or a run name; default: the newest run. Home folders, user
     names, host names and secret-looking values are redacted unless --no-redact.

@@ -6,7 +6,17 @@ One module per family: ``core`` (runs, files, raw events, metrics, errors),
 counters), ``spyre`` (torch-spyre device logs), ``vllm`` (vLLM compile logs).
 """
 
-from pt2logs.tables import compile, core, outcomes, shapes, spyre, text, vllm  # noqa: F401  (registration)
+from pt2logs.tables import (  # noqa: F401  (registration)
+    codegen,
+    collectives,
+    compile,
+    core,
+    outcomes,
+    shapes,
+    spyre,
+    text,
+    vllm,
+)
 from pt2logs.tables.schema import TABLES
 
 __all__ = ["TABLES"]

@@ -17,6 +17,8 @@ from pt2logs.readers.trace import kept_raw
 from pt2logs.readers.trace.events import (
     basics,
     caches,
+    codegen,
+    collectives,
     compile_facts,
     metrics,
     phases,
@@ -34,13 +36,21 @@ METRICS_HOOKS: tuple[MetricsHook, ...] = (
     compile_facts.on_metrics,
     vllm.on_metrics,
     shapes.on_metrics,
+    codegen.on_metrics,
 )
 #: the end of a file, in order: open spans closed, then the rows of compiles whose metrics never came
 FINISHERS: tuple[Callable[[TraceState], None], ...] = (
     phases.finish,
     compile_facts.finish,
     vllm.finish,
+    codegen.finish,
 )
+
+
+def graph_dump(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
+    """A ``graph_dump`` record: vLLM's split graph (:mod:`.events.vllm`), AOTInductor's code (:mod:`.events.codegen`)."""
+    vllm.graph_dump(st, env, meta, cid)
+    codegen.aot_dump(st, env, meta, cid)
 
 
 def compilation_metrics(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
@@ -66,7 +76,8 @@ HANDLERS: dict[str, Handler] = {
     "dynamo_cpp_guards_str": compile_facts.cpp_guards,
     "create_symbol": create_symbol,
     "inductor_output_code": compile_facts.output_code,
-    "graph_dump": vllm.graph_dump,
+    "graph_dump": graph_dump,
+    "exported_program": codegen.exported_program,
     **{kind: compilation_metrics for kind in metrics.KINDS},
     # dynamic shapes (issue 35)
     "create_unbacked_symbol": shapes.create_unbacked_symbol,
@@ -95,6 +106,12 @@ ARTIFACT_HANDLERS: dict[str, Handler] = {
     "aotautograd_cache_hash": caches.cache_artifact("aotautograd", None),
     "dynamo_cache_bypass": caches.cache_artifact("dynamo", "bypass"),
     "precompile_cache_bypass": caches.cache_artifact("precompile", "bypass"),
+    "inductor_provenance_tracking_node_mappings": codegen.node_mappings,
+    "inductor_provenance_tracking_kernel_stack_traces": codegen.kernel_stack_traces,
+    "inductor_collective_schedule": collectives.schedule,
+    "inductor_runtime_and_tensor_meta": collectives.runtime_and_tensor_meta,
+    "graph_execution": collectives.graph_execution,
+    "inductor_spmd_graph_mismatch": collectives.spmd_mismatch,
 }
 
 #: event kinds kept raw on purpose (not "unknown" even without a handler): :mod:`.kept_raw`, with the reasons
@@ -114,11 +131,23 @@ FEEDS: dict[str, tuple[str, ...]] = {
     "compile_facts.output_code": ("kernels", "extern_calls"),
     "compile_facts.recompile_reasons": ("recompiles",),
     "compile_facts.graph_break": ("graph_breaks",),
-    "vllm.graph_dump": ("vllm_compiles",),
+    "handlers.graph_dump": ("vllm_compiles", "aot_compiles", "kernels"),
+    "codegen.exported_program": ("aot_compiles",),
+    "codegen.node_mappings": ("kernel_provenance",),
+    "codegen.kernel_stack_traces": ("kernel_provenance",),
+    **{
+        f"collectives.{h.__name__}": ("collective_schedule",)
+        for h in (
+            collectives.schedule,
+            collectives.runtime_and_tensor_meta,
+            collectives.graph_execution,
+            collectives.spmd_mismatch,
+        )
+    },
     "vllm.compilation_config": ("vllm_compiles", "vllm_piecewise"),
     "vllm.piecewise_compile_start": ("vllm_piecewise",),
     "handlers.compilation_metrics": _CM
-    + ("extern_calls", "vllm_compiles", "vllm_piecewise", "cudagraph_skips"),
+    + ("extern_calls", "vllm_compiles", "vllm_piecewise", "cudagraph_skips", "aot_compiles"),
     "caches.cache_artifact.<locals>.handler": ("cache_events", "cache_key_components"),
     **{
         f"shapes.{h.__name__}": ("dynamic_shapes",)

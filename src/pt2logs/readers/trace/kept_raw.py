@@ -11,7 +11,10 @@ gives (``*`` for the part known only at run time).
 
 from __future__ import annotations
 
-_PART_B = "handled by issue 35 part B (pending merge)"
+_AOT_DUMP = (
+    "a `graph_dump` record's name, not an artifact: the graph_dump handler reads it "
+    "(AOTInductor's code: aot_compiles, kernels)"
+)
 _GRAPH = "an FX graph's text at a stage boundary: read from events by bundle and serve (graph views, FX diff)"
 _WRAPPER = "AOTAutograd's generated wrapper code / metadata (codegen text for torch developers)"
 _PASS_GRAPH = "an FX graph's text around an inductor / functorch pass (for the pass's developers)"
@@ -51,8 +54,6 @@ KINDS: dict[str, str] = {
     "missing_fake_kernel": "an op without a fake kernel (TORCH_DTRACE): the failure it causes is in `failures`",
     "mismatched_fake_kernel": "a fake kernel disagreeing with the real one (TORCH_DTRACE): a diagnostic for op authors",
     "export": "draft export's start marker (payload `start!`); the export is exported_program",
-    "exported_program": _PART_B,
-    "inductor_runtime_and_tensor_meta": _PART_B,
     "guard_failure_stack_trace": _OLDER,
     "sym_node_run_concurrent": _OLDER,
     "unbacked_symbol_replaced": _OLDER,
@@ -62,16 +63,10 @@ KINDS: dict[str, str] = {
 
 #: artifact name (or pattern) -> why it is kept raw
 ARTIFACTS: dict[str, str] = {
-    # part B of issue 35 (kernel provenance, collectives, AOTInductor)
-    "inductor_provenance_tracking_node_mappings": _PART_B,
-    "inductor_provenance_tracking_kernel_stack_traces": _PART_B,
-    "inductor_collective_schedule": _PART_B,
-    "inductor_runtime_and_tensor_meta": _PART_B,
-    "graph_execution": _PART_B,
-    "inductor_spmd_graph_mismatch": _PART_B,
-    "inductor_aot_wrapper_code": _PART_B,
-    "inductor_aot_kernel_code": _PART_B,
-    "inductor_aot_header_code": _PART_B,
+    # AOTInductor's code: the names of `graph_dump` records, not artifacts
+    "inductor_aot_wrapper_code": _AOT_DUMP,
+    "inductor_aot_kernel_code": _AOT_DUMP,
+    "inductor_aot_header_code": _AOT_DUMP,
     # graphs around passes
     "before_pre_grad_graph": _PASS_GRAPH,
     "after_pre_grad_graph": _PASS_GRAPH,

@@ -119,3 +119,14 @@ def _fill_compile_times(st: TraceState, kind: str, row: dict[str, Any]) -> None:
         and span_us is not None
     ):
         row["entire_frame_compile_time_s"] = span_us / 1e6
+    start, end = row.get("start_time_us"), row.get("end_time_us")
+    if (
+        kind == "compilation_metrics"
+        and row.get("compile_id") is None
+        and row.get("entire_frame_compile_time_s") is None
+        and isinstance(start, int)
+        and isinstance(end, int)
+        and end >= start
+    ):
+        # a compile without a compile id (AOTInductor, export) logs no *_time_s: its start to its end
+        row["entire_frame_compile_time_s"] = (end - start) / 1e6
