@@ -8,7 +8,7 @@ import ast
 from tests.conftest import ROOT
 
 from pt2logs.readers.trace import handlers
-from pt2logs.readers.trace.events import codegen, compile_facts, vllm
+from pt2logs.readers.trace.events import codegen, compile_facts, shapes, vllm
 
 EVENTS = ROOT / "src" / "pt2logs" / "readers" / "trace" / "events"
 
@@ -27,7 +27,12 @@ def test_handler_modules_do_nothing_when_imported():
 
 
 def test_the_table_names_every_handler_once_and_the_hooks_in_order():
-    assert (compile_facts.on_metrics, vllm.on_metrics, codegen.on_metrics) == handlers.METRICS_HOOKS
+    assert (
+        compile_facts.on_metrics,
+        vllm.on_metrics,
+        shapes.on_metrics,
+        codegen.on_metrics,
+    ) == handlers.METRICS_HOOKS
     assert all(
         callable(h) for h in (*handlers.HANDLERS.values(), *handlers.ARTIFACT_HANDLERS.values())
     )
