@@ -15,12 +15,12 @@ import datetime as dt
 import io
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-import orjson
-import pyarrow as pa
+if TYPE_CHECKING:  # pyarrow loads with the first rows written, not at `--help`
+    import pyarrow as pa
 
-Writer = Callable[[pa.Table, BinaryIO], None]
+Writer = Callable[["pa.Table", BinaryIO], None]
 
 #: what a format can write besides rows
 CAPABILITIES = ("rows", "report")
@@ -102,6 +102,8 @@ def write_table(t: pa.Table, out: BinaryIO, wide: bool = False) -> None:
     do not fit are hidden, and a note names both (``wide``: every column, every cell in full). At most
     :data:`TABLE_ROWS` rows are laid out (a terminal table of a whole fleet costs minutes and gigabytes);
     a last line says how many more there are and how to get them all."""
+    import pyarrow as pa
+
     from pt2logs.cli.layout import BLOCK_ROWS, blocks, fit, notes, rich_table, terminal_width
 
     total = t.num_rows
@@ -177,6 +179,8 @@ def write_csv(t: pa.Table, out: BinaryIO) -> None:
 
 @output_format("json", writes=("rows", "report"))
 def write_json(t: pa.Table, out: BinaryIO) -> None:
+    import orjson
+
     out.write(
         orjson.dumps(_rows(t), default=str, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
         + b"\n"
@@ -185,6 +189,8 @@ def write_json(t: pa.Table, out: BinaryIO) -> None:
 
 @output_format("ndjson")
 def write_ndjson(t: pa.Table, out: BinaryIO) -> None:
+    import orjson
+
     for row in _rows(t):
         out.write(orjson.dumps(row, default=str, option=orjson.OPT_NON_STR_KEYS) + b"\n")
 
