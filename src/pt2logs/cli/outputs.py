@@ -10,12 +10,10 @@ of their own. ``table`` is for people (rich, fits the terminal and says what it 
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import io
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 if TYPE_CHECKING:  # pyarrow loads with the first rows written, not at `--help`
     import pyarrow as pa
@@ -26,8 +24,7 @@ Writer = Callable[["pa.Table", BinaryIO], None]
 CAPABILITIES = ("rows", "report")
 
 
-@dataclass(frozen=True)
-class OutputFormat:
+class OutputFormat(NamedTuple):  # (a NamedTuple: `--help` does not load dataclasses)
     name: str
     write: Writer
     writes: frozenset[str] = frozenset({"rows"})
@@ -165,6 +162,8 @@ def text_console(file: Any, width: int) -> Any:
 @output_format("csv")
 def write_csv(t: pa.Table, out: BinaryIO) -> None:
     buf = io.StringIO()
+    import csv
+
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(t.column_names)
     for row in t.to_pylist():
