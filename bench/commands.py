@@ -35,9 +35,14 @@ ROUNDS = 5
 #: the 14 runs: the sample traces (5 runs), the GPU fixtures (5) and four tlparse test logs (one a 2-rank folder)
 TLPARSE_LOGS = ("simple.log", "comp_failure.log", "cache_hit_miss.log", "multi_rank_logs")
 
-#: the runs each command is asked about, by name (the newest of that name): summary and advise a run with
-#: recompiles and breaks, ranks a 2-rank DDP run, diff two runs of one workload
-RUN_OF = {"summary": "recompile_causes", "advise": "recompile_causes", "ranks": "ddp_2rank"}
+#: the runs each command is asked about, by name (the newest of the first name there is; the fleet holds copies
+#: of the sample traces only): summary and advise a run with recompiles, ranks a 2-rank DDP run, diff two runs of
+#: one workload
+RUN_OF = {
+    "summary": ("recompile_causes", "recompiles"),
+    "advise": ("recompile_causes", "recompiles"),
+    "ranks": ("ddp_2rank",),
+}
 DIFF_OF = "graph_breaks"
 
 
@@ -78,16 +83,19 @@ def command_lines(wh: Path) -> dict[str, list[str]]:
     """The four commands' argument lists for ``wh`` (runs picked by name, else the newest ones)."""
     runs = _runs(wh)
 
-    def named(name: str, nth: int = 0) -> str:
-        ids = [r for r, n in runs if n == name or n.startswith(name + " #")]
-        return ids[nth] if len(ids) > nth else runs[nth][0]
+    def named(names: tuple[str, ...], nth: int = 0) -> str:
+        for name in names:
+            ids = [r for r, n in runs if n == name or n.startswith(name + " #")]
+            if len(ids) > nth:
+                return ids[nth]
+        return runs[nth][0]
 
     w = ["--warehouse", str(wh)]
     return {
         "summary": ["summary", named(RUN_OF["summary"]), *w],
         "ranks": ["ranks", named(RUN_OF["ranks"]), *w],
         "advise": ["advise", named(RUN_OF["advise"]), *w],
-        "diff": ["diff", named(DIFF_OF, 1), named(DIFF_OF, 0), *w],
+        "diff": ["diff", named((DIFF_OF,), 1), named((DIFF_OF,), 0), *w],
     }
 
 

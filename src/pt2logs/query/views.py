@@ -121,15 +121,18 @@ def _statements(
     commits = snap.commits if snap is not None else _commits(wh)
     runs_present = src.present("runs")
     runs_src = src.sql("runs") if runs_present is not None else "(SELECT 1 WHERE false)"
+    # a connection's snapshot is fixed: the live transactions, the runs' roots and best sources are computed
+    # once, at connect (small tables: every view joins them, and a query inlining a dozen views planned and ran
+    # each of them again); the views file's are views (its queries list the files anew)
     kind = "TEMP TABLE" if snapshot else "VIEW"
     stmts.append(
         f"CREATE OR REPLACE {kind} _runs_all AS SELECT {_select_list(TABLES['runs'], runs_present)} FROM {runs_src}"
     )
     stmts.append(
-        "CREATE OR REPLACE VIEW _live AS SELECT run_id, arg_max(txn, committed_at) AS txn FROM _runs_all GROUP BY run_id"
+        f"CREATE OR REPLACE {kind} _live AS SELECT run_id, arg_max(txn, committed_at) AS txn FROM _runs_all GROUP BY run_id"
     )
     stmts.append(
-        "CREATE OR REPLACE VIEW _run_roots AS SELECT run_id, user_root FROM _runs_all SEMI JOIN _live USING (run_id, txn)"
+        f"CREATE OR REPLACE {kind} _run_roots AS SELECT run_id, user_root FROM _runs_all SEMI JOIN _live USING (run_id, txn)"
     )
     files_src = (
         f"(SELECT run_id, txn, format FROM {src.sql('files')}) f SEMI JOIN _live USING (run_id, txn)"
@@ -138,7 +141,7 @@ def _statements(
     )
     # a run's best source (lowest rank: format_rank(), source_rank()): the views of a table with a source keep its rows
     stmts.append(
-        f"CREATE OR REPLACE VIEW _run_source AS SELECT run_id, min(format_rank(format)) AS best FROM {files_src} GROUP BY run_id"
+        f"CREATE OR REPLACE {kind} _run_source AS SELECT run_id, min(format_rank(format)) AS best FROM {files_src} GROUP BY run_id"
     )
     stmts.append(_payloads_view(src))
     for name, t in TABLES.items():
