@@ -11,7 +11,7 @@
 - the same commands on the synthesized fleet (bench/fleet.py), against 1 s.
 
 Every contender runs once per round, interleaved, for ROUNDS rounds (the machine is shared: its speed drifts);
-the best wall and the best CPU seconds (user + system, /usr/bin/time) of each are compared, each ratio within
+the best wall and the best CPU seconds (user + system, the children's getrusage) of each are compared, each ratio within
 this one run.
 """
 
@@ -195,7 +195,7 @@ def markdown(r: dict) -> list[str]:
     x = r["commands"]
     out = [
         f"Each contender once per round, interleaved, {x['rounds']} rounds; best wall and best CPU (user + system, "
-        '`/usr/bin/time`) of each; the ratios within this run. Start: against `python -c "import click"`. '
+        '`getrusage` of the children) of each; the ratios within this run. Start: against `python -c "import click"`. '
         "Commands: against the floor of any Python command that answers from DuckDB (start Python, import duckdb, "
         "connect, one query over the warehouse's `runs` files).",
         "",

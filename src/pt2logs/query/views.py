@@ -121,19 +121,15 @@ def _statements(
     commits = snap.commits if snap is not None else _commits(wh)
     runs_present = src.present("runs")
     runs_src = src.sql("runs") if runs_present is not None else "(SELECT 1 WHERE false)"
-    # a connection's snapshot is fixed: the live transactions, the runs' roots and best sources are computed
-    # once, at connect (small tables: every view joins them, and a query inlining a dozen views planned and ran
-    # each of them again); the views file's are views (its queries list the files anew)
+    # a snapshot is fixed: live transactions, roots, best sources made once (every view joins them)
     kind = "TEMP TABLE" if snapshot else "VIEW"
     stmts.append(
         f"CREATE OR REPLACE {kind} _runs_all AS SELECT {_select_list(TABLES['runs'], runs_present)} FROM {runs_src}"
     )
-    stmts.append(
-        f"CREATE OR REPLACE {kind} _live AS SELECT run_id, arg_max(txn, committed_at) AS txn FROM _runs_all GROUP BY run_id"
-    )
-    stmts.append(
-        f"CREATE OR REPLACE {kind} _run_roots AS SELECT run_id, user_root FROM _runs_all SEMI JOIN _live USING (run_id, txn)"
-    )
+    stmts += [
+        f"CREATE OR REPLACE {kind} _live AS SELECT run_id, arg_max(txn, committed_at) AS txn FROM _runs_all GROUP BY run_id",
+        f"CREATE OR REPLACE {kind} _run_roots AS SELECT run_id, user_root FROM _runs_all SEMI JOIN _live USING (run_id, txn)",
+    ]
     files_src = (
         f"(SELECT run_id, txn, format FROM {src.sql('files')}) f SEMI JOIN _live USING (run_id, txn)"
         if src.present("files") is not None
@@ -198,9 +194,8 @@ def _statements(
 def _payloads_view(src: Any) -> str:
     """``_payloads``: one row per key of the payload store (pt2logs.store.payloads). Every file is read, not
     only committed ones: a key is the hash of its text, so any copy of it is the right text, and an
-    events row only ever names a key that is committed with it or before it. The copy kept is chosen by
-    its place (the first file name and row), the keys alone grouped: grouping the texts themselves (39 MB
-    for 14 small runs) was most of the time of every query reading a payload (issue 36)."""
+    events row only ever names a key that is committed with it or before it. The copy kept: the first by
+    place (file, row), only the keys grouped (grouping the texts was most of a payload query's time)."""
     if src.present(PAYLOADS) is None:
         return f"CREATE OR REPLACE VIEW _payloads AS SELECT NULL::BLOB AS {_ident(PAYLOAD_KEY)}, NULL::VARCHAR AS payload WHERE false"
     key, rows = _ident(PAYLOAD_KEY), src.sql(PAYLOADS, row_ids=True)
