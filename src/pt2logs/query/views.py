@@ -121,14 +121,14 @@ def _statements(
     commits = snap.commits if snap is not None else _commits(wh)
     runs_present = src.present("runs")
     runs_src = src.sql("runs") if runs_present is not None else "(SELECT 1 WHERE false)"
-    # a snapshot is fixed: live transactions, roots, best sources made once (every view joins them)
+    # fixed in a snapshot: live transactions, best sources made once (a view of roots keeps a run filter)
     kind = "TEMP TABLE" if snapshot else "VIEW"
     stmts.append(
         f"CREATE OR REPLACE {kind} _runs_all AS SELECT {_select_list(TABLES['runs'], runs_present)} FROM {runs_src}"
     )
     stmts += [
         f"CREATE OR REPLACE {kind} _live AS SELECT run_id, arg_max(txn, committed_at) AS txn FROM _runs_all GROUP BY run_id",
-        f"CREATE OR REPLACE {kind} _run_roots AS SELECT run_id, user_root FROM _runs_all SEMI JOIN _live USING (run_id, txn)",
+        "CREATE OR REPLACE VIEW _run_roots AS SELECT run_id, user_root FROM _runs_all SEMI JOIN _live USING (run_id, txn)",
     ]
     files_src = (
         f"(SELECT run_id, txn, format FROM {src.sql('files')}) f SEMI JOIN _live USING (run_id, txn)"
