@@ -7,6 +7,7 @@
     python -m bench --only realfleet --realfleet-runs 500,2000  # peaks of ingest/compact/dashboard/query
     python -m bench --only storage                  # warehouse bytes ÷ input bytes, 100 runs
     python -m bench --only serve --serve-runs 10000 # pt2logs serve: page latency per route
+    python -m bench --only commands                 # --help vs import click; summary/ranks/advise/diff vs the floor
     python -m bench --only bombs --bomb-mb 5000
     python -m bench --only bombs --bomb-before /work/main/src   # the readers' bombs also against other code
     python -m bench --only one_trace --peers-python /tmp/peers/bin/python  # one GPU trace vs tlhub, tlparse
@@ -398,6 +399,7 @@ def main() -> None:
             "storage",
             "serve",
             "one_trace",
+            "commands",
         ],
         action="append",
     )
@@ -415,6 +417,12 @@ def main() -> None:
         type=int,
         default=10000,
         help="runs of the fleet `serve` is also timed at (0: samples only)",
+    )
+    ap.add_argument(
+        "--cmd-fleet-runs",
+        type=int,
+        default=10000,
+        help="runs of the fleet `commands` also times summary/ranks/advise/diff at (0: the 14 runs only)",
     )
     ap.add_argument(
         "--bomb-mb",
@@ -446,6 +454,7 @@ def main() -> None:
             100,
         )
         args.serve_runs = 200
+        args.cmd_fleet_runs = 200
     OUT.mkdir(parents=True, exist_ok=True)
     bytecode()
     load = os.getloadavg()[
@@ -453,7 +462,17 @@ def main() -> None:
     ]  # other work on the machine: wall times of this run are worth that much less
     only = set(
         args.only
-        or ["ingest", "profile", "many", "reingest", "bombs", "fleet", "storage", "one_trace"]
+        or [
+            "ingest",
+            "profile",
+            "many",
+            "reingest",
+            "bombs",
+            "fleet",
+            "storage",
+            "one_trace",
+            "commands",
+        ]
     )
     results: dict = {}
     if "ingest" in only:
@@ -493,6 +512,11 @@ def main() -> None:
 
         results["serve"] = bench_serve(OUT, args.serve_runs)
         print(json.dumps(results["serve"], default=lambda x: round(x, 1)), flush=True)
+    if "commands" in only:
+        from bench.commands import bench as bench_commands
+
+        results["commands"] = bench_commands(OUT, args.cmd_fleet_runs, 3 if args.quick else 5)
+        print(json.dumps(results["commands"], default=lambda x: round(x, 3))[:3000], flush=True)
     when = (
         dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         + f"; load average {load:.1f} on {os.cpu_count()} cores when it started (above 1, other work shared the machine)"

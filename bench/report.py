@@ -369,6 +369,13 @@ def markdown(r: dict, machine: str, args: str, when: dt.datetime) -> str:
         from bench.serve import markdown as serve_markdown
 
         out += serve_markdown(r["serve"], title("## pt2logs serve: page latency", "serve"))
+    if "commands" in r:
+        from bench.commands import markdown as commands_markdown
+
+        out += [
+            *title("## Start and the commands about one run (issue 36)", "commands"),
+            *commands_markdown(r),
+        ]
     out += _targets(r)
     return "\n".join(out) + "\n"
 
@@ -481,6 +488,9 @@ def _targets(r: dict) -> list[str]:
                 x["dashboard_s"] <= 10,
             ),
         ]
+    from bench.commands import targets as command_targets
+
+    rows += command_targets(r)
     if not rows:
         return []
     out = [

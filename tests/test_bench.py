@@ -306,3 +306,42 @@ def test_one_trace_times_each_tool_as_a_process_and_reports_the_ratios(tmp_path)
     assert "## One GPU trace: pt2logs vs tlhub vs tlparse" in page
     assert f"pt2logs ÷ tlparse: **{row['x_tlparse']:.2f}×** wall" in page
     assert list(tmp_path.iterdir()) == []  # its work folders are removed
+
+
+def test_commands_section_and_targets_show_each_ratio_of_the_best_runs():
+    """`python -m bench --only commands` (issue 36): start vs import click, the commands vs the floor, in one run."""
+    from bench.commands import _ratios
+    from bench.measure import Measure
+    from bench.report import markdown
+
+    def ms(*pairs):
+        return [Measure(w, 50.0, 0, "", c) for w, c in pairs]
+
+    start = _ratios(
+        {
+            "import click": ms((0.10, 0.05), (0.08, 0.04)),
+            "pt2logs --help": ms((0.12, 0.06), (0.20, 0.05)),
+        },
+        "import click",
+    )
+    lines = {"summary": ["summary", "abc", "--warehouse", "/wh"]}
+    small = _ratios(
+        {"floor": ms((0.2, 0.1), (0.3, 0.15)), "summary": ms((0.5, 0.3), (0.9, 0.25))}, "floor"
+    )
+    r = {
+        "commands": {
+            "rounds": 2,
+            "start": start,
+            "small": {"runs": 14, "commands": lines, "results": small},
+        }
+    }
+    page = markdown(r, "a machine", "--only commands", dt.datetime(2026, 1, 2, 3, 5))
+    assert "## Start and the commands about one run (issue 36)" in page
+    # best wall and best CPU of each, even from different rounds: 0.12 / 0.08 and 0.05 / 0.04
+    assert "| `pt2logs --help` | 0.120 | 0.050 | **1.50×** | **1.25×** | 50 |" in page
+    assert "| `pt2logs summary abc` | 0.500 | 0.250 | **2.50×** | **2.50×** | 50 |" in page
+    assert "| `pt2logs --help` ≤ 1.5× `import click` | 1.25× CPU, 1.50× wall | yes |" in page
+    assert (
+        "| `summary` on 14 runs ≤ 2× the Python + DuckDB floor | 2.50× CPU, 2.50× wall | **no** |"
+        in page
+    )

@@ -17,7 +17,9 @@ This package is the only code that writes to the terminal; the core never import
     advice_view.py advise's terminal blocks and Markdown document
     outputs.py     the output-format registry (table, csv, json, ...) for query results
 
-Every command has ``--help`` with an example.
+Every command has ``--help`` with an example. A command imports what it needs inside its body: `pt2logs --help`
+and `pt2logs CMD --help` load click and these modules only, never pyarrow, DuckDB, polars, torch or altair
+(tests/cli/test_start.py checks).
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ from pt2logs.cli import (
     read,
     serve,
 )
-from pt2logs.redaction.redact import redact
 from pt2logs.version import __version__
 
 ORDER = [
@@ -93,6 +94,8 @@ def describe_failure(e: BaseException) -> str:
         )
     if isinstance(e, MemoryError):
         return "out of memory. Try --jobs 1, or ingest fewer inputs at a time."
+    from pt2logs.redaction.redact import redact
+
     text = redact(str(e)) or "(no message)"
     if type(e).__name__ == "WarehouseError":  # says what is wrong and what to do already
         return text

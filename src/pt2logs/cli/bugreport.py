@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import zipfile
-
 import click
 
 from pt2logs.cli.options import connect_warehouse, query_error, warehouse_option
@@ -68,6 +66,8 @@ def bundle(
         click.echo(rep.markdown, nl=False)
         return
     if output.endswith(".zip"):
+        import zipfile
+
         with zipfile.ZipFile(output, "w", zipfile.ZIP_DEFLATED) as z:
             for name, text in rep.files.items():
                 z.writestr(name, text)

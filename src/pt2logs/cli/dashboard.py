@@ -8,7 +8,6 @@ chart library (the Vega bundle, seconds to build) cached between runs.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import click
 
@@ -115,6 +114,8 @@ def dashboard(
         raise query_error(e) from None  # a --run or --tag naming no run: a usage error
     except DashboardError as e:
         raise click.ClickException(str(e)) from None
+    from pathlib import Path
+
     path = Path(out)
     if path.parent and not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -150,6 +151,8 @@ def cached_vega_bundle() -> str:
     """The Vega bundle, from ``$PT2LOGS_CACHE`` (default ``~/.cache/pt2logs``, or under
     ``$XDG_CACHE_HOME``) when a whole copy is there, else built and stored there for next time.
     A cache that cannot be read or written only costs the seconds to build it."""
+    from pathlib import Path
+
     from pt2logs.dashboard import bundle_name, is_bundle, vega_bundle
 
     cache = Path(

@@ -7,7 +7,7 @@ import sys
 import click
 
 from pt2logs.cli.options import parse_tags, warehouse_option
-from pt2logs.recording.capture import DEFAULT_TORCH_LOGS
+from pt2logs.recording import DEFAULT_TORCH_LOGS
 
 
 @click.command()

@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from pt2logs.cli.outputs import OUTPUT_FORMATS, formats_that
-from pt2logs.store.warehouse import DEFAULT_WAREHOUSE
+from pt2logs.store import DEFAULT_WAREHOUSE
 
 WAREHOUSE_HELP = "Warehouse folder or URL (s3://, gs://, ...). Default: $PT2LOGS_WAREHOUSE or ./pt2logs_warehouse."
 

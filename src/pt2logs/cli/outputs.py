@@ -10,24 +10,21 @@ of their own. ``table`` is for people (rich, fits the terminal and says what it 
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import io
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
-import orjson
-import pyarrow as pa
+if TYPE_CHECKING:  # pyarrow loads with the first rows written, not at `--help`
+    import pyarrow as pa
 
-Writer = Callable[[pa.Table, BinaryIO], None]
+Writer = Callable[["pa.Table", BinaryIO], None]
 
 #: what a format can write besides rows
 CAPABILITIES = ("rows", "report")
 
 
-@dataclass(frozen=True)
-class OutputFormat:
+class OutputFormat(NamedTuple):  # (a NamedTuple: `--help` does not load dataclasses)
     name: str
     write: Writer
     writes: frozenset[str] = frozenset({"rows"})
@@ -102,6 +99,8 @@ def write_table(t: pa.Table, out: BinaryIO, wide: bool = False) -> None:
     do not fit are hidden, and a note names both (``wide``: every column, every cell in full). At most
     :data:`TABLE_ROWS` rows are laid out (a terminal table of a whole fleet costs minutes and gigabytes);
     a last line says how many more there are and how to get them all."""
+    import pyarrow as pa
+
     from pt2logs.cli.layout import BLOCK_ROWS, blocks, fit, notes, rich_table, terminal_width
 
     total = t.num_rows
@@ -163,6 +162,8 @@ def text_console(file: Any, width: int) -> Any:
 @output_format("csv")
 def write_csv(t: pa.Table, out: BinaryIO) -> None:
     buf = io.StringIO()
+    import csv
+
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(t.column_names)
     for row in t.to_pylist():
@@ -177,6 +178,8 @@ def write_csv(t: pa.Table, out: BinaryIO) -> None:
 
 @output_format("json", writes=("rows", "report"))
 def write_json(t: pa.Table, out: BinaryIO) -> None:
+    import orjson
+
     out.write(
         orjson.dumps(_rows(t), default=str, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
         + b"\n"
@@ -185,6 +188,8 @@ def write_json(t: pa.Table, out: BinaryIO) -> None:
 
 @output_format("ndjson")
 def write_ndjson(t: pa.Table, out: BinaryIO) -> None:
+    import orjson
+
     for row in _rows(t):
         out.write(orjson.dumps(row, default=str, option=orjson.OPT_NON_STR_KEYS) + b"\n")
 

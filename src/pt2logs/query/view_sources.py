@@ -34,17 +34,23 @@ def q(s: str) -> str:
 _q = q
 
 
-def source_sql(wh: Warehouse, table: str, skip: set[str] | frozenset[str] = frozenset()) -> str:
+def source_sql(
+    wh: Warehouse, table: str, skip: set[str] | frozenset[str] = frozenset(), row_ids: bool = False
+) -> str:
     """The table's files (a glob: each query sees the files of that moment), less the files in ``skip``
     (names of files a compaction replaced: pruned by file name before they are scanned). Only where
     writers put files (``<table>/ingest_date=<day>/part-….parquet``, snapshot.is_data_path): a stray
-    copy or folder beside them is not read by the views file either."""
+    copy or folder beside them is not read by the views file either. ``row_ids``: each row's ``filename`` and
+    ``file_row_number`` too (where a row is: one copy of a payload chosen by its place, not its text)."""
     glob = wh.url(table, f"{PARTITION}=*", "part-*.parquet")
     src = f"read_parquet({_q(glob)}, union_by_name=true, hive_partitioning=true, hive_types={{{_q(PARTITION)}: VARCHAR}}"
+    if row_ids:
+        src += ", file_row_number=true"
     if not skip:
-        return src + ")"
+        return src + (", filename=true)" if row_ids else ")")
     names = ", ".join(_q(n) for n in sorted(skip))
-    return f"(SELECT * EXCLUDE (filename) FROM {src}, filename=true) WHERE parse_filename(filename) NOT IN ({names}))"
+    keep = "*" if row_ids else "* EXCLUDE (filename)"
+    return f"(SELECT {keep} FROM {src}, filename=true) WHERE parse_filename(filename) NOT IN ({names}))"
 
 
 def _present_columns(
@@ -90,8 +96,8 @@ class Glob:
         # (Taken after, a compaction committing in between would hide the files of the runs read.)
         self.skip = wh.garbage_names()
 
-    def sql(self, table: str) -> str:
-        return source_sql(self.wh, table, self.skip)
+    def sql(self, table: str, row_ids: bool = False) -> str:
+        return source_sql(self.wh, table, self.skip, row_ids)
 
     def present(self, table: str) -> set[str] | None:
         """The union of the files' columns (``union_by_name``: a newest file written by an older pt2logs
@@ -110,11 +116,12 @@ class Listed:
     def __init__(self, con: duckdb.DuckDBPyConnection, wh: Warehouse, snap: Snapshot):
         self.con, self.wh, self.snap = con, wh, snap
 
-    def sql(self, table: str) -> str:
+    def sql(self, table: str, row_ids: bool = False) -> str:
         urls = ", ".join(_q(self.wh.url(*rel.split("/"))) for rel in self.snap.files.get(table, ()))
+        ids = ", filename=true, file_row_number=true" if row_ids else ""
         return (
             f"read_parquet([{urls}], union_by_name=true, hive_partitioning=true, "
-            f"hive_types={{{_q(PARTITION)}: VARCHAR}})"
+            f"hive_types={{{_q(PARTITION)}: VARCHAR}}{ids})"
         )
 
     def present(self, table: str) -> set[str] | None:

@@ -121,16 +121,15 @@ def _statements(
     commits = snap.commits if snap is not None else _commits(wh)
     runs_present = src.present("runs")
     runs_src = src.sql("runs") if runs_present is not None else "(SELECT 1 WHERE false)"
+    # fixed in a snapshot: live transactions, best sources made once (a view of roots keeps a run filter)
     kind = "TEMP TABLE" if snapshot else "VIEW"
     stmts.append(
         f"CREATE OR REPLACE {kind} _runs_all AS SELECT {_select_list(TABLES['runs'], runs_present)} FROM {runs_src}"
     )
-    stmts.append(
-        "CREATE OR REPLACE VIEW _live AS SELECT run_id, arg_max(txn, committed_at) AS txn FROM _runs_all GROUP BY run_id"
-    )
-    stmts.append(
-        "CREATE OR REPLACE VIEW _run_roots AS SELECT run_id, user_root FROM _runs_all SEMI JOIN _live USING (run_id, txn)"
-    )
+    stmts += [
+        f"CREATE OR REPLACE {kind} _live AS SELECT run_id, arg_max(txn, committed_at) AS txn FROM _runs_all GROUP BY run_id",
+        "CREATE OR REPLACE VIEW _run_roots AS SELECT run_id, user_root FROM _runs_all SEMI JOIN _live USING (run_id, txn)",
+    ]
     files_src = (
         f"(SELECT run_id, txn, format FROM {src.sql('files')}) f SEMI JOIN _live USING (run_id, txn)"
         if src.present("files") is not None
@@ -138,7 +137,7 @@ def _statements(
     )
     # a run's best source (lowest rank: format_rank(), source_rank()): the views of a table with a source keep its rows
     stmts.append(
-        f"CREATE OR REPLACE VIEW _run_source AS SELECT run_id, min(format_rank(format)) AS best FROM {files_src} GROUP BY run_id"
+        f"CREATE OR REPLACE {kind} _run_source AS SELECT run_id, min(format_rank(format)) AS best FROM {files_src} GROUP BY run_id"
     )
     stmts.append(_payloads_view(src))
     for name, t in TABLES.items():
@@ -198,12 +197,17 @@ def _statements(
 def _payloads_view(src: Any) -> str:
     """``_payloads``: one row per key of the payload store (pt2logs.store.payloads). Every file is read, not
     only committed ones: a key is the hash of its text, so any copy of it is the right text, and an
-    events row only ever names a key that is committed with it or before it."""
+    events row only ever names a key that is committed with it or before it. The copy kept: the first by
+    place (file, row), only the keys grouped (grouping the texts was most of a payload query's time)."""
     if src.present(PAYLOADS) is None:
         return f"CREATE OR REPLACE VIEW _payloads AS SELECT NULL::BLOB AS {_ident(PAYLOAD_KEY)}, NULL::VARCHAR AS payload WHERE false"
+    key, rows = _ident(PAYLOAD_KEY), src.sql(PAYLOADS, row_ids=True)
     return (
-        f"CREATE OR REPLACE VIEW _payloads AS SELECT {_ident(PAYLOAD_KEY)}, any_value(payload) AS payload "
-        f"FROM (SELECT {_ident(PAYLOAD_KEY)}, payload FROM {src.sql(PAYLOADS)}) GROUP BY {_ident(PAYLOAD_KEY)}"
+        f"CREATE OR REPLACE VIEW _payloads AS SELECT s.{key}, s.payload "
+        f"FROM (SELECT {key}, payload, filename, file_row_number FROM {rows}) s "
+        f"SEMI JOIN (SELECT {key}, min({{'f': filename, 'r': file_row_number}}) AS first "
+        f"FROM (SELECT {key}, filename, file_row_number FROM {rows}) GROUP BY {key}) k "
+        f"ON s.{key} = k.{key} AND s.filename = k.first.f AND s.file_row_number = k.first.r"
     )
 
 

@@ -39,12 +39,11 @@ from pt2logs.readers.documents.counters import dump_document
 from pt2logs.readers.documents.run_record import FORMAT as RUN_RECORD
 from pt2logs.readers.documents.run_record import NAME as RECORD_NAME
 from pt2logs.readers.lines.outcome_patterns import signal_name
+from pt2logs.recording import DEFAULT_TORCH_LOGS
 from pt2logs.recording.record import record_extra, write_record
 from pt2logs.recording.tee import TEE_ARGV
 from pt2logs.redaction.masking import Learnt, join, scrub_folder
 from pt2logs.store.warehouse import DEFAULT_WAREHOUSE, Warehouse
-
-DEFAULT_TORCH_LOGS = "recompiles,graph_breaks"
 
 _SITECUSTOMIZE = """\
 # written by pt2logs run: dump torch._dynamo counters at exit, then chain to the real sitecustomize

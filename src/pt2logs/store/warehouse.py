@@ -41,7 +41,7 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from pt2logs.store import faults, manifest, recovery
+from pt2logs.store import DEFAULT_WAREHOUSE, faults, manifest, recovery
 from pt2logs.store.lease import (
     Heartbeat,
     LeaseLost,
@@ -68,8 +68,6 @@ from pt2logs.store.parts import (  # noqa: F401  (re-exported: the writer side o
 from pt2logs.store.recovery import GC_DIR, TXN_DIR
 from pt2logs.tables import TABLES
 from pt2logs.tables.schema import WAREHOUSE_FORMAT
-
-DEFAULT_WAREHOUSE = "./pt2logs_warehouse"
 
 
 class WarehouseError(Exception):
