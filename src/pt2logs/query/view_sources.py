@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pt2logs.store.parts import PARTITION, file_schema
+from pt2logs.store.warehouse import PAYLOAD_KEY, PAYLOADS
 from pt2logs.tables import TABLES
 
 if TYPE_CHECKING:
@@ -133,3 +134,21 @@ class Listed:
         return {
             r[0] for r in self.con.execute(f"DESCRIBE SELECT * FROM {self.sql(table)}").fetchall()
         } | {PARTITION}
+
+
+def payloads_view(src: Listed | Glob) -> str:
+    """``_payloads``: one row per key of the payload store (pt2logs.store.payloads). Every file is read, not
+    only committed ones: a key is the hash of its text, so any copy of it is the right text, and an
+    events row only ever names a key that is committed with it or before it. The copy kept: the first by
+    place (file, row), only the keys grouped (grouping the texts was most of a payload query's time)."""
+    key = f'"{PAYLOAD_KEY}"'
+    if src.present(PAYLOADS) is None:
+        return f"CREATE OR REPLACE VIEW _payloads AS SELECT NULL::BLOB AS {key}, NULL::VARCHAR AS payload WHERE false"
+    rows = src.sql(PAYLOADS, row_ids=True)
+    return (
+        f"CREATE OR REPLACE VIEW _payloads AS SELECT s.{key}, s.payload "
+        f"FROM (SELECT {key}, payload, filename, file_row_number FROM {rows}) s "
+        f"SEMI JOIN (SELECT {key}, min({{'f': filename, 'r': file_row_number}}) AS first "
+        f"FROM (SELECT {key}, filename, file_row_number FROM {rows}) GROUP BY {key}) k "
+        f"ON s.{key} = k.{key} AND s.filename = k.first.f AND s.file_row_number = k.first.r"
+    )

@@ -16,7 +16,7 @@ from typing import Any
 import duckdb
 
 from pt2logs.query.macros import statements as macro_statements
-from pt2logs.query.view_sources import Glob, Listed
+from pt2logs.query.view_sources import Glob, Listed, payloads_view
 from pt2logs.store.recovery import gc_grace_s
 from pt2logs.store.snapshot import (
     Snapshot,
@@ -29,7 +29,6 @@ from pt2logs.store.snapshot import (
 from pt2logs.store.warehouse import (
     PARTITION,
     PAYLOAD_KEY,
-    PAYLOADS,
     STORED,
     Warehouse,
     WarehouseError,
@@ -139,7 +138,7 @@ def _statements(
     stmts.append(
         f"CREATE OR REPLACE {kind} _run_source AS SELECT run_id, min(format_rank(format)) AS best FROM {files_src} GROUP BY run_id"
     )
-    stmts.append(_payloads_view(src))
+    stmts.append(payloads_view(src))
     for name, t in TABLES.items():
         if name == "runs":
             # warehouses written before n_ranks counted a rankless run as one process stored 0
@@ -192,23 +191,6 @@ def _statements(
             )
     stmts += table
     return stmts, commits
-
-
-def _payloads_view(src: Any) -> str:
-    """``_payloads``: one row per key of the payload store (pt2logs.store.payloads). Every file is read, not
-    only committed ones: a key is the hash of its text, so any copy of it is the right text, and an
-    events row only ever names a key that is committed with it or before it. The copy kept: the first by
-    place (file, row), only the keys grouped (grouping the texts was most of a payload query's time)."""
-    if src.present(PAYLOADS) is None:
-        return f"CREATE OR REPLACE VIEW _payloads AS SELECT NULL::BLOB AS {_ident(PAYLOAD_KEY)}, NULL::VARCHAR AS payload WHERE false"
-    key, rows = _ident(PAYLOAD_KEY), src.sql(PAYLOADS, row_ids=True)
-    return (
-        f"CREATE OR REPLACE VIEW _payloads AS SELECT s.{key}, s.payload "
-        f"FROM (SELECT {key}, payload, filename, file_row_number FROM {rows}) s "
-        f"SEMI JOIN (SELECT {key}, min({{'f': filename, 'r': file_row_number}}) AS first "
-        f"FROM (SELECT {key}, filename, file_row_number FROM {rows}) GROUP BY {key}) k "
-        f"ON s.{key} = k.{key} AND s.filename = k.first.f AND s.file_row_number = k.first.r"
-    )
 
 
 #: how often a query is run again when a file it listed was deleted before it was read
