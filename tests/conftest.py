@@ -78,18 +78,20 @@ def table_rows(
 def tables_rows(warehouse: str, drops: dict[str, tuple[str, ...]]) -> dict[str, list[tuple]]:
     """``table_rows`` of each table in ``drops`` (table -> columns to drop), over one connection: a
     connection lists the warehouse and makes a view per table (about a second on a busy machine), so a
-    whole-warehouse snapshot made with one connection per table cost half a minute."""
+    whole-warehouse snapshot made with one connection per table cost half a minute. Every query reads
+    the connection's one snapshot (``con.execute``, not ``arrow_table``: that one takes a new snapshot
+    once the old one is half a grace period old, and tests that set PT2LOGS_GC_GRACE_S=0 for their
+    writers made one per query: 7 CPU s per whole-warehouse snapshot instead of 1)."""
     import pt2logs
-    from pt2logs.query.views import arrow_table
 
     con = pt2logs.connect(warehouse)
     try:
         out = {}
         for table, drop in drops.items():
             cols = [
-                c
-                for c in arrow_table(con, f'SELECT * FROM "{table}" LIMIT 0').schema.names
-                if c not in drop
+                d[0]
+                for d in con.execute(f'SELECT * FROM "{table}" LIMIT 0').description
+                if d[0] not in drop
             ]
             sel = ", ".join(f'"{c}"' for c in cols)
             out[table] = sorted(con.execute(f'SELECT {sel} FROM "{table}"').fetchall(), key=repr)
@@ -117,20 +119,20 @@ def scalar(warehouse: str | Path, sql: str) -> object:
 # single long tests be spread, but with pytest 9 xdist 3.8's group suffix on the nodeid is lost: it
 # behaves as --dist load, and every worker made every session fixture again.)
 
-#: files that take longest (figures: --durations on 2 cores), longest first
+#: files that take longest, longest first (CPU seconds measured one file at a time with -p no:xdist on a
+#: loaded 2-core machine, 2026-11-27; the suite is CPU-bound: its wall time is about its CPU time / 2)
 LONGEST = (
-    "tests/test_outcomes.py",  # 2-rank torchrun jobs, a deadlock stopped after 68 s of silence (80-100 s setup)
-    "tests/test_s3_readers.py",  # a writer commits while readers read (60-100 s)
-    "tests/test_two_installs.py",  # three torch.compile scenarios (50-120 s setup)
-    "tests/test_damaged_inputs.py",  # every command on 60 damaged runs (2-20 s each)
-    "tests/test_crash_safety.py",  # a process killed at every step (15-25 s each)
-    "tests/test_sources_agree.py",  # makes real_run (30-110 s), which 4 other files read later
-    "tests/test_cache_misses.py",  # three torch runs (27-85 s setup)
-    "tests/test_warehouse.py",  # three ingests killed and run again (30-45 s)
-    "tests/test_s3_lease.py",  # lease waits (30 s a test)
-    "tests/test_payload_store.py",
-    "tests/test_advice.py",  # a torch run (15-40 s setup)
-    "tests/test_fuzz.py",
+    "tests/test_outcomes.py",  # 2-rank torchrun jobs (76 CPU s setup), a deadlock stopped after 68 s of silence
+    "tests/test_s3_readers.py",  # readers re-snapshot on moto while a writer commits (70-85 CPU s)
+    "tests/test_two_installs.py",  # three torch.compile scenarios (60 CPU s setup)
+    "tests/test_crash_safety.py",  # 10 kill points (2-6 CPU s each), readers beside compactions
+    "tests/test_s3_lease.py",  # three writers on moto, 11-17 CPU s each, lease waits of 2-6 s
+    "tests/test_damaged_inputs.py",  # every command on 54 damaged runs
+    "tests/test_cache_misses.py",  # three torch runs (42 CPU s)
+    "tests/test_advice.py",  # a torch run (40 CPU s with its tests)
+    "tests/test_sources_agree.py",  # makes real_run (28 CPU s), which 4 other files read later
+    "tests/test_payload_store.py",  # kill points of ingest and compact (68 CPU s)
+    "tests/test_warehouse.py",  # three ingests killed and run again
 )
 
 

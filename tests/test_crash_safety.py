@@ -241,16 +241,14 @@ def test_pool_workers_end_when_their_ingest_is_killed(tmp_path):
 
 
 _READER = """
-import sys, time
+import sys
 from click.testing import CliRunner
 from pt2logs.cli import main
-wh, seconds = sys.argv[1], float(sys.argv[2])
+wh, rounds = sys.argv[1], int(sys.argv[2])
 runner = CliRunner()
-ok = failed = rounds = 0
+ok = failed = 0
 first = {}
-end = time.monotonic() + seconds
-while time.monotonic() < end or rounds < 4:  # at least 4 rounds, however loaded the machine
-    rounds += 1
+for _ in range(rounds):  # counted, not timed: the compactions run as long as the reads do
     for args in (["summary", "-w", wh], ["query", "recompile_list", "-w", wh, "-f", "csv"],
                  ["query", "run_overview", "-w", wh, "-f", "csv"]):
         r = runner.invoke(main, args)
@@ -275,7 +273,7 @@ def test_readers_never_fail_while_compactions_replace_files(tmp_path, monkeypatc
     pt2logs.ingest([str(SAMPLES)], wh)
     before = counts(wh)
     reader = subprocess.Popen(
-        [sys.executable, "-c", _READER, wh, "5"],
+        [sys.executable, "-c", _READER, wh, "4"],
         env=_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -286,6 +284,9 @@ def test_readers_never_fail_while_compactions_replace_files(tmp_path, monkeypatc
         res = compact(wh, min_files=1)  # every partition rewritten
         rewrites += len(res.partitions)
         deleted += getattr(res, "files_deleted", 0)
+        # a breath between compactions: back to back they took a core from the reader for as long as
+        # it ran (71 CPU s on a loaded machine); each read command still sees several replacements
+        time.sleep(0.3)
     out, err = reader.communicate()
     ok, failed = map(int, out.split()[-2:])
     assert failed == 0, err[-3000:]

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -92,6 +93,23 @@ def inputs(tmp_path_factory) -> dict[str, Path]:
     }
 
 
+@pytest.fixture(scope="module")
+def reference(inputs, tmp_path_factory) -> Callable[..., dict]:
+    """``reference("a", "b")``: the :func:`snapshot` of :func:`inline` over those inputs, in that order.
+    A pure function of the module's inputs, so each is made once per module: the kill-point cases
+    compared against the same references, and made them again for every step (12 ingests)."""
+    made: dict[tuple[str, ...], dict] = {}
+
+    def ref(*names: str) -> dict:
+        if names not in made:
+            wh = tmp_path_factory.mktemp("ref") / "wh"
+            with pytest.MonkeyPatch.context() as m:
+                made[names] = snapshot(inline([inputs[n] for n in names], wh, m))
+        return made[names]
+
+    return ref
+
+
 def test_answers_are_those_of_payloads_in_their_rows(tmp_path, monkeypatch, inputs):
     """Sample runs, a run twice, a damaged copy (md5 kept, payload changed) and tlparse's output folder
     of the same trace (payloads re-serialized under the same md5): the store keys each by its bytes."""
@@ -146,7 +164,7 @@ def test_answers_are_those_of_payloads_in_their_rows(tmp_path, monkeypatch, inpu
     assert set(keys) == named
 
 
-def test_runs_of_one_model_share_their_payloads_across_transactions(tmp_path, monkeypatch, inputs):
+def test_runs_of_one_model_share_their_payloads_across_transactions(tmp_path, inputs, reference):
     wh = str(tmp_path / "wh")
     pt2logs.ingest([str(inputs["a"])], wh)
     first = raw(wh, "payloads", ["payload_key"])
@@ -166,12 +184,11 @@ def test_runs_of_one_model_share_their_payloads_across_transactions(tmp_path, mo
             "SELECT count(*) FROM events WHERE strlen(payload) >= 64 AND run_id = (SELECT min(run_id) FROM runs)"
         ).fetchone()[0]
     )
-    ref = inline([inputs["a"], inputs["b"]], tmp_path / "ref", monkeypatch)
-    assert snapshot(wh) == snapshot(ref)
+    assert snapshot(wh) == reference("a", "b")
 
 
 def test_a_writer_that_may_hold_few_keys_stores_payloads_again_and_answers_the_same(
-    tmp_path, monkeypatch, inputs
+    tmp_path, monkeypatch, inputs, reference
 ):
     monkeypatch.setenv("PT2LOGS_PAYLOAD_KEYS", "5")  # 5 committed keys known, 5 of its own
     monkeypatch.setattr("pt2logs.store.payloads.OWN_KEYS", 5)
@@ -180,8 +197,7 @@ def test_a_writer_that_may_hold_few_keys_stores_payloads_again_and_answers_the_s
     pt2logs.ingest([str(inputs["b"])], wh, engine=_one_process())
     keys = [r["payload_key"] for r in raw(wh, "payloads", ["payload_key"])]
     assert len(keys) > len(set(keys))  # stored again: bytes, not answers
-    ref = inline([inputs["a"], inputs["b"]], tmp_path / "ref", monkeypatch)
-    assert snapshot(wh) == snapshot(ref)
+    assert snapshot(wh) == reference("a", "b")
 
 
 def _one_process():
@@ -191,7 +207,7 @@ def _one_process():
 
 
 @pytest.mark.parametrize("step", TXN_STEPS)
-def test_an_ingest_killed_after_any_step_leaves_every_payload(tmp_path, monkeypatch, inputs, step):
+def test_an_ingest_killed_after_any_step_leaves_every_payload(tmp_path, inputs, reference, step):
     """Run b shares run a's payloads: killed before its commit it is rolled back, after it is whole."""
     wh = str(tmp_path / "wh")
     pt2logs.ingest([str(inputs["a"])], wh)
@@ -210,12 +226,11 @@ def test_an_ingest_killed_after_any_step_leaves_every_payload(tmp_path, monkeypa
     pt2logs.ingest(
         [str(inputs["b"]), str(inputs["bad"])], wh
     )  # recovers, then finishes (or finds it done)
-    ref = inline([inputs["a"], inputs["b"], inputs["bad"]], tmp_path / "ref", monkeypatch)
-    assert snapshot(wh) == snapshot(ref)
+    assert snapshot(wh) == reference("a", "b", "bad")
 
 
 def test_payloads_of_a_transaction_not_committed_are_never_named_by_another(
-    tmp_path, monkeypatch, inputs
+    tmp_path, inputs, reference
 ):
     """Ingest 1 has written run a's payloads and waits before its commit; ingest 2 (run b, the same
     payloads) commits meanwhile; ingest 1 is then killed and rolled back: run b keeps every payload."""
@@ -247,14 +262,13 @@ def test_payloads_of_a_transaction_not_committed_are_never_named_by_another(
     first.send_signal(signal.SIGKILL)
     first.wait()
     pt2logs.ingest([str(inputs["b"])], wh)  # recovery deletes ingest 1's files
-    ref = inline([inputs["b"]], tmp_path / "ref", monkeypatch)
-    assert snapshot(wh) == snapshot(ref)
+    assert snapshot(wh) == reference("b")
     assert len(list(Path(wh).glob("payloads/**/*.parquet"))) == 1
 
 
 @pytest.mark.parametrize("step", (None, *COMPACT_STEPS))
 def test_compaction_keeps_payloads_that_runs_of_other_partitions_name(
-    tmp_path, monkeypatch, inputs, step
+    tmp_path, monkeypatch, inputs, reference, step
 ):
     """Run a ingested on an earlier day, then again today (its new rows name the payloads stored that
     day): compacting the earlier partition, where no run is live any more, drops its rows but keeps its
@@ -284,15 +298,13 @@ def test_compaction_keeps_payloads_that_runs_of_other_partitions_name(
     assert [
         pq.read_metadata(f).num_rows for f in wh.glob("runs/ingest_date=2020-01-01/*.parquet")
     ] == [0]
-    ref = inline([inputs["a"]], tmp_path / "ref", monkeypatch)
-    assert snapshot(str(wh)) == snapshot(ref)
+    assert snapshot(str(wh)) == reference("a")
     # and the next compaction and ingest still find them (the empty runs file commits them)
     compact(str(wh), min_files=1)
     stored = raw(str(wh), "payloads", ["payload_key"])
     pt2logs.ingest([str(inputs["b"])], str(wh))
     assert raw(str(wh), "payloads", ["payload_key"]) == stored  # run b names them, stores nothing
-    ref = inline([inputs["a"], inputs["b"]], tmp_path / "ref2", monkeypatch)
-    assert snapshot(str(wh)) == snapshot(ref)
+    assert snapshot(str(wh)) == reference("a", "b")
 
 
 def test_a_split_batch_keeps_only_the_short_payloads_bytes(tmp_path):

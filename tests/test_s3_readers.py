@@ -18,6 +18,8 @@ import pt2logs
 from pt2logs.query.views import arrow_table
 
 ROOT = Path(__file__).resolve().parents[1]
+#: the writer's rounds (an ingest committing both runs again, a compaction every other round)
+WRITER_ROUNDS = 8
 #: every snapshot must show exactly these (one live transaction per run, all of its rows)
 FACTS = (
     "SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM graph_breaks), (SELECT count(*) FROM recompiles), "
@@ -61,12 +63,14 @@ def test_reads_during_commits_on_s3_all_succeed_and_agree(s3, tmp_path):
     con.close()
     assert facts[0] == 2 and facts[1] == 7
     # the writer: ingests that commit every run again, a compaction every other round (short grace
-    # period: replaced files are deleted while readers run), until the readers are done (at most 40 rounds)
+    # period: replaced files are deleted while readers run), until the readers are done, at most
+    # WRITER_ROUNDS (40 before: on a loaded machine the readers took minutes, the writer kept committing
+    # all along, and the moto server in this process served it: 85 CPU s for this test)
     stop = tmp_path / "stop"
     script = (
         "import pt2logs, sys, os\n"
         "from pt2logs.store.compact import compact\n"
-        "for i in range(40):\n"
+        f"for i in range({WRITER_ROUNDS}):\n"
         "    if os.path.exists(sys.argv[2]): break\n"
         "    pt2logs.ingest(['s3://snap-busy/traces/'], sys.argv[1], force=True)\n"
         "    if i % 2: compact(sys.argv[1])\n"
