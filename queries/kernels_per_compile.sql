@@ -11,4 +11,4 @@ SELECT r.name AS run, k.rank, k.compile_id, k.graph,
 FROM kernels k JOIN runs r USING (run_id)
 WHERE k.run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND since_partition(k.ingest_date, $since)
 GROUP BY ALL
-ORDER BY kernels DESC, run, k.rank NULLS FIRST, compile_id;
+ORDER BY kernels DESC, run, k.rank NULLS FIRST, compile_id, k.graph;

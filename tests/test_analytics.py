@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -21,6 +22,7 @@ def independent_counts(paths: list[Path]) -> dict[str, int]:
         restarts_by_compile: dict = {}
         recompile_artifacts = set()
         metrics_reasons = set()
+        aot_kernels: set[str] = set()  # Triton kernels an AOTInductor CUDA wrapper loads, by name
         for env, payload in raw_records(p):
             key = next(iter(env))
             art = env[key].get("name") if key == "artifact" and isinstance(env[key], dict) else None
@@ -32,6 +34,10 @@ def independent_counts(paths: list[Path]) -> dict[str, int]:
                 has_gb_artifact = True
             elif key == "inductor_output_code":
                 c["kernels"] += len(KERNEL.findall(payload))
+            elif key == "graph_dump" and str(env[key].get("name", "")).startswith("inductor_aot_"):
+                # Triton kernels its CUDA wrapper loads; C++ kernels by inductor's names (cpp_*)
+                aot_kernels |= set(re.findall(r'loadKernel\("[^"]*", "(\w+)"', payload or ""))
+                aot_kernels |= set(re.findall(r'extern "C"\s+void (cpp_\w+)\(', payload or ""))
             elif key == "compilation_metrics":
                 if env[key].get("recompile_reason"):
                     metrics_reasons.add(cid)
@@ -41,6 +47,7 @@ def independent_counts(paths: list[Path]) -> dict[str, int]:
                     for r in rr
                     if not r.startswith(("<class ", "Unknown fail_and_restart_analysis"))
                 }
+        c["kernels"] += len(aot_kernels)
         c["recompiles"] += len(recompile_artifacts) if recompile_artifacts else len(metrics_reasons)
         if not has_gb_artifact:
             c["graph_breaks"] += sum(len(v) for v in restarts_by_compile.values())

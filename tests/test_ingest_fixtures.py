@@ -48,6 +48,10 @@ def independent_scan(path: Path) -> dict:
                 t = (
                     env[key]["dynamo_cumulative_compile_time_us"] / 1e6
                 )  # torch 2.6 nightlies: torch's own rule
+            start, end = env[key].get("start_time_us"), env[key].get("end_time_us")
+            ok = isinstance(start, int) and isinstance(end, int) and end >= start
+            if t is None and key == "compilation_metrics" and cid is None and ok:
+                t = (end - start) / 1e6  # an AOT / export compile (no compile id): its start to end
             total += t or 0.0
     return {"records": n_records, "metrics": metrics, "cids": cids, "total": total}
 

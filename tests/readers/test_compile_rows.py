@@ -22,8 +22,11 @@ BUILDERS = {
 }
 #: where rows are made (the query side's dicts, e.g. serve's per-run tallies, are results, not rows)
 WRITERS = ("readers/", "ingestion/")
-#: rows of other shapes that share a column name: Spyre's kernels, launches and FFDC reports
-OTHER_SHAPES = ("readers/spyre/",)
+#: rows of other shapes that share a column name: Spyre's kernels, launches and FFDC reports; kernel provenance
+OTHER_SHAPES = (
+    "readers/spyre/",
+    "readers/trace/events/codegen.py",  # kernel_provenance rows name their kernel (kernels rows: compile_rows)
+)
 
 
 def row_builders(path: Path) -> set[str]:
