@@ -154,32 +154,26 @@ def guard_added_fast(st: TraceState, env: dict, meta: Any, cid: str | None) -> N
 
 
 def propagate_real_tensors(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
-    if isinstance(meta, dict):
-        expr = _text(meta.get("expr"))
-        syms = _SYMBOL.findall(expr or "")
-        _add(
-            st,
-            cid,
-            "propagate_real_tensors",
-            meta,
-            symbol=syms[0] if syms else None,
-            expr=expr,
-            value=_text(meta.get("result")),
-        )
+    _expr_row(st, cid, meta, "propagate_real_tensors", "value", "result")
 
 
 def data_dependent_error(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
+    _expr_row(st, cid, meta, "data_dependent_error", "reason", "unhinted_expr")
+
+
+def _expr_row(st: TraceState, cid: str | None, meta: Any, event: str, col: str, key: str) -> None:
+    """A row about one expression: its first symbol, the expression, and ``meta[key]`` as ``col``."""
     if isinstance(meta, dict):
         expr = _text(meta.get("expr"))
         syms = _SYMBOL.findall(expr or "")
         _add(
             st,
             cid,
-            "data_dependent_error",
+            event,
             meta,
             symbol=syms[0] if syms else None,
             expr=expr,
-            reason=_text(meta.get("unhinted_expr")),
+            **{col: _text(meta.get(key))},
         )
 
 
