@@ -26,8 +26,13 @@ from pt2logs.tables.compile import FRAME_ID_TABLES
 
 #: tables with identity columns
 TABLES = frozenset({"compilation_metrics", "recompiles", "graph_breaks", "failures"})
-#: tables whose rows carry the integers of their compile id (cudagraph_skips had them from its first version)
-FRAME_TABLES = frozenset(FRAME_ID_TABLES) | {"cudagraph_skips"}
+#: tables whose rows carry the integers of their compile id (the newer ones had them from their first version)
+FRAME_TABLES = frozenset(FRAME_ID_TABLES) | {
+    "cudagraph_skips",
+    "kernel_provenance",
+    "aot_compiles",
+    "collective_schedule",
+}
 #: a compile id's last two parts, both numbers (queries/macros/compile_id_frames.sql: the same rule)
 _FRAME_IDS = re.compile(r"(?:^|/)(\d{1,9})/(\d{1,9})\Z", re.ASCII)
 _GUARD = ("guard_kind", "guard_source", "guard_expected", "guard_actual")

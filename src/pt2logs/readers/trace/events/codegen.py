@@ -23,7 +23,6 @@ from typing import Any
 from pt2logs.analysis.identity import classify_path
 from pt2logs.analysis.output_code import OutputCode, kernel_lines, parse_output_code
 from pt2logs.readers.compile_rows import kernel_rows
-from pt2logs.readers.identity_cols import frame_ids
 from pt2logs.readers.trace.state import TraceState
 
 #: a stack trace's frame as Python's traceback prints it
@@ -90,8 +89,7 @@ def _emit_provenance(st: TraceState, cid: str | None) -> None:
         code_to_post = {}
     if not isinstance(post_to_pre, dict):
         post_to_pre = {}
-    fid, fcid = frame_ids(cid)
-    base = dict(prov["where"], frame_id=fid, frame_compile_id=fcid)
+    base = dict(prov["where"])
     for key in dict.fromkeys([*code_to_post, *traces]):
         name, _, pos = str(key).rpartition(":")
         if not name or not pos.isdigit():
@@ -157,14 +155,9 @@ def exported_program(st: TraceState, env: dict, meta: Any, cid: str | None) -> N
     st.scratch(cid)["exported"] = st.where(cid)
 
 
-def _export_row(where: dict[str, Any], cid: str | None) -> dict[str, Any]:
+def _export_row(where: dict[str, Any]) -> dict[str, Any]:
     """An exported program no AOTInductor compile followed (torch.export alone): done when logged."""
-    fid, fcid = frame_ids(cid)
-    return dict(
-        where, kind="export", exported=True, wrapper_path=None, wrapper_bytes=None,
-        kernel_bytes=None, header_bytes=None, n_kernels=None, compile_s=None, finished=True,
-        frame_id=fid, frame_compile_id=fcid,
-    )  # fmt: skip
+    return dict(where, kind="export", exported=True, finished=True)
 
 
 def aot_dump(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
@@ -175,7 +168,6 @@ def aot_dump(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
     sc = st.scratch(cid)
     aot = sc.get("aot")
     if aot is None:
-        fid, fcid = frame_ids(cid)
         aot = sc["aot"] = dict(
             st.where(cid),
             kind="aot_inductor",
@@ -187,8 +179,6 @@ def aot_dump(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
             n_kernels=None,
             compile_s=None,
             finished=False,
-            frame_id=fid,
-            frame_compile_id=fcid,
         )
     payload = st.rec.payload if st.rec is not None else None
     aot[f"{part}_bytes"] = len(payload) if payload is not None else None
@@ -232,7 +222,7 @@ def on_metrics(st: TraceState, kind: str, meta: dict[str, Any], cid: str | None)
     sc.pop("aot_kernels", None)
     exported = sc.pop("exported", None)
     if aot is None and exported:
-        aot = _export_row(exported, cid)
+        aot = _export_row(exported)
     if aot is not None:
         start, end = meta.get("start_time_us"), meta.get("end_time_us")
         if isinstance(start, int) and isinstance(end, int) and end >= start:
@@ -251,4 +241,4 @@ def finish(st: TraceState) -> None:
             st.add("aot_compiles", aot)
         exported = sc.pop("exported", None)
         if exported:
-            st.add("aot_compiles", _export_row(exported, cid or None))
+            st.add("aot_compiles", _export_row(exported))

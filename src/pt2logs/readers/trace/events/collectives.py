@@ -20,7 +20,6 @@ from typing import Any
 
 import orjson
 
-from pt2logs.readers.identity_cols import frame_ids
 from pt2logs.readers.trace.state import TraceState
 
 
@@ -29,7 +28,6 @@ def _is_wait(op: str) -> bool:
 
 
 def _rows(st: TraceState, cid: str | None, artifact: str, ops: list[dict[str, Any]]) -> None:
-    fid, fcid = frame_ids(cid)
     open_: list[int] = []
     for i, r in enumerate(ops):
         r["wait_for"] = None
@@ -42,17 +40,7 @@ def _rows(st: TraceState, cid: str | None, artifact: str, ops: list[dict[str, An
     for i, r in enumerate(ops):
         st.add(
             "collective_schedule",
-            {
-                **st.where(cid),
-                "artifact": artifact,
-                "seq": i,
-                "frame_id": fid,
-                "frame_compile_id": fcid,
-                "estimated_runtime_ns": None,
-                "outputs": None,
-                "report": None,
-                **r,
-            },
+            {**st.where(cid), "artifact": artifact, "seq": i, **r},
         )
 
 
@@ -103,40 +91,15 @@ def graph_execution(st: TraceState, env: dict, meta: Any, cid: str | None) -> No
     for i, g in enumerate(order):
         ran = g.get("compile_id") if isinstance(g, dict) else None
         ran = None if ran is None else str(ran)
-        fid, fcid = frame_ids(ran)
-        st.add(
-            "collective_schedule",
-            dict(
-                st.where(ran),
-                artifact="graph_execution",
-                seq=i,
-                op=None,
-                op_type=None,
-                wait_for=None,
-                estimated_runtime_ns=None,
-                outputs=None,
-                report=None,
-                frame_id=fid,
-                frame_compile_id=fcid,
-            ),
-        )
+        st.add("collective_schedule", dict(st.where(ran), artifact="graph_execution", seq=i))
 
 
 def spmd_mismatch(st: TraceState, env: dict, meta: Any, cid: str | None) -> None:
-    fid, fcid = frame_ids(cid)
     st.add(
         "collective_schedule",
         dict(
             st.where(cid),
             artifact="inductor_spmd_graph_mismatch",
-            seq=None,
-            op=None,
-            op_type=None,
-            wait_for=None,
-            estimated_runtime_ns=None,
-            outputs=None,
             report=st.text(),
-            frame_id=fid,
-            frame_compile_id=fcid,
         ),
     )
