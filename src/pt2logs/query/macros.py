@@ -36,6 +36,7 @@ from pathlib import Path
 from pt2logs.query import outcome_rules
 from pt2logs.query.advice import DEFAULT_LIMIT, load_rules, match_sql, rule_rows
 from pt2logs.query.sql_files import Param, query_dirs, read_header, split_items
+from pt2logs.query.sql_text import literal as _sq
 from pt2logs.readers import source_ranks
 from pt2logs.readers.trace.handlers import coverage_rows
 
@@ -71,10 +72,6 @@ class Macro:
     @property
     def signature(self) -> str:
         return f"{self.name}({', '.join(p.name for p in self.params)})"
-
-
-def _sq(v: str) -> str:
-    return "'" + v.replace("'", "''") + "'"
 
 
 def _in_list(values: tuple[str, ...]) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pt2logs.query.sql_text import literal as _q
 from pt2logs.store.parts import PARTITION, file_schema
 from pt2logs.store.warehouse import PAYLOAD_KEY, PAYLOADS
 from pt2logs.tables import TABLES
@@ -26,13 +27,6 @@ if TYPE_CHECKING:
 
     from pt2logs.store.snapshot import Snapshot
     from pt2logs.store.warehouse import Warehouse
-
-
-def q(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
-
-
-_q = q
 
 
 def source_sql(

@@ -16,6 +16,7 @@ from typing import Any
 import duckdb
 
 from pt2logs.query.macros import statements as macro_statements
+from pt2logs.query.sql_text import ident as _ident
 from pt2logs.query.view_sources import Glob, Listed, payloads_view
 from pt2logs.store.recovery import gc_grace_s
 from pt2logs.store.snapshot import (
@@ -52,14 +53,6 @@ _DUCK = {
 
 def duck_type(kind: str) -> str:
     return _DUCK[kind]
-
-
-def _q(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
-
-
-def _ident(s: str) -> str:
-    return '"' + s.replace('"', '""') + '"'
 
 
 def _select_list(t: Table, present: set[str] | None) -> str:

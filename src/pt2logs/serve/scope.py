@@ -23,6 +23,8 @@ import duckdb
 
 from pt2logs.query.macros import fill, load_macros
 from pt2logs.query.queries import get_query
+from pt2logs.query.sql_text import ident as _ident
+from pt2logs.query.sql_text import literal as _lit
 from pt2logs.tables import TABLES
 
 #: the tables a scope copies: every table with a run_id column (the others, if any, stay views)
@@ -48,14 +50,6 @@ def tables_for(queries: Iterable[str]) -> frozenset[str]:
             seen.add(n)
             todo.append(macros[n])
     return frozenset(t for t in SCOPED if t in words)
-
-
-def _ident(s: str) -> str:
-    return '"' + s.replace('"', '""') + '"'
-
-
-def _lit(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
 
 
 def holding(con: duckdb.DuckDBPyConnection) -> tuple[str, ...]:
