@@ -99,6 +99,7 @@ def ingest(
                 engine=make_engine(jobs, engine, address),
                 progress=prog.update,
                 force=force,
+                views_later=_program(engine),  # this process ends as soon as the data is committed
             )
     except InputError as e:
         raise click.UsageError(str(e)) from None
@@ -122,16 +123,24 @@ def _end_process(engine: str) -> None:
     Ray, whose exit handler stops the local cluster."""
     import os
 
+    if not _program(engine):
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def _program(engine: str) -> bool:
+    """Whether this process is the `pt2logs` program running a local ingest (see :func:`_end_process`); its
+    views file is then written by a process of its own, not waited for (ingestion/views_file.py)."""
+    import os
+
     main = sys.modules.get("__main__")
     spec = getattr(main, "__spec__", None)
     program = (spec is not None and spec.name == "pt2logs.__main__") or os.path.basename(
         getattr(main, "__file__", None) or ""
     ) == "pt2logs"  # `python -m pt2logs`, or the `pt2logs` script pip installs
-    if engine != "local" or not program:
-        return
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
+    return engine == "local" and program
 
 
 def nothing_read(paths: tuple[str, ...], res: object) -> str:

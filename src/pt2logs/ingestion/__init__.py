@@ -23,20 +23,32 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from pt2logs.ingestion import plan
-from pt2logs.ingestion.commit import IngestResult, commit
-from pt2logs.ingestion.engines.inprocess import Engine
-from pt2logs.ingestion.views_file import ViewsFile
-from pt2logs.ingestion.worker import FileOutcome
-from pt2logs.inputs.discover import InputError, RunPlan, discover
-from pt2logs.readers import FORMATS
-from pt2logs.readers.trace.native import native_status
-from pt2logs.store.warehouse import DEFAULT_WAREHOUSE, Warehouse
+from pt2logs.store import DEFAULT_WAREHOUSE
 
 if TYPE_CHECKING:
+    from pt2logs.ingestion.commit import IngestResult
     from pt2logs.ingestion.committed import KnownRuns
+    from pt2logs.ingestion.engines.inprocess import Engine
+    from pt2logs.inputs.discover import RunPlan
+    from pt2logs.store.warehouse import Warehouse
 
 __all__ = ["Engine", "IngestResult", "Progress", "ingest"]
+
+
+def __getattr__(name: str) -> Any:
+    """``Engine`` and ``IngestResult`` on first use: importing the package (or one of its modules, e.g. the
+    views file's writer, which runs in a process of its own) does not load the readers, pyarrow's compute
+    functions and the planner."""
+    if name == "Engine":
+        from pt2logs.ingestion.engines.inprocess import Engine
+
+        return Engine
+    if name == "IngestResult":
+        from pt2logs.ingestion.commit import IngestResult
+
+        return IngestResult
+    raise AttributeError(f"module 'pt2logs.ingestion' has no attribute {name!r}")
+
 
 #: progress(event, info); events: discover, start, file, commit, done
 Progress = Callable[[str, dict[str, Any]], None]
@@ -58,10 +70,19 @@ def ingest(
     extra_run_fields: dict[str, Any] | None = None,
     force: bool = False,
     as_one_run: bool = False,
+    views_later: bool = False,
 ) -> IngestResult:
     """Ingest logs under ``paths`` into ``warehouse``; idempotent and atomic per transaction. The
-    ``engine`` is closed at the end, also when the ingest fails before it is used (its workers end)."""
-    engine = engine or Engine()
+    ``engine`` is closed at the end, also when the ingest fails before it is used (its workers end).
+
+    ``views_later`` (``pt2logs ingest`` as a program, which ends right after): when the files are parsed in
+    this process, the views file ``pt2logs.duckdb`` is left to a forked process that writes it once
+    everything is committed, not waited for (its ~0.3 s of DuckDB off a one-trace ingest's critical
+    path; views_file.py)."""
+    if engine is None:
+        from pt2logs.ingestion.engines.inprocess import Engine
+
+        engine = Engine()
     try:
         return _ingest(
             paths,
@@ -74,6 +95,7 @@ def ingest(
             extra_run_fields,
             force,
             as_one_run,
+            views_later,
         )
     finally:
         engine.close()
@@ -90,7 +112,16 @@ def _ingest(
     extra_run_fields: dict[str, Any] | None,
     force: bool,
     as_one_run: bool,
+    views_later: bool,
 ) -> IngestResult:
+    from pt2logs.ingestion import plan
+    from pt2logs.ingestion.commit import IngestResult
+    from pt2logs.ingestion.views_file import ViewsFile
+    from pt2logs.inputs.discover import InputError, discover
+    from pt2logs.readers import FORMATS
+    from pt2logs.readers.trace.native import native_status
+    from pt2logs.store.warehouse import Warehouse
+
     t0 = time.perf_counter()
     paths = list(paths)
     if not paths:
@@ -103,7 +134,12 @@ def _ingest(
     wh = Warehouse(warehouse)
     wh.init()
     with ViewsFile(wh) as views:  # a prepared views file the ingest did not get to write is dropped
+        later = views_later and not engine.has_processes()
         if (
+            later
+        ):  # its writer forked now, before a thread or DuckDB; told to write after the commit
+            views.fork_writer()
+        elif (
             engine.jobs > 1
         ):  # a new warehouse's views file, made in a thread while workers parse (views_file.py);
             views.prepare()  # not beside a parse in this process: DuckDB's memory would add to its peak
@@ -140,8 +176,9 @@ def _ingest(
             )
         res.seconds = time.perf_counter() - t0
         try:
-            with wh.lock():
-                views.write()
+            if not (later and views.release()):
+                with wh.lock():
+                    views.write()
         except Exception as e:  # noqa: BLE001 - the data is committed; only the DuckDB CLI's convenience file failed
             res.notes.append(
                 f"pt2logs.duckdb (the same views, for the DuckDB CLI) could not be rewritten: {type(e).__name__}: "
@@ -162,6 +199,10 @@ def _transaction(
     res: IngestResult,
 ) -> None:
     """Parse one transaction's runs with ``engine`` and commit them; nothing of it is visible if it fails."""
+    from pt2logs.ingestion import plan
+    from pt2logs.ingestion.commit import commit
+    from pt2logs.ingestion.worker import FileOutcome
+
     txn = wh.begin()
     try:
         outcomes: list[FileOutcome] = []

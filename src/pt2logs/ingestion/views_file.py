@@ -16,11 +16,22 @@ again when it is queried; with an older DuckDB every view is made again). The pr
 (committed and closed: DuckDB gives its memory back before the parse needs it) is
 ``pt2logs.duckdb.<pid>.tmp``, which recovery leaves alone while this process lives; it becomes the
 views file by a rename, as an unprepared one does.
+
+``pt2logs ingest`` as a program, parsing in its own process (no pool), does neither: before it opens
+anything (no thread, no DuckDB yet) it forks the file's writer (:meth:`ViewsFile.fork_writer`: its own
+session, no output), which prepares the file while the ingest parses, then waits; once everything is
+committed the ingest tells it to write (:meth:`ViewsFile.release`) and ends without waiting for it, so
+the file's DuckDB work (~0.3 s of CPU, ``import duckdb`` included) is off a one-trace ingest's critical
+path. Until the writer is done the file is the previous one (or none, in a new warehouse). An ingest that
+fails or is killed before its commit never tells it: it removes what it prepared and ends (it reads the
+end of the pipe). A writer killed while it writes leaves only its temporary file, which recovery removes,
+and the next ingest writes the file (its signature was not written).
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import threading
 from typing import Any
@@ -41,6 +52,7 @@ class ViewsFile:
         self._thread: threading.Thread | None = None
         self._ready = False
         self._made: frozenset[str] = frozenset()  # the statements the prepared file was made with
+        self._go: int | None = None  # the pipe to a forked writer (fork_writer)
 
     @property
     def _tmp(self) -> str:
@@ -144,8 +156,68 @@ class ViewsFile:
                 _close(con)
             _remove(self._tmp)  # (after the rename: its WAL, if DuckDB left one)
 
+    def fork_writer(self) -> None:
+        """Fork the process that writes the file when :meth:`release` says so. Call it before this process
+        starts a thread or opens DuckDB (a forked child has none of its parent's threads)."""
+        if self.target is None or self._go is not None:
+            return
+        r, w = os.pipe()
+        frozen = not gc.get_freeze_count()
+        if (
+            frozen
+        ):  # the child never frees what it inherits (ingestion/engines/local.py: _fork_safely)
+            gc.freeze()
+        try:
+            pid = os.fork()
+        finally:
+            if frozen:
+                gc.unfreeze()
+        if pid == 0:
+            try:
+                os.close(w)
+                self._serve(r)
+            finally:
+                os._exit(0)
+        os.close(r)
+        self._go = w
+
+    def _serve(self, go: int) -> None:
+        """The forked writer: prepare the file (a new warehouse's) while the ingest parses, then write it
+        once the ingest has committed; nothing when it ends without saying so."""
+        os.setsid()  # not ended with the ingest's process group (a shell's ^C after it returned, a job runner)
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        if not self._exists():
+            self._prepare()
+        try:
+            said = os.read(go, 1)
+        except OSError:
+            said = b""
+        if said != b"w":
+            _remove(self._tmp)
+            return
+        with contextlib.suppress(Exception), self.wh.lock():
+            self.write()
+
+    def release(self) -> bool:
+        """Tell the forked writer to write the file, not waiting for it; False when there is none."""
+        if self._go is None:
+            return False
+        go, self._go = self._go, None
+        try:
+            os.write(go, b"w")
+        except OSError:
+            return False
+        finally:
+            os.close(go)
+        return True
+
     def discard(self) -> None:
-        """Drop a prepared file (the ingest failed before its end)."""
+        """Drop a prepared file (the ingest failed before its end); a forked writer ends unused."""
+        if self._go is not None:
+            os.close(self._go)
+            self._go = None
         if self._prepared():
             _remove(self._tmp)
 

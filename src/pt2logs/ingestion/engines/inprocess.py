@@ -28,6 +28,10 @@ class Engine:
         """Called once an ingest knows its input paths, before it opens DuckDB or starts a thread (a pool
         forks its workers here, or not at all when the inputs are too small for it)."""
 
+    def has_processes(self) -> bool:
+        """Whether this engine runs processes of its own (a fork of the ingest would inherit their pipes)."""
+        return False
+
     def map(
         self,
         info: TxnInfo,

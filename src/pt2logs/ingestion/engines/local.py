@@ -134,6 +134,9 @@ class ProcessPoolEngine(Engine):
             self._start("fork")
         self._method = "spawn"  # once: a pool needed later (after close) is spawned, as before
 
+    def has_processes(self) -> bool:
+        return bool(self._procs)
+
     def _start(self, method: str) -> None:
         ctx = mp.get_context(method)
         self._results = ctx.Queue()

@@ -101,6 +101,9 @@ class RayEngine(Engine):
             self._reaper.wait()
             self._reaper = None
 
+    def has_processes(self) -> bool:
+        return True
+
     def close(self) -> None:
         if self._started:
             self._started = False
