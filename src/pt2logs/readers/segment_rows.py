@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from pt2logs.tables import TABLES
-from pt2logs.tables.rows import OnBad, TupleRows, safe_text, to_array
+from pt2logs.tables.rows import OnBad, TupleRows, from_numpy, safe_text, to_array
 from pt2logs.tables.schema import Table
 
 #: column → (the column it is computed from, the function of one value)
@@ -70,7 +70,7 @@ class SegmentRows:
                     for _ in range(pieces[i][1]):
                         on_bad(t.name, name, vals[i], pieces[i][0].get("line_no"))  # type: ignore[misc]
                 if rows_of is None:
-                    rows_of = pa.array(np.repeat(np.arange(len(pieces), dtype=np.int64), counts))
+                    rows_of = from_numpy(np.repeat(np.arange(len(pieces), dtype=np.int64), counts))
                 arrays[name] = arr.take(rows_of)
             else:
                 arrays[name] = self._own(name, pieces, on_bad)

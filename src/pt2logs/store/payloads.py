@@ -42,6 +42,7 @@ import xxhash
 from pt2logs.store import recovery
 from pt2logs.store.parts import PAYLOAD_KEY, PAYLOADS, Layout, TxnInfo, file_schema, txn_of
 from pt2logs.store.snapshot import is_data_path
+from pt2logs.tables.rows import from_numpy
 
 #: payloads shorter than this stay in their row (a key costs 16 bytes, a join, and short texts
 #: repeat enough for Parquet's dictionary to store them once per file anyway)
@@ -172,7 +173,7 @@ class PayloadStore:
             full[r] = k
         # the rows left with their text, taken (if_else would copy every payload byte, and the batch's
         # buffer size, which sizes the writer's row groups, would count them all)
-        kept = pc.take(pay, pa.array(np.arange(n, dtype=np.int32), mask=big_np))
+        kept = pc.take(pay, from_numpy(np.arange(n, dtype=np.int32), null=big_np))
         out = batch.set_column(col, batch.schema.field(col), kept)
         out = out.append_column(key, pa.array(full, type=_KEY))
         if not new:
@@ -181,7 +182,7 @@ class PayloadStore:
         stored = pa.RecordBatch.from_arrays(
             [
                 pa.array([keys[j] for j in new], type=_KEY),
-                pc.take(pay, pa.array(picked)),
+                pc.take(pay, from_numpy(picked)),
                 pa.array([self.info.txn] * len(new), type=pa.string()),
             ],
             schema=file_schema(PAYLOADS),

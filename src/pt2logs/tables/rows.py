@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from typing import Any
 
+import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -148,6 +149,22 @@ def to_array(values: list[Any], col: Column, bad: list[int] | None = None) -> pa
 
 #: on_bad(table, column, value, row's line_no): a value that became NULL because it does not fit
 OnBad = Callable[[str, str, Any, Any], None]
+
+
+def from_numpy(
+    values: np.ndarray, typ: pa.DataType | None = None, null: np.ndarray | None = None
+) -> pa.Array:
+    """A 1-D numpy array of fixed-width numbers as an Arrow array of the same width (``null``: True where
+    the value is NULL), made from its buffers: ``pa.array(ndarray)`` checks whether it was given a masked
+    array, and that check imports ``numpy.ma`` (~0.05 s of CPU, a tenth of a one-trace ingest)."""
+    if values.dtype.kind not in "iuf":  # (booleans are bits in Arrow, bytes in numpy)
+        raise TypeError(f"from_numpy takes fixed-width numbers, not {values.dtype}")
+    values = np.ascontiguousarray(values)
+    typ = pa.from_numpy_dtype(values.dtype) if typ is None else typ
+    validity = None
+    if null is not None and null.any():
+        validity = pa.py_buffer(np.packbits(~null, bitorder="little"))
+    return pa.Array.from_buffers(typ, len(values), [validity, pa.py_buffer(values)])
 
 
 def _columns(

@@ -23,7 +23,7 @@ from pt2logs.readers.segment_rows import Derived, SegmentRows
 from pt2logs.readers.timebase import TimeBase
 from pt2logs.readers.trace.records import Record
 from pt2logs.tables import TABLES
-from pt2logs.tables.rows import TS_LIMIT, TS_MIN, Rows, TupleRows, to_array
+from pt2logs.tables.rows import TS_LIMIT, TS_MIN, Rows, TupleRows, from_numpy, to_array
 
 CONTEXT_KEYS = frozenset(
     {
@@ -349,10 +349,10 @@ class TraceState:
         ts = np.array([d if ok else 0 for d, ok in zip(days, day_ok)], dtype=np.int64)[inv] + tods
         valid = day_ok[inv] & (ts >= TS_MIN) & (ts < TS_LIMIT)
         if not valid.all():
-            arr = pa.array(ts, type=pa.int64(), mask=~valid)
+            arr = from_numpy(ts, pa.int64(), null=~valid)
             ts = ts[valid]
         else:
-            arr = pa.array(ts, type=pa.int64())
+            arr = from_numpy(ts, pa.int64())
         if len(ts):
             self.stats.merge_ts(int(ts.min()), int(ts.max()))
         return arr.cast(TABLES["events"].column("ts").type)
