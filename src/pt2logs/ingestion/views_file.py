@@ -159,25 +159,26 @@ class ViewsFile:
     def fork_writer(self) -> None:
         """Fork the process that writes the file when :meth:`release` says so. Call it before this process
         starts a thread or opens DuckDB (a forked child has none of its parent's threads)."""
-        if self.target is None or self._go is not None:
-            return
+        if self.target is None or self._go is not None or not hasattr(os, "fork"):
+            return  # (no fork: release() says so, and the ingest writes the file itself)
         r, w = os.pipe()
         frozen = not gc.get_freeze_count()
-        if (
-            frozen
-        ):  # the child never frees what it inherits (ingestion/engines/local.py: _fork_safely)
+        if frozen:  # the child never frees what it inherits (engines/local.py: _fork_safely)
             gc.freeze()
         try:
             pid = os.fork()
-        finally:
+        except BaseException:
             if frozen:
                 gc.unfreeze()
-        if pid == 0:
+            raise
+        if pid == 0:  # (what it inherited stays frozen here)
             try:
                 os.close(w)
                 self._serve(r)
             finally:
                 os._exit(0)
+        if frozen:
+            gc.unfreeze()
         os.close(r)
         self._go = w
 
