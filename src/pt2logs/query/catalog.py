@@ -125,9 +125,20 @@ def _make(con: duckdb.DuckDBPyConnection, name: str, statements: list[str]) -> N
     """Run ``statements`` with catalog ``name`` (attached, writable) as the default, then go back."""
     home = _home(con)
     con.execute(f"USE {_ident(name)}")
+    try:  # one commit: a file's write-ahead log synced once, not once a statement
+        con.execute("BEGIN")
+        own = True
+    except duckdb.TransactionException:  # the caller's transaction is open: the statements join it
+        own = False
     try:
         for s in statements:
             con.execute(s)  # binding a view opens its files: it can lose the race with a deletion
+        if own:
+            con.execute("COMMIT")
+    except BaseException:
+        if own:
+            con.execute("ROLLBACK")
+        raise
     finally:
         con.execute(f"USE {_ident(home)}")
 
