@@ -136,3 +136,25 @@ def test_a_damaged_or_unwritable_cache_falls_back_to_memory(sample_wh, cache, mo
     shutil.rmtree(cache)
     cache.write_text("a file where the folder should be")
     assert _fingerprint(pt2logs.connect(sample_wh)) == want
+
+
+def test_the_library_writes_no_catalog_unless_asked_and_the_cli_keeps_one(
+    sample_wh, tmp_path, monkeypatch
+):
+    from click.testing import CliRunner
+
+    from pt2logs.cli import main
+
+    monkeypatch.delenv(catalog.ENV, raising=False)
+    monkeypatch.setattr(catalog, "_folder", None)
+    monkeypatch.setenv("PT2LOGS_CACHE", str(tmp_path / "cache"))
+    pt2logs.connect(sample_wh)
+    assert not (tmp_path / "cache").exists()  # the library: in memory
+    runner = CliRunner()
+    first = runner.invoke(main, ["summary", "-w", sample_wh])
+    assert first.exit_code == 0, first.output
+    assert len(list((tmp_path / "cache" / "views").glob("*.duckdb"))) == 1
+    _no_build(monkeypatch)  # the next command attaches the catalog the first one kept
+    again = runner.invoke(main, ["summary", "-w", sample_wh])
+    assert again.exit_code == 0, again.output
+    assert again.output == first.output

@@ -21,9 +21,10 @@ a catalog were read from exactly the files its key names (Parquet files are neve
 a file's name carries its transaction). A damaged or missing file is left out of the snapshot, so it
 changes the key too.
 
-``PT2LOGS_VIEWS_CACHE``: the cache folder (default ``$XDG_CACHE_HOME/pt2logs/views``, else
-``~/.cache/pt2logs/views``); ``0`` or ``off`` makes each connection's catalog in memory (what a
-connection cost before; the test suite runs so unless a test asks for the files). A folder that cannot
+Where the files go: the library writes nothing outside the warehouse unless asked, so by default a
+connection makes its catalog in memory (what every connection cost before); the CLI asks
+(:func:`use_folder`: ``$PT2LOGS_CACHE/views``, default ``~/.cache/pt2logs/views``), and
+``PT2LOGS_VIEWS_CACHE`` overrides both (a folder; ``0`` or ``off``: in memory). A folder that cannot
 be written, or a file that does not open, is the in-memory path too: never an error. The newest
 :data:`KEEP` files are kept.
 """
@@ -60,15 +61,21 @@ _ATTACHED: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[str, str]]
 )
 
 
+_folder: Path | None = None
+
+
+def use_folder(folder: str | Path | None) -> None:
+    """Keep this process's catalogs in ``folder`` (None: in memory), unless ``PT2LOGS_VIEWS_CACHE`` says."""
+    global _folder
+    _folder = Path(folder) if folder is not None else None
+
+
 def cache_dir() -> Path | None:
     """Where catalog files are kept; None: made in memory for each connection."""
     v = os.environ.get(ENV)
     if v is not None and v.strip().lower() in ("", "0", "off", "false", "no"):
         return None
-    if v:
-        return Path(v).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "pt2logs" / "views"
+    return Path(v).expanduser() if v else _folder
 
 
 @functools.cache
