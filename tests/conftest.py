@@ -29,6 +29,12 @@ def _session_root(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ["PT2LOGS_TEST_SESSION_ROOT"] = str(
         base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     )
+    # the snapshot catalogs every connection of the session attaches (pt2logs.query.catalog), shared by
+    # the workers and the CLI processes tests start; never the user's own cache folder (PT2LOGS_VIEWS_CACHE=0
+    # in the environment: every connection makes its catalog in memory)
+    os.environ.setdefault(
+        "PT2LOGS_VIEWS_CACHE", os.path.join(os.environ["PT2LOGS_TEST_SESSION_ROOT"], "views_cache")
+    )
 
 
 def shared_dir(name: str, make: Callable[[Path], None]) -> Path:

@@ -8,7 +8,9 @@ so the CLI has no import cycles.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -116,11 +118,22 @@ def run_option(f: Any) -> Any:
     )(f)
 
 
+def cache_root() -> Path:
+    """``$PT2LOGS_CACHE``, default ``~/.cache/pt2logs`` (or under ``$XDG_CACHE_HOME``): what the CLI keeps."""
+    return Path(
+        os.environ.get("PT2LOGS_CACHE")
+        or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pt2logs"
+    )
+
+
 def connect_warehouse(warehouse: str) -> Any:
     """A DuckDB connection to an existing warehouse, or a usage error saying how to make one."""
+    from pt2logs.query import catalog
     from pt2logs.query.views import connect
     from pt2logs.store.warehouse import Warehouse
 
+    # the snapshot's views made once and attached by the next command (pt2logs.query.catalog)
+    catalog.use_folder(cache_root() / "views")
     wh = Warehouse(warehouse)
     if not wh.exists():
         raise click.UsageError(

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import contextlib
 import time
+import warnings
 import weakref
 from typing import Any
 
 import duckdb
 
-from pt2logs.query.macros import statements as macro_statements
 from pt2logs.query.sql_text import ident as _ident
-from pt2logs.query.view_sources import Glob, Listed, payloads_view
 from pt2logs.store.recovery import gc_grace_s
 from pt2logs.store.snapshot import (
     Snapshot,
@@ -91,10 +90,11 @@ def view_statements(
 ) -> list[str]:
     """The CREATE VIEW statements for every table of the warehouse.
 
-    With ``snapshot``, the ``runs`` files are read once, when the statements are run, into a temporary
-    table: every query of the connection then sees the same committed transactions (a commit that lands
-    later is not seen, and a query never pairs one commit's runs with another's rows). Without it (the
-    views file for other tools), each query lists the runs files anew."""
+    With ``snapshot``, the ``runs`` files are read once, when the statements are run, into a table of
+    the snapshot's catalog (:mod:`pt2logs.query.catalog`): every query of the connection then sees the
+    same committed transactions (a commit that lands later is not seen, and a query never pairs one
+    commit's runs with another's rows). Without it (the views file for other tools), each query lists the
+    runs files anew."""
     return _statements(con, wh, snapshot)[0]
 
 
@@ -105,6 +105,10 @@ def _statements(
     listed to make them: listed before the statements read them, so a commit that lands after the
     listing is one the snapshot may hold but the names lack (a query is then run again, never skipped).
     With ``snap`` the views read exactly its files."""
+    # (imported here: a connection whose catalog is cached never needs the macros, nor the readers they name)
+    from pt2logs.query.macros import statements as macro_statements
+    from pt2logs.query.view_sources import Glob, Listed, payloads_view
+
     scalar, table = (
         macro_statements()
     )  # (queries/macros/*.sql: scalar ones before the views, table ones after)
@@ -114,7 +118,7 @@ def _statements(
     runs_present = src.present("runs")
     runs_src = src.sql("runs") if runs_present is not None else "(SELECT 1 WHERE false)"
     # fixed in a snapshot: live transactions, best sources made once (a view of roots keeps a run filter)
-    kind = "TEMP TABLE" if snapshot else "VIEW"
+    kind = "TABLE" if snapshot else "VIEW"
     stmts.append(
         f"CREATE OR REPLACE {kind} _runs_all AS SELECT {_select_list(TABLES['runs'], runs_present)} FROM {runs_src}"
     )
@@ -271,18 +275,18 @@ def _records(con: duckdb.DuckDBPyConnection, wh: Warehouse, runs: list[str]) -> 
 
 def create_views(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
     """Every table as a view over a snapshot of the committed runs (see :func:`view_statements`): each
-    view reads exactly the files its commits list (:mod:`pt2logs.store.snapshot`)."""
+    view reads exactly the files its commits list (:mod:`pt2logs.store.snapshot`). The views, macros
+    and snapshot tables are a catalog of their own, attached to ``con`` (:mod:`pt2logs.query.catalog`:
+    made once per snapshot and kept in a file, so a later connection to the same snapshot only attaches it)."""
+    from pt2logs.query import catalog
+
     attach_filesystem(con, wh)
     taken = time.monotonic()  # before the listing: the snapshot is never younger than this says
     for attempt in range(VANISHED_RETRIES + 1):
         snap = take(wh, read_records=lambda runs: _records(con, wh, runs))
         try:
-            stmts, commits = _statements(con, wh, snapshot=True, snap=snap)
-            for s in stmts:
-                con.execute(
-                    s
-                )  # binding a view opens its files: it can lose the race with a deletion
-            _SNAPSHOTS[con] = (wh, taken, commits)
+            catalog.attach(con, wh, snap, lambda s=snap: _statements(con, wh, True, s)[0])
+            _SNAPSHOTS[con] = (wh, taken, snap.commits)
             _DAMAGE[con] = damage_warnings(con, wh, snap)
             _TAKEN[con] = snap
             return
@@ -318,6 +322,24 @@ def connect(warehouse: str | Warehouse, **config: Any) -> duckdb.DuckDBPyConnect
     return con
 
 
+def _run(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None) -> Any:
+    """``sql``'s rows as a pyarrow Table. DuckDB 2 through ``execute``: a relation (``con.sql``) binds the
+    statement once to learn its columns and again to run it, a quarter of a small query's CPU; the copy
+    of the rows it warns about is nothing next to that for the results pt2logs asks for (a stream of
+    big results is :func:`arrow_batches`)."""
+    if not hasattr(con, "to_arrow_table"):  # DuckDB 1.x: through a relation
+        rel = con.sql(sql, params=params) if params else con.sql(sql)
+        if rel is None:  # a statement without a result
+            import pyarrow as pa
+
+            return pa.table({})
+        return (getattr(rel, "to_arrow_table", None) or rel.arrow)()
+    con.execute(sql, params) if params else con.execute(sql)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Arrow output on a DB-API result", UserWarning)
+        return con.to_arrow_table()
+
+
 def arrow_table(
     con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
 ) -> Any:
@@ -332,13 +354,7 @@ def arrow_table(
         )  # the snapshot's replaced files may be deleted soon: take a new one
     for attempt in range(VANISHED_RETRIES + 1):
         try:
-            rel = con.sql(sql, params=params) if params else con.sql(sql)
-            if rel is None:  # a statement without a result
-                import pyarrow as pa
-
-                return pa.table({})
-            fn = getattr(rel, "to_arrow_table", None) or rel.arrow
-            out = fn()
+            out = _run(con, sql, params)
             snap = _SNAPSHOTS.get(con)
             if (
                 attempt == VANISHED_RETRIES

@@ -21,7 +21,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pt2logs.inputs.sources import filesystem, full_path, is_remote
-from pt2logs.redaction.masking import scrub_batches
 from pt2logs.tables import TABLES
 
 PARTITION = "ingest_date"
@@ -246,7 +245,10 @@ class PartWriter:
         if not batches:
             return
         # secret shapes out of every text column (pt2logs.redaction.masking), a row group at a time; a text the
-        # store keeps is scrubbed once, as the store's new row, not in every row that repeats it
+        # store keeps is scrubbed once, as the store's new row, not in every row that repeats it. (Imported
+        # here: a reader of the warehouse never loads pyarrow.compute for it.)
+        from pt2logs.redaction.masking import scrub_batches
+
         batches = scrub_batches(
             batches, skip={t for t, _ in STORED.get(table, ())} if self.payloads is not None else ()
         )
