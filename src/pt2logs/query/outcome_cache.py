@@ -12,18 +12,23 @@ time, so a failure here is a note, not an error of the ingest or the compaction.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import io
+import re
 from dataclasses import dataclass, field
 
 import duckdb
 
 from pt2logs.query import outcome_store
 from pt2logs.query import views as _views
+from pt2logs.query.macros import calls, load_macros
 from pt2logs.query.sql_text import literal
 from pt2logs.store import recovery
 from pt2logs.store.parts import PAYLOADS, txn_of
 from pt2logs.store.snapshot import Snapshot, take
 from pt2logs.store.warehouse import Warehouse
+from pt2logs.tables import TABLES
 
 #: runs decided together (each chunk scans the transaction's files once; memory follows the chunk)
 CHUNK_RUNS = 250
@@ -47,6 +52,35 @@ def _only(snap: Snapshot, txn: str) -> Snapshot:
     return Snapshot(snap.commits, files, dict(snap.complete), [])
 
 
+_VIEW = re.compile(r'^CREATE OR REPLACE (?:TEMP TABLE|VIEW) "?(\w+?)(?:_all_sources)?"? AS')
+_TABLE_MACRO = re.compile(r"^CREATE OR REPLACE MACRO (\w+)\([^)]*\) AS TABLE")
+
+
+@functools.cache
+def _needed() -> tuple[frozenset[str], frozenset[str]]:
+    """The tables and table macros rank_outcomes() reads (the others' views are not made: a keep after a
+    small ingest costs what the rules read)."""
+    names = load_macros()
+    todo, macros = ["rank_outcomes"], set()
+    while todo:
+        m = todo.pop()
+        if m not in macros and names[m].table:
+            macros.add(m)
+            todo += calls(names[m], set(names))
+    text = " ".join(names[m].sql for m in macros)
+    tables = {t for t in TABLES if re.search(rf"\b{t}\b", text)} | {"runs", "files"}
+    return frozenset(tables), frozenset(macros)
+
+
+def _wanted(stmt: str) -> bool:
+    tables, macros = _needed()
+    v = _VIEW.match(stmt)
+    if v and v.group(1) in TABLES:
+        return v.group(1) in tables
+    m = _TABLE_MACRO.match(stmt)
+    return m is None or m.group(1) in macros
+
+
 def _decide(wh: Warehouse, snap: Snapshot, txn: str) -> tuple[object, int] | None:
     """The rank_outcomes() rows of ``txn``'s runs as a pyarrow Table, and how many runs; None when it has no
     commit in ``snap``."""
@@ -60,7 +94,8 @@ def _decide(wh: Warehouse, snap: Snapshot, txn: str) -> tuple[object, int] | Non
         _views.apply_settings(con)
         _views.attach_filesystem(con, wh)
         for s in _views.view_statements(con, wh, snapshot=True, snap=sub, kept=False):
-            con.execute(s)
+            if _wanted(s):
+                con.execute(s)
         runs = [r[0] for r in con.execute("SELECT run_id FROM _live ORDER BY run_id").fetchall()]
         con.execute("CREATE TEMP TABLE _live_all AS SELECT * FROM _live")
         parts = []
@@ -105,7 +140,13 @@ def keep(warehouse: str | Warehouse, txns: set[str] | None = None) -> Kept:
     finally:
         con.close()
     live = outcome_store.live_commit_txns(snap.files.get("runs", []))
-    todo = sorted((live - outcome_store.kept_txns(wh)) if txns is None else (set(txns) & live))
+    have = outcome_store.kept_txns(wh)
+    if txns is None:
+        # the kept rows of transactions a compaction replaced (their commits are in _gc): never read again
+        for txn in (outcome_store.live_commit_txns(list(snap.commits)) - live) & have:
+            with contextlib.suppress(FileNotFoundError):
+                wh.fs.rm(outcome_store.file_path(wh, txn))
+    todo = sorted((live - have) if txns is None else (set(txns) & live))
     damaged = {d.txn for d in snap.damaged}
     for txn in todo:
         if txn in damaged:
