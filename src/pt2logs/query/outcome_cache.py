@@ -1,7 +1,7 @@
 """Keeping the outcomes of committed transactions (:mod:`pt2logs.query.outcome_store` says what and why).
 
 :func:`keep` decides the ``rank_outcomes()`` rows of each given committed transaction's runs and writes them
-to ``_outcomes/<key>/<txn>.parquet``. Each transaction is read alone: a connection whose views list only
+to ``_outcomes/<key>/<txn>.pq``. Each transaction is read alone: a connection whose views list only
 its files (its ``runs`` file, its data files; a run's rows are all in its live transaction, and the outcome
 rules read no stored text, so not the payload store either), its runs decided a few hundred at a time (the
 connection's live runs narrowed to those), so memory is bounded by a transaction's chunk, not the fleet.

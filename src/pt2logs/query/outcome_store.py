@@ -6,7 +6,7 @@ all of them, every time a page asks. Yet every fact it reads belongs to the run'
 ingested whole: :mod:`pt2logs.query.views` keeps per run the rows of its newest transaction), so once that
 transaction is committed the run's outcome cannot change any more, except by a change of the rules. So:
 
-- ``_outcomes/<key>/<txn>.parquet`` holds the ``rank_outcomes()`` rows of transaction ``txn``'s runs, written
+- ``_outcomes/<key>/<txn>.pq`` holds the ``rank_outcomes()`` rows of transaction ``txn``'s runs, written
   after the commit (:mod:`pt2logs.query.outcome_cache`: by ``ingest`` for its transactions, by ``compact``
   for every live transaction that has none). ``<key>`` is a hash of the rules (the ``rank_outcomes``
   macro as filled, the kept columns' declaration and its version, pt2logs' version): rules that change
@@ -37,6 +37,9 @@ from pt2logs.version import __version__
 
 #: the folder (under the warehouse root) of the kept outcomes
 KEPT_DIR = "_outcomes"
+#: a kept file's suffix: Parquet, but not ``.parquet``, which names the tables' own files (a glob over the
+#: warehouse for ``*.parquet`` finds tables only)
+SUFFIX = ".pq"
 #: PT2LOGS_OUTCOME_CACHE=0: every outcome decided at query time (nothing read from or written to the folder)
 ENV = "PT2LOGS_OUTCOME_CACHE"
 
@@ -74,7 +77,7 @@ def folder(lay: Layout) -> str:
 
 
 def file_path(lay: Layout, txn: str) -> str:
-    return lay.path(KEPT_DIR, key(), f"{txn}.parquet")
+    return lay.path(KEPT_DIR, key(), txn + SUFFIX)
 
 
 def kept_txns(lay: Layout) -> set[str]:
@@ -86,8 +89,8 @@ def kept_txns(lay: Layout) -> set[str]:
     out = set()
     for n in names:
         base = n.rstrip("/").rsplit("/", 1)[-1]
-        if base.endswith(".parquet") and txn_of("part-" + base[: -len(".parquet")] + "-x-0"):
-            out.add(base[: -len(".parquet")])
+        if base.endswith(SUFFIX) and txn_of("part-" + base[: -len(SUFFIX)] + "-x-0"):
+            out.add(base[: -len(SUFFIX)])
     return out
 
 
@@ -108,7 +111,7 @@ def view_sql(lay: Layout, runs_files: list[str] | None) -> str:
     if not txns:
         nulls = ", ".join(f"CAST(NULL AS {_DUCK[c.kind]}) AS {c.name}" for c in KEPT_RANK_OUTCOMES)
         return f"CREATE OR REPLACE VIEW _rank_outcomes_kept AS SELECT {nulls} WHERE false"
-    urls = ", ".join(literal(lay.url(KEPT_DIR, key(), f"{t}.parquet")) for t in txns)
+    urls = ", ".join(literal(lay.url(KEPT_DIR, key(), t + SUFFIX)) for t in txns)
     return (
         f"CREATE OR REPLACE VIEW _rank_outcomes_kept AS SELECT {cols} FROM read_parquet([{urls}]) k "
         "SEMI JOIN _live l USING (run_id, txn)"
