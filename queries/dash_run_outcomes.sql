@@ -10,7 +10,10 @@ o AS (
   SELECT o.run, o.outcome, r.started_at,
          CASE WHEN r.started_at >= b.t1 - INTERVAL 7 DAY THEN 'this week' ELSE 'last week' END AS week,
          CASE WHEN $by IS NULL THEN 'all runs' ELSE coalesce(tag_value(r.tags, $by), '(no ' || $by || ' tag)') END AS series
-  FROM b, run_outcome_rows(NULL, b.t1 - INTERVAL 14 DAY, b.t1, $tag) o JOIN runs r USING (run_id))
+  -- the bounds as expressions of parameters, not of b's column: a macro called with a column of another
+  -- table is evaluated as a lateral join, which reads every run's rows (kept outcomes included)
+  FROM b, run_outcome_rows(NULL, coalesce($until, now()) - INTERVAL 14 DAY, coalesce($until, now()), $tag) o
+       JOIN runs r USING (run_id))
 SELECT series,
        count(*) FILTER (WHERE week = 'this week') AS runs,
        count(*) FILTER (WHERE week = 'this week' AND outcome = 'hung') AS hung,

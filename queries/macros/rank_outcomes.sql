@@ -1,10 +1,13 @@
 -- title: How each rank ended
--- what: How each rank of the selected runs ended (completed, failed, crashed, hung, killed, unknown), decided at query time by the rules of pt2logs.query.outcome_rules (docs/architecture.md, "Run outcomes"; the rules in order there) from outcome_evidence, files, compilation_metrics, compile_phases, events and log_lines. One row per rank (one with rank NULL for a run without ranks).
+-- what: How each rank of the selected runs ended (completed, failed, crashed, hung, killed, unknown), decided by the rules of pt2logs.query.outcome_rules (docs/architecture.md, "Run outcomes"; the rules in order there) from outcome_evidence, files, compilation_metrics, compile_phases, events and log_lines. One row per rank (one with rank NULL for a run without ranks). A run whose live transaction's rows were kept after its commit is read from them (_rank_outcomes_kept: pt2logs.query.outcome_store), the others decided here; the answer is the same.
 -- params: p_run (a run id, id prefix, name or name prefix; NULL: every run), p_since (runs started at or after; NULL: no bound), p_until (runs started before; NULL: no bound), p_tag (KEY=VALUE; NULL: any)
 -- fills: stderr_formats, trace_formats
 -- columns: run_id, run, rank, outcome (completed, failed, crashed, hung, killed or unknown), why (in words), rule (the rule that decided), evidence_file, evidence_line, evidence_kind, evidence (the deciding line), exit_code, signal, first_ts, last_event_at (the rank's first and last trace event), run_end, run_end_from (the run's end and where it was read), silent_s (from the last trace event to the run's end), threshold_s (the silence that makes the rank hung), gap_s (its rhythm: its largest gap between trace events or stderr lines), quiet_s (its silence counting its stderr lines), compiles, open_compiles, open_compile_ids, open_phase (compiles begun and never finished), first_own_line (the first line of its own failure, crash or kill), root_cause (ChildFailedError names it the root cause)
 CREATE OR REPLACE MACRO rank_outcomes(p_run, p_since, p_until, p_tag) AS TABLE
-WITH sel AS (SELECT run_id FROM selected_runs(p_run, p_since, p_until, p_tag)),
+WITH sel0 AS (SELECT run_id FROM selected_runs(p_run, p_since, p_until, p_tag)),
+-- the rows kept for a run's live transaction (pt2logs.query.outcome_store) are read; the other runs are decided here
+kept AS (SELECT * EXCLUDE (txn) FROM _rank_outcomes_kept WHERE run_id IN (SELECT run_id FROM sel0)),
+sel AS (SELECT run_id FROM sel0 WHERE run_id NOT IN (SELECT run_id FROM kept)),
 r AS (SELECT run_id, name, ranks, started_at FROM runs WHERE run_id IN (SELECT run_id FROM sel)),
 ev AS (SELECT *, CASE WHEN means = 'hung' THEN 1 WHEN means = 'crashed' THEN 2 WHEN kind IN ('exception', 'oom') THEN 3
                       WHEN means = 'killed' AND NOT coalesce(secondary, false) THEN 4 WHEN means = 'killed' THEN 5
@@ -159,4 +162,6 @@ SELECT run_id, run, rank,
   ev.exit_code AS exit_code, ev.signal AS signal, first_ts, last_ts AS last_event_at, run_end, run_end_from, silent_s,
   round(threshold_s, 1) AS threshold_s, round(gap_s, 1) AS gap_s, quiet_s, compiles, open_compiles, open_compile_ids, open_phase, first_own_line, root_cause
 -- a job stopped from outside after a silence: the line is the stop's (the agent's death signal), not the launcher's closing signal
-FROM (SELECT * REPLACE (CASE WHEN rule = 'silent_stop' AND run_level IS NOT NULL THEN run_level ELSE ev END AS ev) FROM decided);
+FROM (SELECT * REPLACE (CASE WHEN rule = 'silent_stop' AND run_level IS NOT NULL THEN run_level ELSE ev END AS ev) FROM decided)
+UNION ALL BY NAME
+SELECT * FROM kept;

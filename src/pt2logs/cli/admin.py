@@ -23,6 +23,8 @@ def compact(warehouse: str, partitions: tuple[str, ...], as_json: bool) -> None:
     Dead rows are those of runs ingested again later, and of ingests killed before
     their commit. Safe while ingests run: views see every run exactly once throughout.
     A partition with a missing or damaged file is left as it is (see `pt2logs check`).
+    Then every run whose outcome is not kept yet (a compacted partition's runs, a warehouse
+    written before outcomes were kept, rules that changed) has it decided and kept.
 
     \b
     Example:
@@ -36,10 +38,21 @@ def compact(warehouse: str, partitions: tuple[str, ...], as_json: bool) -> None:
     wh = Warehouse(warehouse)
     if not wh.exists():
         raise click.UsageError(f"no warehouse at {warehouse}")
+    from pt2logs.query.outcome_cache import keep
+
     res = do_compact(wh, list(partitions) or None)
+    kept = keep(wh)
     if as_json:
-        click.echo(orjson.dumps(res.__dict__).decode())
+        click.echo(orjson.dumps({**res.__dict__, "outcomes_kept_runs": kept.runs}).decode())
         return
+    if kept.runs:
+        click.echo(
+            f"kept the outcomes of {kept.runs:,} run(s) (decided once, read by every outcome query)"
+        )
+    for txn, why in kept.skipped:
+        click.echo(
+            f"warning: the outcomes of transaction {txn} are decided when asked: {why}", err=True
+        )
     for part, why in res.skipped:
         click.echo(f"warning: partition {part} not compacted: {why}", err=True)
     if not res.partitions:

@@ -170,13 +170,17 @@ def _ingest(
                 "skipped": len(res.skipped),
             },
         )
-        for group in plan.transactions(todo):
+        txns = [
             _transaction(
                 wh, group, engine, known_runs, tags or {}, extra_run_fields or {}, progress, res
             )
+            for group in plan.transactions(todo)
+        ]
         res.seconds = time.perf_counter() - t0
         try:
-            if not (later and views.release()):
+            # the outcomes are kept by the forked writer where there is one (this process ends at once)
+            if not (later and views.release(txns)):
+                _keep_outcomes(wh, txns, res)
                 with wh.lock():
                     views.write()
         except Exception as e:  # noqa: BLE001 - the data is committed; only the DuckDB CLI's convenience file failed
@@ -197,8 +201,9 @@ def _transaction(
     extra: dict[str, Any],
     progress: Progress,
     res: IngestResult,
-) -> None:
-    """Parse one transaction's runs with ``engine`` and commit them; nothing of it is visible if it fails."""
+) -> str:
+    """Parse one transaction's runs with ``engine`` and commit them (its id); nothing of it is visible if it
+    fails."""
     from pt2logs.ingestion import plan
     from pt2logs.ingestion.commit import commit
     from pt2logs.ingestion.worker import FileOutcome
@@ -232,3 +237,22 @@ def _transaction(
     except BaseException:
         txn.abort()
         raise
+    return txn.id
+
+
+def _keep_outcomes(wh: Warehouse, txns: list[str], res: IngestResult) -> None:
+    """The committed runs' outcomes decided once and kept (pt2logs.query.outcome_store); a failure is a
+    note: what is not kept is decided at query time."""
+    if not txns:
+        return
+    from pt2logs.query import outcome_cache  # DuckDB: loaded once the parse is done
+
+    try:
+        kept = outcome_cache.keep(wh, set(txns))
+    except Exception as e:  # noqa: BLE001 - the data is committed; outcomes are then decided at query time
+        res.notes.append(
+            f"the runs' outcomes could not be kept ({type(e).__name__}: {e}); they are decided when asked"
+        )
+        return
+    for txn, why in kept.skipped:
+        res.notes.append(f"the outcomes of transaction {txn} are decided when asked: {why}")

@@ -191,23 +191,30 @@ class ViewsFile:
             os.dup2(null, fd)
         if not self._exists():
             self._prepare()
-        try:
-            said = os.read(go, 1)
-        except OSError:
-            said = b""
-        if said != b"w":
+        said = b""
+        with contextlib.suppress(OSError):
+            while chunk := os.read(go, 65536):
+                said += chunk
+        if not said.startswith(b"w"):
             _remove(self._tmp)
             return
+        txns = said[1:].decode().split()
+        if txns:  # the committed transactions' outcomes, decided once (the ingest left them to this process)
+            from pt2logs.query import outcome_cache
+
+            with contextlib.suppress(Exception):
+                outcome_cache.keep(self.wh, set(txns))
         with contextlib.suppress(Exception), self.wh.lock():
             self.write()
 
-    def release(self) -> bool:
-        """Tell the forked writer to write the file, not waiting for it; False when there is none."""
+    def release(self, txns: list[str] | None = None) -> bool:
+        """Tell the forked writer to keep the outcomes of ``txns`` (committed transactions) and write the
+        file, not waiting for it; False when there is none."""
         if self._go is None:
             return False
         go, self._go = self._go, None
         try:
-            os.write(go, b"w")
+            os.write(go, b"w" + " ".join(txns or ()).encode())
         except OSError:
             return False
         finally:

@@ -42,6 +42,7 @@ from pathlib import Path
 
 import duckdb
 
+from pt2logs.query import outcome_store
 from pt2logs.query.sql_text import ident as _ident
 from pt2logs.query.sql_text import literal as _lit
 from pt2logs.store.snapshot import Snapshot
@@ -120,6 +121,9 @@ def key(wh: Warehouse, snap: Snapshot) -> str:
                     h.update(f"{st.st_size}|{st.st_mtime_ns}\n".encode())
                 except OSError:
                     h.update(b"gone\n")
+    # outcomes kept after their commit (a snapshot made before they were kept decides them when asked)
+    for txn in outcome_store.live_kept(wh, snap.files.get("runs", [])):
+        h.update(f"o|{txn}\n".encode())
     return h.hexdigest()
 
 

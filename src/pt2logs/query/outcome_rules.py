@@ -1,4 +1,7 @@
-"""The outcome of a run and of each of its ranks, decided at query time: the rules, and the facts they take.
+"""The outcome of a run and of each of its ranks, decided from stored facts: the rules, and the facts they take.
+
+Decided at query time, or once after the run's commit and kept (:mod:`pt2logs.query.outcome_store`: the same
+rows, read for the runs whose live transaction has them).
 
 The rules are two DuckDB table macros, ``queries/macros/rank_outcomes.sql`` and ``run_outcome_rows.sql``
 (:mod:`pt2logs.query.macros`); the format lists below fill them (``{{stderr_formats}}``, ``{{trace_formats}}``).
@@ -7,8 +10,8 @@ The rules are two DuckDB table macros, ``queries/macros/rank_outcomes.sql`` and 
 run's stderr captures and of ``pt2logs run``'s record, the trace files' first and last times
 (``files``), compiles begun and never finished (``compile_phases`` spans without an end) and the run's
 end. The named queries ``rank_outcomes`` and ``run_outcomes`` (and through them ``summary``, ``ranks``,
-the run page and the weekly card) read it, so every place says the same thing. Why query time and
-not ingest time: the evidence of one run arrives in several files that are read by different tasks
+the run page and the weekly card) read it, so every place says the same thing. Why not decided by
+the readers at ingest: the evidence of one run arrives in several files that are read by different tasks
 (and a stderr capture may be ingested after its trace), and the rules will change; rows do not.
 
 ``run_outcome_rows(run, since, until, tag)`` gives one row per run from those: a run hung when any

@@ -86,7 +86,11 @@ def _relative_items(t: Table) -> list[str]:
 
 
 def view_statements(
-    con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: bool = False
+    con: duckdb.DuckDBPyConnection,
+    wh: Warehouse,
+    snapshot: bool = False,
+    snap: Snapshot | None = None,
+    kept: bool = True,
 ) -> list[str]:
     """The CREATE VIEW statements for every table of the warehouse.
 
@@ -94,18 +98,24 @@ def view_statements(
     the snapshot's catalog (:mod:`pt2logs.query.catalog`): every query of the connection then sees the
     same committed transactions (a commit that lands later is not seen, and a query never pairs one
     commit's runs with another's rows). Without it (the views file for other tools), each query lists the
-    runs files anew."""
-    return _statements(con, wh, snapshot)[0]
+    runs files anew. With ``snap`` the views read exactly its files; ``kept=False``: no outcome
+    kept per transaction is read (pt2logs.query.outcome_store)."""
+    return _statements(con, wh, snapshot, snap, kept)[0]
 
 
 def _statements(
-    con: duckdb.DuckDBPyConnection, wh: Warehouse, snapshot: bool, snap: Snapshot | None = None
+    con: duckdb.DuckDBPyConnection,
+    wh: Warehouse,
+    snapshot: bool,
+    snap: Snapshot | None = None,
+    kept: bool = True,
 ) -> tuple[list[str], frozenset[str]]:
     """:func:`view_statements`, and the names of the ``runs`` files (the commits, replaced ones too)
     listed to make them: listed before the statements read them, so a commit that lands after the
     listing is one the snapshot may hold but the names lack (a query is then run again, never skipped).
     With ``snap`` the views read exactly its files."""
     # (imported here: a connection whose catalog is cached never needs the macros, nor the readers they name)
+    from pt2logs.query import outcome_store
     from pt2logs.query.macros import statements as macro_statements
     from pt2logs.query.view_sources import Glob, Listed, payloads_view
 
@@ -186,6 +196,8 @@ def _statements(
                 f"CREATE OR REPLACE VIEW {_ident(name)} AS SELECT t.* FROM {target} t LEFT JOIN _run_source s USING (run_id) "
                 f"WHERE {rk} IS NULL OR s.best IS NULL OR {rk} = s.best{also if same else ''}"
             )
+    # outcomes kept per transaction (read by rank_outcomes(); the views file for other tools reads none)
+    stmts.append(outcome_store.view_sql(wh, snap.files.get("runs", []) if snap and kept else None))
     stmts += table
     return stmts, commits
 
@@ -255,7 +267,9 @@ def damaged_runs(con: duckdb.DuckDBPyConnection) -> set[str]:
     return set(_DAMAGE.get(con, ([], set()))[1])
 
 
-def _records(con: duckdb.DuckDBPyConnection, wh: Warehouse, runs: list[str]) -> dict[str, Any]:
+def commit_records(
+    con: duckdb.DuckDBPyConnection, wh: Warehouse, runs: list[str]
+) -> dict[str, Any]:
     """The commit records of ``runs`` (rel paths), from their footers in one DuckDB call."""
     from pt2logs.store.manifest import KEY, parse_record
 
@@ -283,7 +297,7 @@ def create_views(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
     attach_filesystem(con, wh)
     taken = time.monotonic()  # before the listing: the snapshot is never younger than this says
     for attempt in range(VANISHED_RETRIES + 1):
-        snap = take(wh, read_records=lambda runs: _records(con, wh, runs))
+        snap = take(wh, read_records=lambda runs: commit_records(con, wh, runs))
         try:
             catalog.attach(con, wh, snap, lambda s=snap: _statements(con, wh, True, s)[0])
             _SNAPSHOTS[con] = (wh, taken, snap.commits)

@@ -6,7 +6,7 @@ decided at query time from these rows, the trace files' times and the compiles l
 (``run_outcomes``, ``rank_outcomes``; see docs/architecture.md, "Run outcomes").
 """
 
-from pt2logs.tables.schema import table
+from pt2logs.tables.schema import _parse_columns, table
 
 OUTCOME_EVIDENCE = table(
     "outcome_evidence",
@@ -44,4 +44,41 @@ OUTCOME_EVIDENCE = table(
     text        str   the line(s) as written (at most 1 KB)
     detail      json  what else the line says: ChildFailedError's host, error_file and traceback; NCCL's WorkNCCL fields; pt2logs run's command and wall time
     """,
+)
+
+#: The rows ``rank_outcomes()`` gives, as they are kept per transaction (:mod:`pt2logs.query.outcome_store`):
+#: not a warehouse table (no view, no transaction writes it) but the schema of the kept rows, declared here
+#: once; tests/test_outcome_store.py checks it against the macro's own columns. Bump ``KEPT_VERSION`` with
+#: any change that makes the kept rows of an old warehouse wrong (they are then decided again).
+KEPT_VERSION = 1
+KEPT_RANK_OUTCOMES = _parse_columns(
+    """
+    run_id            str
+    run               str
+    rank              i32
+    outcome           str
+    why               str
+    rule              str
+    evidence_file     str
+    evidence_line     i64
+    evidence_kind     str
+    evidence          str
+    exit_code         i32
+    signal            str
+    first_ts          ts
+    last_event_at     ts
+    run_end           ts
+    run_end_from      str
+    silent_s          f64
+    threshold_s       f64
+    gap_s             f64
+    quiet_s           f64
+    compiles          i64
+    open_compiles     i64
+    open_compile_ids  str
+    open_phase        str
+    first_own_line    i64
+    root_cause        bool
+    txn               str   the run's transaction the row was decided from
+    """
 )
