@@ -114,7 +114,7 @@ def test_a_file_changed_in_place_or_a_new_code_stamp_is_another_key(sample_wh, c
 
     wh = views.Warehouse(sample_wh)
     con = duckdb.connect()
-    snap = take(wh, read_records=lambda runs: views._records(con, wh, runs))
+    snap = take(wh, read_records=lambda runs: views.commit_records(con, wh, runs))
     k = catalog.key(wh, snap)
     assert catalog.key(wh, snap) == k
     runs_file = wh.path(*snap.files["runs"][0].split("/"))
