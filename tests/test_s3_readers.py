@@ -19,7 +19,7 @@ from pt2logs.query.views import arrow_table
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the writer's rounds (an ingest committing both runs again, a compaction every other round)
-WRITER_ROUNDS = 4
+WRITER_ROUNDS = 8
 #: every snapshot must show exactly these (one live transaction per run, all of its rows)
 FACTS = (
     "SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM graph_breaks), (SELECT count(*) FROM recompiles), "
@@ -64,9 +64,8 @@ def test_reads_during_commits_on_s3_all_succeed_and_agree(s3, tmp_path):
     assert facts[0] == 2 and facts[1] == 7
     # the writer: ingests that commit every run again, a compaction every other round (short grace
     # period: replaced files are deleted while readers run), until the readers are done, at most
-    # WRITER_ROUNDS: 4, two compactions (40 before, then 8: on a loaded machine the readers took minutes,
-    # the writer kept committing all along, and the moto server in this process served it: 85 CPU s for
-    # this test, 95 for the file with 8)
+    # WRITER_ROUNDS (40 before: on a loaded machine the readers took minutes, the writer kept committing
+    # all along, and the moto server in this process served it: 85 CPU s for this test)
     stop = tmp_path / "stop"
     script = (
         "import pt2logs, sys, os\n"
