@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import importlib
 import os
+import shutil
+import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,9 +28,10 @@ def fixture_path(*parts: str) -> Path:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _session_root(tmp_path_factory: pytest.TempPathFactory) -> None:
+def _session_root(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> None:
     """The folder every process of this test session shares (xdist workers: their basetemp's parent),
-    in the environment: tests import this file as ``tests.conftest``, another module than pytest's."""
+    in the environment: tests import this file as ``tests.conftest``, another module than pytest's.
+    Then the real captures the collected tests read start in the background (:data:`BACKGROUND`)."""
     base = tmp_path_factory.getbasetemp()
     os.environ["PT2LOGS_TEST_SESSION_ROOT"] = str(
         base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
@@ -35,24 +42,116 @@ def _session_root(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ.setdefault(
         "PT2LOGS_VIEWS_CACHE", os.path.join(os.environ["PT2LOGS_TEST_SESSION_ROOT"], "views_cache")
     )
+    _start_background({item.nodeid.split("::")[0] for item in request.session.items})
 
 
 def shared_dir(name: str, make: Callable[[Path], None]) -> Path:
     """``root/name``, filled by ``make(folder)`` once per test session and shared by every xdist worker
     (the others wait on a lock meanwhile): for real captures several test files read, e.g. a
     torch.compile run. Left in pytest's temporary folder (pytest keeps the last three sessions')."""
+    folder = _make_once(name, make, wait=True)
+    assert folder is not None
+    return folder
+
+
+def _make_once(name: str, make: Callable[[Path], None], wait: bool) -> Path | None:
+    """``shared_dir``'s work; without ``wait``, None at once when another thread or process is making it."""
     root = Path(os.environ["PT2LOGS_TEST_SESSION_ROOT"])
     folder = root / name
     with open(root / f"{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            return None
         if not (root / f"{name}.done").exists():
-            import shutil
-
             shutil.rmtree(folder, ignore_errors=True)
             folder.mkdir()
             make(folder)
             (root / f"{name}.done").touch()
     return folder
+
+
+# ----------------------------------------------------------------------------- real captures in the background
+#: the real torch runs (subprocesses) test files read through ``shared_dir(name, maker)``: name ->
+#: (maker as "module:function", the files that read it). A session that collected one of those files
+#: makes them from its start in one background process (started by one test process), in this order (the one
+#: with the longest waits first: the outcome jobs sit 20 s in a collective timeout and 68 s in a
+#: deadlock's silence), while both processes run other tests: their CPU and their waits overlap the
+#: rest of the suite instead of stopping a process for minutes. A test that needs one before it is made
+#: waits on its lock, or makes it itself if the thread has not come to it yet; a maker that fails
+#: leaves no ``.done``, and the test's own call runs it again, in the test, where the failure shows.
+BACKGROUND = {
+    "outcome_jobs": ("tests.outcome_jobs:make", ("tests/test_outcomes.py",)),
+    "two_installs": ("tests.test_two_installs:capture", ("tests/test_two_installs.py",)),
+    "event_jobs": ("tests.event_jobs:make", ("tests/test_event_families.py",)),
+    "cache_runs": ("tests.cache_runs:generate", ("tests/test_cache_misses.py",)),
+    "advice_run": ("tests.test_advice:capture", ("tests/test_advice.py",)),
+    "real_run": (
+        "tests.test_sources_agree:_make_real_run",
+        (
+            "tests/test_sources_agree.py",
+            "tests/test_bundle.py",
+            "tests/readers/test_tlparse_dir.py",
+            "tests/readers/test_torch_logs.py",
+        ),
+    ),
+    "shapes_run": ("tests.test_dynamic_shapes:_run", ("tests/test_dynamic_shapes.py",)),
+}
+_runner: list = []  # the background process and the lock it holds, in the test process that started it
+
+
+def maker(name: str) -> Callable[[Path], None]:
+    """The function that makes the capture ``name`` (:data:`BACKGROUND`)."""
+    module, func = BACKGROUND[name][0].split(":")
+    return getattr(importlib.import_module(module), func)
+
+
+def make_in_background(names: list[str]) -> None:
+    """The background process: each capture in turn, unless a test process is making it already."""
+    for name in names:
+        # a failure leaves no .done: the test's own shared_dir call runs it again, and reports it
+        with contextlib.suppress(BaseException):
+            _make_once(name, maker(name), wait=False)
+
+
+def _start_background(files: set[str]) -> None:
+    names = [n for n, (_, readers) in BACKGROUND.items() if files & set(readers)]
+    if not names:
+        return
+    root = Path(os.environ["PT2LOGS_TEST_SESSION_ROOT"])
+    lock = open(root / "background.lock", "w")  # noqa: SIM115 - held for the session
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.close()
+        return  # another test process started it
+    path = os.pathsep.join([str(ROOT / "src"), str(ROOT), os.environ.get("PYTHONPATH", "")])
+    with open(root / "background.log", "wb") as log:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from tests.conftest import make_in_background; "
+                "make_in_background(sys.argv[1:])",
+                *names,
+            ],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": path},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its torch runs are stopped with it on an interrupt
+        )
+    _runner.extend((proc, lock))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The process that started the background captures ends after them (another test process may
+    wait for one), or stops them on an interrupt."""
+    if _runner:
+        if exitstatus == pytest.ExitCode.INTERRUPTED:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(_runner[0].pid, signal.SIGKILL)
+        _runner[0].wait()
 
 
 @pytest.fixture(scope="session")
@@ -121,24 +220,33 @@ def scalar(warehouse: str | Path, sql: str) -> object:
 # (pyproject: --dist loadfile --no-loadscope-reorder). Each file runs whole on one worker (its module
 # fixtures made once); the wall time is bounded by the longest file a worker takes, and by files that
 # start last. xdist's default reorder sent files by test count, so a file of a few long tests started
-# late: the longest files go first now, then the others in collection order. (--dist loadgroup would let
-# single long tests be spread, but with pytest 9 xdist 3.8's group suffix on the nodeid is lost: it
-# behaves as --dist load, and every worker made every session fixture again.)
+# late: the longest files go first now, then the others in collection order, and the files that read a
+# background capture (BACKGROUND) last, when it is made. (--dist loadgroup would let single long tests
+# be spread, but with pytest 9 xdist 3.8's group suffix on the nodeid is lost: it behaves as --dist
+# load, and every worker made every session fixture again.)
 
 #: files that take longest, longest first (CPU seconds measured one file at a time with -p no:xdist on a
 #: loaded 2-core machine, 2026-11-27; the suite is CPU-bound: its wall time is about its CPU time / 2)
 LONGEST = (
-    "tests/test_outcomes.py",  # 2-rank torchrun jobs (76 CPU s setup), a deadlock stopped after 68 s of silence
     "tests/test_s3_readers.py",  # readers re-snapshot on moto while a writer commits (70-85 CPU s)
-    "tests/test_two_installs.py",  # three torch.compile scenarios (60 CPU s setup)
     "tests/test_crash_safety.py",  # 10 kill points (2-6 CPU s each), readers beside compactions
     "tests/test_s3_lease.py",  # three writers on moto, 11-17 CPU s each, lease waits of 2-6 s
     "tests/test_damaged_inputs.py",  # every command on 54 damaged runs
-    "tests/test_cache_misses.py",  # three torch runs (42 CPU s)
-    "tests/test_advice.py",  # a torch run (40 CPU s with its tests)
-    "tests/test_sources_agree.py",  # makes real_run (28 CPU s), which 4 other files read later
     "tests/test_payload_store.py",  # kill points of ingest and compact (68 CPU s)
     "tests/test_warehouse.py",  # three ingests killed and run again
+)
+#: the files that read a background capture, in the order they go last (their own tests longest first)
+LAST = (
+    "tests/test_outcomes.py",  # `pt2logs run` commands killed or failing, 6 runs ingested
+    "tests/test_advice.py",
+    "tests/test_sources_agree.py",
+    "tests/test_event_families.py",
+    "tests/test_two_installs.py",
+    "tests/test_cache_misses.py",
+    "tests/test_dynamic_shapes.py",
+    "tests/test_bundle.py",
+    "tests/readers/test_tlparse_dir.py",
+    "tests/readers/test_torch_logs.py",
 )
 
 
@@ -147,7 +255,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return  # one process (-p no:xdist, -n 0): the files' own order
 
     def rank(nodeid: str) -> int:
-        return next((i for i, p in enumerate(LONGEST) if nodeid.startswith(p)), len(LONGEST))
+        file = nodeid.split("::")[0]
+        if file in LONGEST:
+            return LONGEST.index(file)
+        return len(LONGEST) + (1 + LAST.index(file) if file in LAST else 0)
 
     order = {id(item): i for i, item in enumerate(items)}
     items.sort(key=lambda item: (rank(item.nodeid), order[id(item)]))
+
+
+assert {f for _, files in BACKGROUND.values() for f in files} <= set(LAST), (
+    "a capture's reader goes LAST"
+)

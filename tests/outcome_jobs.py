@@ -1,6 +1,6 @@
 """Real 2-rank jobs that end badly, for the run-outcome tests: torch 2.13 on CPU, gloo, torchrun.
 
-``generate(dest)`` runs each job into ``dest/<job>/`` (``trace/`` = TORCH_TRACE, ``stderr.txt`` = the
+``make(dest)`` runs each job into ``dest/<job>/`` (``trace/`` = TORCH_TRACE, ``stderr.txt`` = the
 launcher's stderr with TORCH_LOGS=recompiles,graph_breaks) and returns what happened. The same file is
 the workload: ``python outcome_jobs.py --worker JOB`` (what torchrun starts). Jobs:
 
@@ -26,18 +26,20 @@ from __future__ import annotations
 
 import argparse
 import glob
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from datetime import timedelta
 from pathlib import Path
 
 HERE = os.path.abspath(__file__)
 JOBS = ("desync_hang", "rank_raises", "sigkill", "clean", "preempted", "deadlock_stopped")
-TIMEOUT_S = 120
+TIMEOUT_S = 300  # a hang guard (a job takes 10-30 s on a quiet machine): it runs beside the tests
 GLOO_TIMEOUT_S = 20
 #: the deadlock's silence before the stop: above the 60 s floor of the hang threshold (pt2logs.query.outcome_rules)
 STOP_AFTER_S = 68
@@ -216,6 +218,32 @@ def run_and_stop(dest: str, job: str, sig: int = signal.SIGTERM, after_silence: 
             p.kill()
             rc = "timeout"
     return {"job": job, "rc": rc, "wall_s": round(time.time() - t0, 1)}
+
+
+def make(dest: Path) -> None:
+    """Every job, run for real into ``dest``: three under torchrun into folders (trace + stderr), the
+    clean one through ``pt2logs run`` (its run record in the warehouse ``dest/wh_clean``), the deadlock
+    beside the others (it sits silent for a minute, using no CPU). What happened: ``dest/ran.json``."""
+    out = str(dest)
+    ran: dict = {}
+    stuck = threading.Thread(
+        target=lambda: ran.update(
+            deadlock_stopped=run_and_stop(out, "deadlock_stopped", after_silence=STOP_AFTER_S)
+        )
+    )
+    stuck.start()
+    try:
+        ran.update({job: run_job(out, job) for job in ("desync_hang", "rank_raises", "sigkill")})
+        wh = os.path.join(out, "wh_clean")
+        ran["clean"] = run_job(
+            out,
+            "clean",
+            wrap=[sys.executable, "-m", "pt2logs", "run", "-w", wh, "--name", "clean job", "--"],
+        )
+        ran["preempted"] = run_and_stop(out, "preempted")
+    finally:
+        stuck.join()
+    (dest / "ran.json").write_text(json.dumps(ran, indent=1))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from tests.conftest import ROOT, fixture_path
+from tests.conftest import ROOT, fixture_path, shared_dir
 
 import pt2logs
 from pt2logs.query.advice import AdviceError, load_rules, parse_rules
@@ -32,10 +32,13 @@ def of(rows: list[dict], rule: str, frame: str | None = None) -> list[dict]:
 
 
 @pytest.fixture(scope="session")
-def own_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def own_run() -> Path:
     """tests/advice_workload.py run once under TORCH_TRACE + TORCH_LOGS (real torch, CPU, eager backend)."""
     pytest.importorskip("torch")
-    run = tmp_path_factory.mktemp("advice_run")
+    return shared_dir("advice_run", capture)  # tests/conftest.py BACKGROUND
+
+
+def capture(run: Path) -> None:
     env = {
         **os.environ,
         "TORCH_TRACE": str(run / "trace"),
@@ -51,7 +54,6 @@ def own_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
             check=True,
             timeout=300,
         )
-    return run
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from tests.conftest import fixture_path
+from tests.conftest import fixture_path, shared_dir
 from tests.rawscan import artifact_name, raw_records
 
 import pt2logs
@@ -150,7 +150,7 @@ def test_bypasses_say_why(tlparse_wh):
 
 @pytest.fixture(scope="module")
 def torch_runs(tmp_path_factory):
-    """The three runs made once per module (about a minute on two cores); PT2LOGS_CACHE_RUNS=DIR reuses
+    """The three runs made once per session (about a minute on two cores); PT2LOGS_CACHE_RUNS=DIR reuses
     the runs ``python tests/cache_runs.py DIR`` made."""
     import os
     from pathlib import Path
@@ -160,10 +160,8 @@ def torch_runs(tmp_path_factory):
     dest = (
         Path(os.environ["PT2LOGS_CACHE_RUNS"])
         if os.environ.get("PT2LOGS_CACHE_RUNS")
-        else tmp_path_factory.mktemp("cache_runs")
+        else shared_dir("cache_runs", cache_runs.generate)  # tests/conftest.py BACKGROUND
     )
-    if not os.environ.get("PT2LOGS_CACHE_RUNS"):
-        cache_runs.generate(dest)
     wh = str(tmp_path_factory.mktemp("cache_runs_wh") / "wh")
     for run in cache_runs.RUNS:  # in order: each run's base is the one before it
         pt2logs.ingest([str(dest / run)], wh, tags={"job": "relu"})

@@ -7,16 +7,16 @@ and the Python loop (PT2LOGS_NATIVE=0), which must make the same rows."""
 from __future__ import annotations
 
 import glob
+import json
 import os
 import urllib.request
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 from tests import event_jobs
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, shared_dir
 
 import pt2logs
 from pt2logs.cli import main
@@ -28,7 +28,7 @@ from pt2logs.readers.trace.torch_trace import read_trace
 pytest.importorskip("torch")
 pytestmark = pytest.mark.slow
 
-JOBS = ("provenance", "collectives", "aoti")
+JOBS = event_jobs.JOBS
 TABLES = (
     "kernel_provenance",
     "collective_schedule",
@@ -40,21 +40,12 @@ TABLES = (
 
 @pytest.fixture(scope="session")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    dest = tmp_path_factory.mktemp("event_jobs")
-    with ThreadPoolExecutor(len(JOBS)) as pool:
-        rcs = dict(zip(JOBS, pool.map(lambda j: event_jobs.run(j, str(dest / j)), JOBS)))
-    for job, rc in rcs.items():
+    dest = shared_dir("event_jobs", event_jobs.make)
+    for job, rc in json.loads((dest / "rcs.json").read_text()).items():
         assert rc == 0, (dest / job / "stderr.txt").read_text()[-3000:]
-    # the AOT trace cut where a crash inside AotCodeCompiler.compile would leave it: before the kernel code
-    (f,) = (dest / "aoti" / "trace").iterdir()
-    data = f.read_bytes()
-    cut = dest / "aoti_cut" / "trace"
-    cut.mkdir(parents=True)
-    data = data[: data.index(b'"name": "inductor_aot_kernel_code"')]
-    (cut / f.name).write_bytes(data[: data.rindex(b"\n") + 1])
-    whs = {}
+    whs, out = {}, tmp_path_factory.mktemp("event_jobs_wh")
     for job in (*JOBS, "aoti_cut"):
-        whs[job] = str(dest / f"wh_{job}")
+        whs[job] = str(out / f"wh_{job}")
         pt2logs.ingest([str(dest / job / "trace")], whs[job])
     return {"dest": dest, "wh": whs}
 

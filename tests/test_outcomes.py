@@ -4,15 +4,17 @@ fail, get killed or never import torch. Each assertion names what the logs show.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from tests import outcome_jobs as jobs
+from tests.conftest import shared_dir
 
 import pt2logs
 from pt2logs.cli import main
@@ -24,35 +26,18 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="session")
 def captures(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """The jobs, run for real: three under torchrun into folders (trace + stderr), the clean one
-    through `pt2logs run`; everything ingested into one warehouse."""
-    dest = tmp_path_factory.mktemp("outcome_jobs")
-    wh = str(dest / "wh")
-    ran: dict = {}
-    # the deadlock sits silent for a minute (no CPU): it runs beside the others
-    stuck = threading.Thread(
-        target=lambda: ran.update(
-            deadlock_stopped=jobs.run_and_stop(
-                str(dest), "deadlock_stopped", after_silence=jobs.STOP_AFTER_S
-            )
-        )
-    )
-    stuck.start()
-    ran.update(
-        {job: jobs.run_job(str(dest), job) for job in ("desync_hang", "rank_raises", "sigkill")}
-    )
-    ran["clean"] = jobs.run_job(
-        str(dest),
-        "clean",
-        wrap=[sys.executable, "-m", "pt2logs", "run", "-w", wh, "--name", "clean job", "--"],
-    )
-    ran["preempted"] = jobs.run_and_stop(str(dest), "preempted")
+    """The jobs, run for real once per session (tests/outcome_jobs.py ``make``, in the background from
+    the session's start: tests/conftest.py BACKGROUND), everything ingested into one warehouse: a copy
+    of the one the clean job's `pt2logs run` wrote."""
+    dest = shared_dir("outcome_jobs", jobs.make)
+    ran = json.loads((dest / "ran.json").read_text())
+    wh = str(tmp_path_factory.mktemp("outcome_jobs") / "wh")
+    assert ran["clean"]["rc"] == 0, (dest / "clean" / "stderr.txt").read_text()[-3000:]
+    shutil.copytree(dest / "wh_clean", wh)
     pt2logs.ingest([str(dest / "preempted")], wh)
     for job in ("desync_hang", "rank_raises", "sigkill"):
         assert ran[job]["rc"] == 1, ran[job]  # torchrun's exit status after a failed worker
         pt2logs.ingest([str(dest / job)], wh)
-    assert ran["clean"]["rc"] == 0, (dest / "clean" / "stderr.txt").read_text()[-3000:]
-    stuck.join()
     pt2logs.ingest([str(dest / "deadlock_stopped")], wh)
     return {"dest": dest, "wh": wh, "ran": ran}
 

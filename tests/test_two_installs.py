@@ -23,7 +23,7 @@ import subprocess
 import sys
 
 import pytest
-from tests.conftest import fixture_path
+from tests.conftest import fixture_path, shared_dir
 
 import pt2logs
 from pt2logs.query.queries import run_named
@@ -66,10 +66,8 @@ def _gpu_quotes() -> dict[int, str]:
     return quotes
 
 
-@pytest.fixture(scope="session")
-def two_installs(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    pytest.importorskip("torch")
-    base = tmp_path_factory.mktemp("two_installs")
+def capture(base) -> None:
+    """Install B: the scenarios run here under ``base`` (once per session: tests/conftest.py BACKGROUND)."""
     bench = base / "bench"
     bench.mkdir()
     (bench / "scenarios.py").write_text(_padded_script())
@@ -90,7 +88,13 @@ def two_installs(tmp_path_factory: pytest.TempPathFactory) -> dict:
         timeout=600,
         capture_output=True,
     )
-    wh = str(base / "wh")
+
+
+@pytest.fixture(scope="session")
+def two_installs(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    pytest.importorskip("torch")
+    base = shared_dir("two_installs", capture)
+    wh = str(tmp_path_factory.mktemp("two_installs") / "wh")
     ids = {}
     for s in SCENARIOS:
         ids[("gpu", s)] = pt2logs.ingest(
@@ -99,7 +103,7 @@ def two_installs(tmp_path_factory: pytest.TempPathFactory) -> dict:
         ids[("cpu", s)] = pt2logs.ingest(
             [str(base / "cpu" / s)], wh, tags={"install": "cpu"}
         ).run_ids[0]
-    return {"wh": wh, "ids": ids, "script": bench / "scenarios.py"}
+    return {"wh": wh, "ids": ids, "script": base / "bench" / "scenarios.py"}
 
 
 def _sites(con, **params) -> list[tuple]:
