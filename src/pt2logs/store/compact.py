@@ -28,9 +28,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from pt2logs.store import compact_copy as copy
 from pt2logs.store import faults, manifest, recovery
-from pt2logs.store.parts import PAYLOAD_KEY, PAYLOADS, STORED, file_schema, stored_tables
+from pt2logs.store.parts import PAYLOADS, file_schema, stored_tables
 from pt2logs.store.warehouse import PARTITION, PartWriter, TxnInfo, Warehouse
 from pt2logs.tables import TABLES
 
@@ -61,9 +63,7 @@ def compact(
     grace_s: float | None = None,
 ) -> CompactResult:
     """Rewrite partitions; ``grace_s`` (default ``PT2LOGS_GC_GRACE_S``, 900 s) before replaced files go."""
-    import duckdb
-
-    from pt2logs.query.views import arrow_table, attach_filesystem, connect, snapshot_of
+    from pt2logs.query.views import arrow_table, connect, snapshot_of
 
     wh = warehouse if isinstance(warehouse, Warehouse) else Warehouse(warehouse)
     grace = recovery.gc_grace_s() if grace_s is None else grace_s
@@ -74,7 +74,8 @@ def compact(
         # the files the commits list (the snapshot's: committed = has a runs file, rows or not: a compaction
         # whose partition has no live run still commits the payloads it copied, with a runs file of no rows)
         snap = snapshot_of(con)
-        live = arrow_table(con, "SELECT run_id, txn FROM _live")
+        live = copy.live_runs(arrow_table(con, "SELECT run_id, txn FROM _live"))
+        con.close()  # the copy reads the files with pyarrow, a row group at a time
         files: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
         for table in stored_tables():
             for rel in snap.files.get(table, ()):
@@ -90,17 +91,18 @@ def compact(
                 res.skipped.append(
                     (p, f"{d.path} is {d.why}; run `pt2logs check`, then `pt2logs repair`")
                 )
-        dcon = duckdb.connect()
-        _bound_memory(dcon)
-        attach_filesystem(dcon, wh)
-        dcon.register("live", live)
         for part in sorted(files):
             by_table = files[part]
             n_files = sum(len(v) for v in by_table.values())
-            dead = _dead_rows(dcon, wh, by_table)
+            dead = sum(
+                copy.dead_rows(wh.fs, paths, wh.remote, live)
+                for table, paths in by_table.items()
+                if table
+                != PAYLOADS  # store rows are never dead: any run, of any partition, may name them
+            )
             if dead == 0 and all(len(v) < min_files for v in by_table.values()):
                 continue
-            _rewrite(dcon, wh, part, by_table, res)
+            _rewrite(wh, part, by_table, live, res)
             res.partitions.append(part)
             res.files_before += n_files
             res.rows_dropped += dead
@@ -109,67 +111,13 @@ def compact(
     return res
 
 
-#: rows per batch of the copy, at most: a batch of long texts (log lines, payloads) stays megabytes, not
-#: gigabytes (250,000 rows of them passed DuckDB's 2 GiB string buffer at 10,000 runs)
-COPY_ROWS = 8192
-#: bytes per batch of the copy: a table of wide rows gets fewer rows a batch (a compilation_metrics row holds
-#: its configs, ~30 KiB once decoded: 8,192 of them took 580 MB, a 2,000-run compaction's peak)
-COPY_BYTES = 16 << 20
-#: rows the batch size is estimated from (the first rows of the partition's files)
-PROBE_ROWS = 256
-
-
-def batch_rows(con, select: str) -> int:
-    """Rows per batch for ``select``: :data:`COPY_BYTES` over the size of its first rows, within 64 and
-    :data:`COPY_ROWS`."""
-    from pt2logs.query.views import arrow_table
-
-    probe = arrow_table(con, f"{select} LIMIT {PROBE_ROWS}")
-    if probe.num_rows == 0:
-        return COPY_ROWS
-    per_row = max(1, probe.nbytes // probe.num_rows)
-    return max(64, min(COPY_ROWS, COPY_BYTES // per_row))
-
-
-def _bound_memory(con) -> None:
-    """The copy's memory bounded by its batches, not the partition: DuckDB streams without keeping row
-    order, and spills what does not fit ``PT2LOGS_COMPACT_MEMORY`` (default 1GB) to a temp folder."""
-    import tempfile
-
-    con.execute("SET preserve_insertion_order = false")
-    con.execute(f"SET memory_limit = '{os.environ.get('PT2LOGS_COMPACT_MEMORY', '1GB')}'")
-    con.execute(
-        f"SET temp_directory = '{os.path.join(tempfile.gettempdir(), f'pt2logs-compact-{os.getpid()}')}'"
-    )
-
-
-def _src(wh: Warehouse, paths: list[str]) -> str:
-    urls = ", ".join(
-        "'" + wh.fs.unstrip_protocol(p).replace("'", "''") + "'"
-        if wh.remote
-        else "'" + p.replace("'", "''") + "'"
-        for p in paths
-    )
-    return f"read_parquet([{urls}], union_by_name=true)"
-
-
-def _dead_rows(con, wh: Warehouse, by_table: dict[str, list[str]]) -> int:
-    dead = 0
-    for table, paths in by_table.items():
-        if table == PAYLOADS:
-            continue  # store rows are never dead: any run, of any partition, may name them
-        dead += con.execute(
-            f"SELECT count(*) FROM {_src(wh, paths)} t ANTI JOIN live USING (run_id, txn)"
-        ).fetchall()[0][0]
-    return dead
-
-
 def _rewrite(
-    con, wh: Warehouse, part: str, by_table: dict[str, list[str]], res: CompactResult
+    wh: Warehouse,
+    part: str,
+    by_table: dict[str, list[str]],
+    live: copy.Live,
+    res: CompactResult,
 ) -> None:
-    from pt2logs.query.views import arrow_batches
-    from pt2logs.tables.rows import stamp
-
     txn = wh.begin()
     info = TxnInfo(wh.location, txn.id, part)
     try:
@@ -177,27 +125,15 @@ def _rewrite(
         runs_batches = []
         for table, paths in sorted(by_table.items()):
             if table == PAYLOADS:
-                _copy_payloads(con, wh, paths, writer, txn.id, res)
-                continue
-            t = TABLES[table]
-            cols = con.execute(f"SELECT * FROM {_src(wh, paths)} LIMIT 0").description
-            present = {c[0] for c in cols}
-            sel = ", ".join(
-                _col(c.name) for c in t.columns if c.name in present and c.name != "txn"
-            )
-            # the row's long texts in the store: keep their keys
-            keys = [k for _, k in STORED.get(table, ()) if k in present]
-            sel += "".join(f', "{k}"' for k in keys)
-            select = f"SELECT {sel} FROM {_src(wh, paths)} t"
-            reader = arrow_batches(
-                con, f"{select} SEMI JOIN live USING (run_id, txn)", batch_rows(con, select)
-            )
-            for batch in reader:
-                out = stamp(_as_declared(batch, t), t, {"txn": txn.id})
-                for k in keys:
-                    out = out.append_column(
-                        k, batch.column(k).cast(file_schema(table).field(k).type)
-                    )
+                batches = copy.copy_payloads(wh.fs, paths, wh.remote, txn.id)
+            else:
+                schema = file_schema(table)
+
+                def convert(rows: pa.Table, schema=schema) -> pa.Table:
+                    return _converted(rows, schema, txn.id)
+
+                batches = copy.copy_table(wh.fs, paths, wh.remote, live, schema, convert)
+            for out in batches:
                 res.rows_kept += out.num_rows
                 if table == "runs":
                     runs_batches.append(out)
@@ -230,46 +166,15 @@ def _rewrite(
         raise
 
 
-def _copy_payloads(
-    con, wh: Warehouse, paths: list[str], writer: PartWriter, txn: str, res: CompactResult
-) -> None:
-    """Every key of the replaced payload files, once: never fewer (runs of any partition, and ingests
-    running now that saw these files committed, may name any of them)."""
-    from pt2logs.query.views import arrow_batches
-
-    reader = arrow_batches(
-        con,
-        f'SELECT "{PAYLOAD_KEY}", any_value(payload) AS payload, {_sql_str(txn)} AS txn '
-        f'FROM {_src(wh, paths)} GROUP BY "{PAYLOAD_KEY}"',
-        batch_rows(con, f'SELECT "{PAYLOAD_KEY}", payload FROM {_src(wh, paths)}'),
-    )
-    schema = file_schema(PAYLOADS)
-    for batch in reader:
-        res.rows_kept += batch.num_rows
-        writer.write(
-            PAYLOADS,
-            pa.RecordBatch.from_arrays(
-                [batch.column(i).cast(schema.field(i).type) for i in range(3)], schema=schema
-            ),
-        )
+def _converted(rows: pa.Table, schema: pa.Schema, txn: str) -> pa.Table:
+    """A row group's live rows as the compacted file holds them (declared columns and types, the store's
+    keys after), stamped with the compaction's ``txn``; a run's ``committed_at`` one microsecond later (the
+    copy wins over its original, and loses to any later commit)."""
+    out = copy.to_flight(rows, schema, {"txn": txn})
+    if "committed_at" in out.column_names:
+        i = out.schema.get_field_index("committed_at")
+        out = out.set_column(i, schema.field(i), pc.add(out.column(i), _MICROSECOND))
+    return out
 
 
-def _sql_str(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
-
-
-def _col(name: str) -> str:
-    if name == "committed_at":  # the copy wins over its original, and loses to any later commit
-        return '"committed_at" + INTERVAL 1 MICROSECOND AS "committed_at"'
-    return f'"{name}"'
-
-
-def _as_declared(batch: pa.RecordBatch, t) -> pa.RecordBatch:
-    """Columns in declared types (older files may have fewer columns or other widths)."""
-    arrays, names = [], []
-    for c in t.columns:
-        if c.name in batch.schema.names and c.name != "txn":
-            a = batch.column(c.name)
-            arrays.append(a if a.type == c.type else a.cast(c.type))
-            names.append(c.name)
-    return pa.RecordBatch.from_arrays(arrays, names=names)
+_MICROSECOND = pa.scalar(1, pa.duration("us"))

@@ -29,6 +29,8 @@ ROW_GROUP_ROWS = 1_000_000
 #: encodes a whole row group's columns at once), with 8 MB at 258-280 MiB, for ~4 % more CPU in Parquet
 ROW_GROUP_BYTES = 8 << 20
 FILE_BYTES = 1 << 30
+#: a table's buffered batches made one past this many (see PartWriter._coalesce)
+COALESCE_BATCHES = 64
 
 #: the payload store (see :mod:`pt2logs.store.payloads`): each distinct long text once per warehouse, keyed
 #: by the XXH3-128 of its bytes; the row's file holds the key, the views join
@@ -226,6 +228,8 @@ class PartWriter:
         self._rows[table] = self._rows.get(table, 0) + batch.num_rows
         # the buffers' sizes (a slice counts whole: at most an earlier flush); nbytes walks every value's extent
         self._bytes[table] = self._bytes.get(table, 0) + batch.get_total_buffer_size()
+        if len(self._buf[table]) >= COALESCE_BATCHES:
+            self._coalesce(table)
         if self._rows[table] >= ROW_GROUP_ROWS or self._bytes[table] >= ROW_GROUP_BYTES:
             try:
                 self._flush(table)
@@ -233,6 +237,20 @@ class PartWriter:
                 if e.errno == errno.ENOSPC and not isinstance(e, NoSpace):
                     raise self._no_space(e) from None
                 raise
+
+    def _coalesce(self, table: str) -> None:
+        """A table's buffered batches as one: a worker parsing thousands of small files buffered each
+        table's few rows a file as thousands of small buffers, alive until the table's row group is full
+        while the other tables' came and went, and its RSS grew with the files parsed (allocator pages
+        held by a few live buffers: 165 → 212 MB over 1,200 sample traces with a flat Arrow pool; 165 →
+        ~185 coalesced every 64 batches)."""
+        buf = self._buf[table]
+        if any(not b.schema.equals(buf[0].schema) for b in buf):
+            return
+        one = pa.Table.from_batches(buf).combine_chunks().to_batches()
+        if len(one) == 1:
+            self._buf[table] = one
+            self._bytes[table] = one[0].get_total_buffer_size()
 
     def write_table(self, table: str, data: pa.Table) -> None:
         for b in data.to_batches():
