@@ -74,7 +74,7 @@ def _check(wh: str, names: tuple[str, ...] | None = None) -> None:
     of the two for the runs that span several commits."""
     con = pt2logs.connect(wh)
     runs = con.execute("SELECT run_id, name FROM runs ORDER BY run_id").fetchall()
-    assert len(runs) >= 5
+    assert len(runs) >= 5 and set(SPANNING) <= {n for _, n in runs}
     for i, (rid, name) in enumerate(runs):
         if names is not None and name not in names:
             continue
