@@ -6,8 +6,8 @@ copies keep the warehouse layout and the commit rule (each copy's rows share its
 txn), so pt2logs reads them like ingested runs. The copies' events keep their payloads as ingest
 stores them: short ones in the row, the others as keys of the payload store, which is copied once
 (every copy of a run names the same payloads, as runs of one model do). Each table is one file, its rows
-sorted by run (as a compaction of the fleet's one partition leaves it) in row groups of 122,880 rows (before
-2026-11-27: 1M-row row groups, rows in no order).
+sorted by run (a run's rows are together in a file pt2logs writes; sorted, a row group's run_id min/max skip it
+for other runs) in row groups of 122,880 rows (before 2026-11-27: 1M-row row groups, rows in no order).
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ from pt2logs.tables.schema import TABLES
 
 ROOT = Path(__file__).resolve().parents[1]
 #: rows per row group of the copies (DuckDB's own default; pt2logs' writer cuts an events row group at 8 MB in
-#: memory, pt2logs.store.parts), the rows sorted by run as a compaction writes them (pt2logs.store.compact): a run
-#: is a row group or two of a file that holds 10,000
+#: memory, pt2logs.store.parts), the rows sorted by run: a run is a row group or two of a file that holds 10,000
 ROW_GROUP_ROWS = 122_880
 MODELS = ["llama", "gpt", "bert", "vit"]
 

@@ -11,8 +11,9 @@ user paths relative to the run's root, stored texts put back), over a narrower s
   compaction's, a re-ingest's), so the scope reads only the snapshot's files of those transactions
   (:mod:`pt2logs.store.snapshot`), never the others' footers or rows;
 - **the row groups of those runs only**: the scope's ``run_id`` filter reaches the Parquet scan, which skips
-  every row group whose ``run_id`` min/max cannot hold them. Where a file holds many runs (a compaction's,
-  which writes rows sorted by run: pt2logs.store.compact), a run is a few row groups of it;
+  every row group whose ``run_id`` min/max cannot hold them: where a file holds many runs with their rows in
+  run order (bench/fleet.py's), a run is a row group or two of it (a compaction writes rows in no order yet:
+  sorting there held 1.1 GB where its batches bound it to 450 MB, tests/test_compact_memory.py);
 - **the stored texts those rows name only** (``_scope_payloads``, the payload store's rows of their keys: the
   view ``_payloads`` groups every key of the store).
 

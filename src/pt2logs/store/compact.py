@@ -189,11 +189,8 @@ def _rewrite(
             keys = [k for _, k in STORED.get(table, ()) if k in present]
             sel += "".join(f', "{k}"' for k in keys)
             select = f"SELECT {sel} FROM {_src(wh, paths)} t"
-            # sorted by run: a question about one run reads the row groups of that run (pt2logs.query.run_scope)
             reader = arrow_batches(
-                con,
-                f"{select} SEMI JOIN live USING (run_id, txn) ORDER BY run_id",
-                batch_rows(con, select),
+                con, f"{select} SEMI JOIN live USING (run_id, txn)", batch_rows(con, select)
             )
             for batch in reader:
                 out = stamp(_as_declared(batch, t), t, {"txn": txn.id})
