@@ -29,6 +29,7 @@ import contextlib
 import functools
 import posixpath
 import re
+import weakref
 from collections.abc import Iterable, Iterator
 
 import duckdb
@@ -91,6 +92,21 @@ class _RunFiles(Listed):
 
     def sql(self, table: str, row_ids: bool = False) -> str:
         return f"(SELECT * FROM {super().sql(table, row_ids)} WHERE {self.where})"
+
+    def present(self, table: str) -> set[str] | None:
+        """The files' columns, asked once per connection and set of files (a table whose files lack a record
+        of the current schema is described from its files: a server's pages ask the same files again)."""
+        key = (table, tuple(self.snap.files.get(table, ())))
+        seen = _PRESENT.setdefault(self.con, {})
+        if key not in seen:
+            seen[key] = super().present(table)
+        return seen[key]
+
+
+#: per connection: (table, files) -> the columns they hold (_RunFiles.present)
+_PRESENT: weakref.WeakKeyDictionary[
+    duckdb.DuckDBPyConnection, dict[tuple[str, tuple[str, ...]], set[str] | None]
+] = weakref.WeakKeyDictionary()
 
 
 def _files_of(snap: Snapshot, txns: set[str]) -> Snapshot:
