@@ -128,9 +128,13 @@ def _run(r: dict[str, Any]) -> Run:
 
 
 def scoped_to(
-    con: duckdb.DuckDBPyConnection, *refs: str | None
+    con: duckdb.DuckDBPyConnection, *refs: str | None, queries: tuple[str, ...] | None = None
 ) -> contextlib.AbstractContextManager[None]:
     """A run scope (:mod:`pt2logs.query.run_scope`) over the runs ``refs`` name (:func:`resolve_run`, over the
     whole warehouse: a mistake is told as without it): inside, the queries about those runs read their rows
-    only. For the commands about one run (or two): summary, ranks, advise, diff."""
-    return run_scope.scoped(con, [resolve_run(con, r).run_id for r in refs])
+    only. For the commands about one run (or two): summary, ranks, advise, diff. ``queries``: the named
+    queries the command runs, when few: only the tables they read are copied (the others stay views)."""
+    ids = [resolve_run(con, r).run_id for r in refs]
+    if queries is None:
+        return run_scope.scoped(con, ids)
+    return run_scope.scoped(con, ids, run_scope.tables_for(queries))
