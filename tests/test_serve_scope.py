@@ -1,4 +1,4 @@
-"""A page about one run reads that run's rows only (pt2logs.serve.scope): for every run of the serve
+"""A page about one run reads that run's rows only (pt2logs.query.run_scope): for every run of the serve
 warehouse, its summary, a compile's facts and a diff made over the scoped copies equal the same made
 over the views; /runs' outcomes computed for a page's runs equal the fleet-wide ones."""
 
@@ -11,11 +11,11 @@ from tests import serve_site
 
 import pt2logs
 from pt2logs.query.queries import run_named
+from pt2logs.query.run_scope import scoped
 from pt2logs.reports.compose import summary
 from pt2logs.reports.diff import diff
 from pt2logs.serve import runs_table
 from pt2logs.serve.pages_run import compile_facts
-from pt2logs.serve.scope import scoped
 
 
 @pytest.fixture(scope="module")

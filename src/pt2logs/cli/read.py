@@ -137,10 +137,12 @@ def summary(run: str | None, warehouse: str, fmt: str, rows: int, wide: bool) ->
     from pt2logs.cli.render import print_summary
     from pt2logs.query.queries import QueryError
     from pt2logs.reports.compose import summary as build
+    from pt2logs.reports.runs import scoped_to
 
     con = connect_warehouse(warehouse)
     try:
-        s = build(con, run)
+        with scoped_to(con, run):  # its queries read the run's rows only
+            s = build(con, run)
     except QueryError as e:
         raise query_error(e) from None
     print_summary(s, fmt, max_rows=rows, wide=wide)
@@ -173,10 +175,12 @@ def diff(
     from pt2logs.query.queries import QueryError
     from pt2logs.reports.diff import diff as build
     from pt2logs.reports.diff import regression
+    from pt2logs.reports.runs import scoped_to
 
     con = connect_warehouse(warehouse)
     try:
-        d = build(con, run_a, run_b)
+        with scoped_to(con, run_a, run_b):  # its queries read the two runs' rows only
+            d = build(con, run_a, run_b)
     except QueryError as e:
         raise query_error(e) from None
     print_diff(d, fmt, wide=wide)
@@ -205,10 +209,12 @@ def ranks(run: str | None, warehouse: str, fmt: str, output: str | None, wide: b
     from pt2logs.cli.render import print_ranks
     from pt2logs.query.queries import QueryError
     from pt2logs.reports.compose import ranks as build
+    from pt2logs.reports.runs import scoped_to
 
     con = connect_warehouse(warehouse)
     try:
-        report = build(con, run)
+        with scoped_to(con, run):  # its queries read the run's rows only
+            report = build(con, run)
     except QueryError as e:
         raise query_error(e) from None
     print_ranks(report, fmt, output, wide)
@@ -239,10 +245,13 @@ def advise(run: str | None, warehouse: str, fmt: str, output: str | None, limit:
     from pt2logs.cli.advice_view import advice_markdown, print_advice
     from pt2logs.query.queries import QueryError
     from pt2logs.reports.compose import advise as build
+    from pt2logs.reports.runs import scoped_to
 
     con = connect_warehouse(warehouse)
     try:
-        r, rows = build(con, run, limit)
+        # one query: only the tables it reads are copied (all of them cost it more than they save)
+        with scoped_to(con, run, queries=("advice",)):
+            r, rows = build(con, run, limit)
     except QueryError as e:
         raise query_error(e) from None
     if fmt == "table" and not output:

@@ -146,7 +146,7 @@ def _statements(
         f"CREATE OR REPLACE {kind} _run_source AS SELECT run_id, min(format_rank(format)) AS best FROM {files_src} GROUP BY run_id"
     )
     stmts.append(payloads_view(src))
-    for name, t in TABLES.items():
+    for name in TABLES:
         if name == "runs":
             # warehouses written before n_ranks counted a rankless run as one process stored 0
             stmts.append(
@@ -154,52 +154,62 @@ def _statements(
                 "FROM _runs_all r SEMI JOIN _live l USING (run_id, txn)"
             )
             continue
-        present = src.present(name)
-        target = _ident(name + "_all_sources") if "source" in t.names else _ident(name)
-        if present is None:
-            stmts.append(
-                f"CREATE OR REPLACE VIEW {target} AS SELECT {_select_list(t, None)} WHERE false"
-            )
-        else:
-            replace = _relative_items(t)
-            roots = " LEFT JOIN _run_roots u USING (run_id)" if t.run_relative else ""
-            # long texts kept once in the store: put back, one join per stored column (DuckDB keeps it even in a
-            # query that does not read the text; it then reads only the store's keys)
-            pairs = [(_ident(text), _ident(k)) for text, k in STORED.get(name, ()) if k in present]
-            replace += [
-                f"coalesce(t.{text}, p{i}.payload) AS {text}" for i, (text, _) in enumerate(pairs)
-            ]
-            keys = ", ".join(k for _, k in pairs)
-            key = f", {keys}" if pairs else ""
-            stored = "".join(
-                f" LEFT JOIN _payloads p{i} ON t.{k} = p{i}.{_ident(PAYLOAD_KEY)}"
-                for i, (_, k) in enumerate(pairs)
-            )
-            cols = "*"
-            if replace:  # (every stored text is in it)
-                cols = (
-                    "t.*"
-                    + (f" EXCLUDE ({keys})" if pairs else "")
-                    + f" REPLACE ({', '.join(replace)})"
-                )
-            stmts.append(
-                f"CREATE OR REPLACE VIEW {target} AS SELECT {cols} FROM (SELECT {_select_list(t, present)}{key} "
-                f"FROM {src.sql(name)}) t SEMI JOIN _live l USING (run_id, txn){roots}{stored}"
-            )
-        if "source" in t.names:
-            # a join with a per-run table (not a window), so filters on the partition column reach the scan;
-            # Table.same_fact: another source's row stays unless the best source has the same fact
-            rk = "source_rank(t.source)"
-            same = " AND ".join(f"b.{c} IS NOT DISTINCT FROM t.{c}" for c in t.same_fact)
-            also = f" OR NOT EXISTS (SELECT 1 FROM {target} b WHERE b.run_id = t.run_id AND source_rank(b.source) = s.best AND {same})"
-            stmts.append(
-                f"CREATE OR REPLACE VIEW {_ident(name)} AS SELECT t.* FROM {target} t LEFT JOIN _run_source s USING (run_id) "
-                f"WHERE {rk} IS NULL OR s.best IS NULL OR {rk} = s.best{also if same else ''}"
-            )
+        stmts += table_statements(name, src)
     # outcomes kept per transaction (read by rank_outcomes(); the views file for other tools reads none)
     stmts.append(outcome_store.view_sql(wh, snap.files.get("runs", []) if snap and kept else None))
     stmts += table
     return stmts, commits
+
+
+def table_statements(
+    name: str, src: Any, kind: str = "VIEW", payloads: str = "_payloads"
+) -> list[str]:
+    """The statements that make table ``name`` (not ``runs``) a ``kind`` (VIEW, or TEMP TABLE for a run scope:
+    pt2logs.query.run_scope) over ``src`` (view_sources: its files and columns), its stored texts from
+    ``payloads``; a table with a ``source`` column is two: ``<name>_all_sources`` and ``<name>``, one source a run."""
+    t = TABLES[name]
+    stmts: list[str] = []
+    present = src.present(name)
+    target = _ident(name + "_all_sources") if "source" in t.names else _ident(name)
+    if present is None:
+        stmts.append(
+            f"CREATE OR REPLACE {kind} {target} AS SELECT {_select_list(t, None)} WHERE false"
+        )
+    else:
+        replace = _relative_items(t)
+        roots = " LEFT JOIN _run_roots u USING (run_id)" if t.run_relative else ""
+        # long texts kept once in the store: put back, one join per stored column (DuckDB keeps it even in a
+        # query that does not read the text; it then reads only the store's keys)
+        pairs = [(_ident(text), _ident(k)) for text, k in STORED.get(name, ()) if k in present]
+        replace += [
+            f"coalesce(t.{text}, p{i}.payload) AS {text}" for i, (text, _) in enumerate(pairs)
+        ]
+        keys = ", ".join(k for _, k in pairs)
+        key = f", {keys}" if pairs else ""
+        stored = "".join(
+            f" LEFT JOIN {payloads} p{i} ON t.{k} = p{i}.{_ident(PAYLOAD_KEY)}"
+            for i, (_, k) in enumerate(pairs)
+        )
+        cols = "*"
+        if replace:  # (every stored text is in it)
+            cols = (
+                "t.*" + (f" EXCLUDE ({keys})" if pairs else "") + f" REPLACE ({', '.join(replace)})"
+            )
+        stmts.append(
+            f"CREATE OR REPLACE {kind} {target} AS SELECT {cols} FROM (SELECT {_select_list(t, present)}{key} "
+            f"FROM {src.sql(name)}) t SEMI JOIN _live l USING (run_id, txn){roots}{stored}"
+        )
+    if "source" in t.names:
+        # a join with a per-run table (not a window), so filters on the partition column reach the scan;
+        # Table.same_fact: another source's row stays unless the best source has the same fact
+        rk = "source_rank(t.source)"
+        same = " AND ".join(f"b.{c} IS NOT DISTINCT FROM t.{c}" for c in t.same_fact)
+        also = f" OR NOT EXISTS (SELECT 1 FROM {target} b WHERE b.run_id = t.run_id AND source_rank(b.source) = s.best AND {same})"
+        stmts.append(
+            f"CREATE OR REPLACE {kind} {_ident(name)} AS SELECT t.* FROM {target} t LEFT JOIN _run_source s USING (run_id) "
+            f"WHERE {rk} IS NULL OR s.best IS NULL OR {rk} = s.best{also if same else ''}"
+        )
+    return stmts
 
 
 #: how often a query is run again when a file it listed was deleted before it was read
@@ -248,6 +258,12 @@ _TAKEN: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, Snapshot] = weakref
 def snapshot_of(con: duckdb.DuckDBPyConnection) -> Snapshot:
     """The files the connection's views read, and those left out (:mod:`pt2logs.store.snapshot`)."""
     return _TAKEN[con]
+
+
+def warehouse_of(con: duckdb.DuckDBPyConnection) -> Warehouse | None:
+    """The warehouse whose snapshot the connection's views read (None: views made without one)."""
+    got = _SNAPSHOTS.get(con)
+    return got[0] if got is not None and con in _TAKEN else None
 
 
 def _commits(wh: Warehouse) -> frozenset[str]:

@@ -4,11 +4,13 @@ and the mistakes a selection can make (a run or tag that matches nothing), said 
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
 import duckdb
 
+from pt2logs.query import run_scope
 from pt2logs.query.queries import QueryError, run_named, run_sql
 
 
@@ -123,3 +125,16 @@ def resolve_run(con: duckdb.DuckDBPyConnection, ref: str | None) -> Run:
 
 def _run(r: dict[str, Any]) -> Run:
     return Run(r["run_id"], r["name"], r["torch_version"], max(1, r["n_ranks"] or 1))
+
+
+def scoped_to(
+    con: duckdb.DuckDBPyConnection, *refs: str | None, queries: tuple[str, ...] | None = None
+) -> contextlib.AbstractContextManager[None]:
+    """A run scope (:mod:`pt2logs.query.run_scope`) over the runs ``refs`` name (:func:`resolve_run`, over the
+    whole warehouse: a mistake is told as without it): inside, the queries about those runs read their rows
+    only. For the commands about one run (or two): summary, ranks, advise, diff. ``queries``: the named
+    queries the command runs, when few: only the tables they read are copied (the others stay views)."""
+    ids = [resolve_run(con, r).run_id for r in refs]
+    if queries is None:
+        return run_scope.scoped(con, ids)
+    return run_scope.scoped(con, ids, run_scope.tables_for(queries))

@@ -20,9 +20,10 @@ from typing import Any
 
 import duckdb
 
+from pt2logs.query import run_scope as scope
 from pt2logs.query.queries import run_named, run_sql
 from pt2logs.query.views import apply_settings, create_views
-from pt2logs.serve import runs_table, scope
+from pt2logs.serve import runs_table
 from pt2logs.store.snapshot import is_data_path
 from pt2logs.store.warehouse import Warehouse
 
@@ -64,7 +65,7 @@ class Connection:
 
     def _prepare(self) -> None:
         """The views over the snapshot, then what the pages keep per snapshot: the runs' overview
-        (:mod:`pt2logs.serve.runs_table`), the run tables that hold rows (:mod:`pt2logs.serve.scope`)."""
+        (:mod:`pt2logs.serve.runs_table`), the run tables that hold rows (:mod:`pt2logs.query.run_scope`)."""
         create_views(self.con, self.wh)
         runs_table.prepare(self.con)
         self.tables = scope.holding(self.con)
@@ -121,7 +122,7 @@ class Connection:
     def scope(
         self, run_ids: Iterable[str], queries: Iterable[str] | None = None
     ) -> contextlib.AbstractContextManager[None]:
-        """Inside :meth:`read`: the tables hold the rows of ``run_ids`` only (:mod:`pt2logs.serve.scope`);
+        """Inside :meth:`read`: the tables hold the rows of ``run_ids`` only (:mod:`pt2logs.query.run_scope`);
         with ``queries``, only the tables those named queries read."""
         tables = self.tables
         if queries is not None:

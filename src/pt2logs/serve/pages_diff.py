@@ -60,7 +60,7 @@ def diff(request: Request) -> Response:
             resolve_run(con, request.path_params["a"]),
             resolve_run(con, request.path_params["b"]),
         )
-        if ca or cb:  # two graphs: one query, no copies needed
+        if ca or cb:  # two graphs: the copies of the artifacts' tables only
             what, g = _graph_diff(request, con, a, b, ca, cb)
         else:
             with st.store.scope(
@@ -106,8 +106,9 @@ def _graph_diff(
     what = request.query_params.get("graph") or GRAPHS[0]
     if what not in GRAPHS:
         raise HTTPException(400, f"graph is one of {', '.join(GRAPHS)}")
-    ta = graph_text(con, a.run_id, ca, what, _int(request, "rank_a"))
-    tb = graph_text(con, b.run_id, cb, what, _int(request, "rank_b"))
+    with request.app.state.store.scope([a.run_id, b.run_id], ("bug_report_artifacts",)):
+        ta = graph_text(con, a.run_id, ca, what, _int(request, "rank_a"))
+        tb = graph_text(con, b.run_id, cb, what, _int(request, "rank_b"))
     if ta is None or tb is None:
         missing = " and ".join(
             f"{r.name} compile {c}" for r, c, t in ((a, ca, ta), (b, cb, tb)) if t is None

@@ -6,7 +6,7 @@ made): about a second at 10,000 runs, after which sorting, searching and paging 
 How a run ended (``run_outcomes``) costs much more fleet-wide (its rules read every rank's last events):
 the server computes every run's in the background once per snapshot (``_serve_outcomes``,
 :class:`pt2logs.serve.connection.Connection`); until it is there, a page computes it for the runs it shows
-only (their rows scoped, :mod:`pt2logs.serve.scope`), and filtering or sorting by outcome, or the JSON / CSV
+only (their rows scoped, :mod:`pt2logs.query.run_scope`), and filtering or sorting by outcome, or the JSON / CSV
 of every row, compute every run's then.
 """
 
@@ -20,7 +20,7 @@ import duckdb
 import pyarrow as pa
 
 from pt2logs.query.queries import run_named
-from pt2logs.serve.scope import scoped, tables_for
+from pt2logs.query.run_scope import scoped, tables_for
 
 #: the columns of a /runs row, from _serve_runs (o) or the outcomes (x)
 FROM_OVERVIEW = (

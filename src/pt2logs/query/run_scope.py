@@ -1,0 +1,188 @@
+"""A question about one run (or two) costs what those runs cost, not what the warehouse costs.
+
+A run scope shadows each run table of a connection by a temporary table of the table's name holding the
+rows of the scope's runs only; the named queries then read those (DuckDB looks a name up in the temporary
+schema first), a few hundred rows instead of the fleet's. The copies are made by the views' own statements
+(:func:`pt2logs.query.views.table_statements`: the declared columns, live rows only, one source per run,
+user paths relative to the run's root, stored texts put back), over a narrower source:
+
+- **the files of the runs' commits only.** A run's rows are those of its live transaction (``_live``), and
+  every data file carries the transaction that committed it in its name (``part-<txn>-…``: an ingest's, a
+  compaction's, a re-ingest's), so the scope reads only the snapshot's files of those transactions
+  (:mod:`pt2logs.store.snapshot`), never the others' footers or rows;
+- **the row groups of those runs only**: the scope's ``run_id`` filter reaches the Parquet scan, which skips
+  every row group whose ``run_id`` min/max cannot hold them: where a file holds many runs with their rows in
+  run order (bench/fleet.py's), a run is a row group or two of it (a compaction writes rows in no order yet:
+  sorting there held 1.1 GB where its batches bound it to 450 MB, tests/test_compact_memory.py);
+- **the stored texts those rows name only** (``_scope_payloads``, the payload store's rows of their keys: the
+  view ``_payloads`` groups every key of the store).
+
+Only queries whose answer about a run depends on that run's rows alone may be asked inside a scope: the
+commands about one run (``summary``, ``ranks``, ``advise``, ``diff``) and serve's run, compile and diff pages
+(tests/test_run_scope.py: every answer equal with and without the scope, on sample runs, a re-ingested run,
+ranks ingested apart and a compacted warehouse).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import posixpath
+import re
+import weakref
+from collections.abc import Iterable, Iterator
+
+import duckdb
+
+from pt2logs.query.macros import fill, load_macros
+from pt2logs.query.queries import get_query
+from pt2logs.query.sql_text import ident as _ident
+from pt2logs.query.sql_text import literal as _lit
+from pt2logs.query.view_sources import Listed
+from pt2logs.query.views import snapshot_of, table_statements, warehouse_of
+from pt2logs.store.parts import PAYLOAD_KEY, PAYLOADS, STORED, txn_of
+from pt2logs.store.snapshot import Snapshot
+from pt2logs.tables import TABLES
+
+#: the tables a scope copies: every table with a run_id column (the others, if any, stay views)
+SCOPED = tuple(name for name, t in TABLES.items() if "run_id" in t.names)
+#: the temporary tables a scope makes besides the tables' own names
+_EXTRA = tuple(f"{n}_all_sources" for n in SCOPED if "source" in TABLES[n].names) + (
+    "_scope_payloads",
+)
+
+
+@functools.cache
+def _macro_words() -> dict[str, frozenset[str]]:
+    return {n: frozenset(re.findall(r"\w+", fill(m))) for n, m in load_macros().items()}
+
+
+def tables_for(queries: Iterable[str]) -> frozenset[str]:
+    """The run tables the named ``queries`` read, through the macros they call: a scope for only these
+    needs only their copies (a table left out is read through its view: slower, never wrong)."""
+    macros = _macro_words()
+    words: set[str] = set()
+    todo = [frozenset(re.findall(r"\w+", get_query(q).sql)) for q in queries]
+    seen: set[str] = set()
+    while todo:
+        w = todo.pop()
+        words |= w
+        for n in (w & macros.keys()) - seen:
+            seen.add(n)
+            todo.append(macros[n])
+    return frozenset(t for t in SCOPED if t in words)
+
+
+def holding(con: duckdb.DuckDBPyConnection) -> tuple[str, ...]:
+    """The run tables that hold a row in the views just made (the others need no copy: empty for any run);
+    asked once per snapshot (serve)."""
+    return tuple(
+        name
+        for name in SCOPED
+        if con.execute(f"SELECT EXISTS (SELECT 1 FROM main.{_ident(name)})").fetchall()[0][0]
+    )
+
+
+class _RunFiles(Listed):
+    """The snapshot's files of the scope's transactions, each scan filtered to the scope's runs."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, wh, snap: Snapshot, where: str):
+        super().__init__(con, wh, snap)
+        self.where = where
+
+    def sql(self, table: str, row_ids: bool = False) -> str:
+        return f"(SELECT * FROM {super().sql(table, row_ids)} WHERE {self.where})"
+
+    def present(self, table: str) -> set[str] | None:
+        """The files' columns, asked once per connection and set of files (a table whose files lack a record
+        of the current schema is described from its files: a server's pages ask the same files again)."""
+        key = (table, tuple(self.snap.files.get(table, ())))
+        seen = _PRESENT.setdefault(self.con, {})
+        if key not in seen:
+            seen[key] = super().present(table)
+        return seen[key]
+
+
+#: per connection: (table, files) -> the columns they hold (_RunFiles.present)
+_PRESENT: weakref.WeakKeyDictionary[
+    duckdb.DuckDBPyConnection, dict[tuple[str, tuple[str, ...]], set[str] | None]
+] = weakref.WeakKeyDictionary()
+
+
+def _files_of(snap: Snapshot, txns: set[str]) -> Snapshot:
+    """``snap`` narrowed to the files the transactions ``txns`` committed (the payload store whole)."""
+    files = {
+        t: list(v) if t == PAYLOADS else [r for r in v if txn_of(posixpath.basename(r)) in txns]
+        for t, v in snap.files.items()
+    }
+    return Snapshot(snap.commits, files, dict(snap.complete))
+
+
+def _payloads(con: duckdb.DuckDBPyConnection, src: _RunFiles, tables: Iterable[str]) -> None:
+    """``_scope_payloads``: the store's text of each key the scope's rows name, the first copy by place (as
+    the view ``_payloads`` chooses it; every copy of a key is the same text)."""
+    key = _ident(PAYLOAD_KEY)
+    named = [
+        f"SELECT {_ident(k)} AS k FROM {src.sql(t)}"
+        for t in tables
+        for _, k in STORED.get(t, ())
+        if (cols := src.present(t)) is not None and k in cols
+    ]
+    store = Listed(src.con, src.wh, src.snap)
+    if not named or store.present(PAYLOADS) is None:
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE _scope_payloads AS SELECT NULL::BLOB AS {key}, NULL::VARCHAR AS payload WHERE false"
+        )
+        return
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE _scope_payloads AS SELECT {key}, "
+        "arg_min(payload, {'f': filename, 'r': file_row_number}) AS payload "
+        f"FROM {store.sql(PAYLOADS, row_ids=True)} "
+        f"WHERE {key} IN (SELECT k FROM ({' UNION '.join(named)}) WHERE k IS NOT NULL) GROUP BY {key}"
+    )
+
+
+def enter(
+    con: duckdb.DuckDBPyConnection, run_ids: Iterable[str], tables: Iterable[str] = SCOPED
+) -> None:
+    """Shadow the run tables ``tables`` of ``con`` by temporary tables of the rows of ``run_ids``."""
+    ids = sorted(set(run_ids))
+    where = f"run_id IN ({', '.join(map(_lit, ids))})" if ids else "false"
+    tables = [t for t in tables if t in SCOPED]
+    wh, snap = warehouse_of(con), snapshot_of(con)
+    if wh is None or snap is None:  # views made without a snapshot: their rows of the runs, copied
+        for name in tables:
+            con.execute(
+                f"CREATE OR REPLACE TEMP TABLE {_ident(name)} AS SELECT * FROM main.{_ident(name)} WHERE {where}"
+            )
+        return
+    txns = {r[0] for r in con.execute(f"SELECT DISTINCT txn FROM _live WHERE {where}").fetchall()}
+    src = _RunFiles(con, wh, _files_of(snap, txns), where)
+    _payloads(con, src, tables)
+    stmts = []
+    for name in tables:
+        if name == "runs":  # (its view reads a temporary table made at connect: a filter is enough)
+            stmts.append(
+                f"CREATE OR REPLACE TEMP TABLE runs AS SELECT * FROM main.runs WHERE {where}"
+            )
+        else:
+            stmts += table_statements(name, src, "TEMP TABLE", "_scope_payloads")
+    con.execute(";\n".join(stmts))  # one call: the copies are small, a call's own cost is not
+
+
+def leave(con: duckdb.DuckDBPyConnection) -> None:
+    """The views again: every temporary copy dropped."""
+    for name in SCOPED + _EXTRA:
+        con.execute(f"DROP TABLE IF EXISTS temp.{_ident(name)}")
+
+
+@contextlib.contextmanager
+def scoped(
+    con: duckdb.DuckDBPyConnection, run_ids: Iterable[str], tables: Iterable[str] = SCOPED
+) -> Iterator[None]:
+    """Inside: the tables ``tables`` hold the rows of ``run_ids`` only."""
+    enter(con, run_ids, tables)
+    try:
+        yield
+    finally:
+        leave(con)

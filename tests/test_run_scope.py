@@ -1,0 +1,160 @@
+"""A question about one run reads that run's files only (pt2logs.query.run_scope): the commands about one run
+(summary, ranks, advise, diff) answer the same with and without the scope, on runs that span several commits
+(a run ingested again, ranks ingested apart) and after a compaction; and the scope never opens another
+transaction's files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from tests.conftest import SAMPLES
+
+import pt2logs
+from pt2logs.query import run_scope
+from pt2logs.query.views import snapshot_of
+from pt2logs.reports.compose import advise, ranks, summary
+from pt2logs.reports.diff import diff
+from pt2logs.store.compact import compact
+from pt2logs.store.parts import txn_of
+
+
+def _plain(x):
+    return json.loads(json.dumps(x, default=str, sort_keys=True))
+
+
+def _answers(con, rid: str, other: str | None) -> dict:
+    got = {
+        "summary": _plain(summary(con, rid).as_dict()),
+        "ranks": _plain(ranks(con, rid).as_dict()),
+        "advise": _plain(advise(con, rid, 50)[1]),
+    }
+    if other is not None:
+        got["diff"] = _plain(diff(con, other, rid).as_dict())
+    return got
+
+
+#: the runs of many_commits that were ingested more than once
+SPANNING = ("ddp_2rank", "again")
+
+
+@pytest.fixture(scope="module")
+def many_commits(tmp_path_factory) -> str:
+    """Sample runs over several commits: ddp_2rank's rank 0 ingested, then its rank 1 beside it (the run
+    ingested again, whole); recompiles ingested, then its trace replaced by graph_breaks' (the run ingested
+    again with other rows); the other samples in a commit of their own."""
+    base = tmp_path_factory.mktemp("runscope")
+    wh = str(base / "wh")
+    ddp = base / "in" / "ddp_2rank"
+    shutil.copytree(SAMPLES / "ddp_2rank", ddp)
+    rank1 = sorted((ddp / "trace").glob("*rank_1*"))[0]
+    held = base / rank1.name
+    rank1.rename(held)
+    pt2logs.ingest([str(ddp)], wh)
+    held.rename(rank1)
+    pt2logs.ingest([str(ddp)], wh)
+    again = base / "in" / "again"
+    shutil.copytree(SAMPLES / "recompiles", again)
+    pt2logs.ingest([str(again)], wh)
+    (trace,) = (again / "trace").glob("*.log.gz")
+    (gb,) = (SAMPLES / "graph_breaks" / "trace").glob("*.log.gz")
+    shutil.copyfile(gb, trace)
+    pt2logs.ingest([str(again)], wh)
+    pt2logs.ingest(
+        [str(SAMPLES / n) for n in ("graph_breaks", "train_step", "compile_failure")], wh
+    )
+    return wh
+
+
+def _check(wh: str, names: tuple[str, ...] | None = None) -> None:
+    """Every run's answers (``names``: those runs') the same in a scope of it and the run before it; a diff
+    of the two for the runs that span several commits."""
+    con = pt2logs.connect(wh)
+    runs = con.execute("SELECT run_id, name FROM runs ORDER BY run_id").fetchall()
+    assert len(runs) >= 5 and set(SPANNING) <= {n for _, n in runs}
+    for i, (rid, name) in enumerate(runs):
+        if names is not None and name not in names:
+            continue
+        other = runs[i - 1][0] if name in SPANNING else None
+        want = _answers(con, rid, other)
+        with run_scope.scoped(con, [runs[i - 1][0], rid]):
+            assert con.execute("SELECT count(DISTINCT run_id) FROM events").fetchall()[0][0] <= 2
+            assert _answers(con, rid, other) == want, name
+
+
+def test_runs_over_several_commits(many_commits):
+    con = pt2logs.connect(many_commits)
+    assert con.execute("SELECT count(DISTINCT txn) FROM _runs_all").fetchall()[0][0] >= 5
+    (ranks2,) = con.execute("SELECT n_ranks FROM runs WHERE name = 'ddp_2rank'").fetchall()[0]
+    assert ranks2 == 2
+    _check(many_commits)
+
+
+def test_after_compaction(many_commits, tmp_path):
+    wh = str(tmp_path / "wh")
+    shutil.copytree(many_commits, wh)
+    assert compact(wh, grace_s=0).partitions
+    _check(wh, (*SPANNING, "train_step"))
+    # every run in the compaction's one transaction: the scope reads that transaction's files
+    con = pt2logs.connect(wh)
+    assert con.execute("SELECT count(DISTINCT txn) FROM runs").fetchall()[0][0] == 1
+
+
+def test_scope_reads_only_its_commits_files(many_commits, tmp_path):
+    """Another transaction's files are never opened: damaged after the snapshot, a scope about a run of
+    another commit still answers (the views of the whole warehouse cannot)."""
+    wh = str(tmp_path / "wh")
+    shutil.copytree(many_commits, wh)
+    con = pt2logs.connect(wh)
+    live = dict(con.execute("SELECT r.name, r.txn FROM runs r").fetchall())
+    mine, theirs = live["train_step"], live["ddp_2rank"]
+    assert mine != theirs
+    files = snapshot_of(con).files
+    want = _plain(summary(con, "train_step").as_dict())
+    for table in ("events", "compilation_metrics", "compile_phases"):
+        for rel in files[table]:
+            if txn_of(rel) == theirs:
+                path = Path(wh, rel)
+                path.write_bytes(b"\0" * path.stat().st_size)
+    with pytest.raises(Exception, match="(?i)parquet|magic|invalid"):
+        con.execute("SELECT count(*) FROM events").fetchall()
+    rid = con.execute("SELECT run_id FROM runs WHERE name = 'train_step'").fetchall()[0][0]
+    with run_scope.scoped(con, [rid]):
+        assert _plain(summary(con, rid).as_dict()) == want
+
+
+def test_cli_commands_answer_as_unscoped(sample_wh, monkeypatch):
+    """The commands themselves (each in a run scope now) print what they print over the views."""
+    from click.testing import CliRunner
+
+    from pt2logs.cli import main
+
+    con = pt2logs.connect(sample_wh)
+    rid = con.execute("SELECT run_id FROM runs WHERE name = 'ddp_2rank'").fetchall()[0][0]
+    other = con.execute("SELECT run_id FROM runs WHERE name = 'recompiles'").fetchall()[0][0]
+    runner = CliRunner()
+    commands = [
+        ["summary", rid, "--format", "json"],
+        ["summary", "ddp_2rank"],
+        ["ranks", rid, "--format", "json"],
+        ["advise", rid, "--format", "json"],
+        ["advise", "recompiles", "--format", "markdown"],
+        ["diff", other, rid, "--format", "json"],
+        ["diff", "recompiles", "ddp_2rank"],
+    ]
+
+    def outputs():
+        got = []
+        for args in commands:
+            r = runner.invoke(main, [*args, "--warehouse", sample_wh])
+            assert r.exit_code == 0, r.output
+            got.append(r.output)
+        return got
+
+    scoped = outputs()
+    monkeypatch.setattr(
+        run_scope, "enter", lambda *a, **k: None
+    )  # the same commands over the views
+    assert scoped == outputs()
