@@ -152,7 +152,7 @@ os._exit(137)
 
 _KILLED_VIEWS_WRITER = """
 import os, sys, duckdb
-from pt2logs.query.views import view_statements
+from pt2logs.query.view_sql import view_statements
 from pt2logs.store.warehouse import Warehouse
 wh = Warehouse(sys.argv[1])
 con = duckdb.connect(wh.path(f"pt2logs.duckdb.{os.getpid()}.tmp"))

@@ -79,7 +79,7 @@ class ViewsFile:
         try:
             import duckdb
 
-            from pt2logs.query.views import view_statements
+            from pt2logs.query.view_sql import view_statements
 
             _remove(self._tmp)
             con = duckdb.connect(self._tmp)
@@ -112,7 +112,7 @@ class ViewsFile:
         if self.target is None:
             return None
         from pt2logs.query.macros import statements
-        from pt2logs.query.views import view_statements
+        from pt2logs.query.view_sql import view_statements
 
         prepared = self._prepared()
         con = None

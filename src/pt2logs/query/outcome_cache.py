@@ -22,6 +22,7 @@ import duckdb
 
 from pt2logs.query import outcome_store
 from pt2logs.query import views as _views
+from pt2logs.query.view_sql import view_statements
 from pt2logs.query.macros import calls, load_macros
 from pt2logs.query.sql_text import literal
 from pt2logs.store import recovery
@@ -93,7 +94,7 @@ def _decide(wh: Warehouse, snap: Snapshot, txn: str) -> tuple[object, int] | Non
     try:
         _views.apply_settings(con)
         _views.attach_filesystem(con, wh)
-        for s in _views.view_statements(con, wh, snapshot=True, snap=sub, kept=False):
+        for s in view_statements(con, wh, snapshot=True, snap=sub, kept=False):
             if _wanted(s):
                 con.execute(s)
         runs = [r[0] for r in con.execute("SELECT run_id FROM _live ORDER BY run_id").fetchall()]

@@ -3,7 +3,7 @@
 A run scope shadows each run table of a connection by a temporary table of the table's name holding the
 rows of the scope's runs only; the named queries then read those (DuckDB looks a name up in the temporary
 schema first), a few hundred rows instead of the fleet's. The copies are made by the views' own statements
-(:func:`pt2logs.query.views.table_statements`: the declared columns, live rows only, one source per run,
+(:func:`pt2logs.query.view_sql.table_statements`: the declared columns, live rows only, one source per run,
 user paths relative to the run's root, stored texts put back), over a narrower source:
 
 - **the files of the runs' commits only.** A run's rows are those of its live transaction (``_live``), and
@@ -39,7 +39,8 @@ from pt2logs.query.queries import get_query
 from pt2logs.query.sql_text import ident as _ident
 from pt2logs.query.sql_text import literal as _lit
 from pt2logs.query.view_sources import Listed
-from pt2logs.query.views import snapshot_of, table_statements, warehouse_of
+from pt2logs.query.view_sql import table_statements
+from pt2logs.query.views import snapshot_of, warehouse_of
 from pt2logs.store.parts import PAYLOAD_KEY, PAYLOADS, STORED, txn_of
 from pt2logs.store.snapshot import Snapshot
 from pt2logs.tables import TABLES
