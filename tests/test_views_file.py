@@ -15,7 +15,7 @@ from tests.conftest import SAMPLES
 import pt2logs
 from pt2logs.ingestion.engines import local
 from pt2logs.ingestion.views_file import ViewsFile
-from pt2logs.query.views import view_statements
+from pt2logs.query.view_sql import view_statements
 from pt2logs.store.warehouse import Warehouse
 
 

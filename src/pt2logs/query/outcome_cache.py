@@ -22,9 +22,9 @@ import duckdb
 
 from pt2logs.query import outcome_store
 from pt2logs.query import views as _views
-from pt2logs.query.view_sql import view_statements
 from pt2logs.query.macros import calls, load_macros
 from pt2logs.query.sql_text import literal
+from pt2logs.query.view_sql import view_statements
 from pt2logs.store import recovery
 from pt2logs.store.parts import PAYLOADS, txn_of
 from pt2logs.store.snapshot import Snapshot, take
