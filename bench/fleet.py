@@ -40,6 +40,9 @@ def synthesize(dest: Path, n_runs: int, weeks: int = 8) -> Path:
     if not (base / "_meta.json").exists():
         pt2logs.ingest([str(ROOT / "sample_traces")], str(base))
     con = pt2logs.connect(str(base))
+    # the sort by run spills to disk rather than holding every copy (~15 GB at 10,000 runs without a limit)
+    con.execute(f"SET temp_directory = '{dest}/.sort_tmp'")
+    con.execute("SET memory_limit = '2GB'")
     base_runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
     reps = -(-n_runs // base_runs)
     Warehouse(str(wh)).init()
