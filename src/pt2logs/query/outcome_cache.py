@@ -26,7 +26,6 @@ from pt2logs.query.macros import calls, load_macros
 from pt2logs.query.sql_text import literal
 from pt2logs.query.view_sql import view_statements
 from pt2logs.store import recovery
-from pt2logs.store.parts import PAYLOADS, txn_of
 from pt2logs.store.snapshot import Snapshot, take
 from pt2logs.store.warehouse import Warehouse
 from pt2logs.tables import TABLES
@@ -42,15 +41,6 @@ class Kept:
     rows: int = 0
     #: transactions left to query time: (txn, why)
     skipped: list[tuple[str, str]] = field(default_factory=list)
-
-
-def _only(snap: Snapshot, txn: str) -> Snapshot:
-    """``snap`` narrowed to one transaction's files (no payload store: the rules read no stored text)."""
-    files = {
-        t: [r for r in rels if txn_of(r) == txn] if t != PAYLOADS else []
-        for t, rels in snap.files.items()
-    }
-    return Snapshot(snap.commits, files, dict(snap.complete), [])
 
 
 _VIEW = re.compile(r'^CREATE OR REPLACE (?:TEMP TABLE|VIEW) "?(\w+?)(?:_all_sources)?"? AS')
@@ -87,7 +77,7 @@ def _decide(wh: Warehouse, snap: Snapshot, txn: str) -> tuple[object, int] | Non
     commit in ``snap``."""
     import pyarrow as pa
 
-    sub = _only(snap, txn)
+    sub = snap.of_txns({txn}, payloads=False)  # (the rules read no stored text)
     if not sub.files.get("runs"):
         return None
     con = duckdb.connect()

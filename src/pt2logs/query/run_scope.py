@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import posixpath
 import re
 import weakref
 from collections.abc import Iterable, Iterator
@@ -41,7 +40,7 @@ from pt2logs.query.sql_text import literal as _lit
 from pt2logs.query.view_sources import Listed
 from pt2logs.query.view_sql import table_statements
 from pt2logs.query.views import snapshot_of, warehouse_of
-from pt2logs.store.parts import PAYLOAD_KEY, PAYLOADS, STORED, txn_of
+from pt2logs.store.parts import PAYLOAD_KEY, PAYLOADS, STORED
 from pt2logs.store.snapshot import Snapshot
 from pt2logs.tables import TABLES
 
@@ -110,15 +109,6 @@ _PRESENT: weakref.WeakKeyDictionary[
 ] = weakref.WeakKeyDictionary()
 
 
-def _files_of(snap: Snapshot, txns: set[str]) -> Snapshot:
-    """``snap`` narrowed to the files the transactions ``txns`` committed (the payload store whole)."""
-    files = {
-        t: list(v) if t == PAYLOADS else [r for r in v if txn_of(posixpath.basename(r)) in txns]
-        for t, v in snap.files.items()
-    }
-    return Snapshot(snap.commits, files, dict(snap.complete))
-
-
 def _payloads(con: duckdb.DuckDBPyConnection, src: _RunFiles, tables: Iterable[str]) -> None:
     """``_scope_payloads``: the store's text of each key the scope's rows name, the first copy by place (as
     the view ``_payloads`` chooses it; every copy of a key is the same text)."""
@@ -158,7 +148,7 @@ def enter(
             )
         return
     txns = {r[0] for r in con.execute(f"SELECT DISTINCT txn FROM _live WHERE {where}").fetchall()}
-    src = _RunFiles(con, wh, _files_of(snap, txns), where)
+    src = _RunFiles(con, wh, snap.of_txns(txns), where)
     _payloads(con, src, tables)
     stmts = []
     for name in tables:

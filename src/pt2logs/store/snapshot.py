@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from pt2logs.store import manifest, recovery
-from pt2logs.store.parts import PARTITION, Layout, stored_tables, txn_of
+from pt2logs.store.parts import PARTITION, PAYLOADS, Layout, stored_tables, txn_of
 
 QUARANTINE = "_quarantine"
 
@@ -47,6 +47,17 @@ class Snapshot:
     #: tables whose files all carry a record of the current schema version: every declared column is in them
     complete: dict[str, bool] = field(default_factory=dict)
     damaged: list[Damage] = field(default_factory=list)
+
+    def of_txns(self, txns: set[str], payloads: bool = True) -> Snapshot:
+        """This snapshot narrowed to the files the transactions ``txns`` committed: a run scope's, or one
+        transaction's for its kept outcomes; the payload store whole (``payloads``) or left out."""
+        files = {
+            t: (list(v) if payloads else [])
+            if t == PAYLOADS
+            else [r for r in v if txn_of(r) in txns]
+            for t, v in self.files.items()
+        }
+        return Snapshot(self.commits, files, dict(self.complete))
 
 
 def is_data_path(rel: str) -> bool:
