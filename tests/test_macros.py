@@ -95,7 +95,9 @@ def test_fills_are_one_list_each_declared_and_used() -> None:
     assert "format IN ('torch_logs', 'job_stderr', 'spyre_log')" in rank or "format IN (" in rank
     from pt2logs.query import outcome_rules
 
-    assert all(f"'{f}'" in rank for f in outcome_rules.STDERR_FORMATS + outcome_rules.TRACE_FORMATS)
+    assert all(
+        f"'{f}'" in rank for f in outcome_rules.stderr_formats() + outcome_rules.trace_formats()
+    )
     src = M.macro_sql("source_rank")
     from pt2logs.readers import source_ranks
 

@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import SAMPLES
 
 import pt2logs
-from pt2logs.query import catalog, views
+from pt2logs.query import catalog, kept_files, views
 from pt2logs.reports import compose
 from pt2logs.tables import TABLES
 
@@ -146,7 +146,7 @@ def test_the_library_writes_no_catalog_unless_asked_and_the_cli_keeps_one(
     from pt2logs.cli import main
 
     monkeypatch.delenv(catalog.ENV, raising=False)
-    monkeypatch.setattr(catalog, "_folder", None)
+    monkeypatch.setattr(kept_files, "_folder", None)
     monkeypatch.setenv("PT2LOGS_CACHE", str(tmp_path / "cache"))
     pt2logs.connect(sample_wh)
     assert not (tmp_path / "cache").exists()  # the library: in memory

@@ -11,7 +11,7 @@ from pathlib import Path
 from tests.conftest import ROOT
 
 from pt2logs.bugreport.facts import FORMAT_SWITCHES
-from pt2logs.query.outcome_rules import STDERR_FORMATS, TRACE_FORMATS
+from pt2logs.query.outcome_rules import stderr_formats, trace_formats
 from pt2logs.readers import CAPTURE, DOCUMENT, FORMATS, ORDER, TRACE
 from pt2logs.readers.format import ROLES
 from pt2logs.readers.lines.outcome_lines import OutcomeLines
@@ -75,8 +75,8 @@ def test_every_format_states_its_role_and_captures_their_line_readers():
 
 
 def test_the_consumers_read_the_registry():
-    assert set(STDERR_FORMATS) == {"torch_logs", "job_stderr", "spyre_log", "vllm_log"}
-    assert set(TRACE_FORMATS) == {"torch_trace", "tlparse_dir"}
+    assert set(stderr_formats()) == {"torch_logs", "job_stderr", "spyre_log", "vllm_log"}
+    assert set(trace_formats()) == {"torch_trace", "tlparse_dir"}
     assert {f.name for f in ORDER if f.splits} == {"torch_trace"}
     assert set(FORMAT_SWITCHES) == {
         "torch_trace",
@@ -96,4 +96,4 @@ def test_the_consumers_read_the_registry():
         "compile_debug",
         "run_record",
     }
-    assert {f.name for f in ORDER if f.role == TRACE} == set(TRACE_FORMATS)
+    assert {f.name for f in ORDER if f.role == TRACE} == set(trace_formats())

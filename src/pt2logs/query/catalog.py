@@ -32,7 +32,6 @@ be written, or a file that does not open, is the in-memory path too: never an er
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import itertools
 import os
@@ -43,60 +42,22 @@ from pathlib import Path
 import duckdb
 
 from pt2logs.query import outcome_store
+from pt2logs.query.kept_files import ENV, cache_dir, code_stamp, use_folder
 from pt2logs.query.sql_text import ident as _ident
 from pt2logs.query.sql_text import literal as _lit
 from pt2logs.store.snapshot import Snapshot
 from pt2logs.store.warehouse import Warehouse
-from pt2logs.version import __version__
 
-ENV = "PT2LOGS_VIEWS_CACHE"
+__all__ = ["ENV", "attach", "attached", "cache_dir", "code_stamp", "key", "use_folder"]
+
 #: catalog files kept in the cache folder (the newest by use)
 KEEP = 64
-#: bump when what a catalog file holds changes in a way the code stamp cannot see
-FORMAT = 1
 
 _names = itertools.count()
 #: per connection: the name of the attached catalog and its key
 _ATTACHED: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[str, str]] = (
     weakref.WeakKeyDictionary()
 )
-
-
-_folder: Path | None = None
-
-
-def use_folder(folder: str | Path | None) -> None:
-    """Keep this process's catalogs in ``folder`` (None: in memory), unless ``PT2LOGS_VIEWS_CACHE`` says."""
-    global _folder
-    _folder = Path(folder) if folder is not None else None
-
-
-def cache_dir() -> Path | None:
-    """Where catalog files are kept; None: made in memory for each connection."""
-    v = os.environ.get(ENV)
-    if v is not None and v.strip().lower() in ("", "0", "off", "false", "no"):
-        return None
-    return Path(v).expanduser() if v else _folder
-
-
-@functools.cache
-def code_stamp() -> str:
-    """What pt2logs' own code and SQL are, cheaply: every source file's path, size and mtime (the
-    package, and the macros' folders outside it), with the version and DuckDB's. Read once per process."""
-    from pt2logs.query.sql_files import query_dirs
-
-    package = Path(__file__).resolve().parents[1]
-    roots = [package] + [d for d in query_dirs() if package not in d.parents]
-    h = hashlib.blake2b(digest_size=16)
-    h.update(f"{FORMAT}|{__version__}|{duckdb.__version__}".encode())
-    for root in roots:
-        for dirpath, dirs, files in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for f in sorted(files):
-                if f.endswith((".py", ".sql", ".toml", ".c", ".h", ".so")):
-                    st = os.stat(os.path.join(dirpath, f))
-                    h.update(f"{dirpath}/{f}|{st.st_size}|{st.st_mtime_ns}\n".encode())
-    return h.hexdigest()
 
 
 #: the tables whose rows a catalog holds (``_runs_all``, ``_run_source``): on a local disk their files' sizes

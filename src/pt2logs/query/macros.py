@@ -35,10 +35,9 @@ from pathlib import Path
 
 from pt2logs.query import outcome_rules
 from pt2logs.query.advice import DEFAULT_LIMIT, load_rules, match_sql, rule_rows
+from pt2logs.query.kept_files import kept_texts
 from pt2logs.query.sql_files import Param, query_dirs, read_header, split_items
 from pt2logs.query.sql_text import literal as _sq
-from pt2logs.readers import source_ranks
-from pt2logs.readers.trace.handlers import coverage_rows
 
 _STATEMENT = re.compile(r"^CREATE OR REPLACE MACRO (\w+)\(([^)]*)\) AS\b(\s+TABLE\b)?", re.M)
 _FILL = re.compile(r"\{\{(\w+)\}\}")
@@ -84,6 +83,9 @@ def _advice() -> dict[str, str]:
 
 
 def _feeds_rows() -> str:
+    # the readers are imported where a fill is made (a snapshot's catalog), never by a command that attaches a kept one
+    from pt2logs.readers.trace.handlers import coverage_rows
+
     def v(x: str | None) -> str:
         return "NULL" if x is None else _sq(x)
 
@@ -91,6 +93,8 @@ def _feeds_rows() -> str:
 
 
 def _ranks(key: Callable[[str, str], str]) -> str:
+    from pt2logs.readers import source_ranks
+
     return " ".join(
         f"WHEN {_sq(key(src, fmt))} THEN {rank}" for src, (fmt, rank) in source_ranks().items()
     )
@@ -99,12 +103,12 @@ def _ranks(key: Callable[[str, str], str]) -> str:
 #: every fill: its name -> (what it is, the function that makes its SQL text)
 FILLS: dict[str, tuple[str, Callable[[], str]]] = {
     "stderr_formats": (
-        "the formats whose files are stderr captures, an IN list (`outcome_rules.STDERR_FORMATS`)",
-        lambda: _in_list(outcome_rules.STDERR_FORMATS),
+        "the formats whose files are stderr captures, an IN list (`outcome_rules.stderr_formats()`)",
+        lambda: _in_list(outcome_rules.stderr_formats()),
     ),
     "trace_formats": (
-        "the formats whose files are traces, an IN list (`outcome_rules.TRACE_FORMATS`)",
-        lambda: _in_list(outcome_rules.TRACE_FORMATS),
+        "the formats whose files are traces, an IN list (`outcome_rules.trace_formats()`)",
+        lambda: _in_list(outcome_rules.trace_formats()),
     ),
     "source_ranks": (
         "`WHEN source THEN rank` for every ranked source (`readers.source_ranks()`)",
@@ -224,9 +228,17 @@ def fill(m: Macro, values: dict[str, str] | None = None) -> str:
         name = x.group(1)
         if name not in m.fills:
             raise MacroError(f"{m.path.name}: fill {name!r} is not in its header")
-        return values[name] if values and name in values else FILLS[name][1]()
+        return values[name] if values and name in values else fill_texts()[name]
 
     return _FILL.sub(one, m.sql)
+
+
+@functools.cache
+def fill_texts() -> dict[str, str]:
+    """Every fill's text, made once per code (:func:`pt2logs.query.kept_files.kept_texts`: the CLI reads them back
+    from its cache folder): the facts behind them (the format registry, the advice table) are imported only
+    when the code changed, never by a command whose catalog and fills are kept (tests/test_lazy_registry.py)."""
+    return kept_texts("fills", lambda: {name: make() for name, (_, make) in FILLS.items()})
 
 
 def calls(m: Macro, names: set[str]) -> set[str]:

@@ -64,8 +64,23 @@ file's mtime, rounded likewise (used when within 2 minutes of a multiple and at 
 
 from __future__ import annotations
 
-from pt2logs.readers import CAPTURE, TRACE, named
+import functools
 
-#: format names whose files are stderr captures / traces: from the registry (each Format's role)
-STDERR_FORMATS = named(CAPTURE)
-TRACE_FORMATS = named(TRACE)
+
+@functools.cache
+def stderr_formats() -> tuple[str, ...]:
+    """The names of the formats whose files are stderr captures, from the registry (each Format's role)."""
+    from pt2logs.readers import CAPTURE, named
+
+    return named(CAPTURE)
+
+
+@functools.cache
+def trace_formats() -> tuple[str, ...]:
+    """The names of the formats whose files are traces, from the registry (each Format's role).
+
+    Both are asked only where the rules' SQL is made (a snapshot's catalog, once per snapshot): a command that
+    attaches a kept catalog never imports the readers (tests/test_lazy_registry.py)."""
+    from pt2logs.readers import TRACE, named
+
+    return named(TRACE)
