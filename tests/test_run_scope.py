@@ -158,3 +158,30 @@ def test_cli_commands_answer_as_unscoped(sample_wh, monkeypatch):
         run_scope, "enter", lambda *a, **k: None
     )  # the same commands over the views
     assert scoped == outputs()
+
+
+def test_commands_copy_only_the_tables_their_queries_read(sample_wh, monkeypatch):
+    """summary, ranks and diff copy only the tables their named queries read (issue 36: every run table copied
+    cost a summary of a small warehouse ~0.05 s more); the lists they declare hold every query they run, so
+    none reads a view of the whole warehouse (slower, never wrong: test_cli_commands_answer_as_unscoped)."""
+    from pt2logs.query import queries
+    from pt2logs.reports import compose
+    from pt2logs.reports import diff as diff_report
+
+    ran: list[str] = []
+    get = queries.get_query
+    monkeypatch.setattr(queries, "get_query", lambda name: ran.append(name) or get(name))
+    con = pt2logs.connect(sample_wh)
+    for run in ("ddp_2rank", "recompiles"):
+        for page, build in (("summary", summary), ("ranks", ranks)):
+            ran.clear()
+            build(con, run)
+            assert set(ran) <= set(compose.page_queries(page)), page
+    ran.clear()
+    diff(con, "recompiles", "ddp_2rank")
+    assert set(ran) <= set(diff_report.QUERIES)
+    # fewer tables than every run table: the Spyre and vLLM tables, the cache keys' components are not read
+    for names in (compose.page_queries("summary"), diff_report.QUERIES):
+        copied = run_scope.tables_for(names)
+        assert "runs" in copied and "spyre_layouts" not in copied
+        assert len(copied) < len(run_scope.SCOPED)

@@ -136,12 +136,14 @@ def summary(run: str | None, warehouse: str, fmt: str, rows: int, wide: bool) ->
     """
     from pt2logs.cli.render import print_summary
     from pt2logs.query.queries import QueryError
+    from pt2logs.reports.compose import page_queries
     from pt2logs.reports.compose import summary as build
     from pt2logs.reports.runs import scoped_to
 
     con = connect_warehouse(warehouse)
     try:
-        with scoped_to(con, run):  # its queries read the run's rows only
+        # its queries read the run's rows only, copied from the tables they read
+        with scoped_to(con, run, queries=page_queries("summary")):
             s = build(con, run)
     except QueryError as e:
         raise query_error(e) from None
@@ -174,12 +176,13 @@ def diff(
     from pt2logs.cli.render import print_diff
     from pt2logs.query.queries import QueryError
     from pt2logs.reports.diff import diff as build
-    from pt2logs.reports.diff import regression
+    from pt2logs.reports.diff import QUERIES, regression
     from pt2logs.reports.runs import scoped_to
 
     con = connect_warehouse(warehouse)
     try:
-        with scoped_to(con, run_a, run_b):  # its queries read the two runs' rows only
+        # its queries read the two runs' rows only, copied from the tables they read
+        with scoped_to(con, run_a, run_b, queries=QUERIES):
             d = build(con, run_a, run_b)
     except QueryError as e:
         raise query_error(e) from None
@@ -208,12 +211,14 @@ def ranks(run: str | None, warehouse: str, fmt: str, output: str | None, wide: b
     """
     from pt2logs.cli.render import print_ranks
     from pt2logs.query.queries import QueryError
+    from pt2logs.reports.compose import page_queries
     from pt2logs.reports.compose import ranks as build
     from pt2logs.reports.runs import scoped_to
 
     con = connect_warehouse(warehouse)
     try:
-        with scoped_to(con, run):  # its queries read the run's rows only
+        # its queries read the run's rows only, copied from the tables they read
+        with scoped_to(con, run, queries=page_queries("ranks")):
             report = build(con, run)
     except QueryError as e:
         raise query_error(e) from None

@@ -15,6 +15,7 @@ import duckdb
 import pyarrow as pa
 
 from pt2logs.query.queries import run_named
+from pt2logs.reports.outcomes import QUERIES as OUTCOME_QUERIES
 from pt2logs.reports.outcomes import RunOutcome, merge_outcomes, run_outcome
 from pt2logs.reports.pages import Page, PageError, Section, get_page
 from pt2logs.reports.runs import Run, resolve_run
@@ -38,6 +39,14 @@ class Report:
         if self.outcome is not None:
             d["outcome"] = self.outcome.run
         return d
+
+
+def page_queries(name: str) -> tuple[str, ...]:
+    """Every named query the page ``name`` (summary, ranks) runs for one run: its sections', the run's overview,
+    outcome and resolution (``runs``). A run scope copies only the tables these read
+    (:func:`pt2logs.reports.runs.scoped_to`)."""
+    sections = tuple(dict.fromkeys(s.query for s in get_page(name).sections))
+    return (*sections, "run_overview", "runs", *OUTCOME_QUERIES)
 
 
 def section_rows(

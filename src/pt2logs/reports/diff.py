@@ -16,6 +16,21 @@ from pt2logs.query.queries import run_named
 from pt2logs.reports.runs import Run, resolve_run
 
 
+#: the named queries :func:`diff` runs (a run scope copies only the tables these read)
+QUERIES = (
+    "runs",
+    "run_overview",
+    "graph_break_hotspots",
+    "failures_and_restarts",
+    "compile_time_by_function",
+    "compile_time_by_phase",
+    "top_recompile_causes",
+    "kernel_counts",
+    "cache_hit_rate",
+    "cache_misses",
+)
+
+
 @dataclass
 class Diff:
     a: Run

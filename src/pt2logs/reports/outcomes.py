@@ -15,6 +15,9 @@ import pyarrow as pa
 
 from pt2logs.query.queries import run_named
 
+#: the named queries :func:`run_outcome` runs (a run scope copies only the tables these and the page's read)
+QUERIES = ("run_outcomes", "rank_outcomes", "first_divergence", "rank_last_events")
+
 #: outcomes that mean the run did not end well (the weekly card counts these)
 BAD = ("hung", "crashed", "failed", "killed")
 
