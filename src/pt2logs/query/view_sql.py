@@ -182,7 +182,8 @@ def table_statements(
             f"CREATE OR REPLACE {kind} {target} AS SELECT {cols} FROM (SELECT {_select_list(t, present)}{key} "
             f"FROM {src.sql(name)}) t SEMI JOIN _live l USING (run_id, txn){roots}{stored}"
         )
-    if "source" in t.names and present is None:  # no files: nothing to choose among (and nothing to plan)
+    # no files: nothing to choose among (and nothing to plan)
+    if "source" in t.names and present is None:
         stmts.append(f"CREATE OR REPLACE {kind} {_ident(name)} AS SELECT * FROM {target}")
     elif "source" in t.names:
         # a join with a per-run table (not a window), so filters on the partition column reach the scan;
