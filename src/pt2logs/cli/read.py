@@ -175,8 +175,8 @@ def diff(
     """
     from pt2logs.cli.render import print_diff
     from pt2logs.query.queries import QueryError
-    from pt2logs.reports.diff import diff as build
     from pt2logs.reports.diff import QUERIES, regression
+    from pt2logs.reports.diff import diff as build
     from pt2logs.reports.runs import scoped_to
 
     con = connect_warehouse(warehouse)

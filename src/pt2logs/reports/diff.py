@@ -15,7 +15,6 @@ import duckdb
 from pt2logs.query.queries import run_named
 from pt2logs.reports.runs import Run, resolve_run
 
-
 #: the named queries :func:`diff` runs (a run scope copies only the tables these read)
 QUERIES = (
     "runs",
