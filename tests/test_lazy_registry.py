@@ -3,7 +3,8 @@ CPU importing every reader, Spyre's regexes included, for two lists of format na
 
 The macros' fills (SQL made from Python facts: the registry's format lists, the advice table) are made once per
 code and kept beside the snapshot catalogs (pt2logs.query.kept_files); a command whose catalog and fills are kept
-imports neither the readers nor the advice rules. Each case runs the real CLI in a fresh interpreter and looks at
+imports neither the readers nor the advice rules; and none imports fsspec or pyarrow's Parquet module (a local
+warehouse is read through DuckDB). Each case runs the real CLI in a fresh interpreter and looks at
 ``sys.modules`` when the command is done.
 """
 
@@ -72,6 +73,9 @@ def test_a_kept_catalog_needs_no_reader(after_first):
     # ...the later ones read them back: no reader, no registry, no Spyre regexes, no advice table
     assert not [m for m in later if m.startswith("pt2logs.readers")]
     assert "pyarrow.compute" not in later
+    # nor what only writing or a remote warehouse needs: fsspec (pt2logs.store.local_files), pyarrow's Parquet
+    assert "fsspec" not in later and "fsspec" not in first
+    assert "pyarrow.parquet" not in later
 
 
 def test_fills_kept_are_the_fills_made(tmp_path, monkeypatch):

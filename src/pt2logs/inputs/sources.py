@@ -23,8 +23,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-import fsspec
-
 try:
     import xxhash
 except ImportError:  # an older environment: sha1, as before (a warehouse may hold both kinds)
@@ -47,6 +45,8 @@ COMPRESSED_SUFFIXES = (".gz", ".zst", ".zstd", ".bz2")
 
 def filesystem(location: str) -> tuple[Any, str]:
     """(fsspec filesystem, path within it) for a local path or URL."""
+    import fsspec  # (here: a query of a local warehouse never needs it, pt2logs.store.local_files)
+
     fs, path = fsspec.core.url_to_fs(location)
     return fs, path
 

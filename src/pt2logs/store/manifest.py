@@ -29,7 +29,6 @@ from typing import Any
 
 import orjson
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from pt2logs.store.parts import PARTITION, Layout, stored_tables, txn_of
 from pt2logs.tables import TABLES
@@ -82,6 +81,8 @@ def txn_files(lay: Layout, txn: str, day: str) -> list[dict[str, Any]]:
 
 def make_record(lay: Layout, txn: str, day: str) -> bytes:
     """The ``pt2logs.files`` value of ``txn``'s runs file. Caller holds the lock; every writer closed."""
+    import pyarrow.parquet as pq  # (imported where a footer is read: a query takes its records through DuckDB)
+
     files = []
     for e in sorted(txn_files(lay, txn, day), key=lambda e: e["name"]):
         path = e["name"]
@@ -119,6 +120,8 @@ def parse_record(value: bytes | str | None) -> list[dict[str, Any]] | None:
 
 def read_record(lay: Layout, runs_path: str) -> list[dict[str, Any]] | None:
     """The record of one ``runs`` file, read through pyarrow (raises on a damaged file)."""
+    import pyarrow.parquet as pq
+
     with lay.fs.open(runs_path, "rb") as f:
         pf = pq.ParquetFile(f)
         pf.read()  # the rows too: a runs file is small, and a damaged one must not pass
@@ -190,6 +193,8 @@ def _check_one(lay: Layout, ent: dict[str, Any], listing: dict[str, int], full: 
         return f"{size:,} bytes where the commit recorded {ent['bytes']:,}"
     if not full:
         return None
+    import pyarrow.parquet as pq
+
     path = lay.path(*rel.split("/"))
     if "hash" in ent:
         try:

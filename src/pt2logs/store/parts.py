@@ -15,12 +15,15 @@ import errno
 import os
 import posixpath
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
+
+if TYPE_CHECKING:
+    import pyarrow.parquet as pq
 
 from pt2logs.inputs.sources import filesystem, full_path, is_remote
+from pt2logs.store.local_files import local_files
 from pt2logs.tables import TABLES
 
 PARTITION = "ingest_date"
@@ -87,7 +90,8 @@ class Layout:
 
     def __init__(self, location: str):
         self.location = location
-        self.fs, self.root = filesystem(location)
+        # a local warehouse: fsspec imported only for what a query never asks (store/local_files.py)
+        self.fs, self.root = local_files(location) or filesystem(location)
         self.remote = is_remote(self.fs)
         if not self.remote:
             self.root = os.path.abspath(self.root)
@@ -291,6 +295,8 @@ class PartWriter:
         final = self.wh.path(table, part, name)
         tmp = final if self.wh.remote else final + ".tmp"
         fh = self.wh.fs.open(tmp, "wb")
+        import pyarrow.parquet as pq  # (here: the query side reads the layout, never writes Parquet)
+
         writer = pq.ParquetWriter(
             fh,
             schema,
