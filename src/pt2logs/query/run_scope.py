@@ -162,9 +162,14 @@ def enter(
 
 
 def leave(con: duckdb.DuckDBPyConnection) -> None:
-    """The views again: every temporary copy dropped."""
-    for name in SCOPED + _EXTRA:
-        con.execute(f"DROP TABLE IF EXISTS temp.{_ident(name)}")
+    """The views again: every temporary copy dropped (those there are, in one call, as they were made)."""
+    there = {
+        r[0]
+        for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()
+    }
+    names = [n for n in SCOPED + _EXTRA if n in there]
+    if names:
+        con.execute(";\n".join(f"DROP TABLE IF EXISTS temp.{_ident(n)}" for n in names))
 
 
 @contextlib.contextmanager
