@@ -79,7 +79,8 @@ def _check(wh: str, names: tuple[str, ...] | None = None) -> None:
             continue
         other = runs[i - 1][0] if name in SPANNING else None
         want = _answers(con, rid, other)
-        with run_scope.scoped(con, [runs[i - 1][0], rid]):
+        # (the outcome rules run once over the copies, as the commands about one run do)
+        with run_scope.scoped(con, [runs[i - 1][0], rid], materialized=run_scope.MATERIALIZED):
             assert con.execute("SELECT count(DISTINCT run_id) FROM events").fetchall()[0][0] <= 2
             assert _answers(con, rid, other) == want, name
 
@@ -180,6 +181,17 @@ def test_commands_copy_only_the_tables_their_queries_read(sample_wh, monkeypatch
     ran.clear()
     diff(con, "recompiles", "ddp_2rank")
     assert set(ran) <= set(diff_report.QUERIES)
+    # the outcome rules run once in the scope of a page that calls them (run_outcomes, rank_outcomes), never for diff
+    assert run_scope.materialized_for(compose.page_queries("summary")) == ("rank_outcomes",)
+    assert run_scope.materialized_for(diff_report.QUERIES) == ()
+    rid = con.execute("SELECT run_id FROM runs WHERE name = 'ddp_2rank'").fetchall()[0][0]
+    want = _plain(ranks(con, rid).as_dict())
+    with run_scope.scoped(con, [rid], materialized=("rank_outcomes",)):
+        held = con.execute("SELECT count(*) FROM _scope_rank_outcomes").fetchall()[0][0]
+        assert held == 2  # its two ranks, decided once
+        assert _plain(ranks(con, rid).as_dict()) == want
+    with pytest.raises(ValueError, match="not macros a run scope keeps"):
+        run_scope.enter(con, [rid], (), ("advice_items",))
     # fewer tables than every run table: the Spyre and vLLM tables, the cache keys' components are not read
     for names in (compose.page_queries("summary"), diff_report.QUERIES):
         copied = run_scope.tables_for(names)

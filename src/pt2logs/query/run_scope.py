@@ -50,6 +50,10 @@ SCOPED = tuple(name for name, t in TABLES.items() if "run_id" in t.names)
 _EXTRA = tuple(f"{n}_all_sources" for n in SCOPED if "source" in TABLES[n].names) + (
     "_scope_payloads",
 )
+#: table macros of (run, since, until, tag) whose rows about a run depend on that run's rows alone, each planned and
+#: run once in a scope whose queries call it (``_scope_<name>``, read by a temporary macro of its name): the outcome
+#: rules are some 170 lines of SQL that summary and ranks called two or three times, ~30 ms of planning each
+MATERIALIZED = ("rank_outcomes",)
 
 
 @functools.cache
@@ -60,6 +64,18 @@ def _macro_words() -> dict[str, frozenset[str]]:
 def tables_for(queries: Iterable[str]) -> frozenset[str]:
     """The run tables the named ``queries`` read, through the macros they call: a scope for only these
     needs only their copies (a table left out is read through its view: slower, never wrong)."""
+    words = _words(queries)
+    return frozenset(t for t in SCOPED if t in words)
+
+
+def materialized_for(queries: Iterable[str]) -> tuple[str, ...]:
+    """The :data:`MATERIALIZED` macros the named ``queries`` call (directly or through other macros)."""
+    words = _words(queries)
+    return tuple(m for m in MATERIALIZED if m in words)
+
+
+def _words(queries: Iterable[str]) -> set[str]:
+    """Every word of the named ``queries`` and of the macros they call, transitively."""
     macros = _macro_words()
     words: set[str] = set()
     todo = [frozenset(re.findall(r"\w+", get_query(q).sql)) for q in queries]
@@ -70,7 +86,7 @@ def tables_for(queries: Iterable[str]) -> frozenset[str]:
         for n in (w & macros.keys()) - seen:
             seen.add(n)
             todo.append(macros[n])
-    return frozenset(t for t in SCOPED if t in words)
+    return words
 
 
 def holding(con: duckdb.DuckDBPyConnection) -> tuple[str, ...]:
@@ -134,9 +150,18 @@ def _payloads(con: duckdb.DuckDBPyConnection, src: _RunFiles, tables: Iterable[s
 
 
 def enter(
-    con: duckdb.DuckDBPyConnection, run_ids: Iterable[str], tables: Iterable[str] = SCOPED
+    con: duckdb.DuckDBPyConnection,
+    run_ids: Iterable[str],
+    tables: Iterable[str] = SCOPED,
+    materialized: Iterable[str] = (),
 ) -> None:
-    """Shadow the run tables ``tables`` of ``con`` by temporary tables of the rows of ``run_ids``."""
+    """Shadow the run tables ``tables`` of ``con`` by temporary tables of the rows of ``run_ids``, and the
+    ``materialized`` macros (of :data:`MATERIALIZED`) by their rows over those copies."""
+    materialized = tuple(materialized)
+    if set(materialized) - set(MATERIALIZED):
+        raise ValueError(
+            f"{materialized} are not macros a run scope keeps ({', '.join(MATERIALIZED)})"
+        )
     ids = sorted(set(run_ids))
     where = f"run_id IN ({', '.join(map(_lit, ids))})" if ids else "false"
     tables = [t for t in tables if t in SCOPED]
@@ -146,6 +171,7 @@ def enter(
             con.execute(
                 f"CREATE OR REPLACE TEMP TABLE {_ident(name)} AS SELECT * FROM main.{_ident(name)} WHERE {where}"
             )
+        _materialize(con, materialized)
         return
     txns = {r[0] for r in con.execute(f"SELECT DISTINCT txn FROM _live WHERE {where}").fetchall()}
     src = _RunFiles(con, wh, snap.of_txns(txns), where)
@@ -159,6 +185,19 @@ def enter(
         else:
             stmts += table_statements(name, src, "TEMP TABLE", "_scope_payloads")
     con.execute(";\n".join(stmts))  # one call: the copies are small, a call's own cost is not
+    _materialize(con, materialized)
+
+
+def _materialize(con: duckdb.DuckDBPyConnection, names: Iterable[str]) -> None:
+    """Each macro's rows for every run of the scope (the copies hold those runs only), once; a temporary macro of
+    its name, looked up before the catalog's, reads them for the runs a query selects."""
+    for name in names:
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE {_ident('_scope_' + name)} AS SELECT * FROM {_ident(name)}(NULL, NULL, NULL, NULL);\n"
+            f"CREATE OR REPLACE TEMP MACRO {_ident(name)}(p_run, p_since, p_until, p_tag) AS TABLE "
+            f"SELECT * FROM {_ident('_scope_' + name)} "
+            "WHERE run_id IN (SELECT run_id FROM selected_runs(p_run, p_since, p_until, p_tag))"
+        )
 
 
 def leave(con: duckdb.DuckDBPyConnection) -> None:
@@ -168,16 +207,27 @@ def leave(con: duckdb.DuckDBPyConnection) -> None:
         for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()
     }
     names = [n for n in SCOPED + _EXTRA if n in there]
-    if names:
-        con.execute(";\n".join(f"DROP TABLE IF EXISTS temp.{_ident(n)}" for n in names))
+    drops = [f"DROP TABLE IF EXISTS temp.{_ident(n)}" for n in names]
+    for m in MATERIALIZED:
+        if "_scope_" + m in there:
+            drops += [
+                f"DROP MACRO TABLE IF EXISTS temp.{_ident(m)}",
+                f"DROP TABLE IF EXISTS temp.{_ident('_scope_' + m)}",
+            ]
+    if drops:
+        con.execute(";\n".join(drops))
 
 
 @contextlib.contextmanager
 def scoped(
-    con: duckdb.DuckDBPyConnection, run_ids: Iterable[str], tables: Iterable[str] = SCOPED
+    con: duckdb.DuckDBPyConnection,
+    run_ids: Iterable[str],
+    tables: Iterable[str] = SCOPED,
+    materialized: Iterable[str] = (),
 ) -> Iterator[None]:
-    """Inside: the tables ``tables`` hold the rows of ``run_ids`` only."""
-    enter(con, run_ids, tables)
+    """Inside: the tables ``tables`` hold the rows of ``run_ids`` only (and the ``materialized`` macros answer from
+    their rows over them, :func:`enter`)."""
+    enter(con, run_ids, tables, materialized)
     try:
         yield
     finally:

@@ -133,8 +133,11 @@ def scoped_to(
     """A run scope (:mod:`pt2logs.query.run_scope`) over the runs ``refs`` name (:func:`resolve_run`, over the
     whole warehouse: a mistake is told as without it): inside, the queries about those runs read their rows
     only. For the commands about one run (or two): summary, ranks, advise, diff. ``queries``: the named
-    queries the command runs, when few: only the tables they read are copied (the others stay views)."""
+    queries the command runs, when few: only the tables they read are copied (the others stay views), and the
+    outcome rules, when they call them, are run once (run_scope.MATERIALIZED)."""
     ids = [resolve_run(con, r).run_id for r in refs]
     if queries is None:
         return run_scope.scoped(con, ids)
-    return run_scope.scoped(con, ids, run_scope.tables_for(queries))
+    return run_scope.scoped(
+        con, ids, run_scope.tables_for(queries), run_scope.materialized_for(queries)
+    )
