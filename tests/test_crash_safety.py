@@ -273,7 +273,7 @@ def test_readers_never_fail_while_compactions_replace_files(tmp_path, monkeypatc
     pt2logs.ingest([str(SAMPLES)], wh)
     before = counts(wh)
     reader = subprocess.Popen(
-        [sys.executable, "-c", _READER, wh, "4"],
+        [sys.executable, "-c", _READER, wh, "6"],
         env=_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
