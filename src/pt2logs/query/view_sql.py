@@ -98,7 +98,7 @@ def _statements(
     listing is one the snapshot may hold but the names lack (a query is then run again, never skipped).
     With ``snap`` the views read exactly its files."""
     # (imported here: a connection whose catalog is cached never needs the macros, nor the readers they name)
-    from pt2logs.query import outcome_store
+    from pt2logs.query import advice_store, outcome_store
     from pt2logs.query.macros import statements as macro_statements
     from pt2logs.query.view_sources import Glob, Listed, payloads_view
 
@@ -140,6 +140,8 @@ def _statements(
         stmts += table_statements(name, src)
     # outcomes kept per transaction (read by rank_outcomes(); the views file for other tools reads none)
     stmts.append(outcome_store.view_sql(wh, snap.files.get("runs", []) if snap and kept else None))
+    # and advice items (read by advice_items(); pt2logs.query.advice_store)
+    stmts.append(advice_store.view_sql(wh, snap.files.get("runs", []) if snap and kept else None))
     stmts += table
     return stmts, commits
 
