@@ -208,6 +208,31 @@ def test_every_mark_has_a_tooltip(fleet, kw, monkeypatch):
             check(c.spec, load_schema())  # raises on an invalid spec
 
 
+@pytest.mark.parametrize(
+    "kw", [{}, {"by": "model"}, {"run": "ddp_2rank"}], ids=["weekly", "by", "run"]
+)
+def test_each_chart_is_the_spec_altair_builds(fleet, kw, monkeypatch):
+    """dashboard/vega.py writes each kind's spec as Altair builds it (shaping.altair_spec, the oracle), byte for
+    byte once serialized: every card of the weekly, by-tag and run pages (the five kinds, stacked and plain
+    bars, with and without text, time domains, legends, tooltips of every type)."""
+    import json
+
+    from pt2logs.dashboard import page as page_mod
+    from pt2logs.dashboard import shaping
+
+    kinds = []
+
+    def both(t, spec, ctx):
+        mine = shaping.chart_spec(t, spec, ctx)
+        assert json.dumps(mine) == json.dumps(shaping.altair_spec(t, spec, ctx)), spec["kind"]
+        kinds.append(spec["kind"])
+        return mine
+
+    monkeypatch.setattr(page_mod, "chart_spec", both)
+    D.build(pt2logs.connect(fleet[0]), since=SINCE, until=UNTIL, **kw)
+    assert len(kinds) >= 6 and (set(kinds) >= {"gantt", "chain"} if kw.get("run") else True)
+
+
 def test_chart_numbers_are_those_of_pt2logs_query(fleet, weekly):
     """Each card's command, run through the CLI, gives exactly the rows the chart draws."""
     wh = fleet[0]
