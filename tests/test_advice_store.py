@@ -193,3 +193,34 @@ def test_with_every_run_kept_the_rules_are_no_part_of_a_query(real_wh, tmp_path,
     assert _strip(_answers(str(wh), monkeypatch, True)) == _strip(
         _answers(real_wh, monkeypatch, True)
     )
+
+
+def test_serve_takes_the_kept_rows_when_a_keep_lands_after_its_snapshot(
+    real_wh, tmp_path, monkeypatch
+):
+    """`pt2logs ingest` keeps a commit's outcomes and advice items in a process of its own after the commit: a
+    server that took its snapshot in between makes its views again once they are there (no commit lands to
+    say so), and its pages then read the kept rows alone."""
+    from pt2logs.query import outcome_cache
+    from pt2logs.serve import connection
+
+    wh = tmp_path / "wh"
+    shutil.copytree(real_wh, wh)
+    aside = tmp_path / "aside"
+    for store in (advice_store, outcome_store):
+        f = min((wh / store.KEPT_DIR / store.key()).iterdir())
+        (aside / store.KEPT_DIR).mkdir(parents=True)
+        f.rename(aside / store.KEPT_DIR / f.name)  # that commit's keep has not run yet
+    monkeypatch.setattr(connection, "CHECK_S", 0.0)
+    server = connection.Connection(str(wh))
+    try:
+        assert len(server.unkept) == 1 and server.current() == 1
+        with server.read() as con:
+            assert _scans(con, "advice_items") > 1
+        outcome_cache.keep(str(wh))  # the keep lands
+        assert server.current() == 2 and server.unkept == frozenset()
+        with server.read() as con:
+            assert _scans(con, "advice_items") == _scans(con, "rank_outcomes") == 1
+        assert server.current() == 2  # nothing more to take
+    finally:
+        server.close()
