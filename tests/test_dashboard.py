@@ -233,6 +233,36 @@ def test_each_chart_is_the_spec_altair_builds(fleet, kw, monkeypatch):
     assert len(kinds) >= 6 and (set(kinds) >= {"gantt", "chain"} if kw.get("run") else True)
 
 
+def test_rows_sections_whose_tables_are_empty_are_not_queried(fleet, monkeypatch):
+    """The weekly page's vLLM cards (`when = "rows"`, `needs` vllm_log_events / vllm_compiles): over a fleet
+    without vLLM runs their queries are not run (~30 ms a page at 10,000 runs) and the page is the same
+    (tests/test_vllm_report.py: with vLLM runs they are drawn)."""
+    import dataclasses
+
+    from pt2logs.dashboard import page as page_mod
+    from pt2logs.dashboard import registry
+
+    ran = []
+    real = page_mod.run_named
+    monkeypatch.setattr(
+        page_mod, "run_named", lambda con, n, p=None, **k: ran.append(n) or real(con, n, p, **k)
+    )
+    con = pt2logs.connect(fleet[0])
+    got = D.build(con, since=SINCE, until=UNTIL, now=UNTIL)
+    assert "vllm_cold_start" not in ran and "vllm_cold_vs_warm" not in ran
+    weekly = registry.get_dashboard("weekly")
+    plain = dataclasses.replace(
+        weekly, sections=[dataclasses.replace(s, needs=()) for s in weekly.sections]
+    )
+    monkeypatch.setattr(page_mod, "get_dashboard", lambda name: plain)
+    ran.clear()
+    every = D.build(con, since=SINCE, until=UNTIL, now=UNTIL)
+    assert "vllm_cold_start" in ran  # run, and returned no rows: the card left out, as above
+    assert [(c.key, c.rows, c.spec) for c in got.cards] == [
+        (c.key, c.rows, c.spec) for c in every.cards
+    ]
+
+
 def test_chart_numbers_are_those_of_pt2logs_query(fleet, weekly):
     """Each card's command, run through the CLI, gives exactly the rows the chart draws."""
     wh = fleet[0]
