@@ -40,9 +40,11 @@ def synthesize(dest: Path, n_runs: int, weeks: int = 8) -> Path:
     if not (base / "_meta.json").exists():
         pt2logs.ingest([str(ROOT / "sample_traces")], str(base))
     con = pt2logs.connect(str(base))
-    # the sort by run spills to disk rather than holding every copy (~15 GB at 10,000 runs without a limit)
+    # the sort by run spills to disk rather than holding every copy (~15 GB at 10,000 runs without a limit);
+    # at 2 GB the sort of compilation_metrics' 92,000 wide rows (5 KB configs, stacks) ran out of memory at
+    # 10,000 runs ("failed to pin block"): 6 GB holds it (5.6 GB peak)
     con.execute(f"SET temp_directory = '{dest}/.sort_tmp'")
-    con.execute("SET memory_limit = '2GB'")
+    con.execute("SET memory_limit = '6GB'")
     base_runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
     reps = -(-n_runs // base_runs)
     Warehouse(str(wh)).init()

@@ -184,12 +184,83 @@ def _units(spec: dict) -> list[dict]:
 @pytest.mark.parametrize(
     "kw", [{}, {"by": "model"}, {"run": "ddp_2rank"}], ids=["weekly", "by", "run"]
 )
-def test_every_mark_has_a_tooltip(fleet, kw):
+def test_every_mark_has_a_tooltip(fleet, kw, monkeypatch):
+    """... and every spec is valid Vega-Lite: checked here, not while a page is made (Altair's check of a whole
+    chart walked the schema for every chart, ~60 of the ~200 CPU ms of the weekly page's charts)."""
+    from altair.utils import schemapi
+    from altair.vegalite.v6.schema.core import load_schema
+
+    check = schemapi.validate_jsonschema
+
+    def refused(spec, *a, **k):  # (Altair still checks the parts it makes; not a whole chart)
+        if isinstance(spec, dict) and "config" in spec:
+            raise AssertionError("a chart was validated while the page was made")
+        return check(spec, *a, **k)
+
+    monkeypatch.setattr(schemapi, "validate_jsonschema", refused)
     page = D.build(pt2logs.connect(fleet[0]), since=SINCE, until=UNTIL, **kw)
+    monkeypatch.undo()
     assert sum(c.spec is not None for c in page.cards) >= len(page.cards) - 1
     for c in page.cards:
         for u in _units(c.spec or {"layer": []}):
             assert u["encoding"].get("tooltip"), (c.key, u["mark"])
+        if c.spec is not None:
+            check(c.spec, load_schema())  # raises on an invalid spec
+
+
+@pytest.mark.parametrize(
+    "kw", [{}, {"by": "model"}, {"run": "ddp_2rank"}], ids=["weekly", "by", "run"]
+)
+def test_each_chart_is_the_spec_altair_builds(fleet, kw, monkeypatch):
+    """dashboard/vega.py writes each kind's spec as Altair builds it (shaping.altair_spec, the oracle), byte for
+    byte once serialized: every card of the weekly, by-tag and run pages (the five kinds, stacked and plain
+    bars, with and without text, time domains, legends, tooltips of every type)."""
+    import json
+
+    from pt2logs.dashboard import page as page_mod
+    from pt2logs.dashboard import shaping
+
+    kinds = []
+
+    def both(t, spec, ctx):
+        mine = shaping.chart_spec(t, spec, ctx)
+        assert json.dumps(mine) == json.dumps(shaping.altair_spec(t, spec, ctx)), spec["kind"]
+        kinds.append(spec["kind"])
+        return mine
+
+    monkeypatch.setattr(page_mod, "chart_spec", both)
+    D.build(pt2logs.connect(fleet[0]), since=SINCE, until=UNTIL, **kw)
+    assert len(kinds) >= 6 and (set(kinds) >= {"gantt", "chain"} if kw.get("run") else True)
+
+
+def test_rows_sections_whose_tables_are_empty_are_not_queried(fleet, monkeypatch):
+    """The weekly page's vLLM cards (`when = "rows"`, `needs` vllm_log_events / vllm_compiles): over a fleet
+    without vLLM runs their queries are not run (~30 ms a page at 10,000 runs) and the page is the same
+    (tests/test_vllm_report.py: with vLLM runs they are drawn)."""
+    import dataclasses
+
+    from pt2logs.dashboard import page as page_mod
+    from pt2logs.dashboard import registry
+
+    ran = []
+    real = page_mod.run_named
+    monkeypatch.setattr(
+        page_mod, "run_named", lambda con, n, p=None, **k: ran.append(n) or real(con, n, p, **k)
+    )
+    con = pt2logs.connect(fleet[0])
+    got = D.build(con, since=SINCE, until=UNTIL, now=UNTIL)
+    assert "vllm_cold_start" not in ran and "vllm_cold_vs_warm" not in ran
+    weekly = registry.get_dashboard("weekly")
+    plain = dataclasses.replace(
+        weekly, sections=[dataclasses.replace(s, needs=()) for s in weekly.sections]
+    )
+    monkeypatch.setattr(page_mod, "get_dashboard", lambda name: plain)
+    ran.clear()
+    every = D.build(con, since=SINCE, until=UNTIL, now=UNTIL)
+    assert "vllm_cold_start" in ran  # run, and returned no rows: the card left out, as above
+    assert [(c.key, c.rows, c.spec) for c in got.cards] == [
+        (c.key, c.rows, c.spec) for c in every.cards
+    ]
 
 
 def test_chart_numbers_are_those_of_pt2logs_query(fleet, weekly):

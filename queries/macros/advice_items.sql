@@ -8,8 +8,13 @@
 -- Joining the compiles to the distinct texts by the text itself, or reading only the compiles of the frames
 -- an item shows (which waits for the facts to be matched), took `advice` from 0.7 s to 0.85-1.3 s there.
 -- Facts repeat (the same break in every run of a program): the patterns run once per distinct kind of fact.
+-- A run whose live transaction's items were kept after its commit (_advice_items_kept) is read from them.
 CREATE OR REPLACE MACRO advice_items(p_run, p_since, p_until, p_tag) AS TABLE
-WITH sel AS (SELECT run_id FROM selected_runs(p_run, p_since, p_until, p_tag)),
+WITH sel0 AS (SELECT run_id FROM selected_runs(p_run, p_since, p_until, p_tag)),
+-- the items kept for a run's live transaction (pt2logs.query.advice_store; a row with id NULL per run matched) are
+-- read; the other runs are matched here
+kept AS (SELECT * EXCLUDE (txn) FROM _advice_items_kept WHERE run_id IN (SELECT run_id FROM sel0)),
+sel AS (SELECT run_id FROM sel0 WHERE run_id NOT IN (SELECT run_id FROM kept)),
 ru AS (SELECT * FROM advice_rules()),
 cm AS (
   SELECT run_id, rank, compile_id, frame_id AS frame_no,
@@ -211,4 +216,6 @@ SELECT r.name AS run, f.run_id, f.rule_id AS id, f.finding,
        CASE WHEN f.facts = 'graph_breaks' THEN f.n ELSE 0 END AS breaks,
        CASE WHEN f.facts = 'failures' THEN f.n ELSE 0 END AS failures,
        f.advice, f.cost, f.ranks, f.compile_ids, f.rule_order, f.first_ts
-FROM filled f JOIN runs r USING (run_id);
+FROM filled f JOIN runs r USING (run_id)
+UNION ALL BY NAME
+SELECT * FROM kept WHERE id IS NOT NULL;

@@ -43,7 +43,15 @@ def compact(warehouse: str, partitions: tuple[str, ...], as_json: bool) -> None:
     res = do_compact(wh, list(partitions) or None)
     kept = keep(wh)
     if as_json:
-        click.echo(orjson.dumps({**res.__dict__, "outcomes_kept_runs": kept.runs}).decode())
+        click.echo(
+            orjson.dumps(
+                {
+                    **res.__dict__,
+                    "outcomes_kept_runs": kept.runs,
+                    "advice_kept_runs": kept.advice_runs,
+                }
+            ).decode()
+        )
         return
     if kept.runs:
         click.echo(

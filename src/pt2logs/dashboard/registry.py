@@ -15,6 +15,7 @@ from typing import Any
 from pt2logs.dashboard.charts import CHARTS
 from pt2logs.dashboard.headlines import HEADLINES
 from pt2logs.dashboard.model import DashboardError
+from pt2logs.tables import TABLES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -39,6 +40,8 @@ class Section:
         None  # "by" / "no_by": only with / without --by; "rows": only when its query returns rows
     )
     wide: bool = False
+    #: with ``when = "rows"``: tables its query needs a row of (it returns none while they are all empty)
+    needs: tuple[str, ...] = ()
 
 
 @dataclass
@@ -87,7 +90,10 @@ def parse_dashboard(path: Path) -> Dashboard:
             )
         if s.get("when") not in (None, "by", "no_by", "rows"):
             raise DashboardError(f"{where}: when must be 'by', 'no_by' or 'rows'")
-        secs.append(Section(**s))
+        needs = s.get("needs", [])
+        if needs and (s.get("when") != "rows" or not set(needs) <= set(TABLES)):
+            raise DashboardError(f"{where}: needs names tables of a when = 'rows' section")
+        secs.append(Section(**{**s, "needs": tuple(needs)}))
     keys = [(s.key, s.when) for s in secs]
     if len(set(keys)) != len(keys):
         raise DashboardError(f"{path.name}: section keys repeat")

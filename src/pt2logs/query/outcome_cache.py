@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-from pt2logs.query import outcome_store
+from pt2logs.query import advice_cache, outcome_store
 from pt2logs.query import views as _views
 from pt2logs.query.macros import calls, load_macros
 from pt2logs.query.sql_text import literal
@@ -39,6 +39,8 @@ class Kept:
     txns: int = 0
     runs: int = 0
     rows: int = 0
+    #: runs whose advice items were kept (pt2logs.query.advice_store)
+    advice_runs: int = 0
     #: transactions left to query time: (txn, why)
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
@@ -151,4 +153,6 @@ def keep(warehouse: str | Warehouse, txns: set[str] | None = None) -> Kept:
         res.txns += 1
         res.runs += n
         res.rows += table.num_rows  # type: ignore[attr-defined]
+    # the runs' advice items, kept the same way (pt2logs.query.advice_cache)
+    res.advice_runs = advice_cache.keep(wh, snap, txns)
     return res

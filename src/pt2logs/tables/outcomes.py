@@ -82,3 +82,32 @@ KEPT_RANK_OUTCOMES = _parse_columns(
     txn               str   the run's transaction the row was decided from
     """
 )
+
+#: The rows ``advice_items()`` gives, as they are kept per transaction (:mod:`pt2logs.query.advice_store`), and
+#: with them one row per run with ``id`` NULL (the runs matched, items or not): not a warehouse table, the schema
+#: of the kept rows, declared once; tests/test_advice_store.py checks it against the macro's own columns. Bump
+#: ``KEPT_ADVICE_VERSION`` with any change that makes the kept items of an old warehouse wrong.
+KEPT_ADVICE_VERSION = 1
+KEPT_ADVICE_ITEMS = _parse_columns(
+    """
+    run          str
+    run_id       str
+    id           str
+    finding      str
+    evidence     str
+    frames       list<str>
+    subject      str
+    location     str
+    compile_s    f64
+    recompiles   i64
+    breaks       i64
+    failures     i64
+    advice       str
+    cost         str
+    ranks        list<i32>
+    compile_ids  str
+    rule_order   i32
+    first_ts     ts
+    txn          str   the run's transaction the row was matched from
+    """
+)

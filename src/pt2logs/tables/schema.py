@@ -36,6 +36,7 @@ _TYPES: dict[str, pa.DataType] = {
     "json": pa.string(),  # JSON text; DuckDB: json(col), col->>'key'
     "list<str>": pa.list_(pa.string()),
     "list<i64>": pa.list_(pa.int64()),
+    "list<i32>": pa.list_(pa.int32()),
 }
 
 COMMON_HEAD = (
