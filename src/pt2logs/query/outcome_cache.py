@@ -6,7 +6,8 @@ its files (its ``runs`` file, its data files; a run's rows are all in its live t
 rules read no stored text, so not the payload store either), its runs decided a few hundred at a time (the
 connection's live runs narrowed to those), so memory is bounded by a transaction's chunk, not the fleet.
 A transaction with a damaged or missing file keeps nothing (its runs are decided at query time, as the
-views see them). Writing is never required for a right answer: whatever is not kept is decided at query
+views see them). A kept file that is not read (damaged: :mod:`pt2logs.query.outcome_store`) is written
+anew by the next keep, an ingest's as well as a compaction's. Writing is never required for a right answer: whatever is not kept is decided at query
 time, so a failure here is a note, not an error of the ingest or the compaction.
 """
 
@@ -131,13 +132,20 @@ def keep(warehouse: str | Warehouse, txns: set[str] | None = None) -> Kept:
     finally:
         con.close()
     live = outcome_store.live_commit_txns(snap.files.get("runs", []))
-    have = outcome_store.kept_txns(wh)
+    if (
+        txns is None
+    ):  # a compaction reads the warehouse anyway: every kept file is read too, not only its ends
+        outcome_store.recheck(wh)
+    unread: dict[str, str] = {}
+    have = outcome_store.kept_txns(wh, unread)  # (a damaged kept file is not had: written anew)
     if txns is None:
         # the kept rows of transactions a compaction replaced (their commits are in _gc): never read again
-        for txn in (outcome_store.live_commit_txns(list(snap.commits)) - live) & have:
+        for txn in (outcome_store.live_commit_txns(list(snap.commits)) - live) & (
+            have | set(unread)
+        ):
             with contextlib.suppress(FileNotFoundError):
                 wh.fs.rm(outcome_store.file_path(wh, txn))
-    todo = sorted((live - have) if txns is None else (set(txns) & live))
+    todo = sorted((live - have) if txns is None else ((set(txns) | set(unread)) & live))
     damaged = {d.txn for d in snap.damaged}
     for txn in todo:
         if txn in damaged:
