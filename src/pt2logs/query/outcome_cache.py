@@ -33,6 +33,8 @@ from pt2logs.tables import TABLES
 
 #: runs decided together (each chunk scans the transaction's files once; memory follows the chunk)
 CHUNK_RUNS = 250
+#: DuckDB optimizers off for the keep's connection (see :func:`_decide`)
+NO_OPTIMIZERS = "join_filter_pushdown"
 
 
 @dataclass
@@ -84,6 +86,11 @@ def _decide(wh: Warehouse, snap: Snapshot, txn: str) -> tuple[object, int] | Non
     con = duckdb.connect()
     try:
         _views.apply_settings(con)
+        # DuckDB's join filter pushdown (the chunk's runs pushed into every scan of the transaction's files) held
+        # memory that grew with the transaction, not the chunk: a 250-run chunk of a 1,000-run transaction took the
+        # process to 309-318 MB, 237-239 without it, the same CPU (bench/RESULTS.md, issue 31 item 7)
+        with contextlib.suppress(duckdb.Error):
+            con.execute(f"SET disabled_optimizers = {literal(NO_OPTIMIZERS)}")
         _views.attach_filesystem(con, wh)
         for s in view_statements(con, wh, snapshot=True, snap=sub, kept=False):
             if _wanted(s):
