@@ -183,14 +183,19 @@ def recheck(lay: Layout) -> bool:
 
     found = False
     for f in _listed(lay).values():
-        if _CHECKED.get(f, "") is None:
+        if _CHECKED.get(f, "") is None and f not in _READ:
             try:
                 with lay.fs.open(f[0], "rb") as fh:
                     pq.read_table(fh)  # (small: a transaction's ranks)
+                _READ.add(f)
             except Exception as e:  # (any parse failure: pyarrow raises OSError, ArrowInvalid, ...)
                 _CHECKED[f] = f"unreadable ({type(e).__name__}: {' '.join(str(e).split())[:200]})"
                 found = True
     return found
+
+
+#: the kept files :func:`recheck` read whole (not read again by the next failed query)
+_READ: set[tuple[str, int, str]] = set()
 
 
 def damaged_live(lay: Layout, runs_files: list[str] | None) -> list[str]:

@@ -33,6 +33,8 @@ from pt2logs.store.warehouse import (
 
 #: how often a query is run again when a file it listed was deleted before it was read
 VANISHED_RETRIES = 3
+#: errors of the query's text, not of the files it read
+_ASKED_WRONG = (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException)
 
 
 def _vanished(e: Exception) -> bool:
@@ -215,7 +217,12 @@ def arrow_table(
             continue
         except duckdb.Error as e:
             snap = _SNAPSHOTS.get(con)
-            if attempt < VANISHED_RETRIES and snap is not None and outcome_store.recheck(snap[0]):
+            if (
+                attempt < VANISHED_RETRIES
+                and snap is not None
+                and not isinstance(e, _ASKED_WRONG)  # (a query's own mistake reads no file)
+                and outcome_store.recheck(snap[0])
+            ):
                 create_views(
                     con, snap[0]
                 )  # a kept outcomes file did not read: the new views leave it out
