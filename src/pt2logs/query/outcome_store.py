@@ -183,7 +183,7 @@ def recheck(lay: Layout) -> bool:
 
     found = False
     for f in _listed(lay).values():
-        if _CHECKED.get(f, "") is None and f not in _READ:
+        if _CHECKED.get(f) is None and f not in _READ:  # (unchecked, or whole at its ends)
             try:
                 with lay.fs.open(f[0], "rb") as fh:
                     pq.read_table(fh)  # (small: a transaction's ranks)
