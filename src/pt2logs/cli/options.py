@@ -140,11 +140,29 @@ def connect_warehouse(warehouse: str) -> Any:
             f"no warehouse at {warehouse}: create one with `pt2logs ingest PATH --warehouse {warehouse}`"
         )
     con = connect(wh)
+    say_warnings(con)  # files left out of this snapshot: the answers lack their rows
+    return con
+
+
+#: per connection: the warnings said already
+_SAID: Any = None
+
+
+def say_warnings(con: Any) -> None:
+    """Say on stderr what the connection's snapshot leaves out and was not said yet (a query can find more:
+    a kept outcomes file that did not read, pt2logs.query.outcome_store)."""
+    import weakref
+
     from pt2logs.query.views import read_warnings
 
-    for w in read_warnings(con):  # files left out of this snapshot: the answers lack their rows
-        click.echo(f"warning: {w}", err=True)
-    return con
+    global _SAID
+    if _SAID is None:
+        _SAID = weakref.WeakKeyDictionary()
+    said = _SAID.setdefault(con, set())
+    for w in read_warnings(con):
+        if w not in said:
+            said.add(w)
+            click.echo(f"warning: {w}", err=True)
 
 
 def query_error(e: Exception) -> click.ClickException:

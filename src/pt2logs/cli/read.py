@@ -15,6 +15,7 @@ from pt2logs.cli.options import (
     output_option,
     query_error,
     run_option,
+    say_warnings,
     warehouse_option,
     wide_option,
     write_rows,
@@ -110,6 +111,7 @@ def query(
         table = run_sql(con, sql, bound)
     except QueryError as e:
         raise query_error(e) from None
+    say_warnings(con)
     write_rows(table, fmt, output, wide)
 
 

@@ -6,7 +6,8 @@ its files (its ``runs`` file, its data files; a run's rows are all in its live t
 rules read no stored text, so not the payload store either), its runs decided a few hundred at a time (the
 connection's live runs narrowed to those), so memory is bounded by a transaction's chunk, not the fleet.
 A transaction with a damaged or missing file keeps nothing (its runs are decided at query time, as the
-views see them). Writing is never required for a right answer: whatever is not kept is decided at query
+views see them). A kept file that is not read (damaged: :mod:`pt2logs.query.outcome_store`) is written
+anew by the next keep, an ingest's as well as a compaction's. Writing is never required for a right answer: whatever is not kept is decided at query
 time, so a failure here is a note, not an error of the ingest or the compaction.
 """
 
@@ -32,6 +33,8 @@ from pt2logs.tables import TABLES
 
 #: runs decided together (each chunk scans the transaction's files once; memory follows the chunk)
 CHUNK_RUNS = 250
+#: DuckDB optimizers off for the keep's connection (see :func:`_decide`)
+NO_OPTIMIZERS = "join_filter_pushdown"
 
 
 @dataclass
@@ -85,6 +88,11 @@ def _decide(wh: Warehouse, snap: Snapshot, txn: str) -> tuple[object, int] | Non
     con = duckdb.connect()
     try:
         _views.apply_settings(con)
+        # DuckDB's join filter pushdown (the chunk's runs pushed into every scan of the transaction's files) held
+        # memory that grew with the transaction, not the chunk: a 250-run chunk of a 1,000-run transaction took the
+        # process to 309-318 MB, 237-239 without it, the same CPU (bench/RESULTS.md, issue 31 item 7)
+        with contextlib.suppress(duckdb.Error):
+            con.execute(f"SET disabled_optimizers = {literal(NO_OPTIMIZERS)}")
         _views.attach_filesystem(con, wh)
         for s in view_statements(con, wh, snapshot=True, snap=sub, kept=False):
             if _wanted(s):
@@ -133,13 +141,20 @@ def keep(warehouse: str | Warehouse, txns: set[str] | None = None) -> Kept:
     finally:
         con.close()
     live = outcome_store.live_commit_txns(snap.files.get("runs", []))
-    have = outcome_store.kept_txns(wh)
+    if (
+        txns is None
+    ):  # a compaction reads the warehouse anyway: every kept file is read too, not only its ends
+        outcome_store.recheck(wh)
+    unread: dict[str, str] = {}
+    have = outcome_store.kept_txns(wh, unread)  # (a damaged kept file is not had: written anew)
     if txns is None:
         # the kept rows of transactions a compaction replaced (their commits are in _gc): never read again
-        for txn in (outcome_store.live_commit_txns(list(snap.commits)) - live) & have:
+        for txn in (outcome_store.live_commit_txns(list(snap.commits)) - live) & (
+            have | set(unread)
+        ):
             with contextlib.suppress(FileNotFoundError):
                 wh.fs.rm(outcome_store.file_path(wh, txn))
-    todo = sorted((live - have) if txns is None else (set(txns) & live))
+    todo = sorted((live - have) if txns is None else ((set(txns) | set(unread)) & live))
     damaged = {d.txn for d in snap.damaged}
     for txn in todo:
         if txn in damaged:

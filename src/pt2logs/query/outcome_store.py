@@ -18,8 +18,12 @@ transaction is committed the run's outcome cannot change any more, except by a c
 - The ``rank_outcomes()`` macro returns the kept rows of the selected runs and decides the rest: the
   answers are the same either way (tests/test_outcome_store.py compares them on real runs).
 
-A cache file is written whole (a rename; one object on an object store); a damaged one makes a query fail
-naming it (delete the folder: the outcomes are then decided at query time, and ``compact`` keeps them anew).
+A cache file is written whole (a rename; one object on an object store). A kept file that is damaged (empty,
+cut short, overwritten: no Parquet magic at either end, or a footer longer than the file) or that cannot be
+read is not read: its runs are decided at query time, as if nothing were kept, and the connection warns
+naming the file (:func:`damaged_live`); the next ``ingest`` or ``compact`` writes it anew. The check reads
+each listed file's first 4 and last 8 bytes once per process (one ranged read a file on an object store,
+all at once); damage inside a file whose ends are whole is DuckDB's to find when it reads it.
 """
 
 from __future__ import annotations
@@ -81,18 +85,135 @@ def file_path(lay: Layout, txn: str) -> str:
     return lay.path(KEPT_DIR, key(), txn + SUFFIX)
 
 
-def kept_txns(lay: Layout) -> set[str]:
-    """The transactions whose rows are kept under the current rules (one listing of the folder)."""
+def _listed(lay: Layout) -> dict[str, tuple[str, int, str]]:
+    """The kept files under the current rules: txn -> (path, size, what changes when it is rewritten)."""
     try:
-        names = lay.fs.ls(folder(lay), detail=False)
+        entries = lay.fs.ls(folder(lay), detail=True)
     except (FileNotFoundError, NotADirectoryError):
-        return set()
-    out = set()
-    for n in names:
-        base = n.rstrip("/").rsplit("/", 1)[-1]
-        if base.endswith(SUFFIX) and txn_of("part-" + base[: -len(SUFFIX)] + "-x-0"):
-            out.add(base[: -len(SUFFIX)])
+        return {}
+    out = {}
+    for e in entries:
+        base = e["name"].rstrip("/").rsplit("/", 1)[-1]
+        txn = base[: -len(SUFFIX)]
+        if e.get("type") == "file" and base.endswith(SUFFIX) and txn_of(f"part-{txn}-x-0"):
+            stamp = e.get("mtime") or e.get("ETag") or e.get("LastModified") or ""
+            out[txn] = (e["name"], int(e.get("size") or 0), str(stamp))
     return out
+
+
+#: (path, size, stamp) -> why the kept file is not read (None: it is whole), checked once per process
+_CHECKED: dict[tuple[str, int, str], str | None] = {}
+_MAGIC = b"PAR1"
+
+
+def _why(head: bytes, tail: bytes, size: int) -> str | None:
+    """Why a Parquet file of ``size`` bytes with these first 4 / last 8 bytes cannot be read (None: it can)."""
+    if size < 12:
+        return f"{size} bytes long, too short for a Parquet file"
+    if head != _MAGIC or tail[4:] != _MAGIC:
+        return "not a whole Parquet file (no magic bytes at its start or end)"
+    if int.from_bytes(tail[:4], "little") + 12 > size:
+        return "cut short (its footer says it is longer)"
+    return None
+
+
+def _check(
+    lay: Layout, files: list[tuple[str, int, str]]
+) -> dict[tuple[str, int, str], str | None]:
+    """Why each of ``files`` is not read (None: it is whole); an object store's ends read in one batch of
+    ranged reads. A verdict on the bytes is kept in :data:`_CHECKED`; a failed read is asked again next time."""
+    todo = [f for f in files if f not in _CHECKED]
+    ends: list[tuple[bytes, bytes] | str] = []
+    if lay.remote:
+        whole = [f for f in todo if f[1] >= 12]
+        try:
+            got = lay.fs.cat_ranges(
+                [p for p, *_ in whole for _ in (0, 1)],
+                [s for _, n, _ in whole for s in (0, n - 8)],
+                [e for _, n, _ in whole for e in (4, n)],
+                on_error="return",
+            )
+        except Exception as e:  # the store refused the batch: each file left to query time
+            got = [e] * (2 * len(whole))
+        parts = iter(got)
+        for _, n, _ in todo:
+            if n >= 12:
+                h, t = next(parts), next(parts)
+                bad = next((x for x in (h, t) if isinstance(x, BaseException)), None)
+                ends.append(f"unreadable ({bad})" if bad is not None else (h, t))
+            else:
+                ends.append((b"", b""))
+    else:
+        for path, n, _ in todo:
+            try:
+                with open(path, "rb") as fh:
+                    head = fh.read(4)
+                    fh.seek(max(n - 8, 0))
+                    ends.append((head, fh.read(8)))
+            except OSError as e:
+                ends.append(f"unreadable ({e.strerror or e})")
+    failed = {}
+    for f, got_ends in zip(todo, ends):
+        if isinstance(got_ends, str):
+            failed[f] = got_ends
+        else:
+            _CHECKED[f] = _why(*got_ends, f[1])
+    return {f: failed[f] if f in failed else _CHECKED[f] for f in files}
+
+
+def kept_txns(lay: Layout, damaged: dict[str, str] | None = None) -> set[str]:
+    """The transactions whose rows are kept under the current rules and readable (one listing of the folder);
+    ``damaged`` gets the others: txn -> why."""
+    listed = _listed(lay)
+    verdicts = _check(lay, list(listed.values()))
+    out = set()
+    for txn, f in listed.items():
+        why = verdicts[f]
+        if why is None:
+            out.add(txn)
+        elif damaged is not None:
+            damaged[txn] = why
+    return out
+
+
+def recheck(lay: Layout) -> bool:
+    """Read every kept file whose ends looked whole (a query failed: the bytes inside one may be damaged); those
+    that do not read are not read from now on. True when one was found (the caller makes its views again)."""
+    import pyarrow.parquet as pq
+
+    found = False
+    for f in _listed(lay).values():
+        if _CHECKED.get(f) is None and f not in _READ:  # (unchecked, or whole at its ends)
+            try:
+                with lay.fs.open(f[0], "rb") as fh:
+                    pq.read_table(fh)  # (small: a transaction's ranks)
+                _READ.add(f)
+            except Exception as e:  # (any parse failure: pyarrow raises OSError, ArrowInvalid, ...)
+                _CHECKED[f] = f"unreadable ({type(e).__name__}: {' '.join(str(e).split())[:200]})"
+                found = True
+    return found
+
+
+#: the kept files :func:`recheck` read whole (not read again by the next failed query)
+_READ: set[tuple[str, int, str]] = set()
+
+
+def damaged_live(lay: Layout, runs_files: list[str] | None) -> list[str]:
+    """Warnings for the kept files of the snapshot's live commits that are not read (their runs are decided at
+    query time)."""
+    if not runs_files or not enabled():
+        return []
+    bad: dict[str, str] = {}
+    kept_txns(lay, bad)
+    return [
+        f"{file_path_url(lay, t)} (kept outcomes) is {bad[t]}: not read, its runs' outcomes are decided "
+        "at query time; the next `pt2logs ingest` or `pt2logs compact` writes it anew"
+        for t in sorted(live_commit_txns(runs_files) & set(bad))
+    ]
+
+
+def file_path_url(lay: Layout, txn: str) -> str:
+    return lay.url(KEPT_DIR, key(), txn + SUFFIX)
 
 
 def live_commit_txns(runs_files: list[str]) -> set[str]:
@@ -117,7 +238,7 @@ def view_sql(lay: Layout, runs_files: list[str] | None) -> str:
     if not txns:
         nulls = ", ".join(f"CAST(NULL AS {_DUCK[c.kind]}) AS {c.name}" for c in KEPT_RANK_OUTCOMES)
         return f"CREATE OR REPLACE VIEW _rank_outcomes_kept AS SELECT {nulls} WHERE false"
-    urls = ", ".join(literal(lay.url(KEPT_DIR, key(), t + SUFFIX)) for t in txns)
+    urls = ", ".join(literal(file_path_url(lay, t)) for t in txns)
     return (
         f"CREATE OR REPLACE VIEW _rank_outcomes_kept AS SELECT {cols} FROM read_parquet([{urls}]) k "
         "SEMI JOIN _live l USING (run_id, txn)"

@@ -16,6 +16,7 @@ from typing import Any
 
 import duckdb
 
+from pt2logs.query import outcome_store
 from pt2logs.query.view_sql import _commits, _statements
 from pt2logs.store.recovery import gc_grace_s
 from pt2logs.store.snapshot import (
@@ -32,6 +33,8 @@ from pt2logs.store.warehouse import (
 
 #: how often a query is run again when a file it listed was deleted before it was read
 VANISHED_RETRIES = 3
+#: errors of the query's text, not of the files it read
+_ASKED_WRONG = (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException)
 
 
 def _vanished(e: Exception) -> bool:
@@ -128,15 +131,19 @@ def create_views(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
         try:
             catalog.attach(con, wh, snap, lambda s=snap: _statements(con, wh, True, s)[0])
             _SNAPSHOTS[con] = (wh, taken, snap.commits)
-            _DAMAGE[con] = damage_warnings(con, wh, snap)
+            warned, runs = damage_warnings(con, wh, snap)
+            # kept outcomes not read (pt2logs.query.outcome_store): nothing is missing, they are decided anew
+            _DAMAGE[con] = (warned + outcome_store.damaged_live(wh, snap.files.get("runs")), runs)
             _TAKEN[con] = snap
             return
         except duckdb.Error as e:
-            if attempt == VANISHED_RETRIES or not _vanished(e):
-                bad = damaged_runs_files(wh, snap.files.get("runs", []))
-                if bad:
-                    raise WarehouseError(runs_file_error(wh, bad)) from None
-                raise
+            # a file deleted under the listing, or a kept outcomes file whose ends are whole but not its footer
+            if attempt < VANISHED_RETRIES and (_vanished(e) or outcome_store.recheck(wh)):
+                continue
+            bad = damaged_runs_files(wh, snap.files.get("runs", []))
+            if bad:
+                raise WarehouseError(runs_file_error(wh, bad)) from None
+            raise
 
 
 #: settings of every connection pt2logs makes. ``asof_loop_join_threshold``: DuckDB (since 1.3) turns an
@@ -209,9 +216,19 @@ def arrow_table(
             )  # its files may have been deleted before the query listed them
             continue
         except duckdb.Error as e:
+            snap = _SNAPSHOTS.get(con)
+            if (
+                attempt < VANISHED_RETRIES
+                and snap is not None
+                and not isinstance(e, _ASKED_WRONG)  # (a query's own mistake reads no file)
+                and outcome_store.recheck(snap[0])
+            ):
+                create_views(
+                    con, snap[0]
+                )  # a kept outcomes file did not read: the new views leave it out
+                continue
             if attempt == VANISHED_RETRIES or not _vanished(e):
                 raise
-            snap = _SNAPSHOTS.get(con)
             if (
                 snap is not None
             ):  # the snapshot's own files are gone (its views list them): take a new one
