@@ -109,7 +109,7 @@ def synthesize(dest: Path, n_runs: int, weeks: int = 8) -> Path:
     ViewsFile(Warehouse(str(wh))).write()
     # what an ingest does after its commit: the runs' outcomes decided once and kept (absent from older pt2logs)
     try:
-        from pt2logs.query.outcome_cache import keep
+        from pt2logs.query.kept_cache import keep
     except ImportError:
         pass
     else:

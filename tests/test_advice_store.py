@@ -1,10 +1,11 @@
-"""Advice items kept per committed transaction (pt2logs.query.advice_store): the kept rows are what the rules
+"""Advice items kept per committed transaction (pt2logs.query.kept_rows, kind ADVICE): the kept rows are what the rules
 match at query time, row for row, on real runs (the samples, the GPU fixtures: recompile causes, graph breaks,
 a backend failure, CUDA-graph skips); a run ingested again is matched again; rows kept under other rules, or a
 warehouse without kept rows, answer the same by matching at query time."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 
@@ -14,7 +15,8 @@ from tests.conftest import SAMPLES, fixture_path
 
 import pt2logs
 from pt2logs.cli import main
-from pt2logs.query import advice_store, outcome_store
+from pt2logs.query import kept_rows
+from pt2logs.query.kept_rows import ADVICE
 from pt2logs.query.queries import run_named
 from pt2logs.store.warehouse import Warehouse
 from pt2logs.tables.outcomes import KEPT_ADVICE_ITEMS
@@ -26,7 +28,7 @@ QUERIES = {
 
 
 def _answers(wh: str, monkeypatch: pytest.MonkeyPatch, kept: bool) -> dict[str, list]:
-    monkeypatch.setenv(outcome_store.ENV, "1" if kept else "0")
+    monkeypatch.setenv(kept_rows.ENV, "1" if kept else "0")
     con = pt2logs.connect(wh)
     out: dict[str, list] = {q: run_named(con, q, p).to_pylist() for q, p in QUERIES.items()}
     out["items"] = con.sql(
@@ -40,7 +42,7 @@ def _answers(wh: str, monkeypatch: pytest.MonkeyPatch, kept: bool) -> dict[str, 
     out["_kept"] = con.sql(
         "SELECT run_id, count(id) FROM _advice_items_kept GROUP BY ALL ORDER BY ALL"
     ).fetchall()
-    monkeypatch.setenv(outcome_store.ENV, "1")
+    monkeypatch.setenv(kept_rows.ENV, "1")
     return out
 
 
@@ -102,7 +104,7 @@ def test_a_run_ingested_again_is_matched_again(tmp_path, monkeypatch):
     pt2logs.ingest([str(run)], wh)
     after = _same(wh, monkeypatch)
     assert [r for r, _ in after["_kept"]] == [r for r, _ in before["_kept"]]
-    assert len(advice_store.kept_txns(Warehouse(wh))) == 2  # one file per transaction
+    assert len(kept_rows.kept_txns(ADVICE, Warehouse(wh))) == 2  # one file per transaction
     con = pt2logs.connect(wh)
     # the rows read are the new transaction's
     assert (
@@ -115,8 +117,8 @@ def test_rows_kept_under_other_rules_are_never_read(real_wh, tmp_path, monkeypat
     wh = tmp_path / "old"
     shutil.copytree(real_wh, wh)
     kept = _answers(str(wh), monkeypatch, True)
-    other = wh / advice_store.KEPT_DIR / "0123456789abcdef"
-    (wh / advice_store.KEPT_DIR / advice_store.key()).rename(other)  # kept under other rules
+    other = wh / ADVICE.folder / "0123456789abcdef"
+    (wh / ADVICE.folder / kept_rows.key(ADVICE)).rename(other)  # kept under other rules
     old = _answers(str(wh), monkeypatch, True)
     assert old["_kept"] == [] and kept["_kept"]
     assert _strip(old) == _strip(kept)
@@ -134,22 +136,21 @@ def test_the_key_follows_every_macro_the_items_read(monkeypatch):
     advice table filled into it, or to the kept columns' version is another folder: nothing stale is read."""
     from pt2logs.query import macros
 
-    base = advice_store.key()
+    base = kept_rows.key(ADVICE)
     real = macros.macro_sql
-    assert "graph_break_sites" in advice_store.called()[0]
+    assert "graph_break_sites" in kept_rows.called(ADVICE)[0]
     for changed in ("graph_break_sites", "advice_items", "function_file"):
         monkeypatch.setattr(
             macros, "macro_sql", lambda n, c=changed: real(n) + (" -- new" if n == c else "")
         )
-        advice_store.key.cache_clear()
-        assert advice_store.key() != base, changed
+        kept_rows.key.cache_clear()
+        assert kept_rows.key(ADVICE) != base, changed
     monkeypatch.setattr(macros, "macro_sql", real)
-    monkeypatch.setattr(advice_store, "KEPT_ADVICE_VERSION", 2)
-    advice_store.key.cache_clear()
-    assert advice_store.key() != base
+    kept_rows.key.cache_clear()
+    assert kept_rows.key(dataclasses.replace(ADVICE, version=2)) != base
     monkeypatch.undo()
-    advice_store.key.cache_clear()
-    assert advice_store.key() == base
+    kept_rows.key.cache_clear()
+    assert kept_rows.key(ADVICE) == base
 
 
 def test_kept_items_are_read_not_matched_again(real_wh, tmp_path, monkeypatch):
@@ -157,7 +158,7 @@ def test_kept_items_are_read_not_matched_again(real_wh, tmp_path, monkeypatch):
     run, and the weekly card."""
     wh = tmp_path / "wh"
     shutil.copytree(real_wh, wh)
-    folder = wh / advice_store.KEPT_DIR / advice_store.key()
+    folder = wh / ADVICE.folder / kept_rows.key(ADVICE)
     con = pt2logs.connect(str(wh))
     for f in folder.iterdir():
         con.execute(
@@ -185,8 +186,8 @@ def test_with_every_run_kept_the_rules_are_no_part_of_a_query(real_wh, tmp_path,
     assert _scans(con, "advice_items") == _scans(con, "rank_outcomes") == 1
     wh = tmp_path / "wh"
     shutil.copytree(real_wh, wh)
-    for store in (advice_store, outcome_store):
-        folder = wh / store.KEPT_DIR / store.key()
+    for kind in kept_rows.KINDS:
+        folder = wh / kind.folder / kept_rows.key(kind)
         min(folder.iterdir()).unlink()  # one transaction's rows not kept (a keep that failed)
     con = pt2logs.connect(str(wh))
     assert _scans(con, "advice_items") > 1 and _scans(con, "rank_outcomes") > 1
@@ -201,23 +202,23 @@ def test_serve_takes_the_kept_rows_when_a_keep_lands_after_its_snapshot(
     """`pt2logs ingest` keeps a commit's outcomes and advice items in a process of its own after the commit: a
     server that took its snapshot in between makes its views again once they are there (no commit lands to
     say so), and its pages then read the kept rows alone."""
-    from pt2logs.query import outcome_cache
+    from pt2logs.query import kept_cache
     from pt2logs.serve import connection
 
     wh = tmp_path / "wh"
     shutil.copytree(real_wh, wh)
     aside = tmp_path / "aside"
-    for store in (advice_store, outcome_store):
-        f = min((wh / store.KEPT_DIR / store.key()).iterdir())
-        (aside / store.KEPT_DIR).mkdir(parents=True)
-        f.rename(aside / store.KEPT_DIR / f.name)  # that commit's keep has not run yet
+    for kind in kept_rows.KINDS:
+        f = min((wh / kind.folder / kept_rows.key(kind)).iterdir())
+        (aside / kind.folder).mkdir(parents=True)
+        f.rename(aside / kind.folder / f.name)  # that commit's keep has not run yet
     monkeypatch.setattr(connection, "CHECK_S", 0.0)
     server = connection.Connection(str(wh))
     try:
         assert len(server.unkept) == 1 and server.current() == 1
         with server.read() as con:
             assert _scans(con, "advice_items") > 1
-        outcome_cache.keep(str(wh))  # the keep lands
+        kept_cache.keep(str(wh))  # the keep lands
         assert server.current() == 2 and server.unkept == frozenset()
         with server.read() as con:
             assert _scans(con, "advice_items") == _scans(con, "rank_outcomes") == 1

@@ -1,4 +1,4 @@
-"""Outcomes kept per committed transaction (pt2logs.query.outcome_store / outcome_cache): the kept rows are
+"""Outcomes kept per committed transaction (pt2logs.query.kept_rows / kept_cache, kind OUTCOMES): the kept rows are
 what the rules decide at query time, row for row, on real runs (the samples, the GPU fixtures, a 2-rank
 run whose stderr capture arrives in a later ingest); a run ingested again is decided again; a warehouse
 without kept rows, or kept under other rules, answers the same by deciding at query time."""
@@ -17,7 +17,8 @@ from tests.readers.test_outcome_lines import NCCL_HANG, TORCHRUN
 
 import pt2logs
 from pt2logs.cli import main
-from pt2logs.query import outcome_store
+from pt2logs.query import kept_rows
+from pt2logs.query.kept_rows import OUTCOMES
 from pt2logs.query.queries import run_named
 from pt2logs.store.warehouse import Warehouse
 from pt2logs.tables.outcomes import KEPT_RANK_OUTCOMES
@@ -32,7 +33,7 @@ QUERIES = {
 
 
 def _answers(wh: str, monkeypatch: pytest.MonkeyPatch, kept: bool) -> dict[str, list[dict]]:
-    monkeypatch.setenv(outcome_store.ENV, "1" if kept else "0")
+    monkeypatch.setenv(kept_rows.ENV, "1" if kept else "0")
     con = pt2logs.connect(wh)
     out = {q: run_named(con, q, p).to_pylist() for q, p in QUERIES.items()}
     # `seq` numbers ranks by run name: the two runs named compile_failure tie, in either order
@@ -47,7 +48,7 @@ def _answers(wh: str, monkeypatch: pytest.MonkeyPatch, kept: bool) -> dict[str, 
 def _same(wh: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, list[dict]]:
     """The answers read from the kept rows, after checking they equal those decided at query time."""
     kept, decided = _answers(wh, monkeypatch, True), _answers(wh, monkeypatch, False)
-    monkeypatch.setenv(outcome_store.ENV, "1")  # (an ingest after this keeps outcomes again)
+    monkeypatch.setenv(kept_rows.ENV, "1")  # (an ingest after this keeps outcomes again)
     assert decided.pop("_kept") == []
     for q in decided:
         # (rows in the same order, but for ties the query leaves open: two runs of one name in dash_run_rank_ends)
@@ -107,7 +108,7 @@ def test_a_stderr_ingested_later_decides_the_run_again(tmp_path, monkeypatch):
     assert row2["run_id"] == row["run_id"]
     assert row2["outcome"] == "hung" and "timed out in BROADCAST" in row2["why"]
     assert len(after["_kept"]) == 2  # the new transaction's rows; the old ones are not live
-    kept = outcome_store.kept_txns(Warehouse(wh))
+    kept = kept_rows.kept_txns(OUTCOMES, Warehouse(wh))
     assert len(kept) == 2  # one file per transaction
 
 
@@ -115,17 +116,17 @@ def test_a_warehouse_without_kept_outcomes_answers_the_same(real_wh, tmp_path, m
     wh = tmp_path / "old"
     shutil.copytree(real_wh, wh)
     kept = _answers(str(wh), monkeypatch, True)
-    shutil.rmtree(wh / outcome_store.KEPT_DIR)  # written before outcomes were kept
+    shutil.rmtree(wh / OUTCOMES.folder)  # written before outcomes were kept
     old = _answers(str(wh), monkeypatch, True)
     assert old.pop("_kept") == [] and kept.pop("_kept")
     assert {q: sorted(map(repr, v)) for q, v in old.items()} == {
         q: sorted(map(repr, v)) for q, v in kept.items()
     }
     # rows kept under other rules (another key) are never read
-    (wh / outcome_store.KEPT_DIR / "0123456789abcdef").mkdir(parents=True)
-    src = Path(real_wh) / outcome_store.KEPT_DIR / outcome_store.key()
+    (wh / OUTCOMES.folder / "0123456789abcdef").mkdir(parents=True)
+    src = Path(real_wh) / OUTCOMES.folder / kept_rows.key(OUTCOMES)
     for f in src.iterdir():
-        shutil.copy(f, wh / outcome_store.KEPT_DIR / "0123456789abcdef" / f.name)
+        shutil.copy(f, wh / OUTCOMES.folder / "0123456789abcdef" / f.name)
     assert _answers(str(wh), monkeypatch, True)["_kept"] == []
     # compact keeps them
     r = CliRunner().invoke(main, ["compact", "-w", str(wh), "--json"])
@@ -144,7 +145,7 @@ def test_kept_runs_are_read_not_decided_again(real_wh, tmp_path, monkeypatch):
     another table: DuckDB then joins laterally and decides every run again, 11.5 CPU s at 10,000 runs)."""
     wh = tmp_path / "wh"
     shutil.copytree(real_wh, wh)
-    folder = wh / outcome_store.KEPT_DIR / outcome_store.key()
+    folder = wh / OUTCOMES.folder / kept_rows.key(OUTCOMES)
     con = pt2logs.connect(str(wh))
     for f in folder.iterdir():
         con.execute(

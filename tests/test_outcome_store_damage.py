@@ -16,7 +16,8 @@ from tests.s3server import moto_s3
 
 import pt2logs
 from pt2logs.cli import main
-from pt2logs.query import outcome_store
+from pt2logs.query import kept_rows
+from pt2logs.query.kept_rows import OUTCOMES
 from pt2logs.query.queries import run_named
 from pt2logs.query.views import read_warnings
 from pt2logs.store.warehouse import Warehouse
@@ -52,7 +53,7 @@ def _answers(wh: str) -> dict:
 
 
 def _kept(wh: Path) -> Path:
-    (f,) = (wh / outcome_store.KEPT_DIR / outcome_store.key()).iterdir()
+    (f,) = (wh / OUTCOMES.folder / kept_rows.key(OUTCOMES)).iterdir()
     return f
 
 
@@ -80,8 +81,8 @@ def test_a_damaged_kept_file_is_decided_anew_and_written_again(kept_wh, tmp_path
     else:
         r = CliRunner().invoke(main, ["compact", "-w", str(wh)])
         assert r.exit_code == 0, r.output
-    kept = outcome_store.kept_txns(Warehouse(str(wh)))
-    folder = wh / outcome_store.KEPT_DIR / outcome_store.key()
+    kept = kept_rows.kept_txns(OUTCOMES, Warehouse(str(wh)))
+    folder = wh / OUTCOMES.folder / kept_rows.key(OUTCOMES)
     assert {p.stem for p in folder.iterdir()} == kept  # every file reads
     con = pt2logs.connect(str(wh))
     assert read_warnings(con) == []
@@ -98,7 +99,7 @@ def test_a_damaged_kept_file_on_s3_is_decided_anew():
         pt2logs.ingest([str(SAMPLES / "compile_failure")], wh)
         whole = _answers(wh)
         assert whole.pop("warnings") == []
-        (path,) = fs.ls(f"kept/wh/{outcome_store.KEPT_DIR}/{outcome_store.key()}")
+        (path,) = fs.ls(f"kept/wh/{OUTCOMES.folder}/{kept_rows.key(OUTCOMES)}")
         good = fs.cat_file(path)
         for damage in ("cut short", "garbage", "pages overwritten"):
             fs.pipe_file(path, DAMAGE[damage](good))
@@ -111,5 +112,5 @@ def test_a_damaged_kept_file_on_s3_is_decided_anew():
         r = CliRunner().invoke(main, ["compact", "-w", wh])
         assert r.exit_code == 0, r.output
         fs.invalidate_cache()
-        assert len(outcome_store.kept_txns(Warehouse(wh))) == 1
+        assert len(kept_rows.kept_txns(OUTCOMES, Warehouse(wh))) == 1
         assert _answers(wh)["warnings"] == []

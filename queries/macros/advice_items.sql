@@ -11,7 +11,7 @@
 -- A run whose live transaction's items were kept after its commit (_advice_items_kept) is read from them.
 CREATE OR REPLACE MACRO advice_items(p_run, p_since, p_until, p_tag) AS TABLE
 WITH sel0 AS (SELECT run_id FROM selected_runs(p_run, p_since, p_until, p_tag)),
--- the items kept for a run's live transaction (pt2logs.query.advice_store; a row with id NULL per run matched) are
+-- the items kept for a run's live transaction (pt2logs.query.kept_rows; a row with id NULL per run matched) are
 -- read; the other runs are matched here
 kept AS (SELECT * EXCLUDE (txn) FROM _advice_items_kept WHERE run_id IN (SELECT run_id FROM sel0)),
 sel AS (SELECT run_id FROM sel0 WHERE run_id NOT IN (SELECT run_id FROM kept)),

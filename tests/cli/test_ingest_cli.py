@@ -201,11 +201,11 @@ def test_the_ingest_program_leaves_the_views_file_to_a_process_of_its_own(tmp_pa
     con.close()
     assert [p.name for p in wh.iterdir() if ".tmp" in p.name] == []
     # the same process keeps the run's outcome (decided once, before it writes the views file)
-    from pt2logs.query import outcome_store
+    from pt2logs.query import kept_rows
     from pt2logs.store.warehouse import Warehouse
 
     live = pt2logs.connect(str(wh)).execute("SELECT txn FROM runs").fetchone()[0]
-    assert outcome_store.kept_txns(Warehouse(str(wh))) == {live}
+    assert kept_rows.kept_txns(kept_rows.OUTCOMES, Warehouse(str(wh))) == {live}
 
 
 def _wait_for_processes_of(wh: str, timeout: float = 120.0) -> None:

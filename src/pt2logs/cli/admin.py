@@ -76,13 +76,13 @@ def compact(warehouse: str, partitions: tuple[str, ...], as_json: bool) -> None:
 
 #: the keep, in a process of its own: it prints what it kept as JSON
 _KEEP = (
-    "import sys, orjson; from pt2logs.query.outcome_cache import keep; "
+    "import sys, orjson; from pt2logs.query.kept_cache import keep; "
     "sys.stdout.write(orjson.dumps(keep(sys.argv[1]).__dict__).decode())"
 )
 
 
 def _keep_apart(warehouse: str) -> object:
-    """The outcomes kept (pt2logs.query.outcome_cache.keep) in a fresh process: the compaction's copy left this
+    """The outcomes and advice items kept (pt2logs.query.kept_cache.keep) in a fresh process: the compaction's copy left this
     one at ~210 MB (500 real-shaped runs) and DuckDB's working memory for the rules added ~80 MB on top, past the
     300 MB bound; apart, the keep costs what it costs alone (bench/RESULTS.md). In this process when that one
     cannot start or answer."""
@@ -94,7 +94,7 @@ def _keep_apart(warehouse: str) -> object:
     import orjson
 
     import pt2logs
-    from pt2logs.query.outcome_cache import Kept, keep
+    from pt2logs.query.kept_cache import Kept, keep
 
     here = str(Path(pt2logs.__file__).resolve().parents[1])
     path = os.pathsep.join([here, *filter(None, [os.environ.get("PYTHONPATH")])])

@@ -150,7 +150,7 @@ _SAID: Any = None
 
 def say_warnings(con: Any) -> None:
     """Say on stderr what the connection's snapshot leaves out and was not said yet (a query can find more:
-    a kept outcomes file that did not read, pt2logs.query.outcome_store)."""
+    a kept rows file that did not read, pt2logs.query.kept_rows)."""
     import weakref
 
     from pt2logs.query.views import read_warnings

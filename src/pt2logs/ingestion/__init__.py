@@ -241,14 +241,14 @@ def _transaction(
 
 
 def _keep_outcomes(wh: Warehouse, txns: list[str], res: IngestResult) -> None:
-    """The committed runs' outcomes decided once and kept (pt2logs.query.outcome_store); a failure is a
+    """The committed runs' outcomes and advice items decided once and kept (pt2logs.query.kept_rows); a failure is a
     note: what is not kept is decided at query time."""
     if not txns:
         return
-    from pt2logs.query import outcome_cache  # DuckDB: loaded once the parse is done
+    from pt2logs.query import kept_cache  # DuckDB: loaded once the parse is done
 
     try:
-        kept = outcome_cache.keep(wh, set(txns))
+        kept = kept_cache.keep(wh, set(txns))
     except Exception as e:  # noqa: BLE001 - the data is committed; outcomes are then decided at query time
         res.notes.append(
             f"the runs' outcomes could not be kept ({type(e).__name__}: {e}); they are decided when asked"

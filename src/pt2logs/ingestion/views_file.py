@@ -200,10 +200,10 @@ class ViewsFile:
             return
         txns = said[1:].decode().split()
         if txns:  # the committed transactions' outcomes, decided once (the ingest left them to this process)
-            from pt2logs.query import outcome_cache
+            from pt2logs.query import kept_cache
 
             with contextlib.suppress(Exception):
-                outcome_cache.keep(self.wh, set(txns))
+                kept_cache.keep(self.wh, set(txns))
         with contextlib.suppress(Exception), self.wh.lock():
             self.write()
 

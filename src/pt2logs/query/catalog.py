@@ -41,7 +41,7 @@ from pathlib import Path
 
 import duckdb
 
-from pt2logs.query import advice_store, outcome_store
+from pt2logs.query import kept_rows
 from pt2logs.query.kept_files import ENV, cache_dir, code_stamp, use_folder
 from pt2logs.query.sql_text import ident as _ident
 from pt2logs.query.sql_text import literal as _lit
@@ -82,11 +82,10 @@ def key(wh: Warehouse, snap: Snapshot) -> str:
                     h.update(f"{st.st_size}|{st.st_mtime_ns}\n".encode())
                 except OSError:
                     h.update(b"gone\n")
-    # outcomes kept after their commit (a snapshot made before they were kept decides them when asked)
-    for txn in outcome_store.live_kept(wh, snap.files.get("runs", [])):
-        h.update(f"o|{txn}\n".encode())
-    for txn in advice_store.live_kept(wh, snap.files.get("runs", [])):
-        h.update(f"a|{txn}\n".encode())
+    # rows kept after their commit (a snapshot made before they were kept asks the rules for them)
+    for kind in kept_rows.KINDS:
+        for txn in kept_rows.live_kept(kind, wh, snap.files.get("runs", [])):
+            h.update(f"{kind.folder}|{txn}\n".encode())
     return h.hexdigest()
 
 

@@ -1,6 +1,6 @@
 """The outcome of a run and of each of its ranks, decided from stored facts: the rules, and the facts they take.
 
-Decided at query time, or once after the run's commit and kept (:mod:`pt2logs.query.outcome_store`: the same
+Decided at query time, or once after the run's commit and kept (:mod:`pt2logs.query.kept_rows`: the same
 rows, read for the runs whose live transaction has them).
 
 The rules are two DuckDB table macros, ``queries/macros/rank_outcomes.sql`` and ``run_outcome_rows.sql``

@@ -1,5 +1,5 @@
 """The SQL that makes the warehouse's views: a statement per table over its files, the snapshot's tables of
-live transactions and best sources, the kept outcomes (pt2logs.query.outcome_store) and the macros.
+live transactions and best sources, the rows kept per transaction (pt2logs.query.kept_rows) and the macros.
 
 :mod:`pt2logs.query.views` runs them on a connection (through a snapshot's catalog,
 :mod:`pt2logs.query.catalog`); :mod:`pt2logs.query.run_scope` makes a run's copies with
@@ -20,30 +20,14 @@ from pt2logs.tables import TABLES
 from pt2logs.tables.compile import FRAME_ID_TABLES
 from pt2logs.tables.schema import Table
 
-_DUCK = {
-    "str": "VARCHAR",
-    "json": "VARCHAR",
-    "i32": "INTEGER",
-    "i64": "BIGINT",
-    "f64": "DOUBLE",
-    "bool": "BOOLEAN",
-    "ts": "TIMESTAMPTZ",
-    "list<str>": "VARCHAR[]",
-    "list<i64>": "BIGINT[]",
-}
-
-
-def duck_type(kind: str) -> str:
-    return _DUCK[kind]
-
 
 def _select_list(t: Table, present: set[str] | None) -> str:
     cols = []
     for c in t.columns:
         if present is not None and c.name in present:
-            cols.append(f"CAST({_ident(c.name)} AS {duck_type(c.kind)}) AS {_ident(c.name)}")
+            cols.append(f"CAST({_ident(c.name)} AS {c.duck}) AS {_ident(c.name)}")
         else:
-            cols.append(f"CAST(NULL AS {duck_type(c.kind)}) AS {_ident(c.name)}")
+            cols.append(f"CAST(NULL AS {c.duck}) AS {_ident(c.name)}")
     part = (
         _ident(PARTITION)
         if present is not None and PARTITION in present
@@ -81,8 +65,8 @@ def view_statements(
     the snapshot's catalog (:mod:`pt2logs.query.catalog`): every query of the connection then sees the
     same committed transactions (a commit that lands later is not seen, and a query never pairs one
     commit's runs with another's rows). Without it (the views file for other tools), each query lists the
-    runs files anew. With ``snap`` the views read exactly its files; ``kept=False``: no outcome
-    kept per transaction is read (pt2logs.query.outcome_store)."""
+    runs files anew. With ``snap`` the views read exactly its files; ``kept=False``: no row
+    kept per transaction is read (pt2logs.query.kept_rows)."""
     return _statements(con, wh, snapshot, snap, kept)[0]
 
 
@@ -98,7 +82,7 @@ def _statements(
     listing is one the snapshot may hold but the names lack (a query is then run again, never skipped).
     With ``snap`` the views read exactly its files."""
     # (imported here: a connection whose catalog is cached never needs the macros, nor the readers they name)
-    from pt2logs.query import advice_store, outcome_store
+    from pt2logs.query import kept_rows
     from pt2logs.query.macros import statements as macro_statements
     from pt2logs.query.view_sources import Glob, Listed, payloads_view
 
@@ -138,49 +122,11 @@ def _statements(
             )
             continue
         stmts += table_statements(name, src)
-    # outcomes kept per transaction (read by rank_outcomes(); the views file for other tools reads none)
+    # the rows kept per transaction (read by rank_outcomes(), advice_items(); the views file for other tools
+    # reads none), and the table macros
     runs_files = snap.files.get("runs", []) if snap and kept else None
-    stmts.append(outcome_store.view_sql(wh, runs_files))
-    # and advice items (read by advice_items(); pt2logs.query.advice_store)
-    stmts.append(advice_store.view_sql(wh, runs_files))
-    stmts += _kept_only(wh, runs_files, table)
+    stmts += kept_rows.view_statements(wh, runs_files, table)
     return stmts, commits
-
-
-#: the macros whose rows are kept per transaction: (the view of the kept rows, the rows that are answers)
-KEPT_MACROS = {
-    "rank_outcomes": ("_rank_outcomes_kept", "true"),
-    "advice_items": ("_advice_items_kept", "id IS NOT NULL"),  # (the others say a run was matched)
-}
-
-
-def _kept_only(wh: Warehouse, runs_files: list[str] | None, table: Any) -> list[str]:
-    """The table macros' statements; when every live commit of the snapshot has its rows of a macro of
-    :data:`KEPT_MACROS` kept, that macro made to read them alone. Its rules are then no part of the queries
-    that call it: DuckDB binds and optimizes a table macro's whole body at every call, 100-170 ms for
-    these two at any size of warehouse, for a branch that would match no run. Same answer, same columns
-    (tests/test_outcome_store.py, tests/test_advice_store.py)."""
-    from pt2logs.query import advice_store, outcome_store
-
-    if runs_files is None:
-        return list(table)
-    live = outcome_store.live_commit_txns(runs_files)
-    done = {
-        "rank_outcomes": set(outcome_store.live_kept(wh, runs_files)),
-        "advice_items": set(advice_store.live_kept(wh, runs_files)),
-    }
-    out = []
-    for stmt in table:
-        name = stmt.split("(", 1)[0].rsplit(" ", 1)[-1]
-        if name in KEPT_MACROS and live <= done[name]:
-            view, answers = KEPT_MACROS[name]
-            stmt = (
-                f"CREATE OR REPLACE MACRO {name}(p_run, p_since, p_until, p_tag) AS TABLE "
-                f"SELECT * EXCLUDE (txn) FROM {view} "
-                f"WHERE {answers} AND run_id IN (SELECT run_id FROM selected_runs(p_run, p_since, p_until, p_tag))"
-            )
-        out.append(stmt)
-    return out
 
 
 def table_statements(

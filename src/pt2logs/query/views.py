@@ -16,7 +16,7 @@ from typing import Any
 
 import duckdb
 
-from pt2logs.query import outcome_store
+from pt2logs.query import kept_rows
 from pt2logs.query.view_sql import _commits, _statements
 from pt2logs.store.recovery import gc_grace_s
 from pt2logs.store.snapshot import (
@@ -132,13 +132,13 @@ def create_views(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
             catalog.attach(con, wh, snap, lambda s=snap: _statements(con, wh, True, s)[0])
             _SNAPSHOTS[con] = (wh, taken, snap.commits)
             warned, runs = damage_warnings(con, wh, snap)
-            # kept outcomes not read (pt2logs.query.outcome_store): nothing is missing, they are decided anew
-            _DAMAGE[con] = (warned + outcome_store.damaged_live(wh, snap.files.get("runs")), runs)
+            # kept rows not read (pt2logs.query.kept_rows): nothing is missing, they are asked of the rules anew
+            _DAMAGE[con] = (warned + kept_rows.damaged_live(wh, snap.files.get("runs")), runs)
             _TAKEN[con] = snap
             return
         except duckdb.Error as e:
-            # a file deleted under the listing, or a kept outcomes file whose ends are whole but not its footer
-            if attempt < VANISHED_RETRIES and (_vanished(e) or outcome_store.recheck(wh)):
+            # a file deleted under the listing, or a kept rows file whose ends are whole but not its footer
+            if attempt < VANISHED_RETRIES and (_vanished(e) or kept_rows.recheck(wh)):
                 continue
             bad = damaged_runs_files(wh, snap.files.get("runs", []))
             if bad:
@@ -221,11 +221,11 @@ def arrow_table(
                 attempt < VANISHED_RETRIES
                 and snap is not None
                 and not isinstance(e, _ASKED_WRONG)  # (a query's own mistake reads no file)
-                and outcome_store.recheck(snap[0])
+                and kept_rows.recheck(snap[0])
             ):
                 create_views(
                     con, snap[0]
-                )  # a kept outcomes file did not read: the new views leave it out
+                )  # a kept rows file did not read: the new views leave it out
                 continue
             if attempt == VANISHED_RETRIES or not _vanished(e):
                 raise

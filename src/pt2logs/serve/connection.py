@@ -23,7 +23,7 @@ from typing import Any
 
 import duckdb
 
-from pt2logs.query import advice_store, outcome_store
+from pt2logs.query import kept_rows
 from pt2logs.query import run_scope as scope
 from pt2logs.query.queries import run_named, run_sql
 from pt2logs.query.views import apply_settings, create_views, snapshot_of
@@ -137,19 +137,22 @@ class Connection:
 
     def _unkept(self) -> frozenset[str]:
         """The snapshot's commits whose outcomes or advice items are not kept (none when nothing is kept)."""
-        if not outcome_store.enabled():
+        if not kept_rows.enabled():
             return frozenset()
         runs = snapshot_of(self.con).files.get("runs", [])
-        kept = set(outcome_store.live_kept(self.wh, runs)) & set(
-            advice_store.live_kept(self.wh, runs)
+        live = kept_rows.live_commit_txns(runs)
+        return frozenset(
+            live
+            - set.intersection(
+                *(set(kept_rows.live_kept(k, self.wh, runs)) for k in kept_rows.KINDS)
+            )
         )
-        return frozenset(outcome_store.live_commit_txns(runs) - kept)
 
     def _kept_since(self) -> bool:
         """Whether a commit of the snapshot had its outcomes and advice items kept since it was taken."""
         if not self.unkept:
             return False
-        kept = outcome_store.kept_txns(self.wh) & advice_store.kept_txns(self.wh)
+        kept = set.intersection(*(kept_rows.kept_txns(k, self.wh) for k in kept_rows.KINDS))
         return bool(self.unkept & kept)
 
     def _fresh(self) -> None:

@@ -6,8 +6,8 @@ Layout (a local folder or an object-store prefix)::
     <wh>/_lock                              the warehouse lock (local: flock; remote: a lease object)
     <wh>/_txn/<txn>.json                    open transactions (local: flock held; remote: a lease)
     <wh>/_gc/<txn>.json                     files a compaction replaced, deleted after a grace period
-    <wh>/_outcomes/<key>/<txn>.pq      a committed transaction's runs' outcomes (pt2logs.query.outcome_store)
-    <wh>/_advice/<key>/<txn>.pq        and their advice items (pt2logs.query.advice_store)
+    <wh>/_outcomes/<key>/<txn>.pq      a committed transaction's runs' outcomes (pt2logs.query.kept_rows)
+    <wh>/_advice/<key>/<txn>.pq        and their advice items (pt2logs.query.kept_rows)
     <wh>/<table>/ingest_date=YYYY-MM-DD/part-<txn>-<worker>-<k>.parquet
     <wh>/pt2logs.duckdb                     DuckDB views over all of it (for the DuckDB CLI / BI tools)
 

@@ -46,7 +46,7 @@ OUTCOME_EVIDENCE = table(
     """,
 )
 
-#: The rows ``rank_outcomes()`` gives, as they are kept per transaction (:mod:`pt2logs.query.outcome_store`):
+#: The rows ``rank_outcomes()`` gives, as they are kept per transaction (:mod:`pt2logs.query.kept_rows`):
 #: not a warehouse table (no view, no transaction writes it) but the schema of the kept rows, declared here
 #: once; tests/test_outcome_store.py checks it against the macro's own columns. Bump ``KEPT_VERSION`` with
 #: any change that makes the kept rows of an old warehouse wrong (they are then decided again).
@@ -83,7 +83,7 @@ KEPT_RANK_OUTCOMES = _parse_columns(
     """
 )
 
-#: The rows ``advice_items()`` gives, as they are kept per transaction (:mod:`pt2logs.query.advice_store`), and
+#: The rows ``advice_items()`` gives, as they are kept per transaction (:mod:`pt2logs.query.kept_rows`), and
 #: with them one row per run with ``id`` NULL (the runs matched, items or not): not a warehouse table, the schema
 #: of the kept rows, declared once; tests/test_advice_store.py checks it against the macro's own columns. Bump
 #: ``KEPT_ADVICE_VERSION`` with any change that makes the kept items of an old warehouse wrong.

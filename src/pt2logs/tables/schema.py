@@ -38,6 +38,19 @@ _TYPES: dict[str, pa.DataType] = {
     "list<i64>": pa.list_(pa.int64()),
     "list<i32>": pa.list_(pa.int32()),
 }
+#: the DuckDB type of each kind (the views' casts, the kept rows' views)
+_DUCK: dict[str, str] = {
+    "str": "VARCHAR",
+    "i32": "INTEGER",
+    "i64": "BIGINT",
+    "f64": "DOUBLE",
+    "bool": "BOOLEAN",
+    "ts": "TIMESTAMPTZ",
+    "json": "VARCHAR",
+    "list<str>": "VARCHAR[]",
+    "list<i64>": "BIGINT[]",
+    "list<i32>": "INTEGER[]",
+}
 
 COMMON_HEAD = (
     ("run_id", "str", "the run this row belongs to (see `runs`)"),
@@ -61,6 +74,11 @@ class Column:
     @property
     def type(self) -> pa.DataType:
         return _TYPES[self.kind]
+
+    @property
+    def duck(self) -> str:
+        """The column's DuckDB type."""
+        return _DUCK[self.kind]
 
 
 @dataclass(frozen=True)
