@@ -12,6 +12,7 @@ import shutil
 import pytest
 from click.testing import CliRunner
 from tests.conftest import SAMPLES, fixture_path
+from tests.test_outcome_store import ingested_twice, rewrite_kept
 
 import pt2logs
 from pt2logs.cli import main
@@ -19,7 +20,6 @@ from pt2logs.query import kept_rows
 from pt2logs.query.kept_rows import ADVICE
 from pt2logs.query.queries import run_named
 from pt2logs.store.warehouse import Warehouse
-from pt2logs.tables.outcomes import KEPT_ADVICE_ITEMS
 
 #: every named query that reads advice_items(), with parameters that select every run
 QUERIES = {
@@ -73,16 +73,6 @@ def real_wh(tmp_path_factory: pytest.TempPathFactory) -> str:
     return wh
 
 
-def test_the_kept_columns_are_the_macros(real_wh):
-    con = pt2logs.connect(real_wh)
-    got = con.sql("DESCRIBE SELECT * FROM advice_items(NULL, NULL, NULL, NULL)").fetchall()
-    kinds = {"VARCHAR": "str", "INTEGER": "i32", "BIGINT": "i64", "DOUBLE": "f64", "BOOLEAN": "bool",
-             "TIMESTAMP WITH TIME ZONE": "ts", "VARCHAR[]": "list<str>", "INTEGER[]": "list<i32>"}  # fmt: skip
-    assert [(n, kinds[t]) for n, t, *_ in got] == [
-        (c.name, c.kind) for c in KEPT_ADVICE_ITEMS if c.name != "txn"
-    ]
-
-
 def test_every_ingested_run_is_kept_and_reads_what_the_rules_match(real_wh, monkeypatch):
     got = _same(real_wh, monkeypatch)
     con = pt2logs.connect(real_wh)
@@ -94,15 +84,14 @@ def test_every_ingested_run_is_kept_and_reads_what_the_rules_match(real_wh, monk
 
 
 def test_a_run_ingested_again_is_matched_again(tmp_path, monkeypatch):
-    run = tmp_path / "job"
-    shutil.copytree(SAMPLES / "recompiles" / "trace", run / "trace")
-    wh = str(tmp_path / "wh")
-    pt2logs.ingest([str(run)], wh)
-    before = _same(wh, monkeypatch)
-    # the job's stderr arrives later: the run again, in a new transaction
-    shutil.copy(SAMPLES / "recompiles" / "torch_logs.txt.gz", run / "stderr.txt.gz")
-    pt2logs.ingest([str(run)], wh)
-    after = _same(wh, monkeypatch)
+    wh, before, after = ingested_twice(
+        tmp_path,
+        SAMPLES / "recompiles" / "trace",
+        lambda run: shutil.copy(
+            SAMPLES / "recompiles" / "torch_logs.txt.gz", run / "stderr.txt.gz"
+        ),
+        lambda w: _same(w, monkeypatch),
+    )
     assert [r for r, _ in after["_kept"]] == [r for r, _ in before["_kept"]]
     assert len(kept_rows.kept_txns(ADVICE, Warehouse(wh))) == 2  # one file per transaction
     con = pt2logs.connect(wh)
@@ -131,26 +120,35 @@ def test_rows_kept_under_other_rules_are_never_read(real_wh, tmp_path, monkeypat
     assert _strip(again) == _strip(kept)
 
 
-def test_the_key_follows_every_macro_the_items_read(monkeypatch):
-    """A change to any macro advice_items() calls (graph_break_sites(): the sites the items name), to the
-    advice table filled into it, or to the kept columns' version is another folder: nothing stale is read."""
+#: per kind: macros its macro calls (graph_break_sites(): the sites the items name; function_file(); the run
+#: selection), itself included
+CALLED = {
+    ADVICE: ("graph_break_sites", "advice_items", "function_file"),
+    kept_rows.OUTCOMES: ("rank_outcomes", "selected_runs"),
+}
+
+
+@pytest.mark.parametrize("kind", kept_rows.KINDS, ids=lambda k: k.folder)
+def test_the_key_follows_every_macro_the_rows_read(monkeypatch, kind):
+    """A change to any macro a kind's macro calls, to the advice table filled into advice_items(), or to the kept
+    columns' version is another folder: nothing stale is read."""
     from pt2logs.query import macros
 
-    base = kept_rows.key(ADVICE)
+    base = kept_rows.key(kind)
     real = macros.macro_sql
-    assert "graph_break_sites" in kept_rows.called(ADVICE)[0]
-    for changed in ("graph_break_sites", "advice_items", "function_file"):
+    assert set(CALLED[kind]) <= kept_rows.called(kind)[0]
+    for changed in CALLED[kind]:
         monkeypatch.setattr(
             macros, "macro_sql", lambda n, c=changed: real(n) + (" -- new" if n == c else "")
         )
         kept_rows.key.cache_clear()
-        assert kept_rows.key(ADVICE) != base, changed
+        assert kept_rows.key(kind) != base, changed
     monkeypatch.setattr(macros, "macro_sql", real)
     kept_rows.key.cache_clear()
-    assert kept_rows.key(dataclasses.replace(ADVICE, version=2)) != base
+    assert kept_rows.key(dataclasses.replace(kind, version=kind.version + 1)) != base
     monkeypatch.undo()
     kept_rows.key.cache_clear()
-    assert kept_rows.key(ADVICE) == base
+    assert kept_rows.key(kind) == base
 
 
 def test_kept_items_are_read_not_matched_again(real_wh, tmp_path, monkeypatch):
@@ -158,13 +156,7 @@ def test_kept_items_are_read_not_matched_again(real_wh, tmp_path, monkeypatch):
     run, and the weekly card."""
     wh = tmp_path / "wh"
     shutil.copytree(real_wh, wh)
-    folder = wh / ADVICE.folder / kept_rows.key(ADVICE)
-    con = pt2logs.connect(str(wh))
-    for f in folder.iterdir():
-        con.execute(
-            f"COPY (SELECT * REPLACE ('kept: ' || evidence AS evidence) FROM read_parquet('{f}')) "
-            f"TO '{f}' (FORMAT parquet)"
-        )
+    rewrite_kept(wh, ADVICE, "'kept: ' || evidence AS evidence")
     got = _answers(str(wh), monkeypatch, True)
     assert got["advice"] and all(r["evidence"].startswith("kept: ") for r in got["advice"])
     assert all(r["example"].startswith("kept: ") for r in got["week"])

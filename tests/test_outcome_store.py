@@ -9,6 +9,7 @@ import gzip
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -21,7 +22,6 @@ from pt2logs.query import kept_rows
 from pt2logs.query.kept_rows import OUTCOMES
 from pt2logs.query.queries import run_named
 from pt2logs.store.warehouse import Warehouse
-from pt2logs.tables.outcomes import KEPT_RANK_OUTCOMES
 
 #: every named query that reads the outcome macros, with parameters that select the runs
 QUERIES = {
@@ -72,14 +72,28 @@ def real_wh(tmp_path_factory: pytest.TempPathFactory) -> str:
     return wh
 
 
-def test_the_kept_columns_are_the_macros(real_wh):
+#: DuckDB's types as the kept columns' kinds
+KINDS_OF = {"VARCHAR": "str", "INTEGER": "i32", "BIGINT": "i64", "DOUBLE": "f64", "BOOLEAN": "bool",
+            "TIMESTAMP WITH TIME ZONE": "ts", "VARCHAR[]": "list<str>", "INTEGER[]": "list<i32>"}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", kept_rows.KINDS, ids=lambda k: k.folder)
+def test_the_kept_columns_are_the_macros(real_wh, kind):
     con = pt2logs.connect(real_wh)
-    got = con.sql("DESCRIBE SELECT * FROM rank_outcomes(NULL, NULL, NULL, NULL)").fetchall()
-    kinds = {"VARCHAR": "str", "INTEGER": "i32", "BIGINT": "i64", "DOUBLE": "f64", "BOOLEAN": "bool",
-             "TIMESTAMP WITH TIME ZONE": "ts"}  # fmt: skip
-    assert [(n, kinds[t]) for n, t, *_ in got] == [
-        (c.name, c.kind) for c in KEPT_RANK_OUTCOMES if c.name != "txn"
+    got = con.sql(f"DESCRIBE SELECT * FROM {kind.macro}(NULL, NULL, NULL, NULL)").fetchall()
+    assert [(n, KINDS_OF[t]) for n, t, *_ in got] == [
+        (c.name, c.kind) for c in kind.columns if c.name != "txn"
     ]
+
+
+def rewrite_kept(wh: Path, kind: kept_rows.Kind, replace: str) -> None:
+    """Every kept file of ``kind`` rewritten with ``replace`` (a ``REPLACE`` list): the queries then say whether
+    they read the kept rows or asked the rules again."""
+    con = pt2logs.connect(str(wh))
+    for f in (wh / kind.folder / kept_rows.key(kind)).iterdir():
+        con.execute(
+            f"COPY (SELECT * REPLACE ({replace}) FROM read_parquet('{f}')) TO '{f}' (FORMAT parquet)"
+        )
 
 
 def test_every_ingested_run_is_kept_and_reads_what_the_rules_decide(real_wh, monkeypatch):
@@ -91,19 +105,29 @@ def test_every_ingested_run_is_kept_and_reads_what_the_rules_decide(real_wh, mon
     assert {r["outcome"] for r in got["run_outcomes"]} == {"failed", "unknown"}
 
 
-def test_a_stderr_ingested_later_decides_the_run_again(tmp_path, monkeypatch):
+def ingested_twice(tmp_path: Path, trace: Path, stderr: Any, same: Any) -> tuple[str, dict, dict]:
+    """A run's trace ingested, then the run again once ``stderr(run folder)`` wrote its job's stderr (a new
+    transaction): the warehouse and ``same(warehouse)`` after each ingest."""
     run = tmp_path / "job7"
-    shutil.copytree(SAMPLES / "ddp_2rank" / "trace", run / "trace")
+    shutil.copytree(trace, run / "trace")
     wh = str(tmp_path / "wh")
     pt2logs.ingest([str(run)], wh)
-    before = _same(wh, monkeypatch)
+    before = same(wh)
+    stderr(run)
+    pt2logs.ingest([str(run)], wh)
+    return wh, before, same(wh)
+
+
+def test_a_stderr_ingested_later_decides_the_run_again(tmp_path, monkeypatch):
+    def hang(run: Path) -> None:  # both ranks' NCCL watchdog timed out
+        with gzip.open(run / "stderr.txt.gz", "wt") as f:
+            f.write(NCCL_HANG)
+
+    wh, before, after = ingested_twice(
+        tmp_path, SAMPLES / "ddp_2rank" / "trace", hang, lambda w: _same(w, monkeypatch)
+    )
     (row,) = before["run_outcomes"]
     assert row["outcome"] != "hung"
-    # the job's stderr arrives later: both ranks' NCCL watchdog timed out
-    with gzip.open(run / "stderr.txt.gz", "wt") as f:
-        f.write(NCCL_HANG)
-    pt2logs.ingest([str(run)], wh)
-    after = _same(wh, monkeypatch)
     (row2,) = after["run_outcomes"]
     assert row2["run_id"] == row["run_id"]
     assert row2["outcome"] == "hung" and "timed out in BROADCAST" in row2["why"]
@@ -145,13 +169,11 @@ def test_kept_runs_are_read_not_decided_again(real_wh, tmp_path, monkeypatch):
     another table: DuckDB then joins laterally and decides every run again, 11.5 CPU s at 10,000 runs)."""
     wh = tmp_path / "wh"
     shutil.copytree(real_wh, wh)
-    folder = wh / OUTCOMES.folder / kept_rows.key(OUTCOMES)
-    con = pt2logs.connect(str(wh))
-    for f in folder.iterdir():
-        con.execute(
-            f"COPY (SELECT * REPLACE (CASE WHEN run = 'raised' THEN 'hung' ELSE outcome END AS outcome, "
-            f"'kept: ' || why AS why) FROM read_parquet('{f}')) TO '{f}' (FORMAT parquet)"
-        )
+    rewrite_kept(
+        wh,
+        OUTCOMES,
+        "CASE WHEN run = 'raised' THEN 'hung' ELSE outcome END AS outcome, 'kept: ' || why AS why",
+    )
     got = _answers(str(wh), monkeypatch, True)
     assert all(r["why"].startswith("kept: ") for r in got["rank_outcomes"])
     assert {r["run"]: r["outcome"] for r in got["run_outcomes"]}["raised"] == "hung"

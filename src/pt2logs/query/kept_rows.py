@@ -39,7 +39,6 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from pt2logs.query.sql_text import literal
 from pt2logs.store.parts import Layout, txn_of
@@ -347,7 +346,3 @@ def rows_sql(kind: Kind, txn: str) -> str:
     if kind.per_run:
         sql += f" UNION ALL BY NAME SELECT run_id, name AS run, {literal(txn)} AS txn FROM runs"
     return sql
-
-
-def columns(kind: Kind) -> list[Any]:
-    return list(kind.columns)
