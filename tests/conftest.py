@@ -74,18 +74,17 @@ def _make_once(name: str, make: Callable[[Path], None], wait: bool) -> Path | No
 # ----------------------------------------------------------------------------- real captures in the background
 #: the real torch runs (subprocesses) test files read through ``shared_dir(name, maker)``: name ->
 #: (maker as "module:function", the files that read it). A session that collected one of those files
-#: makes them from its start in one background process (started by one test process), in this order (the one
-#: with the longest waits first: the outcome jobs sit 20 s in a collective timeout and 68 s in a
-#: deadlock's silence), while both processes run other tests: their CPU and their waits overlap the
-#: rest of the suite instead of stopping a process for minutes. A test that needs one before it is made
-#: waits on its lock, or makes it itself if the thread has not come to it yet; a maker that fails
-#: leaves no ``.done``, and the test's own call runs it again, in the test, where the failure shows.
+#: makes them from its start in one background process (started by one test process), in this order
+#: (the order of their readers in :data:`LAST`, so that on a busy machine, where the background lags,
+#: the first files of LAST find theirs made first; the outcome jobs' waits, 20 s in a collective timeout
+#: and 68 s in a deadlock's silence, overlap the other files wherever they come), while both processes
+#: run other tests: their CPU and their waits overlap the rest of the suite instead of stopping a process
+#: for minutes (about 215 CPU s in all, measured 2026-11-27: outcome_jobs 68, event_jobs 47,
+#: two_installs 45, cache_runs 27, real_run 17, advice_run 5, shapes_run 5). A test that needs one
+#: before it is made waits on its lock, or makes it itself if the thread has not come to it yet; a maker
+#: that fails leaves no ``.done``, and the test's own call runs it again, in the test, where the failure
+#: shows.
 BACKGROUND = {
-    "outcome_jobs": ("tests.outcome_jobs:make", ("tests/test_outcomes.py",)),
-    "two_installs": ("tests.test_two_installs:capture", ("tests/test_two_installs.py",)),
-    "event_jobs": ("tests.event_jobs:make", ("tests/test_event_families.py",)),
-    "cache_runs": ("tests.cache_runs:generate", ("tests/test_cache_misses.py",)),
-    "advice_run": ("tests.test_advice:capture", ("tests/test_advice.py",)),
     "real_run": (
         "tests.test_sources_agree:_make_real_run",
         (
@@ -95,7 +94,12 @@ BACKGROUND = {
             "tests/readers/test_torch_logs.py",
         ),
     ),
+    "advice_run": ("tests.test_advice:capture", ("tests/test_advice.py",)),
+    "outcome_jobs": ("tests.outcome_jobs:make", ("tests/test_outcomes.py",)),
+    "event_jobs": ("tests.event_jobs:make", ("tests/test_event_families.py",)),
     "shapes_run": ("tests.test_dynamic_shapes:_run", ("tests/test_dynamic_shapes.py",)),
+    "cache_runs": ("tests.cache_runs:generate", ("tests/test_cache_misses.py",)),
+    "two_installs": ("tests.test_two_installs:capture", ("tests/test_two_installs.py",)),
 }
 _runner: list = []  # the background process and the lock it holds, in the test process that started it
 
@@ -225,28 +229,35 @@ def scalar(warehouse: str | Path, sql: str) -> object:
 # be spread, but with pytest 9 xdist 3.8's group suffix on the nodeid is lost: it behaves as --dist
 # load, and every worker made every session fixture again.)
 
-#: files that take longest, longest first (CPU seconds measured one file at a time with -p no:xdist on a
-#: loaded 2-core machine, 2026-11-27; the suite is CPU-bound: its wall time is about its CPU time / 2)
+#: files that take longest, longest first (measured one file at a time with -n 0 on a loaded 2-core
+#: machine, 2026-11-27 08:00-08:40 UTC: CPU seconds, test process and the subprocesses it waited for, and
+#: wall seconds; the suite is CPU-bound: its wall time is about its CPU time / 2). A file that waits
+#: (leases, Ray's start) goes early too: its waits leave the core to the other worker.
 LONGEST = (
-    "tests/test_s3_readers.py",  # readers re-snapshot on moto while a writer commits (70-85 CPU s)
+    "tests/test_damaged_inputs.py",  # every command on 54 damaged runs (144 CPU s, 360 s wall)
+    "tests/test_s3_lease.py",  # three writers on moto, lease waits of 2-6 s (51 CPU s, 137 s wall)
+    "tests/test_payload_store.py",  # kill points of ingest and compact (61 CPU s)
+    "tests/test_fleet.py",  # S3 in and out, a Ray engine started (30 CPU s, 114 s wall)
+    "tests/test_s3_readers.py",  # readers re-snapshot on moto while a writer commits (37-98 CPU s)
     "tests/test_crash_safety.py",  # 10 kill points (2-6 CPU s each), readers beside compactions
-    "tests/test_s3_lease.py",  # three writers on moto, 11-17 CPU s each, lease waits of 2-6 s
-    "tests/test_damaged_inputs.py",  # every command on 54 damaged runs
-    "tests/test_payload_store.py",  # kill points of ingest and compact (68 CPU s)
-    "tests/test_warehouse.py",  # three ingests killed and run again
+    "tests/test_run_scope.py",  # every run's answers scoped and not (36 CPU s)
+    "tests/test_warehouse.py",  # three ingests killed and run again (28 CPU s)
 )
-#: the files that read a background capture, in the order they go last (their own tests longest first)
+#: the files that read a background capture: last, longest first (CPU seconds measured as LONGEST, the
+#: captures made beforehand). In a session on a quiet machine every capture is made by the time these
+#: start (the background's ~215 CPU s run beside the other files), so the order is the tail's: the
+#: shortest files end the session, and neither worker waits long for the other.
 LAST = (
-    "tests/test_outcomes.py",  # `pt2logs run` commands killed or failing, 6 runs ingested
-    "tests/test_advice.py",
-    "tests/test_sources_agree.py",
-    "tests/test_event_families.py",
-    "tests/test_two_installs.py",
-    "tests/test_cache_misses.py",
-    "tests/test_dynamic_shapes.py",
-    "tests/test_bundle.py",
-    "tests/readers/test_tlparse_dir.py",
-    "tests/readers/test_torch_logs.py",
+    "tests/test_bundle.py",  # 47 CPU s (every fixture run bundled: 17)
+    "tests/readers/test_tlparse_dir.py",  # 31
+    "tests/test_advice.py",  # 28
+    "tests/test_outcomes.py",  # 19: `pt2logs run` commands killed or failing, 6 runs ingested
+    "tests/test_event_families.py",  # 14
+    "tests/test_dynamic_shapes.py",  # 9
+    "tests/test_cache_misses.py",  # 9
+    "tests/test_two_installs.py",  # 8
+    "tests/test_sources_agree.py",  # 7
+    "tests/readers/test_torch_logs.py",  # 2
 )
 
 

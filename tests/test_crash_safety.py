@@ -62,11 +62,26 @@ def _leftovers(wh: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def compactable(tmp_path_factory) -> tuple[str, dict, dict]:
+def ingested(tmp_path_factory) -> tuple[str, dict, dict]:
+    """The sample traces ingested once for the module: (warehouse, snapshot, counts). The tests whose
+    subject is what happens to a warehouse that holds them (kills, compactions, snapshots) start from a
+    copy of it, not from an ingest of their own (1.3 CPU s each, and a snapshot of it 1 s more)."""
+    wh = str(tmp_path_factory.mktemp("ingested") / "wh")
+    pt2logs.ingest([str(SAMPLES)], wh)
+    return wh, snapshot(wh), counts(wh)
+
+
+def copy_of(warehouse: tuple[str, dict, dict], tmp_path: Path) -> str:
+    wh = str(tmp_path / "wh")
+    shutil.copytree(warehouse[0], wh)
+    return wh
+
+
+@pytest.fixture(scope="module")
+def compactable(tmp_path_factory, ingested) -> tuple[str, dict, dict]:
     """The sample traces ingested, then one run ingested again (dead rows): each partition has several
     files per table, so compact rewrites it. (warehouse, snapshot, counts)"""
-    wh = str(tmp_path_factory.mktemp("compactable") / "wh")
-    pt2logs.ingest([str(SAMPLES)], wh)
+    wh = copy_of(ingested, tmp_path_factory.mktemp("compactable"))
     pt2logs.ingest([str(SAMPLES / "recompiles")], wh, force=True)
     return wh, snapshot(wh), counts(wh)
 
@@ -172,10 +187,9 @@ def _py(code: str, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_temporary_files_and_orphans_of_dead_writers_are_cleaned(tmp_path):
-    wh = str(tmp_path / "wh")
-    pt2logs.ingest([str(SAMPLES)], wh)
-    before = snapshot(wh)
+def test_temporary_files_and_orphans_of_dead_writers_are_cleaned(tmp_path, ingested):
+    wh = copy_of(ingested, tmp_path)
+    before = ingested[1]
     # an ingest killed with its pool workers still running: the next ingest recovers its transaction...
     p = _py(_KILLED_TXN, wh)
     assert p.returncode == 137
@@ -262,16 +276,15 @@ print(ok, failed)
 """
 
 
-def test_readers_never_fail_while_compactions_replace_files(tmp_path, monkeypatch):
+def test_readers_never_fail_while_compactions_replace_files(tmp_path, monkeypatch, ingested):
     from pt2logs.store.compact import compact
 
     monkeypatch.setenv(
         "PT2LOGS_GC_GRACE_S", "1"
     )  # replaced files are deleted 1 s later, by the next compaction
 
-    wh = str(tmp_path / "wh")
-    pt2logs.ingest([str(SAMPLES)], wh)
-    before = counts(wh)
+    wh = copy_of(ingested, tmp_path)
+    before = ingested[2]
     reader = subprocess.Popen(
         [sys.executable, "-c", _READER, wh, "6"],
         env=_env(),
@@ -343,7 +356,7 @@ def test_a_compaction_copy_loses_to_a_later_ingest_of_its_run_even_when_it_commi
 
 
 def test_a_connection_older_than_the_deletion_of_its_files_takes_a_new_snapshot(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, ingested
 ):
     """A connection sees the runs committed when it was made. Files a compaction replaced are deleted
     once the grace period has passed (15 minutes by default, 2 s here): a connection whose snapshot
@@ -352,8 +365,7 @@ def test_a_connection_older_than_the_deletion_of_its_files_takes_a_new_snapshot(
     from pt2logs.store.compact import compact
 
     monkeypatch.setenv("PT2LOGS_GC_GRACE_S", "2")
-    wh = str(tmp_path / "wh")
-    pt2logs.ingest([str(SAMPLES)], wh)
+    wh = copy_of(ingested, tmp_path)
     con = pt2logs.connect(wh)
     before = run_named(con, "run_overview").to_pylist()
     assert sum(r["compiles"] for r in before) > 0
@@ -366,7 +378,7 @@ def test_a_connection_older_than_the_deletion_of_its_files_takes_a_new_snapshot(
 
 
 def test_a_connection_lists_the_runs_files_once_and_its_snapshot_is_that_listing(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, ingested
 ):
     """The commits a connection's snapshot records (what a query that outlives the grace period compares
     with, below) are the listing its views were made from: the warehouse is listed once per connect (on
@@ -377,8 +389,7 @@ def test_a_connection_lists_the_runs_files_once_and_its_snapshot_is_that_listing
     from pt2logs.store.compact import compact
     from pt2logs.store.warehouse import Warehouse
 
-    wh = str(tmp_path / "wh")
-    pt2logs.ingest([str(SAMPLES)], wh)
+    wh = copy_of(ingested, tmp_path)
     compact(wh, min_files=1)  # the runs files it replaced wait for deletion (the grace period)
     listed: list[str] = []
     listing = manifest.listing
@@ -391,7 +402,9 @@ def test_a_connection_lists_the_runs_files_once_and_its_snapshot_is_that_listing
     )
 
 
-def test_a_query_that_outlives_the_grace_period_runs_again_on_a_new_snapshot(tmp_path, monkeypatch):
+def test_a_query_that_outlives_the_grace_period_runs_again_on_a_new_snapshot(
+    tmp_path, monkeypatch, ingested
+):
     """A connection reads the committed runs once (its snapshot). Once the grace period has passed, a
     compaction may delete the snapshot's files, and a query that lists the files after that sees none of
     its runs' rows, without an error. Such a query (it ended after the grace period, and commits landed
@@ -400,9 +413,8 @@ def test_a_query_that_outlives_the_grace_period_runs_again_on_a_new_snapshot(tmp
     from pt2logs.query import views
     from pt2logs.store.compact import compact
 
-    wh = str(tmp_path / "wh")
-    pt2logs.ingest([str(SAMPLES)], wh)
-    want = counts(wh)["recompiles"]
+    wh = copy_of(ingested, tmp_path)
+    want = ingested[2]["recompiles"]
     assert want > 0
     now, queued = [1000.0], []  # the clock stands still at the snapshot and during the compactions
 

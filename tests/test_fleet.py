@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from tests.conftest import SAMPLES, fixture_path, table_rows
+from tests.conftest import SAMPLES, fixture_path, tables_rows
 from tests.old_warehouse import rerecord
 from tests.s3server import moto_s3
 
@@ -49,17 +49,21 @@ def test_s3_in_and_out_equals_local(s3, tmp_path, caplog, capfd):
     pt2logs.ingest(
         [str(fixture_path("tlparse", "multi_rank_logs")), str(SAMPLES / "train_step")], local
     )
-    for table in (
-        "events",
-        "compilation_metrics",
-        "recompiles",
-        "kernels",
-        "compile_phases",
-        "cache_events",
-    ):
-        assert _drop_paths(table_rows("s3://fleet/wh/", table)) == _drop_paths(
-            table_rows(local, table)
-        ), table
+    # every table over one connection per warehouse (a connection to S3 lists it: a LIST per table)
+    drops = dict.fromkeys(
+        (
+            "events",
+            "compilation_metrics",
+            "recompiles",
+            "kernels",
+            "compile_phases",
+            "cache_events",
+        ),
+        ("txn", "ingest_date"),
+    )
+    on_s3, here = tables_rows("s3://fleet/wh/", drops), tables_rows(local, drops)
+    for table in drops:
+        assert _drop_paths(on_s3[table]) == _drop_paths(here[table]), table
     assert s3.exists("fleet/wh/_meta.json") and s3.glob("fleet/wh/events/ingest_date=*/*.parquet")
     # incremental on S3 too: nothing changed, nothing written
     again = pt2logs.ingest(["s3://fleet/traces/"], "s3://fleet/wh/")
@@ -131,17 +135,14 @@ def test_compact_merges_files_and_drops_dead_rows(tmp_path, monkeypatch):
     pt2logs.ingest([str(src / "simple.log")], wh)
     pt2logs.ingest([str(src / "comp_failure.log")], wh)
     pt2logs.ingest([str(src / "simple.log")], wh, force=True)  # a superseded copy of a run
-    before = {
-        t: table_rows(wh, t, ("txn", "ingest_date", "committed_at"))
-        for t in ("events", "runs", "compile_phases")
-    }
+    drops = dict.fromkeys(
+        ("events", "runs", "compile_phases"), ("txn", "ingest_date", "committed_at")
+    )
+    before = tables_rows(wh, drops)
     n_files = len(list(Path(wh).rglob("*.parquet")))
     res = compact(wh)
     assert res.rows_dropped > 0 and res.files_after < n_files
-    after = {
-        t: table_rows(wh, t, ("txn", "ingest_date", "committed_at"))
-        for t in ("events", "runs", "compile_phases")
-    }
+    after = tables_rows(wh, drops)
     assert after == before
     # other engines now read the right rows without the live-transaction rule
     n = len(after["events"])
@@ -218,6 +219,7 @@ def test_ray_engine_equals_local_engine(tmp_path):
     assert res.runs_new == 6
     from pt2logs.tables.schema import TABLES
 
+    drops = dict.fromkeys(TABLES, ("txn", "ingest_date", "ingested_at", "committed_at"))
+    got, want = tables_rows(rayed, drops), tables_rows(local, drops)  # one connection each
     for table in TABLES:
-        drop = ("txn", "ingest_date", "ingested_at", "committed_at")
-        assert table_rows(rayed, table, drop) == table_rows(local, table, drop), table
+        assert got[table] == want[table], table

@@ -206,11 +206,29 @@ def _one_process():
     return make_engine(jobs=1)
 
 
+@pytest.fixture(scope="module")
+def made(inputs, tmp_path_factory) -> Callable[..., str]:
+    """``made(name, build)``: the warehouse ``build(wh)`` makes, made once for the module; each caller
+    gets a copy of it (the kill-point cases start from the same warehouse, and made it again for every
+    step: 2 ingests each)."""
+    built: dict[str, Path] = {}
+
+    def copy(name: str, build: Callable[[Path], None], dest: Path) -> str:
+        if name not in built:
+            built[name] = tmp_path_factory.mktemp(name) / "wh"
+            build(built[name])
+        shutil.copytree(built[name], dest)
+        return str(dest)
+
+    return copy
+
+
 @pytest.mark.parametrize("step", TXN_STEPS)
-def test_an_ingest_killed_after_any_step_leaves_every_payload(tmp_path, inputs, reference, step):
+def test_an_ingest_killed_after_any_step_leaves_every_payload(
+    tmp_path, inputs, reference, made, step
+):
     """Run b shares run a's payloads: killed before its commit it is rolled back, after it is whole."""
-    wh = str(tmp_path / "wh")
-    pt2logs.ingest([str(inputs["a"])], wh)
+    wh = made("a", lambda w: pt2logs.ingest([str(inputs["a"])], str(w)), tmp_path / "wh")
     p = _cli(
         "ingest",
         str(inputs["b"]),
@@ -266,23 +284,27 @@ def test_payloads_of_a_transaction_not_committed_are_never_named_by_another(
     assert len(list(Path(wh).glob("payloads/**/*.parquet"))) == 1
 
 
-@pytest.mark.parametrize("step", (None, *COMPACT_STEPS))
-def test_compaction_keeps_payloads_that_runs_of_other_partitions_name(
-    tmp_path, monkeypatch, inputs, reference, step
-):
-    """Run a ingested on an earlier day, then again today (its new rows name the payloads stored that
-    day): compacting the earlier partition, where no run is live any more, drops its rows but keeps its
-    payloads, committed by a runs file without rows. Killed after any step, the next writers finish."""
-    monkeypatch.setenv("PT2LOGS_GC_GRACE_S", "0")
-    wh = tmp_path / "wh"
-    pt2logs.ingest([str(inputs["a"])], str(wh))
+def _a_on_two_days(wh: Path, a: Path) -> None:
+    """Run a ingested on an earlier day, then again today."""
+    pt2logs.ingest([str(a)], str(wh))
     for table in [*TABLES, "payloads"]:  # the first transaction moved to an earlier day
         for f in list(wh.glob(f"{table}/ingest_date=*/*.parquet")):
             dest = wh / table / "ingest_date=2020-01-01" / f.name
             dest.parent.mkdir(parents=True, exist_ok=True)
             f.rename(dest)
     rerecord(wh)  # its commit lists them there
-    pt2logs.ingest([str(inputs["a"])], str(wh), force=True)
+    pt2logs.ingest([str(a)], str(wh), force=True)
+
+
+@pytest.mark.parametrize("step", (None, *COMPACT_STEPS))
+def test_compaction_keeps_payloads_that_runs_of_other_partitions_name(
+    tmp_path, monkeypatch, inputs, reference, made, step
+):
+    """Run a ingested on an earlier day, then again today (its new rows name the payloads stored that
+    day): compacting the earlier partition, where no run is live any more, drops its rows but keeps its
+    payloads, committed by a runs file without rows. Killed after any step, the next writers finish."""
+    monkeypatch.setenv("PT2LOGS_GC_GRACE_S", "0")
+    wh = Path(made("two_days", lambda w: _a_on_two_days(w, inputs["a"]), tmp_path / "wh"))
     assert not [
         f for f in wh.glob("payloads/*/*.parquet") if "2020" not in str(f)
     ]  # today's rows name the old ones
