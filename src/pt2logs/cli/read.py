@@ -85,7 +85,7 @@ def query(
       pt2logs query "SELECT cause, count(*) FROM recompiles GROUP BY 1"
       echo "SELECT * FROM runs" | pt2logs query - -f csv
     """
-    from pt2logs.query.queries import QueryError, bind, get_query, load_queries, run_sql
+    from pt2logs.query.queries import QueryError, bind, get_query, load_queries, stream_sql
 
     given: dict[str, Any] = {k: v for k, v in params}
     for k, v in (("since", since), ("until", until), ("tag", tag), ("run_id", run)):
@@ -108,11 +108,11 @@ def query(
         bound = (
             bind(named, sql, given) if named else bind(None, sql, {k: v for k, v in given.items()})
         )
-        table = run_sql(con, sql, bound)
+        rows = stream_sql(con, sql, bound)  # batch by batch: memory does not grow with the rows
     except QueryError as e:
         raise query_error(e) from None
     say_warnings(con)
-    write_rows(table, fmt, output, wide)
+    write_rows(rows, fmt, output, wide)
 
 
 @click.command()

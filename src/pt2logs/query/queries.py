@@ -146,6 +146,25 @@ def run_sql(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | N
         raise QueryError(f"{type(e).__name__.replace('Exception', ' error')}: {e}") from None
 
 
+def stream_sql(
+    con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
+) -> Any:
+    """:func:`run_sql` as a pyarrow RecordBatchReader (memory bounded by a batch, not by the result;
+    :func:`pt2logs.query.views.arrow_reader`). An error before the first rows is a QueryError; one
+    later is a duckdb.Error raised by the reader (see :func:`query_error_of`)."""
+    from pt2logs.query.views import arrow_reader
+
+    try:
+        return arrow_reader(con, sql, params or None)
+    except duckdb.Error as e:
+        raise query_error_of(e) from None
+
+
+def query_error_of(e: Exception) -> QueryError:
+    """A DuckDB error as the QueryError that names it."""
+    return QueryError(f"{type(e).__name__.replace('Exception', ' error')}: {e}")
+
+
 def run_named(
     con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None
 ) -> Any:
