@@ -32,6 +32,7 @@ class OutputFormat(NamedTuple):  # (a NamedTuple: `--help` does not load datacla
     writes: frozenset[str] = frozenset({"rows"})
     binary: bool = False  # not text: refuse to print it on a terminal
     fits: bool = False  # laid out for the terminal's width: takes ``wide`` (every column, in full)
+    batch_rows: int = 2048  # the rows of a batch it is streamed (what it holds at a time)
 
     def __call__(self, rows: Any, out: BinaryIO, wide: bool = False) -> int:
         """Write ``rows`` (a Table or a RecordBatchReader) to ``out``; the number of rows."""
@@ -44,12 +45,17 @@ OUTPUT_FORMATS: dict[str, OutputFormat] = {}
 
 
 def output_format(
-    name: str, *, writes: tuple[str, ...] = ("rows",), binary: bool = False, fits: bool = False
+    name: str,
+    *,
+    writes: tuple[str, ...] = ("rows",),
+    binary: bool = False,
+    fits: bool = False,
+    batch_rows: int = 2048,
 ) -> Callable[[Any], Any]:
     assert set(writes) <= set(CAPABILITIES), writes
 
     def deco(fn: Any) -> Any:
-        OUTPUT_FORMATS[name] = OutputFormat(name, fn, frozenset(writes), binary, fits)
+        OUTPUT_FORMATS[name] = OutputFormat(name, fn, frozenset(writes), binary, fits, batch_rows)
         return fn
 
     return deco
@@ -254,9 +260,11 @@ def write_markdown(rows: Any, out: BinaryIO) -> int:
 
 #: rows a Parquet row group holds (pyarrow's default for ``write_table``, whose files this keeps)
 PARQUET_ROW_GROUP = 1024 * 1024
+#: the chunks of DuckDB's Arrow tables: Parquet's pages depend on them, and these keep the bytes
+PARQUET_BATCH = 122_880
 
 
-@output_format("parquet", binary=True)
+@output_format("parquet", binary=True, batch_rows=PARQUET_BATCH)
 def write_parquet(rows: Any, out: BinaryIO) -> int:
     """zstd Parquet, written a row group at a time: the bytes ``pq.write_table`` writes for the whole
     result, holding at most a row group (:data:`PARQUET_ROW_GROUP` rows) and a batch."""

@@ -85,6 +85,7 @@ def query(
       pt2logs query "SELECT cause, count(*) FROM recompiles GROUP BY 1"
       echo "SELECT * FROM runs" | pt2logs query - -f csv
     """
+    from pt2logs.cli.outputs import OUTPUT_FORMATS
     from pt2logs.query.queries import QueryError, bind, get_query, load_queries, stream_sql
 
     given: dict[str, Any] = {k: v for k, v in params}
@@ -108,7 +109,8 @@ def query(
         bound = (
             bind(named, sql, given) if named else bind(None, sql, {k: v for k, v in given.items()})
         )
-        rows = stream_sql(con, sql, bound)  # batch by batch: memory does not grow with the rows
+        # batch by batch: memory does not grow with the rows
+        rows = stream_sql(con, sql, bound, OUTPUT_FORMATS[fmt].batch_rows)
     except QueryError as e:
         raise query_error(e) from None
     say_warnings(con)

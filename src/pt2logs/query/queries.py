@@ -147,7 +147,10 @@ def run_sql(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | N
 
 
 def stream_sql(
-    con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    params: dict[str, Any] | None = None,
+    batch_rows: int = 2048,
 ) -> Any:
     """:func:`run_sql` as a pyarrow RecordBatchReader (memory bounded by a batch, not by the result;
     :func:`pt2logs.query.views.arrow_reader`). An error before the first rows is a QueryError; one
@@ -155,7 +158,7 @@ def stream_sql(
     from pt2logs.query.views import arrow_reader
 
     try:
-        return arrow_reader(con, sql, params or None)
+        return arrow_reader(con, sql, params or None, batch_rows)
     except duckdb.Error as e:
         raise query_error_of(e) from None
 
