@@ -76,6 +76,8 @@ def query(
     parameters with -p; --since/--until/--tag/--run fill the standard ones.
     Without them a query covers every run; the ones about one run
     (trace_events, bug_report_artifacts) then give the newest run.
+    The rows stream into every format: memory does not grow with them
+    (the table format shows the first 1,000 and counts the rest).
 
     \b
     Examples:
