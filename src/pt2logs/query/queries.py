@@ -143,7 +143,7 @@ def run_sql(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | N
     try:
         return arrow_table(con, sql, params or None)
     except duckdb.Error as e:
-        raise QueryError(f"{type(e).__name__.replace('Exception', ' error')}: {e}") from None
+        raise query_error_of(e) from None
 
 
 def stream_sql(
@@ -189,4 +189,4 @@ def iter_named(
     try:
         return arrow_batches(con, q.sql, batch_rows, bind(q, q.sql, params or {}))
     except duckdb.Error as e:
-        raise QueryError(f"{type(e).__name__.replace('Exception', ' error')}: {e}") from None
+        raise query_error_of(e) from None
