@@ -235,14 +235,23 @@ def wide_option(f: Any) -> Any:
 
 
 def write_rows(table: Any, fmt: str, output: str | None, wide: bool = False) -> None:
-    """Write a result table in format ``fmt`` to ``output`` or stdout (``wide``: see :func:`wide_option`)."""
+    """Write a result (a pyarrow Table, or a RecordBatchReader that every format streams: memory does
+    not grow with its rows) in format ``fmt`` to ``output`` or stdout (``wide``: see :func:`wide_option`).
+    A DuckDB error from the stream's later batches is a clear error; what was written stays."""
+    import duckdb
+
+    from pt2logs.query.queries import query_error_of
+
     writer = OUTPUT_FORMATS[fmt]
-    if output:
-        with open(output, "wb") as f:
-            writer(table, f, wide)
-        click.echo(f"wrote {table.num_rows} rows to {output}", err=True)
-        return
-    if writer.binary and sys.stdout.isatty():
+    if not output and writer.binary and sys.stdout.isatty():
         raise click.UsageError(f"{fmt} output is binary: give --output FILE or redirect stdout")
-    writer(table, sys.stdout.buffer, wide)
-    sys.stdout.flush()
+    try:
+        if output:
+            with open(output, "wb") as f:
+                n = writer(table, f, wide)
+            click.echo(f"wrote {n} rows to {output}", err=True)
+            return
+        writer(table, sys.stdout.buffer, wide)
+        sys.stdout.flush()
+    except duckdb.Error as e:
+        raise query_error(query_error_of(e)) from None

@@ -76,6 +76,8 @@ def query(
     parameters with -p; --since/--until/--tag/--run fill the standard ones.
     Without them a query covers every run; the ones about one run
     (trace_events, bug_report_artifacts) then give the newest run.
+    The rows stream into every format: memory does not grow with them
+    (the table format shows the first 1,000 and counts the rest).
 
     \b
     Examples:
@@ -85,7 +87,8 @@ def query(
       pt2logs query "SELECT cause, count(*) FROM recompiles GROUP BY 1"
       echo "SELECT * FROM runs" | pt2logs query - -f csv
     """
-    from pt2logs.query.queries import QueryError, bind, get_query, load_queries, run_sql
+    from pt2logs.cli.outputs import OUTPUT_FORMATS
+    from pt2logs.query.queries import QueryError, bind, get_query, load_queries, stream_sql
 
     given: dict[str, Any] = {k: v for k, v in params}
     for k, v in (("since", since), ("until", until), ("tag", tag), ("run_id", run)):
@@ -108,11 +111,12 @@ def query(
         bound = (
             bind(named, sql, given) if named else bind(None, sql, {k: v for k, v in given.items()})
         )
-        table = run_sql(con, sql, bound)
+        # batch by batch: memory does not grow with the rows
+        rows = stream_sql(con, sql, bound, OUTPUT_FORMATS[fmt].batch_rows)
     except QueryError as e:
         raise query_error(e) from None
     say_warnings(con)
-    write_rows(table, fmt, output, wide)
+    write_rows(rows, fmt, output, wide)
 
 
 @click.command()

@@ -143,7 +143,29 @@ def run_sql(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | N
     try:
         return arrow_table(con, sql, params or None)
     except duckdb.Error as e:
-        raise QueryError(f"{type(e).__name__.replace('Exception', ' error')}: {e}") from None
+        raise query_error_of(e) from None
+
+
+def stream_sql(
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    params: dict[str, Any] | None = None,
+    batch_rows: int = 2048,
+) -> Any:
+    """:func:`run_sql` as a pyarrow RecordBatchReader (memory bounded by a batch, not by the result;
+    :func:`pt2logs.query.views.arrow_reader`). An error before the first rows is a QueryError; one
+    later is a duckdb.Error raised by the reader (see :func:`query_error_of`)."""
+    from pt2logs.query.views import arrow_reader
+
+    try:
+        return arrow_reader(con, sql, params or None, batch_rows)
+    except duckdb.Error as e:
+        raise query_error_of(e) from None
+
+
+def query_error_of(e: Exception) -> QueryError:
+    """A DuckDB error as the QueryError that names it."""
+    return QueryError(f"{type(e).__name__.replace('Exception', ' error')}: {e}")
 
 
 def run_named(
@@ -167,4 +189,4 @@ def iter_named(
     try:
         return arrow_batches(con, q.sql, batch_rows, bind(q, q.sql, params or {}))
     except duckdb.Error as e:
-        raise QueryError(f"{type(e).__name__.replace('Exception', ' error')}: {e}") from None
+        raise query_error_of(e) from None

@@ -195,6 +195,41 @@ def arrow_table(
 
     A query that lost the race with the deletion of a replaced file is run again: it lists the
     files anew and no longer sees that one."""
+    return _retried(con, lambda: _run(con, sql, params))
+
+
+def arrow_reader(
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    params: dict[str, Any] | None = None,
+    batch_rows: int = 122_880,
+) -> Any:
+    """Run ``sql`` and return its rows as a pyarrow RecordBatchReader whose first batch is already read:
+    memory bounded by ``batch_rows``, not by the result (``pt2logs query``). The first batch is read
+    under :func:`arrow_table`'s retries, so a query that cannot run (or lost the race with a deletion)
+    fails or runs again before anything is written; an error later comes from the reader's batches."""
+    return _retried(con, lambda: _first_read(con, sql, params, batch_rows))
+
+
+def _first_read(
+    con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None, batch_rows: int
+) -> Any:
+    import itertools
+
+    import pyarrow as pa
+
+    rel = con.sql(sql, params=params) if params else con.sql(sql)
+    if rel is None:  # a statement without a result
+        return pa.table({}).to_reader()
+    reader = (getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader)(batch_rows)
+    first = next(iter(reader), None)
+    if first is None:
+        return pa.RecordBatchReader.from_batches(reader.schema, [])
+    return pa.RecordBatchReader.from_batches(reader.schema, itertools.chain([first], reader))
+
+
+def _retried(con: duckdb.DuckDBPyConnection, run: Any) -> Any:
+    """``run()`` (a query of ``con``), again where it lost the race with a deletion (:func:`arrow_table`)."""
     snap = _SNAPSHOTS.get(con)
     if snap is not None and time.monotonic() - snap[1] > gc_grace_s() / 2:
         create_views(
@@ -202,7 +237,7 @@ def arrow_table(
         )  # the snapshot's replaced files may be deleted soon: take a new one
     for attempt in range(VANISHED_RETRIES + 1):
         try:
-            out = _run(con, sql, params)
+            out = run()
             snap = _SNAPSHOTS.get(con)
             if (
                 attempt == VANISHED_RETRIES
