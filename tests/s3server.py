@@ -12,8 +12,9 @@ import pytest
 
 
 @contextlib.contextmanager
-def moto_s3(secret: str = "testing") -> Iterator[Any]:
-    """An ``s3fs.S3FileSystem`` talking to a fresh moto server; the environment is restored after."""
+def moto_s3(secret: str = "testing", log: list[tuple[str, str]] | None = None) -> Iterator[Any]:
+    """An ``s3fs.S3FileSystem`` talking to a fresh moto server; the environment is restored after. With
+    ``log``, each request the server answers is appended to it: (method, path?query)."""
     moto_server = pytest.importorskip("moto.server")
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -21,6 +22,16 @@ def moto_s3(secret: str = "testing") -> Iterator[Any]:
     s.close()
     server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
+    if log is not None:
+        app = server._server.app  # (werkzeug's server: its handler calls server.app per request)
+
+        def logged(environ: dict[str, Any], start_response: Any) -> Any:
+            log.append(
+                (environ["REQUEST_METHOD"], f"{environ['PATH_INFO']}?{environ['QUERY_STRING']}")
+            )
+            return app(environ, start_response)
+
+        server._server.app = logged
     env = {
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": secret,

@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from pt2logs.store.parts import PARTITION, Layout, stored_tables, txn_of
+from pt2logs.store.parts import PARTITION, Layout, found, stored_tables, txn_of
 from pt2logs.tables import TABLES
 
 KEY = b"pt2logs.files"
@@ -225,19 +225,24 @@ def _runs_first() -> list[str]:
 
 
 def listing(lay: Layout) -> dict[str, int]:
-    """Every Parquet file of the warehouse's table folders: rel path -> size (one listing, runs first)."""
+    """Every Parquet file of the warehouse's table folders: rel path -> size (one listing, runs first; on an
+    object store the runs folder's, then the whole warehouse's, its runs files left out)."""
     out: dict[str, int] = {}
-    if lay.remote:
-        lay.fs.invalidate_cache()
-        for table in _runs_first():
-            base = lay.path(table)
-            try:
-                found = lay.fs.find(base, detail=True)
-            except FileNotFoundError:
-                continue
-            for p, info in found.items():
-                if p.endswith(".parquet") and info.get("type", "file") == "file":
-                    out[lay.rel(p)] = int(info["size"])
+    if (
+        lay.remote
+    ):  # two recursive listings whatever the number of tables: runs/, then the whole warehouse
+        tables = set(_runs_first())
+        for prefix in ("runs/", ""):
+            for p, info in found(lay, prefix, tables).items():
+                rel = lay.rel(p)
+                table = rel.split("/", 1)[0]
+                if (
+                    p.endswith(".parquet")
+                    and info.get("type", "file") == "file"
+                    and table in tables
+                    and (prefix or table != "runs")  # the runs as the first listing saw them
+                ):
+                    out[rel] = int(info["size"])
         return out
     for table in _runs_first():
         base = lay.path(table)

@@ -14,6 +14,7 @@ import contextlib
 import errno
 import os
 import posixpath
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -107,6 +108,28 @@ class Layout:
         root = self.root.rstrip("/") + "/"
         p = path.replace(os.sep, "/") if not self.remote else path
         return p[len(root) :] if p.startswith(root) else p
+
+
+def found(lay: Layout, prefix: str = "", keep: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
+    """An object store's keys under the warehouse that start with ``prefix`` (``runs/``, ``_``; "" for all):
+    path -> info, from one recursive listing (s3fs pages it, 1,000 keys a request), its cache of listings
+    dropped first (other processes write here). No per-folder requests: an empty result is {} (only the
+    whole warehouse, when empty, costs a HEAD too). s3fs keeps a whole-warehouse listing (not a prefix's):
+    only the folders ``keep``'s stay (DuckDB's opens of their files then ask no HEAD), so that a later
+    ``info``/``exists``/``ls`` elsewhere under the root still asks the store."""
+    fs = lay.fs
+    fs.invalidate_cache()
+    if prefix:
+        return fs.find(lay.root, prefix=prefix, detail=True)
+    try:
+        return fs.find(lay.root, detail=True)
+    except FileNotFoundError:
+        return {}
+    finally:
+        root, kept = lay.root.rstrip("/") + "/", set(keep)
+        for k in list(fs.dircache):
+            if not (k.startswith(root) and k[len(root) :].split("/", 1)[0] in kept):
+                del fs.dircache[k]
 
 
 #: text columns worth min/max statistics (short, filtered on); long text (payloads, JSON) gets none

@@ -35,7 +35,7 @@ import orjson
 
 from pt2logs.store import faults
 from pt2logs.store.lease import lease_s, mtime_of, server_now
-from pt2logs.store.parts import Layout, stored_tables, txn_of
+from pt2logs.store.parts import Layout, found, stored_tables, txn_of
 
 TXN_DIR = "_txn"
 GC_DIR = "_gc"
@@ -48,10 +48,21 @@ def gc_grace_s() -> float:
     return float(os.environ.get("PT2LOGS_GC_GRACE_S", GC_GRACE_S))
 
 
-def _ls(lay: Layout, folder: str) -> list[dict[str, Any]]:
+def _ls(
+    lay: Layout, folder: str, listed: dict[str, dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """The files in ``folder`` (not below). On an object store one listing (``listed``: one already made of
+    the keys starting with ``folder``, e.g. a snapshot's of ``_``), the cache dropped (s3fs keeps listings,
+    of sub-folders too: other processes write here)."""
     path = lay.path(folder)
     if lay.remote:
-        lay.fs.invalidate_cache()  # s3fs keeps listings (of sub-folders too): other processes write here
+        base = path + "/"
+        keys = found(lay, folder + "/") if listed is None else listed
+        return [
+            i
+            for n, i in sorted(keys.items())
+            if n.startswith(base) and "/" not in n[len(base) :] and i.get("type", "file") == "file"
+        ]
     if not lay.fs.exists(path):
         return []
     return [i for i in lay.fs.ls(path, detail=True) if i.get("type", "file") == "file"]
@@ -60,11 +71,8 @@ def _ls(lay: Layout, folder: str) -> list[dict[str, Any]]:
 def table_files(lay: Layout, table: str, tmp: bool = False) -> list[str]:
     """The Parquet files of ``table`` (with ``tmp``: also local ``*.parquet.tmp`` being written)."""
     base = lay.path(table)
-    if lay.remote:
-        lay.fs.invalidate_cache()
-        if not lay.fs.exists(base):
-            return []
-        return sorted(p for p in lay.fs.find(base) if p.endswith(".parquet"))
+    if lay.remote:  # one listing (no HEAD of the folder first)
+        return sorted(p for p in found(lay, table + "/") if p.endswith(".parquet"))
     if not os.path.isdir(base):
         return []
     ends = (".parquet", ".parquet.tmp") if tmp else (".parquet",)
@@ -78,9 +86,11 @@ def tombstone(lay: Layout, txn: str, paths: list[str]) -> None:
     write_bytes(lay, lay.path(GC_DIR, f"{txn}.json"), body)
 
 
-def _records(lay: Layout) -> list[tuple[str, float, list[str]]]:
+def _records(
+    lay: Layout, listed: dict[str, dict[str, Any]] | None = None
+) -> list[tuple[str, float, list[str]]]:
     out = []
-    for info in _ls(lay, GC_DIR):
+    for info in _ls(lay, GC_DIR, listed):
         name = info["name"]
         if not name.endswith(".json"):
             continue
@@ -93,9 +103,10 @@ def _records(lay: Layout) -> list[tuple[str, float, list[str]]]:
     return sorted(out)
 
 
-def garbage_names(lay: Layout) -> set[str]:
-    """File names (``part-….parquet``) that compactions replaced and that are not deleted yet."""
-    return {posixpath.basename(f) for _, _, files in _records(lay) for f in files}
+def garbage_names(lay: Layout, listed: dict[str, dict[str, Any]] | None = None) -> set[str]:
+    """File names (``part-….parquet``) that compactions replaced and that are not deleted yet (``listed``:
+    see :func:`_ls`)."""
+    return {posixpath.basename(f) for _, _, files in _records(lay, listed) for f in files}
 
 
 def collect(

@@ -1,8 +1,8 @@
 """What a connection reads: the files its commits list, checked against their records.
 
 A snapshot is taken once per connection (:func:`pt2logs.query.views.create_views`): one listing of the
-table folders (local: a walk; object store: one recursive listing per table, the cache dropped
-first), then the ``runs`` files in it — the commits — and their records (:mod:`pt2logs.store.manifest`).
+table folders (local: a walk; object store: three recursive listings whatever the number of tables —
+the ``_`` folders, ``runs/``, the whole warehouse — the cache dropped first), then the ``runs`` files in it — the commits — and their records (:mod:`pt2logs.store.manifest`).
 Each view then reads exactly the files the commits name, never a glob: a stray file or folder in a
 table's folder is never read, a commit landing later is not seen, and an object store's listing is
 never asked again while the connection's queries run (a stale listing cannot name a file twice or
@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from pt2logs.store import manifest, recovery
-from pt2logs.store.parts import PARTITION, PAYLOADS, Layout, stored_tables, txn_of
+from pt2logs.store.parts import PARTITION, PAYLOADS, Layout, found, stored_tables, txn_of
 
 QUARANTINE = "_quarantine"
 
@@ -72,10 +72,12 @@ def is_data_path(rel: str) -> bool:
     )
 
 
-def quarantined(lay: Layout) -> dict[str, dict[str, Any]]:
+def quarantined(
+    lay: Layout, listed: dict[str, dict[str, Any]] | None = None
+) -> dict[str, dict[str, Any]]:
     """Files ``pt2logs repair`` moved away: rel path -> its record (why, runs, when)."""
     out: dict[str, dict[str, Any]] = {}
-    for info in recovery._ls(lay, QUARANTINE):
+    for info in recovery._ls(lay, QUARANTINE, listed):
         name = info["name"]
         if not name.endswith(".json"):
             continue
@@ -95,8 +97,11 @@ def take(
 ) -> Snapshot:
     """List the warehouse once and decide every file the views read. ``read_records(rel paths)`` ->
     {rel: entries or None} reads the runs files' records (DuckDB's parquet_kv_metadata in the views)."""
-    garbage = recovery.garbage_names(lay)
-    held = quarantined(lay)
+    # the compactions' records and the quarantine before the commits (on an object store one listing of
+    # the ``_`` folders), then the commits, then their files: the order consistency needs
+    marks = found(lay, "_") if lay.remote else None
+    garbage = recovery.garbage_names(lay, marks)
+    held = quarantined(lay, marks)
     listing = manifest.listing(lay)
     snap = Snapshot()
     names = {rel: posixpath.basename(rel) for rel in listing}
