@@ -40,9 +40,11 @@ def test_a_snapshot_lists_an_s3_warehouse_in_three_requests_and_sees_every_file(
             assert snap.files[table] == want, table
         assert snap.files["graph_breaks"] and not snap.damaged
         # the whole-warehouse listing is not kept for what lies outside the table folders: a file another
-        # process writes there after the snapshot is seen
-        other.pipe(lay.path("_txn", "late.json"), b"{}")
-        assert lay.fs.exists(lay.path("_txn", "late.json"))
+        # process writes there after the snapshot (the lock, a compaction's record) is seen
+        for late in (("_lock",), ("_gc", "late.json")):
+            other.pipe(lay.path(*late), b"{}")
+            assert lay.fs.exists(lay.path(*late)), late
+            other.rm(lay.path(*late))
         # a connection and its query: the snapshot's listings, the kept rows' folders, no HEAD per file
         LOG.clear()
         con = pt2logs.connect(wh)
