@@ -182,11 +182,6 @@ def iter_named(
     batch_rows: int = 50_000,
 ) -> Any:
     """A named query's result as a stream of pyarrow RecordBatches (memory bounded by ``batch_rows``),
-    for results too big to hold (``pt2logs export``)."""
-    from pt2logs.query.views import arrow_batches
-
+    for results too big to hold (``pt2logs export``): :func:`stream_sql`."""
     q = get_query(name)
-    try:
-        return arrow_batches(con, q.sql, batch_rows, bind(q, q.sql, params or {}))
-    except duckdb.Error as e:
-        raise query_error_of(e) from None
+    return stream_sql(con, q.sql, bind(q, q.sql, params or {}), batch_rows)

@@ -174,7 +174,7 @@ def _run(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None
     """``sql``'s rows as a pyarrow Table. DuckDB 2 through ``execute``: a relation (``con.sql``) binds the
     statement once to learn its columns and again to run it, a quarter of a small query's CPU; the copy
     of the rows it warns about is nothing next to that for the results pt2logs asks for (a stream of
-    big results is :func:`arrow_batches`)."""
+    big results is :func:`arrow_reader`)."""
     if not hasattr(con, "to_arrow_table"):  # DuckDB 1.x: through a relation
         rel = con.sql(sql, params=params) if params else con.sql(sql)
         if rel is None:  # a statement without a result
@@ -269,19 +269,3 @@ def _retried(con: duckdb.DuckDBPyConnection, run: Any) -> Any:
             ):  # the snapshot's own files are gone (its views list them): take a new one
                 create_views(con, snap[0])
     raise AssertionError("unreachable")
-
-
-def arrow_batches(
-    con: duckdb.DuckDBPyConnection,
-    sql: str,
-    batch_rows: int = 250_000,
-    params: dict[str, Any] | None = None,
-) -> Any:
-    """Run ``sql`` and stream the result as pyarrow RecordBatches."""
-    rel = con.sql(sql, params=params) if params else con.sql(sql)
-    fn = (
-        getattr(rel, "to_arrow_reader", None)
-        or getattr(rel, "record_batch", None)
-        or rel.fetch_arrow_reader
-    )
-    return fn(batch_rows)
