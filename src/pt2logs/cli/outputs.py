@@ -214,16 +214,19 @@ def write_csv(rows: Any, out: BinaryIO) -> int:
 
 @output_format("json", writes=("rows", "report"))
 def write_json(rows: Any, out: BinaryIO) -> int:
-    """A JSON array (indented by 2), written a row at a time: the bytes ``orjson.dumps(all rows,
+    """A JSON array (indented by 2), written a batch at a time: the bytes ``orjson.dumps(all rows,
     OPT_INDENT_2)`` would give, without holding them."""
     import orjson
 
     n = 0
     option = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
-    for row in _rows(rows):
-        one = orjson.dumps([row], default=str, option=option)  # b"[\n  {...}\n]"
-        out.write((b"[\n" if n == 0 else b",\n") + one[2:-2])
-        n += 1
+    for b in _batches(rows):
+        if b.num_rows:
+            part = orjson.dumps(
+                b.to_pylist(), default=str, option=option
+            )  # b"[\n  {...},\n  {...}\n]"
+            out.write((b"[\n" if n == 0 else b",\n") + part[2:-2])
+            n += b.num_rows
     out.write(b"\n]\n" if n else b"[]\n")
     return n
 
