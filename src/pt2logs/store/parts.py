@@ -255,7 +255,8 @@ class PartWriter:
         self._rows[table] = self._rows.get(table, 0) + batch.num_rows
         # the buffers' sizes (a slice counts whole: at most an earlier flush); nbytes walks every value's extent
         self._bytes[table] = self._bytes.get(table, 0) + batch.get_total_buffer_size()
-        if len(self._buf[table]) >= COALESCE_BATCHES:
+        # merged at every 64th (after a merge that could not be made, 64 batches later)
+        if len(self._buf[table]) % COALESCE_BATCHES == 0:
             self._coalesce(table)
         if self._rows[table] >= ROW_GROUP_ROWS or self._bytes[table] >= ROW_GROUP_BYTES:
             try:
