@@ -209,6 +209,36 @@ def tables_rows(warehouse: str, drops: dict[str, tuple[str, ...]]) -> dict[str, 
         con.close()
 
 
+def settled(warehouse: str | Path, timeout: float = 120.0) -> None:
+    """Until no process named by a ``*.<pid>.tmp`` file of ``warehouse`` lives. ``pt2logs ingest`` as a
+    program ends without waiting for the views writer it forked (views_file.py), and that writer holds
+    ``pt2logs.duckdb.<pid>.tmp`` until it renames or removes it: a file of a live writer is work in
+    progress, not a leftover; a test that looks for leftovers right after the program ends waits here."""
+    import re
+    import time
+
+    import psutil
+
+    pid_tmp = re.compile(r"\.(\d+)\.tmp(\.wal)?$")
+    deadline = time.monotonic() + timeout
+    while True:
+        alive = []
+        for p in Path(warehouse).rglob("*.tmp*"):
+            m = pid_tmp.search(p.name)
+            if not m:
+                continue
+            try:
+                if psutil.Process(int(m.group(1))).status() != psutil.STATUS_ZOMBIE:
+                    alive.append(p.name)
+            except psutil.Error:
+                continue
+        if not alive:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"writers still running after {timeout} s: {alive}")
+        time.sleep(0.05)
+
+
 def scalar(warehouse: str | Path, sql: str) -> object:
     """The one value ``sql`` gives over a fresh connection to ``warehouse``."""
     import pt2logs

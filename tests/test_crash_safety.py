@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.conftest import SAMPLES, tables_rows
+from tests.conftest import SAMPLES, settled, tables_rows
 
 import pt2logs
 import pt2logs.tables  # noqa: F401  (registers every table)
@@ -54,6 +54,7 @@ def _cli(*args: str, **env: str) -> subprocess.CompletedProcess:
 
 def _leftovers(wh: str) -> list[str]:
     """Markers, garbage records and temporary files: none must stay once a writer ran after the kill."""
+    settled(wh)
     return sorted(
         str(p.relative_to(wh))
         for p in Path(wh).rglob("*")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from tests.conftest import fixture_path, tables_rows
+from tests.conftest import fixture_path, settled, tables_rows
 
 import pt2logs
 from pt2logs.query.views import arrow_table
@@ -127,6 +127,7 @@ def test_sigkill_midway_then_rerun_equals_an_uninterrupted_ingest(tmp_path):
             _visible_runs_are_whole(wh)
         subprocess.run(_ingest_cmd(corpus, wh), check=True, env=env)
         assert snapshot(wh) == expected
+        settled(wh)  # the views writer the ingest forked may still be writing its file
         leftovers = [
             p for p in Path(wh).rglob("*") if p.name.endswith(".tmp") or p.parent.name == "_txn"
         ]
