@@ -97,6 +97,21 @@ def test_an_old_warehouse_answers_every_query_as_a_new_one_before_and_after_comp
     assert compact(wh).partitions == []  # upgraded once
 
 
+def test_rows_kept_from_files_not_upgraded_are_a_new_warehouses(
+    new: tuple[str, dict], old: str, tmp_path: Path
+) -> None:
+    """The kept cache's own connection (outcomes, advice items decided once per transaction) fills them too."""
+    from pt2logs.query.kept_cache import keep
+
+    wh = tmp_path / "wh"
+    shutil.copytree(old, wh)
+    for kept in ("_outcomes", "_advice"):
+        shutil.rmtree(wh / kept)
+    got = keep(str(wh))
+    assert got.runs == got.advice_runs == len(new[1]["runs"]) > 0
+    assert _answers(str(wh)) == new[1]
+
+
 def test_check_names_the_files_to_upgrade_and_how(old: str, tmp_path: Path) -> None:
     from click.testing import CliRunner
 
