@@ -16,6 +16,7 @@ upgraded yet (``pt2logs check`` names such files).
 
 from __future__ import annotations
 
+import functools
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,9 @@ if TYPE_CHECKING:
 FUNCTION = "pt2logs_frame_ids"
 COLUMNS = ("frame_id", "frame_compile_id")
 
+#: distinct compile ids whose answer is kept between calls
+MEMO = 1 << 16
+_rule: Any = None
 _REGISTERED: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
 
 
@@ -59,13 +63,20 @@ def register(con: duckdb.DuckDBPyConnection, snap: Snapshot) -> None:
 
 
 def _frame_ids(compile_ids: Any) -> Any:
+    """The function DuckDB calls, a vector of compile ids at a time (the same ids come again and again: the
+    rule's answers kept, a bounded memo)."""
     import pyarrow as pa
 
     from pt2logs.readers.identity_cols import frame_id_arrays
 
+    global _rule
+    if _rule is None:
+        from pt2logs.readers.identity_cols import frame_ids
+
+        _rule = functools.lru_cache(maxsize=MEMO)(frame_ids)
     if isinstance(compile_ids, pa.ChunkedArray):
         compile_ids = compile_ids.combine_chunks()
-    f, c = frame_id_arrays(compile_ids)
+    f, c = frame_id_arrays(compile_ids, _rule)
     return pa.StructArray.from_arrays([f, c], names=list(COLUMNS))
 
 

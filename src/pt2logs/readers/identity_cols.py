@@ -77,21 +77,22 @@ def frame_ids(compile_id: str | None) -> tuple[int | None, int | None]:
     return (int(m.group(1)), int(m.group(2))) if m else (None, None)
 
 
-def frame_id_arrays(compile_ids: Any) -> tuple[Any, Any]:
+def frame_id_arrays(compile_ids: Any, rule: Any = None) -> tuple[Any, Any]:
     """:func:`frame_ids` of a pyarrow array of compile ids (plain or dictionary-encoded text; chunked too), as
     two INTEGER arrays (chunked when the ids are): the rule applied once per distinct id. For rows stored
     without the columns: ``pt2logs compact`` writes them (pt2logs.store.frame_upgrade), pt2logs' reads of
-    files not rewritten yet call it in DuckDB (pt2logs.query.frame_fill)."""
+    files not rewritten yet call it in DuckDB (pt2logs.query.frame_fill). ``rule``: :func:`frame_ids` or a
+    memo of it."""
     import pyarrow as pa
 
     if isinstance(compile_ids, pa.ChunkedArray):
-        pairs = [frame_id_arrays(c) for c in compile_ids.chunks]
+        pairs = [frame_id_arrays(c, rule) for c in compile_ids.chunks]
         return (
             pa.chunked_array([f for f, _ in pairs], pa.int32()),
             pa.chunked_array([c for _, c in pairs], pa.int32()),
         )
     d = compile_ids if pa.types.is_dictionary(compile_ids.type) else compile_ids.dictionary_encode()
-    found = [frame_ids(v) for v in d.dictionary.to_pylist()]
+    found = list(map(rule or frame_ids, d.dictionary.to_pylist()))
     f = pa.array([p[0] for p in found], pa.int32())
     c = pa.array([p[1] for p in found], pa.int32())
     return f.take(d.indices), c.take(d.indices)
