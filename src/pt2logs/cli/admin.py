@@ -73,6 +73,10 @@ def compact(warehouse: str, partitions: tuple[str, ...], as_json: bool) -> None:
         f"compacted {len(res.partitions)} partition(s): {res.files_before} files -> {res.files_after}, "
         f"{res.rows_dropped:,} dead rows dropped, {res.rows_kept:,} rows kept"
     )
+    if res.frames_upgraded:
+        click.echo(
+            f"{res.frames_upgraded} file(s) written before frame_id / frame_compile_id rewritten with them"
+        )
 
 
 #: the keep, in a process of its own: it prints what it kept as JSON

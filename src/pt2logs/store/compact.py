@@ -48,6 +48,8 @@ class CompactResult:
     files_deleted: int = 0
     #: (partition, why): partitions not rewritten because a member is missing or damaged
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    #: files written before frame_id / frame_compile_id that the rewrite replaced (store.frame_upgrade)
+    frames_upgraded: int = 0
 
 
 def _partition_of(path: str) -> str | None:
@@ -93,7 +95,8 @@ def compact(
                     (p, f"{d.path} is {d.why}; run `pt2logs check`, then `pt2logs repair`")
                 )
         # files written before the frame ids: their partitions are rewritten with them (store.frame_upgrade)
-        upgrade = {_partition_of(rel) for rel in frame_upgrade.lacking(wh, snap)}
+        lacking = [_partition_of(rel) for rel in frame_upgrade.lacking(wh, snap)]
+        upgrade = set(lacking)
         for part in sorted(files):
             by_table = files[part]
             n_files = sum(len(v) for v in by_table.values())
@@ -111,6 +114,7 @@ def compact(
                 continue
             _rewrite(wh, part, by_table, live, res)
             res.partitions.append(part)
+            res.frames_upgraded += lacking.count(part)
             res.files_before += n_files
             res.rows_dropped += dead
         if grace <= 0:
