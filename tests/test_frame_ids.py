@@ -1,17 +1,17 @@
 """frame_id / frame_compile_id: the integers of a compile id ([!A/]F/C), stored in every row of the compile
 tables at ingest (readers/identity_cols.py) so SQL never parses the text; files written before the columns
-read them from compile_id in the views (the compile_id_frames() macro), so an older warehouse answers the same."""
+have them filled by the same rule in Python (pt2logs' connections: query/frame_fill.py) until `pt2logs compact`
+rewrites them with the columns (store/frame_upgrade.py), so an older warehouse answers the same
+(tests/test_structure.py: no SQL parses a compile id)."""
 
 from __future__ import annotations
 
-import re
 import shutil
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from tests.conftest import ROOT
-from tests.old_warehouse import without_records
+from tests.old_warehouse import without_frame_ids
 
 import pt2logs
 from pt2logs.query.queries import run_named
@@ -66,21 +66,11 @@ def test_every_row_stores_its_compile_ids_integers(sample_wh: str) -> None:
         assert any(f is not None for _, f, _ in rows), name
 
 
-def _as_v2(wh: Path) -> None:
-    """Rewrite the frame tables' files as pt2logs wrote them before the columns (schema v2, none of them)."""
-    for table in FRAME_ID_TABLES:
-        for f in (wh / table).rglob("*.parquet"):
-            t = pq.read_table(f, partitioning=None)
-            meta = dict(t.schema.metadata or {}) | {b"pt2logs.schema_version": b"2"}
-            pq.write_table(t.drop_columns(list(FRAME_COLUMNS)).replace_schema_metadata(meta), f)
-    without_records(wh)  # the files changed: their transactions read as listed
-
-
 @pytest.fixture(scope="module")
 def old_wh(sample_wh: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     wh = tmp_path_factory.mktemp("before_frame_ids") / "wh"
     shutil.copytree(sample_wh, wh)
-    _as_v2(wh)
+    without_frame_ids(wh)
     return wh
 
 
@@ -94,17 +84,3 @@ def test_an_older_warehouse_reads_them_from_the_compile_id(sample_wh: str, old_w
         assert old.execute(sql).fetchall() == new.execute(sql).fetchall(), name
     for q in ("advice", "bug_report_compiles", "cache_misses", "cache_key_diff"):
         assert run_named(old, q, {}).to_pylist() == run_named(new, q, {}).to_pylist(), q
-
-
-def test_no_sql_parses_a_compile_id_but_the_one_macro() -> None:
-    """Queries and macros read frame_id / frame_compile_id; compile_id_frames() is the rule for older files
-    (the Perfetto export's lane comes from analysis.identity.compile_lane, in Python)."""
-    found = []
-    for p in sorted([*(ROOT / "queries").rglob("*.sql"), *(ROOT / "src").rglob("*.py")]):
-        n = len(re.findall(r"regexp_\w+\(\s*[\w.]*compile_id\b", p.read_text()))
-        n += len(re.findall(r"split_part\(\s*[\w.]*compile_id\b", p.read_text()))
-        found += [p.relative_to(ROOT).as_posix()] * n
-    assert found == [
-        "queries/macros/compile_id_frames.sql",
-        "queries/macros/compile_id_frames.sql",
-    ]

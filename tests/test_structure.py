@@ -213,3 +213,38 @@ def test_the_code_is_formatted():
         text=True,
     )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+
+
+#: SQL that reads a compile id's parts from its text (a string function, a pattern match)
+_PARSES_COMPILE_ID = re.compile(
+    r"\b(?:regexp_\w+|split_part|string_split\w*|str_split\w*|string_to_array|split|substr\w*|"
+    r"left|right|strpos|instr|position|starts_with|ends_with|prefix|suffix|contains|replace|"
+    r"parse_\w+)\(\s*[\w.\"]*compile_id\b"
+    r"|\bcompile_id\"?\s+(?:NOT\s+)?(?:I?LIKE|GLOB|SIMILAR\s+TO|~)",
+    re.IGNORECASE,
+)
+
+
+def test_no_sql_parses_a_compile_id():
+    """The integers of a compile id are stored (frame_id / frame_compile_id, readers.identity_cols.frame_ids:
+    the one rule); rows stored without them are filled by that rule in Python (pt2logs.query.frame_fill,
+    pt2logs.store.frame_upgrade). No SQL file, SQL string or page file reads the parts of the text."""
+    files = [
+        *(ROOT / "queries").rglob("*.sql"),
+        *(ROOT / "reports").rglob("*.toml"),
+        *(ROOT / "dashboards").rglob("*.toml"),
+        *SRC.rglob("*.py"),
+        *SRC.rglob("*.sql"),
+        *SRC.rglob("*.toml"),
+    ]
+    found = [
+        f"{p.relative_to(ROOT).as_posix()}: {m.group(0)}"
+        for p in sorted(files)
+        for m in _PARSES_COMPILE_ID.finditer(p.read_text())
+    ]
+    found += [
+        p.relative_to(ROOT).as_posix()
+        for p in sorted(files)
+        if "compile_id_frames" in p.read_text()
+    ]
+    assert found == []

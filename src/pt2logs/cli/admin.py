@@ -21,7 +21,8 @@ def compact(warehouse: str, partitions: tuple[str, ...], as_json: bool) -> None:
     """Merge each partition's small files into one per table and drop dead rows.
 
     Dead rows are those of runs ingested again later, and of ingests killed before
-    their commit. Safe while ingests run: views see every run exactly once throughout.
+    their commit. A partition holding a file written before frame_id / frame_compile_id
+    is rewritten with them (see `pt2logs check`). Safe while ingests run: views see every run exactly once throughout.
     A partition with a missing or damaged file is left as it is (see `pt2logs check`).
     Then every run whose outcome is not kept yet (a compacted partition's runs, a warehouse
     written before outcomes were kept, rules that changed) has it decided and kept.
@@ -72,6 +73,10 @@ def compact(warehouse: str, partitions: tuple[str, ...], as_json: bool) -> None:
         f"compacted {len(res.partitions)} partition(s): {res.files_before} files -> {res.files_after}, "
         f"{res.rows_dropped:,} dead rows dropped, {res.rows_kept:,} rows kept"
     )
+    if res.frames_upgraded:
+        click.echo(
+            f"{res.frames_upgraded} file(s) written before frame_id / frame_compile_id rewritten with them"
+        )
 
 
 #: the keep, in a process of its own: it prints what it kept as JSON
@@ -133,7 +138,8 @@ def check(warehouse: str, quick: bool, as_json: bool) -> None:
 
     Each file a commit lists must be there with its recorded size, checksum (XXH3 locally, the
     ETag on an object store), a readable Parquet footer and its recorded rows. Says which runs a
-    damaged file held; `pt2logs repair` then restores them.
+    damaged file held; `pt2logs repair` then restores them. Also names the files written before
+    frame_id / frame_compile_id (not damage: `pt2logs compact` rewrites them with the columns).
 
     \b
     Examples:
@@ -157,6 +163,13 @@ def check(warehouse: str, quick: bool, as_json: bool) -> None:
             click.echo(f"quarantined by repair: {rel}: {rec.get('why')}")
         for rel in res.strays:
             click.echo(f"not read: {rel} (no commit names it)")
+        if res.without_frame_ids:
+            from pt2logs.store.frame_upgrade import HOW
+
+            click.echo(
+                f"{len(res.without_frame_ids)} file(s) written before frame_id / frame_compile_id: "
+                + HOW.format(wh=warehouse)
+            )
         n = len(res.damaged) + bool(res.meta_error)
         click.echo(
             f"{res.files_checked} files checked: "

@@ -22,7 +22,7 @@ from typing import Any
 
 import duckdb
 
-from pt2logs.query import kept_rows
+from pt2logs.query import frame_fill, kept_rows
 from pt2logs.query import views as _views
 from pt2logs.query.kept_rows import KINDS, Kind
 from pt2logs.query.sql_text import literal
@@ -86,6 +86,7 @@ def _decide(
         with contextlib.suppress(duckdb.Error):
             con.execute(f"SET disabled_optimizers = {literal(NO_OPTIMIZERS)}")
         _views.attach_filesystem(con, wh)
+        frame_fill.register(con, sub)
         for s in view_statements(con, wh, snapshot=True, snap=sub, kept=False):
             if _wanted(s, kinds):
                 con.execute(s)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pt2logs.query import frame_fill
 from pt2logs.query.sql_text import literal as _q
 from pt2logs.store.parts import PARTITION, file_schema
 from pt2logs.store.warehouse import PAYLOAD_KEY, PAYLOADS
@@ -104,6 +105,10 @@ class Glob:
             r[0] for r in self.con.execute(f"DESCRIBE SELECT * FROM {self.sql(table)}").fetchall()
         } | {PARTITION}
 
+    def fills_frames(self, table: str) -> bool:
+        """Never: the DuckDB CLI cannot call Python (a file not upgraded reads NULL frame ids there)."""
+        return False
+
 
 class Listed:
     """A connection's sources: exactly the files its snapshot's commits list (pt2logs.store.snapshot)."""
@@ -118,6 +123,10 @@ class Listed:
             f"read_parquet([{urls}], union_by_name=true, hive_partitioning=true, "
             f"hive_types={{{_q(PARTITION)}: VARCHAR}}{ids})"
         )
+
+    def fills_frames(self, table: str) -> bool:
+        """The view fills the compile id's integers of rows stored without them (pt2logs.query.frame_fill)."""
+        return frame_fill.needed(self.snap, table)
 
     def present(self, table: str) -> set[str] | None:
         """The declared columns when every file was written with them; else the union of the files' own."""

@@ -13,11 +13,11 @@ from typing import Any
 
 import duckdb
 
+from pt2logs.query import frame_fill
 from pt2logs.query.sql_text import ident as _ident
 from pt2logs.store.snapshot import Snapshot, is_data_path
 from pt2logs.store.warehouse import PARTITION, PAYLOAD_KEY, STORED, Warehouse
 from pt2logs.tables import TABLES
-from pt2logs.tables.compile import FRAME_ID_TABLES
 from pt2logs.tables.schema import Table
 
 
@@ -37,18 +37,16 @@ def _select_list(t: Table, present: set[str] | None) -> str:
     return ", ".join(cols)
 
 
-def _relative_items(t: Table) -> list[str]:
+def _relative_items(t: Table, src: Any) -> list[str]:
     """``REPLACE`` items: the table's user-code path columns relative to the run's root; its compile id's
-    integers, from the text in rows stored before them (compile_id_frames())."""
+    integers where a file may lack them (pt2logs.query.frame_fill: the Python rule, on pt2logs' connections;
+    the views file reads the stored columns alone)."""
     items = [
         f"run_relative(t.{_ident(col)}, {('t.' + _ident(kind)) if kind else 'NULL'}, u.user_root) AS {_ident(col)}"
         for col, kind in t.run_relative
     ]
-    if t.name in FRAME_ID_TABLES:
-        items += [
-            f"coalesce(t.{c}, compile_id_frames(t.compile_id).{c}) AS {c}"
-            for c in ("frame_id", "frame_compile_id")
-        ]
+    if src.fills_frames(t.name):
+        items += frame_fill.select_items()
     return items
 
 
@@ -144,7 +142,7 @@ def table_statements(
             f"CREATE OR REPLACE {kind} {target} AS SELECT {_select_list(t, None)} WHERE false"
         )
     else:
-        replace = _relative_items(t)
+        replace = _relative_items(t, src)
         roots = " LEFT JOIN _run_roots u USING (run_id)" if t.run_relative else ""
         # long texts kept once in the store: put back, one join per stored column (DuckDB keeps it even in a
         # query that does not read the text; it then reads only the store's keys)

@@ -16,7 +16,7 @@ from typing import Any
 
 import duckdb
 
-from pt2logs.query import kept_rows
+from pt2logs.query import frame_fill, kept_rows
 from pt2logs.query.view_sql import _commits, _statements
 from pt2logs.store.recovery import gc_grace_s
 from pt2logs.store.snapshot import (
@@ -128,6 +128,8 @@ def create_views(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
     taken = time.monotonic()  # before the listing: the snapshot is never younger than this says
     for attempt in range(VANISHED_RETRIES + 1):
         snap = take(wh, read_records=lambda runs: commit_records(con, wh, runs))
+        # files written before the frame ids: their rows filled in Python (the views call it)
+        frame_fill.register(con, snap)
         try:
             catalog.attach(con, wh, snap, lambda s=snap: _statements(con, wh, True, s)[0])
             _SNAPSHOTS[con] = (wh, taken, snap.commits)

@@ -33,7 +33,7 @@ FRAME_TABLES = frozenset(FRAME_ID_TABLES) | {
     "aot_compiles",
     "collective_schedule",
 }
-#: a compile id's last two parts, both numbers (queries/macros/compile_id_frames.sql: the same rule)
+#: a compile id's last two parts, both numbers
 _FRAME_IDS = re.compile(r"(?:^|/)(\d{1,9})/(\d{1,9})\Z", re.ASCII)
 _GUARD = ("guard_kind", "guard_source", "guard_expected", "guard_actual")
 
@@ -71,10 +71,31 @@ def fill(table: str, row: dict[str, Any], stats: Any) -> None:
 def frame_ids(compile_id: str | None) -> tuple[int | None, int | None]:
     """F and C of a compile id in torch's text form (``F/C``, ``!A/F/C``; ``!A`` alone has neither; the
     attempt is never part of it: readers keep it apart): its last two parts when both are numbers (that fit
-    the INTEGER columns: up to 9 digits). The one rule; SQL reads the stored integers
-    (queries/macros/compile_id_frames.sql applies it to rows stored without them)."""
+    the INTEGER columns: up to 9 digits). The one rule: SQL reads the stored integers, never the text
+    (rows stored without them: :func:`frame_id_arrays`)."""
     m = _FRAME_IDS.search(compile_id) if compile_id else None
     return (int(m.group(1)), int(m.group(2))) if m else (None, None)
+
+
+def frame_id_arrays(compile_ids: Any, rule: Any = None) -> tuple[Any, Any]:
+    """:func:`frame_ids` of a pyarrow array of compile ids (plain or dictionary-encoded text; chunked too), as
+    two INTEGER arrays (chunked when the ids are): the rule applied once per distinct id. For rows stored
+    without the columns: ``pt2logs compact`` writes them (pt2logs.store.frame_upgrade), pt2logs' reads of
+    files not rewritten yet call it in DuckDB (pt2logs.query.frame_fill). ``rule``: :func:`frame_ids` or a
+    memo of it."""
+    import pyarrow as pa
+
+    if isinstance(compile_ids, pa.ChunkedArray):
+        pairs = [frame_id_arrays(c, rule) for c in compile_ids.chunks]
+        return (
+            pa.chunked_array([f for f, _ in pairs], pa.int32()),
+            pa.chunked_array([c for _, c in pairs], pa.int32()),
+        )
+    d = compile_ids if pa.types.is_dictionary(compile_ids.type) else compile_ids.dictionary_encode()
+    found = list(map(rule or frame_ids, d.dictionary.to_pylist()))
+    f = pa.array([p[0] for p in found], pa.int32())
+    c = pa.array([p[1] for p in found], pa.int32())
+    return f.take(d.indices), c.take(d.indices)
 
 
 def _note(stats: Any, kind: str | None, key: str | None, python: str | None) -> None:

@@ -1,9 +1,10 @@
 """``pt2logs compact``: few large files per partition, and no dead rows.
 
-For each ``ingest_date`` partition that has more than one file per table, or rows
+For each ``ingest_date`` partition that has more than one file per table, rows
 that are no longer live (runs ingested again later, transactions killed before
-their commit), the live rows of every table are rewritten into one file per
-table as a new transaction. Steps (each a named kill point, see :mod:`pt2logs.store.faults`):
+their commit), or a file written before ``frame_id`` / ``frame_compile_id`` (filled by the
+one rule as rows are copied: :mod:`pt2logs.store.frame_upgrade`), the live rows of every
+table are rewritten into one file per table as a new transaction. Steps (each a named kill point, see :mod:`pt2logs.store.faults`):
 
 1. ``compact.data``: the new data files (invisible: no ``runs`` row points at them yet);
 2. ``compact.commit``: the new ``runs`` file, the commit point. Each run keeps the
@@ -31,7 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pt2logs.store import compact_copy as copy
-from pt2logs.store import faults, manifest, recovery
+from pt2logs.store import faults, frame_upgrade, manifest, recovery
 from pt2logs.store.parts import PAYLOADS, file_schema, stored_tables
 from pt2logs.store.warehouse import PARTITION, PartWriter, TxnInfo, Warehouse
 from pt2logs.tables import TABLES
@@ -47,6 +48,8 @@ class CompactResult:
     files_deleted: int = 0
     #: (partition, why): partitions not rewritten because a member is missing or damaged
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    #: files written before frame_id / frame_compile_id that the rewrite replaced (store.frame_upgrade)
+    frames_upgraded: int = 0
 
 
 def _partition_of(path: str) -> str | None:
@@ -91,6 +94,9 @@ def compact(
                 res.skipped.append(
                     (p, f"{d.path} is {d.why}; run `pt2logs check`, then `pt2logs repair`")
                 )
+        # files written before the frame ids: their partitions are rewritten with them (store.frame_upgrade)
+        lacking = [_partition_of(rel) for rel in frame_upgrade.lacking(wh, snap)]
+        upgrade = set(lacking)
         for part in sorted(files):
             by_table = files[part]
             n_files = sum(len(v) for v in by_table.values())
@@ -100,10 +106,15 @@ def compact(
                 if table
                 != PAYLOADS  # store rows are never dead: any run, of any partition, may name them
             )
-            if dead == 0 and all(len(v) < min_files for v in by_table.values()):
+            if (
+                dead == 0
+                and all(len(v) < min_files for v in by_table.values())
+                and part not in upgrade
+            ):
                 continue
             _rewrite(wh, part, by_table, live, res)
             res.partitions.append(part)
+            res.frames_upgraded += lacking.count(part)
             res.files_before += n_files
             res.rows_dropped += dead
         if grace <= 0:
@@ -129,8 +140,8 @@ def _rewrite(
             else:
                 schema = file_schema(table)
 
-                def convert(rows: pa.Table, schema=schema) -> pa.Table:
-                    return _converted(rows, schema, txn.id)
+                def convert(rows: pa.Table, schema=schema, table=table) -> pa.Table:
+                    return frame_upgrade.filled(table, _converted(rows, schema, txn.id))
 
                 batches = copy.copy_table(wh.fs, paths, wh.remote, live, schema, convert)
             for out in batches:

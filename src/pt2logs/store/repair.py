@@ -26,9 +26,9 @@ from typing import Any
 import orjson
 import pyarrow.parquet as pq
 
-from pt2logs.store import manifest, recovery
+from pt2logs.store import frame_upgrade, manifest, recovery
 from pt2logs.store.parts import txn_of
-from pt2logs.store.snapshot import QUARANTINE, is_data_path, quarantined
+from pt2logs.store.snapshot import QUARANTINE, is_data_path, quarantined, take
 from pt2logs.store.warehouse import Warehouse, WarehouseError
 from pt2logs.tables.schema import WAREHOUSE_FORMAT
 
@@ -52,6 +52,8 @@ class CheckResult:
     #: Parquet files in table folders that no commit names and no writer would make (never read)
     strays: list[str] = field(default_factory=list)
     meta_error: str | None = None
+    #: live files written before frame_id / frame_compile_id (not damage: `pt2logs compact` upgrades them)
+    without_frame_ids: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -66,6 +68,7 @@ class CheckResult:
             "quarantined": self.quarantined,
             "strays": self.strays,
             "meta_error": self.meta_error,
+            "without_frame_ids": self.without_frame_ids,
         }
 
 
@@ -104,7 +107,23 @@ def check(warehouse: str | Warehouse, full: bool = True) -> CheckResult:
             continue  # a recorded loss
         ids = [] if p.runs_file else _runs_of(wh, runs_rel.get(p.txn or "", ""))
         res.damaged.append(Found(p.path, p.txn, p.why, ids, p.runs_file))
+    res.without_frame_ids = frame_upgrade.lacking(wh, take(wh, read_records=_records(wh)))
     return res
+
+
+def _records(wh: Warehouse) -> Any:
+    """The snapshot's reader of commit records (a damaged commit: as if it had none; check names it)."""
+
+    def read(runs: list[str]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for rel in runs:
+            try:
+                out[rel] = manifest.read_record(wh, wh.path(*rel.split("/")))
+            except Exception:  # noqa: BLE001 - damage, reported by verify()
+                out[rel] = None
+        return out
+
+    return read
 
 
 @dataclass

@@ -20,7 +20,8 @@ _FRAME = """
 _RELATIVE = {"co_file": "co_file_kind", "frame_file": None}
 
 #: the integers of the compile id ([!A/]F/C), stored so SQL never parses the text (readers/identity_cols.py fills
-#: them in every row of FRAME_ID_TABLES; the views read them from compile_id in files older than these columns)
+#: them in every row of FRAME_ID_TABLES; files older than these columns: filled by the same rule in Python,
+#: query/frame_fill.py on reads, store/frame_upgrade.py by `pt2logs compact`)
 FRAME_IDS = """
     frame_id        i32         F of the compile id [!A/]F/C: the frame (a code object, numbered in the order its process met them); NULL without one (a compile id !A alone, or none)
     frame_compile_id i32        C of the compile id: which compile of that frame (0 the first)
