@@ -111,3 +111,30 @@ KEPT_ADVICE_ITEMS = _parse_columns(
     txn          str   the run's transaction the row was matched from
     """
 )
+
+#: The rows ``run_facts()`` gives, as they are kept per transaction (:mod:`pt2logs.query.kept_rows`): a row per run
+#: (``what`` = 'run') and one per distinct graph-break site of it (``what`` = 'site'); what the weekly cards total
+#: per run. Not a warehouse table, the schema of the kept rows, declared once; tests/test_run_facts.py checks it
+#: against the macro's own columns. Bump ``KEPT_FACTS_VERSION`` with any change that makes old kept facts wrong.
+KEPT_FACTS_VERSION = 1
+KEPT_RUN_FACTS = _parse_columns(
+    """
+    what           str
+    run_id         str
+    compile_s      f64
+    compiles       i64
+    failures       i64
+    recompiles     i64
+    graph_breaks   i64
+    total          f64
+    dynamo         f64
+    aot            f64
+    inductor       f64
+    codegen        f64
+    site_break     str
+    site_file      str
+    site_line      i32
+    library_frame  str
+    txn            str   the run's transaction the row was computed from
+    """
+)
