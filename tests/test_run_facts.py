@@ -1,13 +1,14 @@
 """Per-run facts kept per committed transaction (pt2logs.query.kept_rows, kind FACTS: run_facts()): the kept rows
-are the macro's answer computed at query time, row for row, and both equal the totals taken from the tables
-themselves (the SQL the weekly cards ran before); the weekly cards that sum them answer the same kept or not; a
-run ingested again is computed again; rows kept under other rules are never read."""
+are the macro's answer computed at query time, row for row; the weekly cards that total them give the rows they
+gave when they read the tables (tests/query_oracles), kept or not; a run ingested again is computed again; rows
+kept under other rules are never read."""
 
 from __future__ import annotations
 
 import shutil
 
 import pytest
+from tests import query_oracles as oracle
 from tests.conftest import SAMPLES, fixture_path
 from tests.test_outcome_store import ingested_twice, rewrite_kept
 
@@ -26,24 +27,14 @@ CARDS = {
     "dash_week_over_week_later": {"until": LATER},
     "dash_compile_time_trend": {"since": "2020-01-01", "until": LATER},
     "dash_compile_time_trend_by": {"since": "2020-01-01", "until": LATER, "by": "model"},
+    "dash_recompiles_trend": {"since": "2020-01-01", "until": LATER},
+    "dash_top_failures": {"since": "2020-01-01", "until": LATER, "limit": 100},
+    "dash_kernel_counts": {"since": "2020-01-01", "until": LATER},
 }
-#: each run's totals and sites straight from the tables (what dash_week_over_week and dash_compile_time_trend
-#: computed before run_facts())
-FROM_TABLES = """
-WITH m AS (SELECT run_id, sum(entire_frame_compile_time_s) AS compile_s, count(*) AS compiles,
-                  count(*) FILTER (WHERE fail_type IS NOT NULL) AS failures
-           FROM compilation_metrics WHERE kind = 'compilation_metrics' GROUP BY run_id),
-st AS (SELECT run_id, sum(total) AS total, sum(total - backend) AS dynamo, sum(backend - inductor) AS aot,
-              sum(inductor - codegen) AS inductor, sum(codegen) AS codegen FROM frame_compile_stages() GROUP BY run_id),
-rc AS (SELECT run_id, count(*) AS recompiles FROM recompiles GROUP BY run_id),
-gb AS (SELECT run_id, sum(occurrences) AS graph_breaks FROM graph_breaks GROUP BY run_id)
-SELECT 'run', r.run_id, m.compile_s, m.compiles, m.failures, rc.recompiles, gb.graph_breaks, st.total, st.dynamo,
-       st.aot, st.inductor, st.codegen, NULL, NULL, NULL, NULL
-FROM runs r LEFT JOIN m USING (run_id) LEFT JOIN st USING (run_id) LEFT JOIN rc USING (run_id) LEFT JOIN gb USING (run_id)
-UNION ALL
-SELECT DISTINCT 'site', run_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, site_break, site_file,
-       site_line, library_frame FROM graph_break_sites()
-"""
+
+
+def _name(card: str) -> str:
+    return card.removesuffix("_by").removesuffix("_later")
 
 
 #: the facts' seconds
@@ -57,14 +48,10 @@ def _rows(con, sql: str) -> list[str]:
 def _answers(wh: str, monkeypatch: pytest.MonkeyPatch, kept: bool) -> dict[str, list]:
     monkeypatch.setenv(kept_rows.ENV, "1" if kept else "0")
     con = pt2logs.connect(wh)
-    out = {
-        k: sorted(
-            map(repr, run_named(con, k.removesuffix("_by").removesuffix("_later"), p).to_pylist())
-        )
-        for k, p in CARDS.items()
-    }
+    out = {k: run_named(con, _name(k), p).to_pylist() for k, p in CARDS.items()}
+    # the cards as they were (tests/query_oracles): the tables summed, no fact kept
+    out["before"] = {k: oracle.rows(con, oracle.oracle_sql(_name(k)), p) for k, p in CARDS.items()}
     out["facts"] = _rows(con, "SELECT * FROM run_facts(NULL, NULL, NULL, NULL)")
-    out["tables"] = _rows(con, FROM_TABLES)
     out["_kept"] = con.sql(
         "SELECT run_id, count(*) FROM _run_facts_kept GROUP BY ALL ORDER BY ALL"
     ).fetchall()
@@ -73,13 +60,14 @@ def _answers(wh: str, monkeypatch: pytest.MonkeyPatch, kept: bool) -> dict[str, 
 
 
 def _same(wh: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, list]:
-    """The answers read from the kept rows, after checking they equal those computed at query time and the
-    totals taken from the tables."""
+    """The answers read from the kept rows, after checking they equal those computed at query time and what the
+    cards gave before they read run_facts(), row for row and in order."""
     kept, computed = _answers(wh, monkeypatch, True), _answers(wh, monkeypatch, False)
     assert computed.pop("_kept") == []
     for q in computed:
         assert kept[q] == computed[q], q
-    assert kept["facts"] == kept["tables"]
+    for k in CARDS:
+        assert kept[k] == kept["before"][k], k
     return kept
 
 

@@ -113,7 +113,8 @@ KEPT_ADVICE_ITEMS = _parse_columns(
 )
 
 #: The rows ``run_facts()`` gives, as they are kept per transaction (:mod:`pt2logs.query.kept_rows`): a row per run
-#: (``what`` = 'run') and one per distinct graph-break site of it (``what`` = 'site'); what the weekly cards total
+#: (``what`` = 'run'), one per distinct graph-break site of it ('site'), its recompiles, failed compiles and
+#: kernels counted by what the weekly cards group them by ('recompile', 'failure', 'kernel'): what those cards total
 #: per run. Not a warehouse table, the schema of the kept rows, declared once; tests/test_run_facts.py checks it
 #: against the macro's own columns. Bump ``KEPT_FACTS_VERSION`` with any change that makes old kept facts wrong.
 KEPT_FACTS_VERSION = 1
@@ -135,6 +136,23 @@ KEPT_RUN_FACTS = _parse_columns(
     site_file      str
     site_line      i32
     library_frame  str
+    cause          str
+    co_name        str
+    fn_file        str
+    fn_line        i32
+    n              i64
+    limit_hits     i64
+    failure_key    str
+    exc_type       str
+    fail_type      str
+    reason         str
+    location       str
+    last_ts        ts
+    backend        str
+    kernel_kind    str
+    fresh          i64
+    from_cache     i64
+    kernel_compiles  i64
     txn            str   the run's transaction the row was computed from
     """
 )
