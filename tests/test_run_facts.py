@@ -30,6 +30,11 @@ CARDS = {
     "dash_recompiles_trend": {"since": "2020-01-01", "until": LATER},
     "dash_top_failures": {"since": "2020-01-01", "until": LATER, "limit": 100},
     "dash_kernel_counts": {"since": "2020-01-01", "until": LATER},
+    "graph_break_hotspots": {"since": "2020-01-01", "until": LATER, "limit": 100},
+    "graph_break_hotspots_later": {"until": UNTIL},
+    "cache_hit_rate": {"since": "2020-01-01", "until": LATER},
+    "compile_time_by_function": {"since": "2020-01-01", "until": LATER, "limit": 100},
+    "compile_time_by_function_later": {"until": UNTIL, "limit": 3},
 }
 
 
@@ -87,6 +92,7 @@ def real_wh(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def test_every_run_is_kept_and_the_facts_are_the_tables_totals(real_wh, monkeypatch):
     got = _same(real_wh, monkeypatch)
+    assert all(got[k] for k in CARDS)  # every card has rows to compare
     con = pt2logs.connect(real_wh)
     runs = con.sql("SELECT count(*) FROM runs").fetchall()[0][0]
     assert len(got["_kept"]) == runs == 7  # every run, those without breaks too
