@@ -15,11 +15,8 @@ bk AS (
   FROM sel),
 per_run AS (
   SELECT s.run_id, s.grp, bk.bucket, date_trunc(bk.bucket, s.started_at)::DATE AS period FROM sel s, bk),
-c AS (SELECT * FROM frame_compile_stages() WHERE run_id IN (SELECT run_id FROM sel)),
-m AS (
-  SELECT run_id, sum(total) AS total, sum(total - backend) AS dynamo, sum(backend - inductor) AS aot,
-         sum(inductor - codegen) AS inductor, sum(codegen) AS codegen
-  FROM c GROUP BY run_id),
+-- each run's stages summed: run_facts() (kept per commit)
+m AS (SELECT run_id, total, dynamo, aot, inductor, codegen FROM run_facts($run_id, $since, $until, $tag) WHERE what = 'run'),
 pr AS (SELECT p.*, coalesce(m.total, 0) AS total, coalesce(m.dynamo, 0) AS dynamo, coalesce(m.aot, 0) AS aot,
               coalesce(m.inductor, 0) AS inductor, coalesce(m.codegen, 0) AS codegen
        FROM per_run p LEFT JOIN m USING (run_id)),

@@ -13,11 +13,13 @@ per_run AS (SELECT s.run_id, bk.bucket, date_trunc(bk.bucket, s.started_at)::DAT
 period_runs AS (SELECT period, count(*) AS runs_in_period FROM per_run GROUP BY period)
 SELECT p.period, (p.period + CASE WHEN p.bucket = 'week' THEN 7 ELSE 1 END)::DATE AS period_end, p.bucket,
        x.cause,
-       count(*) AS recompiles,
-       count(*) FILTER (WHERE x.is_limit_hit) AS limit_hits,
+       sum(x.n)::BIGINT AS recompiles,
+       sum(x.limit_hits)::BIGINT AS limit_hits,
        count(DISTINCT x.run_id) AS runs,
        min(pr.runs_in_period) AS runs_in_period,
-       count(DISTINCT (x.co_name, function_file(x.co_file, x.co_filename), function_line(x.co_file_kind, x.co_firstlineno))) AS functions
-FROM recompiles x JOIN per_run p USING (run_id) JOIN period_runs pr USING (period)
+       count(DISTINCT (x.co_name, x.fn_file, x.fn_line)) AS functions
+-- each run's recompiles counted by cause and frame: run_facts() (kept per commit)
+FROM run_facts($run_id, $since, $until, $tag) x JOIN per_run p USING (run_id) JOIN period_runs pr USING (period)
+WHERE x.what = 'recompile'
 GROUP BY p.period, p.bucket, x.cause
 ORDER BY p.period, recompiles DESC, x.cause;

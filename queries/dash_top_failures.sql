@@ -4,18 +4,18 @@
 -- Failures of failures_and_restarts (what = 'failure'), one row per failure identity (failure_key);
 -- reason = the message on one line (message_line: up to a blank line or torch's Explanation; an example
 -- of the group); the full text: failures.exc_message, or failures_and_restarts -p full 1.
+-- each run's failed compiles counted by failure and frame: run_facts() (kept per commit)
 SELECT coalesce(min(exc_type), min(fail_type), '?') AS fail_type,
-       left(min(message_line(coalesce(exc_message, fail_reason, ''))), 300) AS reason,
-       count(*) AS failures,
+       left(min(reason), 300) AS reason,
+       sum(n)::BIGINT AS failures,
        count(DISTINCT run_id) AS runs,
-       count(DISTINCT (co_name, function_file(co_file, co_filename), function_line(co_file_kind, co_firstlineno))) AS functions,
+       count(DISTINCT (co_name, fn_file, fn_line)) AS functions,
        array_to_string(list_slice(list(DISTINCT coalesce(co_name, '?') ORDER BY coalesce(co_name, '?')), 1, 5), ', ') AS some_functions,
-       min(frame_file || ':' || frame_line) AS location,
-       max(ts) AS last_seen,
-       failure_id(failure_key, fail_type, fail_reason) AS failure_key
-FROM failures
-WHERE NOT is_restart
-  AND run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag))
-GROUP BY failure_id(failure_key, fail_type, fail_reason)
+       min(location) AS location,
+       max(last_ts) AS last_seen,
+       failure_key
+FROM run_facts($run_id, $since, $until, $tag)
+WHERE what = 'failure'
+GROUP BY failure_key
 ORDER BY failures DESC, runs DESC, fail_type, reason
 LIMIT coalesce(TRY_CAST($limit AS INTEGER), 15);

@@ -3,18 +3,19 @@
 -- params: run_id (optional: id, id prefix, name or name prefix), since (optional), until (optional), tag (optional: key=value), limit (optional, default 50)
 -- location = the user frame (file relative to the run's root : line); library_frame = package-relative
 -- file and function (torch's line numbers are not part of a site). See docs/architecture.md, "Identities".
+-- each run's breaks by site: run_facts() (kept per commit)
 SELECT coalesce(min(gb_id), '') AS gb_id,
        min(gb_type) AS gb_type,
        site_file || ':' || site_line AS location,
        library_frame,
        sum(occurrences)::BIGINT AS occurrences,
        count(DISTINCT run_id) AS runs,
-       count(DISTINCT (run_id, compile_id)) AS compiles,
+       sum(site_compiles)::BIGINT AS compiles,
        min(co_name) AS function,
        min(explanation) AS explanation,
        site_break AS break_key
-FROM graph_break_sites()
-WHERE run_id IN (SELECT run_id FROM selected_runs($run_id, $since, $until, $tag)) AND since_partition(ingest_date, $since)
+FROM run_facts($run_id, $since, $until, $tag)
+WHERE what = 'site' AND since_partition(ingest_date, $since)
 GROUP BY site_break, site_file, site_line, library_frame
 ORDER BY occurrences DESC, runs DESC, gb_type, location, library_frame
 LIMIT coalesce(TRY_CAST($limit AS INTEGER), 50);

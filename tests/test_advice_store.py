@@ -125,6 +125,7 @@ def test_rows_kept_under_other_rules_are_never_read(real_wh, tmp_path, monkeypat
 CALLED = {
     ADVICE: ("graph_break_sites", "advice_items", "function_file"),
     kept_rows.OUTCOMES: ("rank_outcomes", "selected_runs"),
+    kept_rows.FACTS: ("run_facts", "frame_compile_stages", "graph_break_sites", "selected_runs"),
 }
 
 

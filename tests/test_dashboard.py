@@ -122,6 +122,25 @@ def test_registry_mistakes_are_explained(tmp_path):
         D.get_dashboard("nope")
 
 
+CHART = '[sections.chart]\nkind = "hbar"\nlabel = "{run}"\nx = "ranks"\n'
+
+
+def test_a_dashboard_file_is_read_once_and_again_when_it_changes(tmp_path, monkeypatch):
+    """The registry keeps what it read (serve asks at every page) but never a file's old text."""
+    from pt2logs.dashboard import registry
+
+    (tmp_path / "mine.toml").write_text(
+        'title = "one"\n[[sections]]\nkey = "a"\nquery = "runs"\n' + CHART
+    )
+    monkeypatch.setattr(registry, "dashboard_dirs", lambda: [tmp_path])
+    first = D.get_dashboard("mine")
+    assert first.title == "one" and D.get_dashboard("mine") is first  # not read again
+    (tmp_path / "mine.toml").write_text(
+        'title = "two, longer"\n[[sections]]\nkey = "a"\nquery = "runs"\n' + CHART
+    )
+    assert D.get_dashboard("mine").title == "two, longer"
+
+
 def test_registry_is_found_in_a_checkout_and_in_an_installed_wheel(tmp_path):
     assert D.dashboard_dirs() == [ROOT / "dashboards"]
     # the wheel's layout (pyproject force-include): pt2logs/_data/{dashboards,queries}, no checkout around it

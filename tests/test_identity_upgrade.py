@@ -3,6 +3,7 @@ graph_breaks, failures) still answer every identity-keyed query, from their raw 
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -12,6 +13,7 @@ from tests.old_warehouse import without_frame_ids, without_records
 
 import pt2logs
 import pt2logs.tables  # noqa: F401  (registers the tables)
+from pt2logs.query import kept_rows
 from pt2logs.query.queries import load_queries, run_named
 from pt2logs.tables.schema import TABLES
 
@@ -68,6 +70,8 @@ def _as_v1(wh: Path) -> int:
             pq.write_table(t, f)
             n += 1
     without_records(wh)  # v1 wrote no commit records
+    for kind in kept_rows.KINDS:  # nor rows kept per commit (made from the files as they were: v2)
+        shutil.rmtree(wh / kind.folder, ignore_errors=True)
     return n
 
 

@@ -26,6 +26,10 @@ from pt2logs.store.warehouse import Warehouse
 QUERIES = {
     kept_rows.OUTCOMES: {"run_outcomes": {}, "rank_outcomes": {}},
     kept_rows.ADVICE: {"advice": {"limit": 1000}},
+    kept_rows.FACTS: {
+        "dash_compile_time_trend": {},
+        "dash_week_over_week": {"until": "2026-12-01"},
+    },
 }
 KINDS = {k.folder: k for k in kept_rows.KINDS}
 

@@ -121,3 +121,27 @@ def test_a_vllm_capture_gives_the_run_its_end(vllm_wh):
         "SELECT max(f.last_ts) FROM files f JOIN runs r USING (run_id) WHERE r.name = 'cold'"
     ).fetchone()
     assert (rank["run_end_from"], rank["run_end"]) == ("stderr", last)
+
+
+def test_the_weekly_page_sees_vllm_runs_a_later_snapshot_holds(tmp_path):
+    """Whether the vLLM tables hold a row is asked once per snapshot of a connection (serve builds the page at every
+    request): a server whose views are made again after a vLLM run's commit draws the cards."""
+    from tests.conftest import SAMPLES
+
+    from pt2logs.query.views import create_views
+    from pt2logs.store.warehouse import Warehouse
+
+    wh = str(tmp_path / "wh")
+    pt2logs.ingest([str(SAMPLES / "recompiles")], wh)
+    con = pt2logs.connect(wh)
+    span = {"since": "2020-01-01", "until": "2030-01-01"}
+    assert "vllm_cold_start" not in {c.key for c in D.build(con, **span).cards}
+    (tmp_path / "cold").mkdir()
+    (tmp_path / "cold" / "stdout.txt").write_text(
+        "\n".join(t for t, _ in V.cold_start_010()) + "\n"
+    )
+    pt2logs.ingest([str(tmp_path / "cold")], wh)
+    assert "vllm_cold_start" not in {c.key for c in D.build(con, **span).cards}  # same snapshot
+    create_views(con, Warehouse(wh))  # (serve, when it sees the commit)
+    cards = {c.key: c for c in D.build(con, **span).cards}
+    assert cards["vllm_cold_start"].rows and cards["vllm_cold_start"].spec is not None

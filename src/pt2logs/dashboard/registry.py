@@ -111,11 +111,25 @@ def parse_dashboard(path: Path) -> Dashboard:
     )
 
 
+#: each dashboard file read, by (path, mtime, size): a page asks for its dashboard at every build (``pt2logs
+#: serve``: every request), and reading and checking the TOML files took ~17 ms of each weekly page
+_READ: dict[tuple[str, int, int], Dashboard] = {}
+
+
+def _read(p: Path) -> Dashboard:
+    st = p.stat()
+    k = (str(p), st.st_mtime_ns, st.st_size)
+    if k not in _READ:
+        _READ[k] = parse_dashboard(p)
+    return _READ[k]
+
+
 def load_dashboards() -> dict[str, Dashboard]:
+    """Every dashboard by name; a file is read again only when it changed."""
     out: dict[str, Dashboard] = {}
     for d in dashboard_dirs():
         for p in sorted(d.glob("*.toml")):
-            out.setdefault(p.stem, parse_dashboard(p))
+            out.setdefault(p.stem, _read(p))
     return out
 
 

@@ -49,6 +49,8 @@ class Kept:
     rows: int = 0
     #: runs whose advice items were kept
     advice_runs: int = 0
+    #: runs whose per-run facts were kept
+    facts_runs: int = 0
     #: transactions left to query time: (txn, why)
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
@@ -169,7 +171,9 @@ def keep(warehouse: str | Warehouse, txns: set[str] | None = None) -> Kept:
             if kind is kept_rows.OUTCOMES:
                 res.runs += n
                 res.rows += table.num_rows
-            else:
+            elif kind is kept_rows.ADVICE:
                 res.advice_runs += n
+            else:
+                res.facts_runs += n
         res.txns += bool(got)
     return res

@@ -5,8 +5,9 @@ Two macros read the biggest tables of the warehouse for every run they are asked
 ``advice_items()`` (every recompile, graph break, failure, cache lookup and CUDA-graph skip, the compiles of
 their frames). Yet every fact they read belongs to the run's live transaction (a run is ingested whole:
 :mod:`pt2logs.query.views` keeps per run the rows of its newest transaction), so once that transaction is
-committed their rows for the run cannot change any more, except by a change of the rules. So, for each
-:class:`Kind` (:data:`OUTCOMES`, :data:`ADVICE`):
+committed their rows for the run cannot change any more, except by a change of the rules. The same holds for
+``run_facts()``, what the fleet's weekly cards total per run (compile time, recompiles, breaks, break sites). So,
+for each :class:`Kind` (:data:`OUTCOMES`, :data:`ADVICE`, :data:`FACTS`):
 
 - ``<folder>/<key>/<txn>.pq`` holds the macro's rows of transaction ``txn``'s runs (advice items: and one row
   per run with ``id`` NULL, as a run that matched nothing is an answer too), written after the commit
@@ -15,7 +16,7 @@ committed their rows for the run cannot change any more, except by a change of t
   advice table is filled into advice_items()), the kept columns' declaration and its version
   (``tables/outcomes.py``) and pt2logs' version: other rules read another folder, empty until filled, so a
   kept row is never a stale one.
-- The kind's view (``_rank_outcomes_kept``, ``_advice_items_kept``) reads the files of the snapshot's live
+- The kind's view (``_rank_outcomes_kept``, ``_advice_items_kept``, ``_run_facts_kept``) reads the files of the snapshot's live
   transactions, semi-joined to each run's live transaction: a run ingested again has a new transaction, whose
   rows are made anew; until they are kept the macro asks its rules, as for every run of a warehouse written
   before this (no folder). The macro returns the kept rows of the selected runs and asks the rules for the
@@ -46,7 +47,9 @@ from pt2logs.tables import TABLES
 from pt2logs.tables.outcomes import (
     KEPT_ADVICE_ITEMS,
     KEPT_ADVICE_VERSION,
+    KEPT_FACTS_VERSION,
     KEPT_RANK_OUTCOMES,
+    KEPT_RUN_FACTS,
     KEPT_VERSION,
 )
 from pt2logs.tables.schema import Column
@@ -90,7 +93,13 @@ ADVICE = Kind(
     "advice items", "_advice", "advice_items", "_advice_items_kept",
     tuple(KEPT_ADVICE_ITEMS), KEPT_ADVICE_VERSION, answers="id IS NOT NULL", per_run=True, chunk_runs=500,
 )  # fmt: skip
-KINDS = (OUTCOMES, ADVICE)
+#: what the weekly cards total per run (compile time, recompiles, breaks, break sites): the fleet's pages sum
+#: 10,000 runs' rows, not the tables' (bench/RESULTS.md)
+FACTS = Kind(
+    "per-run facts", "_run_facts", "run_facts", "_run_facts_kept",
+    tuple(KEPT_RUN_FACTS), KEPT_FACTS_VERSION, chunk_runs=1000,
+)  # fmt: skip
+KINDS = (OUTCOMES, ADVICE, FACTS)
 
 
 def enabled() -> bool:

@@ -111,3 +111,62 @@ KEPT_ADVICE_ITEMS = _parse_columns(
     txn          str   the run's transaction the row was matched from
     """
 )
+
+#: The rows ``run_facts()`` gives, as they are kept per transaction (:mod:`pt2logs.query.kept_rows`): a row per run
+#: (``what`` = 'run'), one per distinct graph-break site of it ('site'), its recompiles, failed compiles and
+#: kernels, cache lookups and compiles counted by what the weekly cards group them by ('recompile', 'failure',
+#: 'kernel', 'cache', 'frame'): what those cards total
+#: per run. Not a warehouse table, the schema of the kept rows, declared once; tests/test_run_facts.py checks it
+#: against the macro's own columns. Bump ``KEPT_FACTS_VERSION`` with any change that makes old kept facts wrong.
+KEPT_FACTS_VERSION = 1
+KEPT_RUN_FACTS = _parse_columns(
+    """
+    what           str
+    run_id         str
+    compile_s      f64
+    compiles       i64
+    failures       i64
+    recompiles     i64
+    graph_breaks   i64
+    total          f64
+    dynamo         f64
+    aot            f64
+    inductor       f64
+    codegen        f64
+    site_break     str
+    site_file      str
+    site_line      i32
+    library_frame  str
+    cause          str
+    co_name        str
+    fn_file        str
+    fn_line        i32
+    n              i64
+    limit_hits     i64
+    failure_key    str
+    exc_type       str
+    fail_type      str
+    reason         str
+    location       str
+    last_ts        ts
+    backend        str
+    kernel_kind    str
+    fresh          i64
+    from_cache     i64
+    kernel_compiles  i64
+    ingest_date    str
+    gb_id          str
+    gb_type        str
+    occurrences    i64
+    site_compiles  i64
+    explanation    str
+    cache          str
+    hits           i64
+    misses         i64
+    bypasses       i64
+    saved_ms       f64
+    co_firstlineno  i32
+    max_s          f64
+    txn            str   the run's transaction the row was computed from
+    """
+)
