@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import importlib
+import importlib.util
 import os
 import shutil
 import signal
@@ -27,6 +28,14 @@ if sys.dont_write_bytecode or "PYTHONDONTWRITEBYTECODE" in os.environ:
 
 FIXTURES = Path(os.environ.get("PT2LOGS_FIXTURES", ROOT.parent / "shared" / "fixtures"))
 SAMPLES = ROOT / "sample_traces"
+
+
+#: for modules that run torch in subprocesses: skipped where torch is not installed, without importing it
+#: (``pytest.importorskip("torch")`` at module level imported torch into every test process at
+#: collection: 1.4 CPU s each, and its memory)
+needs_torch = pytest.mark.skipif(
+    importlib.util.find_spec("torch") is None, reason="torch is not installed"
+)
 
 
 def fixture_path(*parts: str) -> Path:
