@@ -89,6 +89,44 @@ def _make_once(name: str, make: Callable[[Path], None], wait: bool) -> Path | No
     return folder
 
 
+#: inductor on CPU probes which vector instruction sets the compiler builds and loads: a C++ build and
+#: a Python that loads it per set, in each process whose inductor cache folder is new (every capture
+#: makes a fresh one): 5.6 of a small inductor run's 12 CPU s. Where the probe picks the same set as
+#: the CPU's flags (checked once per session), the torch processes tests start skip it
+#: (TORCHINDUCTOR_VEC_ISA_OK=1: the same generated code).
+_VEC_ISA_PROBE = """
+from torch._inductor import config, cpu_vec_isa as v
+probed = [str(i) for i in v.valid_vec_isa_list()]
+v.valid_vec_isa_list.cache_clear()
+config.cpp.vec_isa_ok = True
+forced = [str(i) for i in v.valid_vec_isa_list()]
+print(probed[:1] == forced[:1])
+"""
+
+
+def _probe_vec_isa(folder: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHINDUCTOR_")}
+    env["TORCHINDUCTOR_CACHE_DIR"] = str(folder / "cache")
+    out = subprocess.run(
+        [sys.executable, "-c", _VEC_ISA_PROBE],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if out.stdout.strip() == "True":
+        (folder / "same").touch()
+
+
+def torch_env() -> dict[str, str]:
+    """Environment variables for the torch processes tests start (:data:`_VEC_ISA_PROBE`); none
+    outside a test session or without torch."""
+    if "PT2LOGS_TEST_SESSION_ROOT" not in os.environ or importlib.util.find_spec("torch") is None:
+        return {}
+    same = (shared_dir("vec_isa", _probe_vec_isa) / "same").exists()
+    return {"TORCHINDUCTOR_VEC_ISA_OK": "1"} if same else {}
+
+
 # ----------------------------------------------------------------------------- real captures in the background
 #: the real torch runs (subprocesses) test files read through ``shared_dir(name, maker)``: name ->
 #: (maker as "module:function", the files that read it). A session that collected one of those files

@@ -19,7 +19,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from tests.conftest import SAMPLES, needs_torch
+from tests.conftest import SAMPLES, needs_torch, torch_env
 
 import pt2logs
 
@@ -101,6 +101,7 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> dict:
         **ENV,
         "TORCHINDUCTOR_CACHE_DIR": str(tmp / "cache"),
         "PYTHONPATH": str(Path(pt2logs.__file__).parents[1]),
+        **torch_env(),
     }
     run = _pt2logs(
         "run",
