@@ -47,8 +47,6 @@ def worker() -> None:
 
 def generate(dest: Path) -> dict[str, float]:
     """Run the three runs in order; returns each one's wall time (s)."""
-    from tests.conftest import torch_env  # (here: the worker processes never import it)
-
     cache = dest / "inductor_cache"
     times = {}
     for run in RUNS:
@@ -58,7 +56,6 @@ def generate(dest: Path) -> dict[str, float]:
             "TORCHINDUCTOR_CACHE_DIR": str(cache),
             "TORCHINDUCTOR_COMPILE_THREADS": "1",
             "TORCH_LOGS": TORCH_LOGS,
-            **torch_env(),
         }
         if run == "config":
             env["CACHE_RUNS_CONFIG"] = "1"
