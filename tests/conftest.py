@@ -135,8 +135,9 @@ def torch_env() -> dict[str, str]:
 #: the first files of LAST find theirs made first; the outcome jobs' waits, 20 s in a collective timeout
 #: and 68 s in a deadlock's silence, overlap the other files wherever they come), while both processes
 #: run other tests: their CPU and their waits overlap the rest of the suite instead of stopping a process
-#: for minutes (about 215 CPU s in all, measured 2026-11-27: outcome_jobs 68, event_jobs 47,
-#: two_installs 45, cache_runs 27, real_run 17, advice_run 5, shapes_run 5). A test that needs one
+#: for minutes (about 163 CPU s in all, measured one after the other on 2026-11-27: outcome_jobs 49,
+#: two_installs 36, event_jobs 27, cache_runs 24, real_run 8, advice_run 5, shapes_run 5, and the
+#: vector-ISA probe of :func:`torch_env` 9, once; 197 before that). A test that needs one
 #: before it is made waits on its lock, or makes it itself if the thread has not come to it yet; a maker
 #: that fails leaves no ``.done``, and the test's own call runs it again, in the test, where the failure
 #: shows.
@@ -327,7 +328,7 @@ LONGEST = (
     "tests/test_s3_readers.py",  # readers re-snapshot on moto while a writer commits (37-98 CPU s)
     "tests/test_crash_safety.py",  # 10 kill points (2-6 CPU s each), readers beside compactions
     "tests/test_run_scope.py",  # every run's answers scoped and not (36 CPU s)
-    "tests/test_warehouse.py",  # three ingests killed and run again (28 CPU s)
+    "tests/test_warehouse.py",  # three ingests killed and run again (26 CPU s)
 )
 #: the files that read a background capture: last, longest first (CPU seconds measured as LONGEST, the
 #: captures made beforehand). In a session on a quiet machine every capture is made by the time these
