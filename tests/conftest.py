@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import importlib
+import importlib.util
 import os
 import shutil
 import signal
@@ -16,8 +17,25 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# Bytecode is cached (in __pycache__/, git-ignored) even where the environment says not to
+# (PYTHONDONTWRITEBYTECODE): without it each test process compiled every test module's assertion
+# rewrite again (8.3 -> 4.2 CPU s to collect the suite, per xdist worker) and each Python process a
+# test starts (`pt2logs` commands, writers, torch jobs) compiled the pt2logs modules it imports.
+if sys.dont_write_bytecode or "PYTHONDONTWRITEBYTECODE" in os.environ:
+    sys.dont_write_bytecode = False
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 FIXTURES = Path(os.environ.get("PT2LOGS_FIXTURES", ROOT.parent / "shared" / "fixtures"))
 SAMPLES = ROOT / "sample_traces"
+
+
+#: for modules that run torch in subprocesses: skipped where torch is not installed, without importing it
+#: (``pytest.importorskip("torch")`` at module level imported torch into every test process at
+#: collection: 1.4 CPU s each, and its memory)
+needs_torch = pytest.mark.skipif(
+    importlib.util.find_spec("torch") is None, reason="torch is not installed"
+)
 
 
 def fixture_path(*parts: str) -> Path:
@@ -71,6 +89,47 @@ def _make_once(name: str, make: Callable[[Path], None], wait: bool) -> Path | No
     return folder
 
 
+#: inductor on CPU probes which vector instruction sets the compiler builds and loads: a C++ build and
+#: a Python that loads it per set, in each process whose inductor cache folder is new (every capture
+#: makes a fresh one): 5.6 of a small inductor run's 12 CPU s. Where the probe picks the same set as
+#: the CPU's flags (checked once per session), the torch processes tests start skip it
+#: (TORCHINDUCTOR_VEC_ISA_OK=1: the same generated code).
+_VEC_ISA_PROBE = """
+from torch._inductor import config, cpu_vec_isa as v
+probed = [str(i) for i in v.valid_vec_isa_list()]
+v.valid_vec_isa_list.cache_clear()
+config.cpp.vec_isa_ok = True
+forced = [str(i) for i in v.valid_vec_isa_list()]
+print(probed[:1] == forced[:1])
+"""
+
+
+def _probe_vec_isa(folder: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHINDUCTOR_")}
+    env["TORCHINDUCTOR_CACHE_DIR"] = str(folder / "cache")
+    try:  # any failure (another torch, a hung compiler): the torch processes keep their own probe
+        out = subprocess.run(
+            [sys.executable, "-c", _VEC_ISA_PROBE],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    except subprocess.TimeoutExpired:
+        return
+    if out.stdout.strip() == "True":
+        (folder / "same").touch()
+
+
+def torch_env() -> dict[str, str]:
+    """Environment variables for the torch processes tests start (:data:`_VEC_ISA_PROBE`); none
+    outside a test session or without torch."""
+    if "PT2LOGS_TEST_SESSION_ROOT" not in os.environ or importlib.util.find_spec("torch") is None:
+        return {}
+    same = (shared_dir("vec_isa", _probe_vec_isa) / "same").exists()
+    return {"TORCHINDUCTOR_VEC_ISA_OK": "1"} if same else {}
+
+
 # ----------------------------------------------------------------------------- real captures in the background
 #: the real torch runs (subprocesses) test files read through ``shared_dir(name, maker)``: name ->
 #: (maker as "module:function", the files that read it). A session that collected one of those files
@@ -79,8 +138,9 @@ def _make_once(name: str, make: Callable[[Path], None], wait: bool) -> Path | No
 #: the first files of LAST find theirs made first; the outcome jobs' waits, 20 s in a collective timeout
 #: and 68 s in a deadlock's silence, overlap the other files wherever they come), while both processes
 #: run other tests: their CPU and their waits overlap the rest of the suite instead of stopping a process
-#: for minutes (about 215 CPU s in all, measured 2026-11-27: outcome_jobs 68, event_jobs 47,
-#: two_installs 45, cache_runs 27, real_run 17, advice_run 5, shapes_run 5). A test that needs one
+#: for minutes (about 163 CPU s in all, measured one after the other on 2026-11-27: outcome_jobs 49,
+#: two_installs 36, event_jobs 27, cache_runs 24, real_run 8, advice_run 5, shapes_run 5, and the
+#: vector-ISA probe of :func:`torch_env` 9, once; 197 before that). A test that needs one
 #: before it is made waits on its lock, or makes it itself if the thread has not come to it yet; a maker
 #: that fails leaves no ``.done``, and the test's own call runs it again, in the test, where the failure
 #: shows.
@@ -271,7 +331,7 @@ LONGEST = (
     "tests/test_s3_readers.py",  # readers re-snapshot on moto while a writer commits (37-98 CPU s)
     "tests/test_crash_safety.py",  # 10 kill points (2-6 CPU s each), readers beside compactions
     "tests/test_run_scope.py",  # every run's answers scoped and not (36 CPU s)
-    "tests/test_warehouse.py",  # three ingests killed and run again (28 CPU s)
+    "tests/test_warehouse.py",  # three ingests killed and run again (26 CPU s)
 )
 #: the files that read a background capture: last, longest first (CPU seconds measured as LONGEST, the
 #: captures made beforehand). In a session on a quiet machine every capture is made by the time these

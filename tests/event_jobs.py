@@ -123,6 +123,9 @@ def env(dest: str, job: str) -> dict[str, str]:
         out["INDUCTOR_PROVENANCE"] = "1"
     if job == "collectives":
         out.update({"LOG_TLPARSE": "1", "MASTER_ADDR": "127.0.0.1"})
+    from tests.conftest import torch_env  # (here: the job's own processes never import it)
+
+    out.update(torch_env())
     return out
 
 

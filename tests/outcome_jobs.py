@@ -140,6 +140,9 @@ def job_env(dest: str, job: str) -> dict[str, str]:
             "MASTER_ADDR": "127.0.0.1",
         }
     )
+    from tests.conftest import torch_env  # (here: the job's own processes never import it)
+
+    env.update(torch_env())
     return env
 
 

@@ -4,10 +4,11 @@ and the app over it, served on a free port of 127.0.0.1 from a thread."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from tests.browser import fleet as fl
-from tests.conftest import FIXTURES, SAMPLES
+from tests.conftest import FIXTURES, SAMPLES, shared_dir
 
 import pt2logs
 
@@ -16,20 +17,23 @@ _SITES: dict[str, str] = {}
 
 
 def warehouse(tmp_path_factory: Any) -> str:
-    """The shared warehouse, ingested once per test session."""
+    """The shared warehouse, ingested once per test session for every xdist worker (``shared_dir``:
+    five files read it). Tests only read it."""
     if "wh" not in _SITES:
-        base = tmp_path_factory.mktemp("serve")
-        wh = str(base / "wh")
-        pt2logs.ingest([str(SAMPLES)], wh)
-        if GPU_RECOMPILES.is_dir():
-            pt2logs.ingest([str(GPU_RECOMPILES)], wh)
-        fl.xss_trace(
-            base / "evil" / f"evil{fl.IMG}" / "trace" / "dedicated_log_torch_trace_evil.log",
-            fl.SAMPLE_DAY,
-        )
-        pt2logs.ingest([str(base / "evil")], wh, tags={"model": f"evil{fl.SCRIPT}"})
-        _SITES["wh"] = wh
+        _SITES["wh"] = str(shared_dir("serve_site", _make) / "wh")
     return _SITES["wh"]
+
+
+def _make(base: Path) -> None:
+    wh = str(base / "wh")
+    pt2logs.ingest([str(SAMPLES)], wh)
+    if GPU_RECOMPILES.is_dir():
+        pt2logs.ingest([str(GPU_RECOMPILES)], wh)
+    fl.xss_trace(
+        base / "evil" / f"evil{fl.IMG}" / "trace" / "dedicated_log_torch_trace_evil.log",
+        fl.SAMPLE_DAY,
+    )
+    pt2logs.ingest([str(base / "evil")], wh, tags={"model": f"evil{fl.SCRIPT}"})
 
 
 def app(wh: str) -> Any:

@@ -9,10 +9,11 @@ import sys
 import textwrap
 
 import pytest
+from tests.conftest import needs_torch
 
 import pt2logs
 
-torch = pytest.importorskip("torch")
+pytestmark = needs_torch
 
 WORKLOAD = textwrap.dedent("""
     import sys, torch

@@ -65,6 +65,16 @@ def damaged(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, tu
     return wh, runs
 
 
+@pytest.fixture(scope="module")
+def n_ranks(damaged: tuple[str, dict[str, tuple[str, str]]]) -> dict[str, int]:
+    """Each damaged run's n_ranks (one connection for the module, not one per run's test)."""
+    con = pt2logs.connect(damaged[0])
+    try:
+        return dict(con.execute("SELECT run_id, n_ranks FROM runs").fetchall())
+    finally:
+        con.close()
+
+
 def cli(*args: str) -> str:
     res = CliRunner().invoke(main, list(args))
     assert res.exit_code == 0, (
@@ -154,13 +164,14 @@ def test_fleet_pages_and_exports(
     "folder", [f if f in ONE_RUN else pytest.param(f, marks=pytest.mark.slow) for f in FOLDERS]
 )
 def test_one_run_commands(
-    folder: str, damaged: tuple[str, dict[str, tuple[str, str]]], tmp_path: Path
+    folder: str,
+    damaged: tuple[str, dict[str, tuple[str, str]]],
+    n_ranks: dict[str, int],
+    tmp_path: Path,
 ) -> None:
     wh, runs = damaged
     run, name = runs[folder]
-    con = pt2logs.connect(wh)
-    ranks = con.execute("SELECT n_ranks FROM runs WHERE run_id = $r", {"r": run}).fetchone()[0]
-    con.close()
+    ranks = n_ranks[run]
     assert name in cli("summary", run, "-w", wh)
     ranked = cli("ranks", run, "-w", wh, "-f", "csv")
     assert name in ranked or ranks == 1

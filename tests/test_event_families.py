@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 from tests import event_jobs
-from tests.conftest import FIXTURES, shared_dir
+from tests.conftest import FIXTURES, needs_torch, shared_dir
 
 import pt2logs
 from pt2logs.cli import main
@@ -25,8 +25,7 @@ from pt2logs.readers.kit import FileContext
 from pt2logs.readers.trace import native as records_native
 from pt2logs.readers.trace.torch_trace import read_trace
 
-pytest.importorskip("torch")
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, needs_torch]
 
 JOBS = event_jobs.JOBS
 TABLES = (

@@ -14,14 +14,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from tests import outcome_jobs as jobs
-from tests.conftest import shared_dir
+from tests.conftest import needs_torch, shared_dir
 
 import pt2logs
 from pt2logs.cli import main
 from pt2logs.query.queries import run_named
 
-pytest.importorskip("torch")
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, needs_torch]
 
 
 @pytest.fixture(scope="session")

@@ -19,12 +19,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, needs_torch, torch_env
 
 import pt2logs
 
-pytest.importorskip("torch")
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, needs_torch]
 
 WANDB = "0123456789abcdef0123456789abcdef01234567"
 #: learnt: given to the run as environment variables and arguments, then printed plainly
@@ -102,6 +101,7 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> dict:
         **ENV,
         "TORCHINDUCTOR_CACHE_DIR": str(tmp / "cache"),
         "PYTHONPATH": str(Path(pt2logs.__file__).parents[1]),
+        **torch_env(),
     }
     run = _pt2logs(
         "run",

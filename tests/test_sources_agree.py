@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.conftest import fixture_path, shared_dir
+from tests.conftest import fixture_path, shared_dir, torch_env
 
 import pt2logs
 
@@ -98,6 +98,7 @@ def _make_real_run(base: Path) -> None:
         TORCHINDUCTOR_CACHE_DIR=str(base / "inductor_cache"),
         TORCHINDUCTOR_COMPILE_THREADS="1",
         OMP_NUM_THREADS="1",
+        **torch_env(),
     )
     with open(run / "torch_logs.txt", "wb") as err:
         p = subprocess.run(

@@ -23,7 +23,7 @@ import subprocess
 import sys
 
 import pytest
-from tests.conftest import fixture_path, shared_dir
+from tests.conftest import fixture_path, shared_dir, torch_env
 
 import pt2logs
 from pt2logs.query.queries import run_named
@@ -78,6 +78,7 @@ def capture(base) -> None:
         "TORCHINDUCTOR_CACHE_DIR": str(base / "inductor_cache"),
         "TORCHINDUCTOR_COMPILE_THREADS": "1",
         "STO": "240",
+        **torch_env(),
     }
     for var in ("TORCH_TRACE", "TORCH_LOGS", "TORCH_COMPILE_DEBUG"):
         env.pop(var, None)

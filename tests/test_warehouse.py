@@ -18,6 +18,7 @@ from tests.conftest import fixture_path, settled, tables_rows
 
 import pt2logs
 from pt2logs.query.views import arrow_table
+from pt2logs.store.parts import txn_of
 from pt2logs.tables.schema import TABLES
 
 ALL_TABLES = sorted(TABLES)
@@ -106,25 +107,45 @@ def _visible_runs_are_whole(wh: str) -> int:
     return len(rows)
 
 
+def _committed_txns(wh: str) -> set[str]:
+    """The transactions whose ``runs`` file is written: committed (files, then runs rows)."""
+    return {txn_of(p.name) for p in Path(wh, "runs").rglob("part-*.parquet")}
+
+
+def _kill_inside_a_transaction(p: subprocess.Popen, wh: str, after: int, delay: float) -> None:
+    """SIGKILL ``p`` ``delay`` s after it opened the transaction that follows its ``after``-th commit:
+    inside a transaction, whatever the machine's speed (a kill at a fixed time fell before the first
+    write on a loaded machine, or after the last commit on a quiet one)."""
+    end = time.monotonic() + 300
+    while time.monotonic() < end and p.poll() is None:
+        done = _committed_txns(wh)
+        if len(done) >= after and any(m.stem not in done for m in Path(wh, "_txn").glob("*.json")):
+            break
+        time.sleep(0.02)
+    assert p.poll() is None, "the ingest ended before the transaction to kill"
+    time.sleep(delay)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+
+
 @pytest.mark.slow
 def test_sigkill_midway_then_rerun_equals_an_uninterrupted_ingest(tmp_path):
-    corpus = make_corpus(tmp_path / "corpus", 24)
+    # 12 runs in 4 transactions of 3; each attempt is killed inside another one: the first (nothing
+    # committed yet), the second, the third (4 CPU s an attempt, not 8: 24 runs and a kill at a random
+    # 1.2-3 s landed anywhere, also before the first write)
+    corpus = make_corpus(tmp_path / "corpus", 12)
+    env = {**os.environ, "PT2LOGS_TXN_RUNS": "3"}
     ref = str(tmp_path / "ref")
-    subprocess.run(
-        _ingest_cmd(corpus, ref), check=True, env={**os.environ, "PT2LOGS_TXN_RUNS": "3"}
-    )
+    subprocess.run(_ingest_cmd(corpus, ref), check=True, env=env)
     expected = snapshot(ref)
     rng = random.Random(7)
     for attempt in range(3):
         wh = str(tmp_path / f"killed{attempt}")
-        env = {**os.environ, "PT2LOGS_TXN_RUNS": "3"}
         p = subprocess.Popen(_ingest_cmd(corpus, wh), env=env)
-        time.sleep(rng.uniform(1.2, 3.0))
-        p.send_signal(signal.SIGKILL)
-        p.wait()
+        _kill_inside_a_transaction(p, wh, after=attempt, delay=rng.uniform(0, 0.2))
         # readable right away, with no partial run visible
         if Path(wh, "_meta.json").exists():
-            _visible_runs_are_whole(wh)
+            assert _visible_runs_are_whole(wh) == 3 * len(_committed_txns(wh))
         subprocess.run(_ingest_cmd(corpus, wh), check=True, env=env)
         assert snapshot(wh) == expected
         settled(wh)  # the views writer the ingest forked may still be writing its file

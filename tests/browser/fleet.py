@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, shared_dir
 from tests.tracegen import record
 
 import pt2logs
@@ -160,11 +160,22 @@ _FLEETS: dict[str, tuple[str, list[PlannedRun]]] = {}
 
 
 def fleet(tmp_path_factory: Any) -> tuple[str, list[PlannedRun]]:
-    """(warehouse, plan) of the shared fleet, built once per test session."""
+    """(warehouse, plan) of the shared fleet, built once per test session for every xdist worker
+    (``shared_dir``: 6.6 CPU s, which each worker of test_dashboard.py or a browser file spent again).
+    Tests only read it."""
     if "fleet" not in _FLEETS:
-        base = tmp_path_factory.mktemp("fleet")
-        wh = str(base / "wh")
-        _FLEETS["fleet"] = (wh, make_fleet(base / "logs", wh, UNTIL))
+
+        def make(base: Path) -> None:
+            plan = make_fleet(base / "logs", str(base / "wh"), UNTIL)
+            rows = [[r.scenario, r.day.isoformat(), r.scale, r.folder] for r in plan]
+            (base / "plan.json").write_text(json.dumps(rows))
+
+        base = shared_dir("fleet", make)
+        plan = [
+            PlannedRun(sc, dt.date.fromisoformat(day), scale, folder)
+            for sc, day, scale, folder in json.loads((base / "plan.json").read_text())
+        ]
+        _FLEETS["fleet"] = (str(base / "wh"), plan)
     return _FLEETS["fleet"]
 
 
