@@ -22,7 +22,7 @@ from typing import Any
 
 import duckdb
 
-from pt2logs.query import kept_rows
+from pt2logs.query import kept_answers, kept_rows, run_scope
 from pt2logs.query import views as _views
 from pt2logs.query.kept_rows import KINDS, Kind
 from pt2logs.query.sql_text import literal
@@ -51,6 +51,8 @@ class Kept:
     advice_runs: int = 0
     #: transactions left to query time: (txn, why)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    #: runs whose answers were kept (pt2logs.query.kept_answers)
+    answer_runs: int = 0
 
 
 _VIEW = re.compile(r'^CREATE OR REPLACE (?:TEMP TABLE|VIEW) "?(\w+?)(?:_all_sources)?"? AS')
@@ -114,11 +116,15 @@ def _decide(
 
 
 def _write(wh: Warehouse, kind: Kind, txn: str, table: Any) -> None:
+    _write_file(wh, kept_rows.file_path(kind, wh, txn), table)
+
+
+def _write_file(wh: Warehouse, path: str, table: Any) -> None:
     import pyarrow.parquet as pq
 
     buf = io.BytesIO()
     pq.write_table(table, buf, compression="zstd")
-    recovery.write_bytes(wh, kept_rows.file_path(kind, wh, txn), buf.getvalue())
+    recovery.write_bytes(wh, path, buf.getvalue())
 
 
 def _todo(wh: Warehouse, snap: Snapshot, txns: set[str] | None) -> dict[str, list[Kind]]:
@@ -171,4 +177,76 @@ def keep(warehouse: str | Warehouse, txns: set[str] | None = None) -> Kept:
             else:
                 res.advice_runs += n
         res.txns += bool(got)
+    with contextlib.suppress(
+        duckdb.Error
+    ):  # (nothing kept is needed: a failure leaves them to query time)
+        res.answer_runs = keep_answers(wh, None if txns is None else set(txns) - damaged)
     return res
+
+
+def _answers(con: duckdb.DuckDBPyConnection, runs: list[str], txn: str) -> Any:
+    """The kept answers of ``runs`` of transaction ``txn`` (pt2logs.query.kept_answers), asked in one run scope
+    over them all (``con``: a connection to the warehouse, as a command's)."""
+    import pyarrow as pa
+
+    from pt2logs.query.queries import bind, get_query, run_named
+
+    names = dict(
+        con.execute(
+            "SELECT run_id, name FROM main.runs WHERE list_contains($r, run_id) AND txn = $t",
+            {"r": runs, "t": txn},
+        ).fetchall()
+    )
+    ok = [r for r in kept_answers.alone({r: names.get(r) for r in runs}) if r in names]
+    asked = kept_answers.asked()
+    names_asked = [q for q, _ in asked]
+    cols: dict[str, list[Any]] = {"run_id": [], "query": [], "params": [], "answer": [], "txn": []}
+    tables = run_scope.tables_for(names_asked)
+    run_scope.enter(con, ok, tables, run_scope.materialized_for(names_asked))
+    try:
+        for r in ok:
+            for q, p in asked:
+                bound = bind(get_query(q), get_query(q).sql, {"run_id": r, **p})
+                for col, v in zip(
+                    cols,
+                    (
+                        r,
+                        q,
+                        kept_answers.params_key(bound),
+                        kept_answers.ipc(run_named(con, q, bound)),
+                        txn,
+                    ),
+                ):
+                    cols[col].append(v)
+    finally:
+        run_scope.leave(con)
+    types = [pa.string(), pa.string(), pa.string(), pa.binary(), pa.string()]
+    return pa.table(cols, schema=pa.schema(list(zip(cols, types))))
+
+
+def keep_answers(wh: Warehouse, txns: set[str] | None = None) -> int:
+    """Keep the answers of the runs of ``txns`` (None: every live committed transaction without them) of at most
+    kept_answers.MAX_RUNS runs, over a connection to the whole warehouse as a command's (the outcomes and advice
+    items kept just before are read as a command reads them). Returns the runs kept."""
+    if not kept_rows.enabled():
+        return 0
+    have = kept_answers.kept(wh)
+    con = _views.connect(wh)
+    try:
+        live = con.execute(
+            "SELECT txn, list(run_id ORDER BY run_id) FROM _live GROUP BY txn"
+        ).fetchall()
+        n = 0
+        for txn, runs in sorted(live):
+            if (
+                txn in have
+                or (txns is not None and txn not in txns)
+                or len(runs) > kept_answers.MAX_RUNS
+            ):
+                continue
+            table = _answers(con, runs, txn)
+            _write_file(wh, kept_answers.file_path(wh, txn), table)
+            n += len(set(table.column("run_id").to_pylist()))
+        return n
+    finally:
+        con.close()

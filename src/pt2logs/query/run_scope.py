@@ -33,6 +33,7 @@ from collections.abc import Iterable, Iterator
 
 import duckdb
 
+from pt2logs.query import kept_answers
 from pt2logs.query.macros import fill, load_macros
 from pt2logs.query.queries import get_query
 from pt2logs.query.sql_text import ident as _ident
@@ -224,11 +225,34 @@ def scoped(
     run_ids: Iterable[str],
     tables: Iterable[str] = SCOPED,
     materialized: Iterable[str] = (),
+    answers: bool = True,
 ) -> Iterator[None]:
     """Inside: the tables ``tables`` hold the rows of ``run_ids`` only (and the ``materialized`` macros answer from
-    their rows over them, :func:`enter`)."""
-    enter(con, run_ids, tables, materialized)
+    their rows over them, :func:`enter`). Where the runs' answers are kept (:mod:`pt2logs.query.kept_answers`;
+    ``answers=False``: not read), the named queries they hold are answered from them and another query's tables
+    are copied when it is asked."""
+    ids, tables, materialized = list(run_ids), tuple(tables), tuple(materialized)
+    kept = kept_answers.load(con, ids) if answers else {}
+    if not kept:
+        enter(con, ids, tables, materialized)
+        try:
+            yield
+        finally:
+            leave(con)
+        return
+    done: set[str] = set()
+
+    def miss(name: str) -> None:
+        need = [t for t in tables if t in tables_for([name]) and t not in done]
+        mat = [m for m in materialized if m in materialized_for([name]) and m not in done]
+        if need or mat:
+            enter(con, ids, need, mat)
+            done.update(need, mat)
+
+    stop = kept_answers.answering(con, kept, miss)
     try:
         yield
     finally:
-        leave(con)
+        stop()
+        if done:
+            leave(con)
