@@ -1,0 +1,219 @@
+"""The answers about one run kept per committed transaction (pt2logs.query.kept_answers): each kept answer is the table
+its named query returns over the run's rows (schema and all), so summary, ranks, advise and diff answer the same with
+and without them, from them alone (no query asked of DuckDB but the diff's two-run cache_misses); answers kept under
+another key (other SQL, macros or code), of another transaction, in a damaged file or with PT2LOGS_OUTCOME_CACHE=0
+are never read."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import pt2logs
+from pt2logs.query import kept_answers, kept_cache, kept_rows, queries, run_scope
+from pt2logs.reports.compose import advise, ranks, summary
+from pt2logs.reports.diff import diff
+from pt2logs.store.warehouse import Warehouse
+
+
+def _plain(x):
+    return json.loads(json.dumps(x, default=str, sort_keys=True))
+
+
+def _pages(con, rid: str, other: str | None = None) -> dict:
+    got = {
+        "summary": _plain(summary(con, rid).as_dict()),
+        "ranks": _plain(ranks(con, rid).as_dict()),
+        "advise": _plain(advise(con, rid, 20)[1]),
+    }
+    if other is not None:
+        got["diff"] = _plain(dataclasses.asdict(diff(con, other, rid)))
+    return got
+
+
+def _runs(con) -> list[str]:
+    return [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]
+
+
+@pytest.fixture
+def asked_of_duckdb(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The named queries that reached DuckDB (not answered from kept answers)."""
+    seen: list[str] = []
+    run_sql = queries.run_sql
+
+    def spy(con, sql, params=None):
+        seen.append(next(q.name for q in queries.load_queries().values() if q.sql == sql))
+        return run_sql(con, sql, params)
+
+    monkeypatch.setattr(queries, "run_sql", spy)
+    return seen
+
+
+def test_every_kept_answer_is_the_table_its_query_returns(sample_wh):
+    con = pt2logs.connect(sample_wh)
+    runs = _runs(con)
+    assert len(runs) == 5
+    got = kept_answers.load(con, runs)
+    asked = kept_answers.asked()
+    assert len(got) == len(runs) * len(asked)
+    for rid in runs:
+        with run_scope.scoped(con, [rid], answers=False):  # the copies, as before answers were kept
+            for q, p in asked:
+                bound = queries.bind(
+                    queries.get_query(q), queries.get_query(q).sql, {"run_id": rid, **p}
+                )
+                want = queries.run_sql(con, queries.get_query(q).sql, bound)
+                kept = kept_answers.answering(con, got, lambda name: None)
+                try:
+                    table = queries.run_named(con, q, {"run_id": rid, **p})
+                finally:
+                    kept()
+                assert table.schema.equals(want.schema, check_metadata=True), (rid, q)
+                assert table.equals(want), (rid, q)
+
+
+def test_the_commands_answer_from_them_alone_and_the_same(sample_wh, asked_of_duckdb):
+    con = pt2logs.connect(sample_wh)
+    runs = _runs(con)
+    for i, rid in enumerate(runs):
+        other = runs[i - 1]
+        with run_scope.scoped(con, [other, rid], answers=False):
+            want = _pages(con, rid, other)
+        asked_of_duckdb.clear()
+        with run_scope.scoped(con, [other, rid]):
+            assert _pages(con, rid, other) == want
+        assert asked_of_duckdb == [
+            "cache_misses"
+        ]  # (it compares the two runs: not a run's own answer)
+
+
+def test_a_run_id_that_prefixes_another_run_is_not_answered_alone():
+    assert kept_answers.alone({"abc": "x", "abcd": "y"}) == ["abcd"]
+    assert kept_answers.alone({"abc": "x", "f00": "abc run"}) == ["f00"]
+    assert kept_answers.alone({"abc": "x", "def": "y"}) == ["abc", "def"]
+
+
+@pytest.fixture
+def copied(sample_wh, tmp_path) -> str:
+    wh = str(tmp_path / "wh")
+    shutil.copytree(sample_wh, wh)
+    return wh
+
+
+def _kept_file(wh: str) -> Path:
+    (path,) = Path(wh, kept_answers.FOLDER, kept_answers.key()).glob("*" + kept_rows.SUFFIX)
+    return path
+
+
+def _doctor(wh: str) -> None:
+    """Every kept run_overview answer made another run's: what a stale answer would look like."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = _kept_file(wh)
+    t = pq.read_table(path)
+    rows = t.to_pylist()
+    overviews = [r["answer"] for r in rows if r["query"] == "run_overview"]
+    for r in rows:
+        if r["query"] == "run_overview":
+            r["answer"] = overviews[(overviews.index(r["answer"]) + 1) % len(overviews)]
+    pq.write_table(pa.Table.from_pylist(rows, schema=t.schema), path)
+
+
+def _summaries(wh: str, scoped_answers: bool = True) -> dict:
+    con = pt2logs.connect(wh)
+    out = {}
+    for rid in _runs(con):
+        with run_scope.scoped(con, [rid], answers=scoped_answers):
+            out[rid] = _plain(summary(con, rid).as_dict())
+    return out
+
+
+def test_answers_of_another_key_are_never_read(copied, monkeypatch):
+    want = _summaries(copied, scoped_answers=False)
+    _doctor(copied)
+    # under this code's key the doctored file is read (what makes the rest of this test mean something)
+    assert _summaries(copied) != want
+    key = kept_answers.key()
+    assert kept_answers._make_key()["key"] == key
+    # another named query's text, another macro, another module of pt2logs.query: another key, another folder
+    get = queries.get_query
+    monkeypatch.setattr(
+        kept_answers,
+        "get_query",
+        lambda n: (
+            dataclasses.replace(get(n), sql=get(n).sql + " ") if n == "run_overview" else get(n)
+        ),
+    )
+    other_sql = kept_answers._make_key()["key"]
+    monkeypatch.undo()
+    from pt2logs.query import macros
+
+    sql = macros.macro_sql
+    monkeypatch.setattr(
+        macros, "macro_sql", lambda n: sql(n) + (" " if n == "selected_runs" else "")
+    )
+    other_macro = kept_answers._make_key()["key"]
+    monkeypatch.undo()
+    read = Path.read_text
+    monkeypatch.setattr(
+        Path,
+        "read_text",
+        lambda p, *a, **k: read(p, *a, **k) + ("#" if p.name == "view_sql.py" else ""),
+    )
+    other_code = kept_answers._make_key()["key"]
+    monkeypatch.undo()
+    assert len({key, other_sql, other_macro, other_code}) == 4
+    monkeypatch.setattr(kept_answers, "key", lambda: other_sql)
+    assert kept_answers.load(pt2logs.connect(copied), _runs(pt2logs.connect(copied))) == {}
+    assert _summaries(copied) == want
+
+
+def test_a_damaged_kept_file_is_not_read(copied):
+    want = _summaries(copied, scoped_answers=False)
+    _kept_file(copied).write_bytes(b"PAR1 not parquet at all PAR1")
+    con = pt2logs.connect(copied)
+    assert kept_answers.load(con, _runs(con)) == {}
+    assert _summaries(copied) == want
+
+
+def test_the_answers_of_a_run_ingested_again_are_its_new_transactions(tmp_path):
+    """A run whose trace changed is ingested again: its answers are those of its new transaction."""
+    from tests.conftest import SAMPLES
+
+    src = tmp_path / "in" / "run"
+    shutil.copytree(SAMPLES / "recompiles", src)
+    wh = str(tmp_path / "wh")
+    pt2logs.ingest([str(src)], wh)
+    (trace,) = (src / "trace").glob("*.log.gz")
+    (gb,) = (SAMPLES / "graph_breaks" / "trace").glob("*.log.gz")
+    shutil.copyfile(gb, trace)
+    pt2logs.ingest([str(src)], wh)
+    assert len(kept_answers.kept(Warehouse(wh))) == 2  # one file per transaction
+    assert _summaries(wh) == _summaries(wh, scoped_answers=False)
+
+
+def test_none_kept_or_read_with_the_cache_off(tmp_path, monkeypatch):
+    from tests.conftest import SAMPLES
+
+    wh = str(tmp_path / "wh")
+    monkeypatch.setenv(kept_rows.ENV, "0")
+    pt2logs.ingest([str(SAMPLES / "recompiles")], wh)
+    assert not Path(wh, kept_answers.FOLDER).exists()
+    monkeypatch.setenv(kept_rows.ENV, "1")
+    assert kept_cache.keep(wh).answer_runs == 1  # (compact keeps what an ingest did not)
+    monkeypatch.setenv(kept_rows.ENV, "0")
+    con = pt2logs.connect(wh)
+    assert kept_answers.load(con, _runs(con)) == {}
+
+
+def test_a_transaction_of_many_runs_keeps_none(copied, monkeypatch):
+    shutil.rmtree(Path(copied, kept_answers.FOLDER))
+    monkeypatch.setattr(kept_answers, "MAX_RUNS", 4)
+    assert kept_cache.keep_answers(Warehouse(copied)) == 0
+    monkeypatch.setattr(kept_answers, "MAX_RUNS", 5)
+    assert kept_cache.keep_answers(Warehouse(copied)) == 5
