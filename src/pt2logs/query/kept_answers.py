@@ -65,7 +65,8 @@ OTHER_ASKED = (
 
 def asked() -> list[tuple[str, dict[str, Any]]]:
     """Every (named query, parameters besides ``run_id``) kept per run: the summary's and ranks' sections, the
-    run's overview, resolution (``runs``) and outcome, the diff's, advise's and serve's run page's."""
+    run's overview, resolution (``runs``) and outcome, the diff's, advise's, serve's run page's and the run
+    dashboard's cards."""
     from pt2logs.reports.outcomes import QUERIES as OUTCOME_QUERIES
     from pt2logs.reports.pages import get_page
 
@@ -73,11 +74,24 @@ def asked() -> list[tuple[str, dict[str, Any]]]:
     for page in ("summary", "ranks"):
         out += [(s.query, dict(s.params)) for s in get_page(page).sections]
     out += [("run_overview", {}), ("runs", {}), *((q, {}) for q in OUTCOME_QUERIES)]
-    out += [*DIFF_ASKED, *OTHER_ASKED]
+    out += [*DIFF_ASKED, *OTHER_ASKED, *_run_dashboard()]
     seen: dict[str, tuple[str, dict[str, Any]]] = {}
     for q, p in out:
         seen.setdefault(f"{q}|{params_key({'run_id': '', **p})}", (q, p))
     return list(seen.values())
+
+
+def _run_dashboard() -> list[tuple[str, dict[str, Any]]]:
+    """The cards of the run dashboard (dashboards/run.toml; serve's run page draws some as charts), read as a file:
+    pt2logs.dashboard reads the run scope's package."""
+    from pt2logs.reports.pages import tomllib  # (the one that Python version has)
+
+    package = Path(__file__).resolve().parents[1]
+    for d in (package.parents[1] / "dashboards", package / "_data" / "dashboards"):
+        if (d / "run.toml").is_file():
+            page = tomllib.loads((d / "run.toml").read_text())
+            return [(s["query"], dict(s.get("params", {}))) for s in page.get("sections", [])]
+    return []
 
 
 def params_key(bound: dict[str, Any]) -> str:
