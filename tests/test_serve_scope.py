@@ -41,15 +41,20 @@ def test_scoped_pages_equal_unscoped(con):
         want = _plain(summary(con, rid).as_dict())
         want_c = _plain(compile_facts(con, rid, cid[0][0], None)) if cid else None
         want_d = _plain(diff(con, other, rid).as_dict()) if i < 2 else None
-        with scoped(con, [rid]):
-            assert con.execute("SELECT count(DISTINCT run_id) FROM events").fetchall()[0][0] <= 1
-            assert _plain(summary(con, rid).as_dict()) == want, rid
-            if cid:
-                assert _plain(compile_facts(con, rid, cid[0][0], None)) == want_c, rid
-        if want_d is None:
-            continue
-        with scoped(con, [other, rid]):
-            assert _plain(diff(con, other, rid).as_dict()) == want_d, rid
+        # the copies; then the answers kept per transaction (pt2logs.query.kept_answers), the copies for the rest
+        for answers in (False, True):
+            with scoped(con, [rid], answers=answers):
+                if not answers:
+                    assert (
+                        con.execute("SELECT count(DISTINCT run_id) FROM events").fetchall()[0][0]
+                        <= 1
+                    )
+                assert _plain(summary(con, rid).as_dict()) == want, rid
+                if cid:
+                    assert _plain(compile_facts(con, rid, cid[0][0], None)) == want_c, rid
+            if want_d is not None:
+                with scoped(con, [other, rid], answers=answers):
+                    assert _plain(diff(con, other, rid).as_dict()) == want_d, rid
     # the views again once a scope ends
     assert con.execute("SELECT count(DISTINCT run_id) FROM events").fetchall()[0][0] == len(
         {r for r in runs if con.execute("SELECT 1 FROM events WHERE run_id = ?", [r]).fetchall()}
