@@ -217,3 +217,17 @@ def test_a_transaction_of_many_runs_keeps_none(copied, monkeypatch):
     assert kept_cache.keep_answers(Warehouse(copied)) == 0
     monkeypatch.setattr(kept_answers, "MAX_RUNS", 5)
     assert kept_cache.keep_answers(Warehouse(copied)) == 5
+
+
+def test_a_run_with_a_damaged_file_is_not_answered_from_them(copied):
+    """A run whose data file is damaged is answered from the rows the snapshot holds (with a warning), as without
+    kept answers: never from the answers kept when it was whole."""
+    from pt2logs.query.views import damaged_runs
+
+    (events,) = Path(copied, "events").rglob("*.parquet")
+    events.unlink()  # (a file of its commit gone: the snapshot leaves it out, with a warning)
+    con = pt2logs.connect(copied)
+    runs = _runs(con)
+    assert damaged_runs(con) == set(runs)
+    assert kept_answers.load(con, runs) == {}
+    assert _summaries(copied) == _summaries(copied, scoped_answers=False)

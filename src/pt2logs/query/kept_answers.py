@@ -172,7 +172,10 @@ def load(
     con: duckdb.DuckDBPyConnection, run_ids: Iterable[str]
 ) -> dict[tuple[str, str, str], bytes]:
     """The kept answers of ``run_ids`` (those of their live transactions, of runs ``selected_runs`` selects alone
-    among them): (run_id, query, params) -> the answer's IPC stream. Empty when none is kept."""
+    among them, whose files the snapshot holds whole: a run with a damaged file is answered from the rows there
+    are, with a warning): (run_id, query, params) -> the answer's IPC stream. Empty when none is kept."""
+    from pt2logs.query.views import damaged_runs
+
     wh = _wh(con)
     ids = sorted(set(run_ids))
     if wh is None or not ids or not kept_rows.enabled():
@@ -180,7 +183,7 @@ def load(
     rows = con.execute(
         "SELECT run_id, name, txn FROM main.runs WHERE list_contains($r, run_id)", {"r": ids}
     ).fetchall()
-    single = set(alone({r: n for r, n, _ in rows}))
+    single = set(alone({r: n for r, n, _ in rows})) - damaged_runs(con)
     txns = sorted({t for r, _, t in rows if r in single})
     have = kept(wh) if txns else set()
     urls = [wh.url(FOLDER, key(), t + kept_rows.SUFFIX) for t in txns if t in have]
@@ -209,10 +212,13 @@ def answering(
 
     def hook(name: str, bound: dict[str, Any]) -> Any:
         got = answers.get((bound.get("run_id"), name, params_key(bound)))
-        if got is None:
-            miss(name)
-            return None
-        return pa.ipc.open_stream(got).read_all()
+        if got is not None:
+            try:
+                return pa.ipc.open_stream(got).read_all()
+            except (pa.ArrowException, OSError):  # (damaged inside a file that read: asked instead)
+                pass
+        miss(name)
+        return None
 
     ANSWERS[con] = hook
     return lambda: ANSWERS.pop(con, None)
