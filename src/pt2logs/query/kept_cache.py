@@ -224,6 +224,29 @@ def _answers(con: duckdb.DuckDBPyConnection, runs: list[str], txn: str) -> Any:
     return pa.table(cols, schema=pa.schema(list(zip(cols, types))))
 
 
+def _small_unkept(wh: Warehouse, have: set[str], txns: set[str] | None) -> bool:
+    """Whether a live commit of ``txns`` (None: any) without kept answers has at most kept_answers.MAX_RUNS runs
+    (counted in its ``runs`` files: a commit's runs)."""
+    from pt2logs.store.parts import txn_of
+
+    con = duckdb.connect()
+    try:
+        _views.attach_filesystem(con, wh)
+        snap = take(wh, read_records=lambda runs: _views.commit_records(con, wh, runs))
+        files: dict[str, list[str]] = {}
+        for rel in snap.files.get("runs", []):
+            t = txn_of(rel)
+            if t and t not in have and (txns is None or t in txns):
+                files.setdefault(t, []).append(wh.url(*rel.split("/")))
+        for urls in files.values():
+            sql = f"SELECT count(DISTINCT run_id) FROM read_parquet([{', '.join(map(literal, urls))}])"
+            if con.execute(sql).fetchall()[0][0] <= kept_answers.MAX_RUNS:
+                return True
+        return False
+    finally:
+        con.close()
+
+
 def keep_answers(wh: Warehouse, txns: set[str] | None = None) -> int:
     """Keep the answers of the runs of ``txns`` (None: every live committed transaction without them) of at most
     kept_answers.MAX_RUNS runs, over a connection to the whole warehouse as a command's (the outcomes and advice
@@ -231,6 +254,10 @@ def keep_answers(wh: Warehouse, txns: set[str] | None = None) -> int:
     if not kept_rows.enabled():
         return 0
     have = kept_answers.kept(wh)
+    if not _small_unkept(
+        wh, have, txns
+    ):  # (a fleet's one transaction: no connection made for nothing)
+        return 0
     con = _views.connect(wh)
     try:
         live = con.execute(
