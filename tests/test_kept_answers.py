@@ -231,3 +231,22 @@ def test_a_run_with_a_damaged_file_is_not_answered_from_them(copied):
     assert damaged_runs(con) == set(runs)
     assert kept_answers.load(con, runs) == {}
     assert _summaries(copied) == _summaries(copied, scoped_answers=False)
+
+
+def test_compact_keeps_the_new_transactions_answers_and_drops_the_replaced(tmp_path):
+    from tests.conftest import SAMPLES
+
+    from pt2logs.store.compact import compact
+
+    wh = str(tmp_path / "wh")
+    for name in ("recompiles", "graph_breaks"):
+        pt2logs.ingest([str(SAMPLES / name)], wh)
+    old = kept_answers.kept(Warehouse(wh))
+    assert len(old) == 2
+    # (within the grace period the replaced commits are known: their kept rows of every kind are dropped)
+    assert compact(wh).partitions
+    kept = kept_cache.keep(wh)  # (what `pt2logs compact` does after the copy)
+    assert kept.answer_runs == 2
+    now = kept_answers.kept(Warehouse(wh))
+    assert len(now) == 1 and not now & old
+    assert _summaries(wh) == _summaries(wh, scoped_answers=False)

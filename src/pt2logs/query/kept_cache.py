@@ -177,9 +177,15 @@ def keep(warehouse: str | Warehouse, txns: set[str] | None = None) -> Kept:
             else:
                 res.advice_runs += n
         res.txns += bool(got)
-    with contextlib.suppress(
-        duckdb.Error
-    ):  # (nothing kept is needed: a failure leaves them to query time)
+    if txns is None:  # the answers of transactions a compaction replaced (never read again)
+        gone = kept_rows.live_commit_txns(list(snap.commits)) - kept_rows.live_commit_txns(
+            snap.files.get("runs", [])
+        )
+        for txn in gone & kept_answers.kept(wh):
+            with contextlib.suppress(FileNotFoundError):
+                wh.fs.rm(kept_answers.file_path(wh, txn))
+    # (nothing kept is needed: any failure leaves the answers to query time)
+    with contextlib.suppress(Exception):
         res.answer_runs = keep_answers(wh, None if txns is None else set(txns) - damaged)
     return res
 
