@@ -250,3 +250,10 @@ def test_compact_keeps_the_new_transactions_answers_and_drops_the_replaced(tmp_p
     now = kept_answers.kept(Warehouse(wh))
     assert len(now) == 1 and not now & old
     assert _summaries(wh) == _summaries(wh, scoped_answers=False)
+
+
+def test_the_keep_asks_scopes_of_a_bounded_size():
+    mib = 1 << 20
+    runs = [("a", 5 * mib), ("b", 5 * mib), ("c", 9 * mib), ("d", mib), ("e", None)]
+    assert 8 * mib == kept_answers.MAX_BYTES
+    assert kept_cache._chunks(runs) == [["a"], ["b", "d", "e"]]  # (c, over the bound, keeps none)

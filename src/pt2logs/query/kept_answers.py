@@ -17,8 +17,10 @@ A scope over runs that have kept answers (:func:`load`) answers those queries fr
 :func:`pt2logs.query.queries.run_named`) and copies the tables of any other query only when it is asked. A run
 whose id is a prefix of another run's id or name in the same scope is not answered from them (``selected_runs``
 would select both). Transactions of more than :data:`MAX_RUNS` runs keep none: a bulk import or a compaction of a
-fleet would spend ~0.15 s of queries a run. Nothing kept is needed for a right answer; ``PT2LOGS_OUTCOME_CACHE=0``
-neither reads nor writes them; a kept file that does not read is not read (its runs are asked).
+fleet would spend ~0.2 s of queries a run. A scope holds its runs' stored texts, so the keep asks scopes of at most
+:data:`MAX_BYTES` of logs, and a run of more keeps none. Nothing kept is needed for a right answer;
+``PT2LOGS_OUTCOME_CACHE=0`` neither reads nor writes them; a kept file that does not read is not read (its runs are
+asked), nor are a run's answers when the snapshot lacks a file of it.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ FOLDER = "_answers"
 VERSION = 1
 #: transactions of more runs than this keep no answers (see the module's doc)
 MAX_RUNS = 64
+#: the most bytes of logs of the runs of one scope of the keep (a run of more keeps none): a scope holds its runs'
+#: stored texts (a run of 64 MB of distinct graphs took the keep's process from 250 to 520 MB)
+MAX_BYTES = 8 << 20
 #: the diff's questions about each run alone (pt2logs.reports.diff; its cache_misses compares two runs: not kept)
 DIFF_ASKED = (
     ("run_overview", {}),

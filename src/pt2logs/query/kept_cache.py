@@ -245,41 +245,59 @@ def _small_unkept(wh: Warehouse, have: set[str], txns: set[str] | None) -> bool:
             if t and t not in have and (txns is None or t in txns):
                 files.setdefault(t, []).append(wh.url(*rel.split("/")))
         for urls in files.values():
-            sql = f"SELECT count(DISTINCT run_id) FROM read_parquet([{', '.join(map(literal, urls))}])"
-            if con.execute(sql).fetchall()[0][0] <= kept_answers.MAX_RUNS:
+            sql = f"SELECT count(DISTINCT run_id), min(bytes) FROM read_parquet([{', '.join(map(literal, urls))}])"
+            runs, least = con.execute(sql).fetchall()[0]
+            if runs <= kept_answers.MAX_RUNS and (least or 0) <= kept_answers.MAX_BYTES:
                 return True
         return False
     finally:
         con.close()
 
 
+def _chunks(runs: list[tuple[str, int | None]]) -> list[list[str]]:
+    """The runs (id, bytes of logs) in scopes of at most kept_answers.MAX_BYTES of logs each (a scope holds its runs'
+    stored texts: memory follows a chunk, not the transaction); a run of more is left out (asked when needed)."""
+    out: list[list[str]] = []
+    size = kept_answers.MAX_BYTES + 1
+    for run, n in runs:
+        n = n or 0
+        if n > kept_answers.MAX_BYTES:
+            continue
+        if size + n > kept_answers.MAX_BYTES:
+            out.append([])
+            size = 0
+        out[-1].append(run)
+        size += n
+    return out
+
+
 def keep_answers(wh: Warehouse, txns: set[str] | None = None) -> int:
     """Keep the answers of the runs of ``txns`` (None: every live committed transaction without them) of at most
     kept_answers.MAX_RUNS runs, over a connection to the whole warehouse as a command's (the outcomes and advice
-    items kept just before are read as a command reads them). Returns the runs kept."""
+    items kept just before are read as a command reads them), in scopes of at most kept_answers.MAX_BYTES of logs.
+    Returns the runs kept."""
+    import pyarrow as pa
+
     if not kept_rows.enabled():
         return 0
     have = kept_answers.kept(wh)
-    if not _small_unkept(
-        wh, have, txns
-    ):  # (a fleet's one transaction: no connection made for nothing)
+    if not _small_unkept(wh, have, txns):  # (a fleet's one transaction: no connection for nothing)
         return 0
     con = _views.connect(wh)
     try:
         live = con.execute(
-            "SELECT txn, list(run_id ORDER BY run_id) FROM _live GROUP BY txn"
+            "SELECT txn, list((run_id, bytes) ORDER BY run_id) FROM runs GROUP BY txn"
         ).fetchall()
         n = 0
         for txn, runs in sorted(live):
-            if (
-                txn in have
-                or (txns is not None and txn not in txns)
-                or len(runs) > kept_answers.MAX_RUNS
-            ):
+            if txn in have or (txns is not None and txn not in txns):
                 continue
-            table = _answers(con, runs, txn)
-            _write_file(wh, kept_answers.file_path(wh, txn), table)
-            n += len(set(table.column("run_id").to_pylist()))
+            # ((run_id, bytes): an unnamed struct, a tuple)
+            chunks = _chunks([tuple(r) for r in runs]) if len(runs) <= kept_answers.MAX_RUNS else []
+            if chunks:
+                table = pa.concat_tables([_answers(con, c, txn) for c in chunks])
+                _write_file(wh, kept_answers.file_path(wh, txn), table)
+                n += len(set(table.column("run_id").to_pylist()))
         return n
     finally:
         con.close()

@@ -235,10 +235,11 @@ def scoped(
     """Inside: the tables ``tables`` hold the rows of ``run_ids`` only (and the ``materialized`` macros answer from
     their rows over them, :func:`enter`); with ``queries`` (the named queries to be asked), only the tables those
     read and the macros of :data:`MATERIALIZED` they call. Where the runs' answers are kept
-    (:mod:`pt2logs.query.kept_answers`; ``answers=False``: not read), the named queries they hold are answered from
-    them and another query's tables are copied when it is asked."""
+    (:mod:`pt2logs.query.kept_answers`; ``answers=False``: not read; read for a scope of one run or two), the named
+    queries they hold are answered from them and another query's tables are copied when it is asked."""
     ids, tables, materialized = list(run_ids), tuple(tables), tuple(materialized)
-    kept = kept_answers.load(con, ids) if answers else {}
+    # (a scope of more runs, serve's /runs page's, asks its own questions: not the ones kept about a run)
+    kept = kept_answers.load(con, ids) if answers and len(set(ids)) <= 2 else {}
     if not kept:
         if queries is not None:
             queries = tuple(queries)
