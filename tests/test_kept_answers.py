@@ -1,8 +1,10 @@
-"""The answers about one run kept per committed transaction (pt2logs.query.kept_answers): each kept answer is the table
+"""The answers about one run kept per committed transaction (pt2logs.query.kept_answers), kept lazily
+(pt2logs.query.answer_keeper: never by an ingest, by the commands that read a run): each kept answer is the table
 its named query returns over the run's rows (schema and all), so summary, ranks, advise and diff answer the same with
 and without them, from them alone (no query asked of DuckDB but the diff's two-run cache_misses); answers kept under
 another key (other SQL, macros or code), of another transaction, in a damaged file or with PT2LOGS_OUTCOME_CACHE=0
-are never read."""
+are never read. tests/cli/test_kept_answers_cli.py: the CLI keeps them after its output; tests/test_serve_scope.py:
+serve after its page."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import pt2logs
-from pt2logs.query import kept_answers, kept_cache, kept_rows, queries, run_scope
+from pt2logs.query import answer_keeper, kept_answers, kept_cache, kept_rows, queries, run_scope
 from pt2logs.reports.compose import advise, ranks, summary
 from pt2logs.reports.diff import diff
 from pt2logs.store.warehouse import Warehouse
@@ -53,8 +55,19 @@ def asked_of_duckdb(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
-def test_every_kept_answer_is_the_table_its_query_returns(sample_wh):
-    con = pt2logs.connect(sample_wh)
+@pytest.fixture(scope="module")
+def kept_wh(sample_wh, tmp_path_factory) -> str:
+    """The sample warehouse (its ingest kept no answers), its answers kept as a command's background process
+    keeps them."""
+    wh = str(tmp_path_factory.mktemp("kept") / "wh")
+    shutil.copytree(sample_wh, wh)
+    assert not Path(wh, kept_answers.FOLDER).exists()  # (an ingest keeps none)
+    assert answer_keeper.keep_answers(Warehouse(wh)) == 5
+    return wh
+
+
+def test_every_kept_answer_is_the_table_its_query_returns(kept_wh):
+    con = pt2logs.connect(kept_wh)
     runs = _runs(con)
     assert len(runs) == 5
     got = kept_answers.load(con, runs)
@@ -76,8 +89,8 @@ def test_every_kept_answer_is_the_table_its_query_returns(sample_wh):
                 assert table.equals(want), (rid, q)
 
 
-def test_the_commands_answer_from_them_alone_and_the_same(sample_wh, asked_of_duckdb):
-    con = pt2logs.connect(sample_wh)
+def test_the_commands_answer_from_them_alone_and_the_same(kept_wh, asked_of_duckdb):
+    con = pt2logs.connect(kept_wh)
     runs = _runs(con)
     for i, rid in enumerate(runs):
         other = runs[i - 1]
@@ -98,9 +111,9 @@ def test_a_run_id_that_prefixes_another_run_is_not_answered_alone():
 
 
 @pytest.fixture
-def copied(sample_wh, tmp_path) -> str:
+def copied(kept_wh, tmp_path) -> str:
     wh = str(tmp_path / "wh")
-    shutil.copytree(sample_wh, wh)
+    shutil.copytree(kept_wh, wh)
     return wh
 
 
@@ -189,10 +202,12 @@ def test_the_answers_of_a_run_ingested_again_are_its_new_transactions(tmp_path):
     shutil.copytree(SAMPLES / "recompiles", src)
     wh = str(tmp_path / "wh")
     pt2logs.ingest([str(src)], wh)
+    assert answer_keeper.keep_answers(Warehouse(wh)) == 1
     (trace,) = (src / "trace").glob("*.log.gz")
     (gb,) = (SAMPLES / "graph_breaks" / "trace").glob("*.log.gz")
     shutil.copyfile(gb, trace)
     pt2logs.ingest([str(src)], wh)
+    assert answer_keeper.keep_answers(Warehouse(wh)) == 1  # (the new transaction's)
     assert len(kept_answers.kept(Warehouse(wh))) == 2  # one file per transaction
     assert _summaries(wh) == _summaries(wh, scoped_answers=False)
 
@@ -204,8 +219,10 @@ def test_none_kept_or_read_with_the_cache_off(tmp_path, monkeypatch):
     monkeypatch.setenv(kept_rows.ENV, "0")
     pt2logs.ingest([str(SAMPLES / "recompiles")], wh)
     assert not Path(wh, kept_answers.FOLDER).exists()
+    assert answer_keeper.keep_answers(Warehouse(wh)) == 0
+    assert not answer_keeper.keep_later(Warehouse(wh), {"a txn"})  # (no process started)
     monkeypatch.setenv(kept_rows.ENV, "1")
-    assert kept_cache.keep(wh).answer_runs == 1  # (compact keeps what an ingest did not)
+    assert answer_keeper.keep_answers(Warehouse(wh)) == 1
     monkeypatch.setenv(kept_rows.ENV, "0")
     con = pt2logs.connect(wh)
     assert kept_answers.load(con, _runs(con)) == {}
@@ -214,9 +231,9 @@ def test_none_kept_or_read_with_the_cache_off(tmp_path, monkeypatch):
 def test_a_transaction_of_many_runs_keeps_none(copied, monkeypatch):
     shutil.rmtree(Path(copied, kept_answers.FOLDER))
     monkeypatch.setattr(kept_answers, "MAX_RUNS", 4)
-    assert kept_cache.keep_answers(Warehouse(copied)) == 0
+    assert answer_keeper.keep_answers(Warehouse(copied)) == 0
     monkeypatch.setattr(kept_answers, "MAX_RUNS", 5)
-    assert kept_cache.keep_answers(Warehouse(copied)) == 5
+    assert answer_keeper.keep_answers(Warehouse(copied)) == 5
 
 
 def test_a_run_with_a_damaged_file_is_not_answered_from_them(copied):
@@ -233,7 +250,7 @@ def test_a_run_with_a_damaged_file_is_not_answered_from_them(copied):
     assert _summaries(copied) == _summaries(copied, scoped_answers=False)
 
 
-def test_compact_keeps_the_new_transactions_answers_and_drops_the_replaced(tmp_path):
+def test_compact_drops_the_replaced_transactions_answers_and_keeps_none(tmp_path):
     from tests.conftest import SAMPLES
 
     from pt2logs.store.compact import compact
@@ -241,12 +258,17 @@ def test_compact_keeps_the_new_transactions_answers_and_drops_the_replaced(tmp_p
     wh = str(tmp_path / "wh")
     for name in ("recompiles", "graph_breaks"):
         pt2logs.ingest([str(SAMPLES / name)], wh)
+    assert kept_answers.kept(Warehouse(wh)) == set()  # (an ingest keeps none)
+    assert answer_keeper.keep_answers(Warehouse(wh)) == 2
     old = kept_answers.kept(Warehouse(wh))
     assert len(old) == 2
     # (within the grace period the replaced commits are known: their kept rows of every kind are dropped)
     assert compact(wh).partitions
-    kept = kept_cache.keep(wh)  # (what `pt2logs compact` does after the copy)
-    assert kept.answer_runs == 2
+    kept_cache.keep(
+        wh
+    )  # (what `pt2logs compact` does after the copy: outcomes and advice items, no answers)
+    assert kept_answers.kept(Warehouse(wh)) == set()
+    assert answer_keeper.keep_answers(Warehouse(wh)) == 2  # (a reader keeps the new transaction's)
     now = kept_answers.kept(Warehouse(wh))
     assert len(now) == 1 and not now & old
     assert _summaries(wh) == _summaries(wh, scoped_answers=False)
@@ -256,4 +278,58 @@ def test_the_keep_asks_scopes_of_a_bounded_size():
     mib = 1 << 20
     runs = [("a", 5 * mib), ("b", 5 * mib), ("c", 9 * mib), ("d", mib), ("e", None)]
     assert 8 * mib == kept_answers.MAX_BYTES
-    assert kept_cache._chunks(runs) == [["a"], ["b", "d", "e"]]  # (c, over the bound, keeps none)
+    assert answer_keeper._chunks(runs) == [
+        ["a"],
+        ["b", "d", "e"],
+    ]  # (c, over the bound, keeps none)
+
+
+def test_a_library_ingest_keeps_no_answers_and_a_tracked_scope_notes_them(tmp_path):
+    """An ingest (and the keep after it) asks no answers; a library connection keeps none and notes none; a tracked
+    connection (the CLI's, serve's) notes the transaction its scope found without them, once kept none."""
+    from tests.conftest import SAMPLES
+
+    wh = str(tmp_path / "wh")
+    pt2logs.ingest([str(SAMPLES / "recompiles")], wh)
+    assert not Path(wh, kept_answers.FOLDER).exists()
+    con = pt2logs.connect(wh)
+    (rid,) = _runs(con)
+    with run_scope.scoped(con, [rid]):
+        summary(con, rid)
+    assert kept_answers.unkept(con) == set()  # (not tracked: nothing noted)
+    assert not Path(wh, kept_answers.FOLDER).exists()
+    kept_answers.track(con)
+    with run_scope.scoped(con, [rid]):
+        summary(con, rid)
+    (txn,) = kept_answers.unkept(con)
+    assert kept_answers.unkept(con) == set()  # (forgotten once told)
+    assert answer_keeper.keep_answers(Warehouse(wh), {txn}) == 1
+    assert kept_answers.kept(Warehouse(wh)) == {txn}
+    with run_scope.scoped(con, [rid]):
+        summary(con, rid)
+    assert kept_answers.unkept(con) == set()  # (kept: nothing to note)
+
+
+def test_a_read_only_warehouse_keeps_nothing_and_fails_nothing(tmp_path):
+    import os
+
+    from tests.conftest import SAMPLES
+
+    if os.geteuid() == 0:
+        pytest.skip("root may write anywhere")
+    wh = tmp_path / "wh"
+    pt2logs.ingest([str(SAMPLES / "recompiles")], str(wh))
+    modes = {p: p.stat().st_mode for p in [wh, *wh.rglob("*")] if p.is_dir()}
+    for p in modes:
+        p.chmod(0o555)
+    try:
+        assert not answer_keeper.writable(Warehouse(str(wh)))
+        assert not answer_keeper.keep_later(
+            Warehouse(str(wh)), {"t"}
+        )  # (no process started for nothing)
+        with pytest.raises(PermissionError):  # (what the background keep swallows)
+            answer_keeper.keep_answers(Warehouse(str(wh)))
+    finally:
+        for p, m in modes.items():
+            p.chmod(m)
+    assert answer_keeper.writable(Warehouse(str(wh)))

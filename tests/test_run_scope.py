@@ -70,7 +70,12 @@ def many_commits(tmp_path_factory) -> str:
 
 def _check(wh: str, names: tuple[str, ...] | None = None) -> None:
     """Every run's answers (``names``: those runs') the same in a scope of it and the run before it; a diff
-    of the two for the runs that span several commits."""
+    of the two for the runs that span several commits: over the copies, then over the answers kept (as a
+    command's background process keeps them: pt2logs.query.answer_keeper) where they apply."""
+    from pt2logs.query.answer_keeper import keep_answers
+    from pt2logs.store.warehouse import Warehouse
+
+    keep_answers(Warehouse(wh))
     con = pt2logs.connect(wh)
     runs = con.execute("SELECT run_id, name FROM runs ORDER BY run_id").fetchall()
     assert len(runs) >= 5 and set(SPANNING) <= {n for _, n in runs}
@@ -84,7 +89,7 @@ def _check(wh: str, names: tuple[str, ...] | None = None) -> None:
         with run_scope.scoped(con, scope, materialized=run_scope.MATERIALIZED, answers=False):
             assert con.execute("SELECT count(DISTINCT run_id) FROM events").fetchall()[0][0] <= 2
             assert _answers(con, rid, other) == want, name
-        # the answers kept by each ingest (pt2logs.query.kept_answers) where they apply, the copies for the rest
+        # the answers kept (pt2logs.query.kept_answers) where they apply, the copies for the rest
         with run_scope.scoped(con, scope, materialized=run_scope.MATERIALIZED):
             assert _answers(con, rid, other) == want, name
 

@@ -5,13 +5,19 @@ The commands and pages about one run (``summary``, ``ranks``, ``advise``, ``diff
 some 30 named queries of a run scope (:mod:`pt2logs.query.run_scope`), each 2-25 ms of DuckDB planning, after
 copying the run's rows (~0.2 s). Every answer asked inside a scope depends on the run's own rows alone (that is
 what a scope may be asked), and a run's rows are those of its live transaction: once it is committed, the answers
-cannot change except by other code or SQL. So, after a commit (:func:`keep`, in the same pass as the outcomes and
-advice items, :mod:`pt2logs.query.kept_cache`), ``_answers/<key>/<txn>.pq`` holds, for each run of transaction
+cannot change except by other code or SQL. So, once a run's answers were asked, ``_answers/<key>/<txn>.pq``
+holds, for each run of transaction
 ``txn``, each :func:`asked` query's answer as the Arrow IPC stream of the table the query returned (schema and all:
 read back, it is that table). ``<key>`` hashes the text of every named query and macro (as filled: the advice
 table too), every module of ``pt2logs.query``, ``pt2logs.tables`` and ``pt2logs.store`` (they make the rows the
 queries read), DuckDB's and pt2logs' versions: other code reads another folder, empty until kept again, so a kept
 answer is never a stale one.
+
+They are kept lazily, for the runs someone reads, never at a commit (an ingest or compaction asks none): a
+connection that :func:`track` was called on (the CLI's ``summary``, ``ranks``, ``advise``, ``diff``; serve's)
+notes each transaction a scope of its finds without kept answers (:func:`unkept`), and the command keeps them
+after it answered (:func:`pt2logs.query.kept_cache.keep_answers`: the CLI in a forked process of its own once its
+output is written, serve in a thread after the page); a library connection keeps none unless asked.
 
 A scope over runs that have kept answers (:func:`load`) answers those queries from them (the hook of
 :func:`pt2logs.query.queries.run_named`) and copies the tables of any other query only when it is asked. A run
@@ -29,6 +35,7 @@ import functools
 import hashlib
 import io
 import json
+import weakref
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -167,6 +174,28 @@ def alone(runs: dict[str, str | None]) -> list[str]:
     ]
 
 
+#: per tracked connection: the transactions its scopes found without kept answers (:func:`track`)
+_UNKEPT: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, set[str]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def track(con: duckdb.DuckDBPyConnection) -> None:
+    """Note the transactions whose answers a scope of ``con`` finds not kept (and that may be: runs of at most
+    :data:`MAX_BYTES` of logs, whole), for :func:`unkept`."""
+    _UNKEPT.setdefault(con, set())
+
+
+def unkept(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """The transactions noted since the last call (:func:`track`), forgotten."""
+    got = _UNKEPT.get(con)
+    if not got:
+        return set()
+    out = set(got)
+    got.clear()
+    return out
+
+
 def _wh(con: duckdb.DuckDBPyConnection) -> Any:
     from pt2logs.query.views import warehouse_of
 
@@ -186,15 +215,20 @@ def load(
     if wh is None or not ids or not kept_rows.enabled():
         return {}
     rows = con.execute(
-        "SELECT run_id, name, txn FROM main.runs WHERE list_contains($r, run_id)", {"r": ids}
+        "SELECT run_id, name, txn, bytes FROM main.runs WHERE list_contains($r, run_id)",
+        {"r": ids},
     ).fetchall()
-    single = set(alone({r: n for r, n, _ in rows})) - damaged_runs(con)
-    txns = sorted({t for r, _, t in rows if r in single})
+    single = set(alone({r: n for r, n, _, _ in rows})) - damaged_runs(con)
+    txns = sorted({t for r, _, t, _ in rows if r in single})
     have = kept(wh) if txns else set()
+    if con in _UNKEPT:
+        _UNKEPT[con].update(
+            t for r, _, t, b in rows if r in single and t not in have and (b or 0) <= MAX_BYTES
+        )
     urls = [wh.url(FOLDER, key(), t + kept_rows.SUFFIX) for t in txns if t in have]
     if not urls:
         return {}
-    want = [f"{r}|{t}" for r, _, t in rows if r in single]
+    want = [f"{r}|{t}" for r, _, t, _ in rows if r in single]
     try:
         got = con.execute(
             f"SELECT run_id, query, params, answer FROM read_parquet([{', '.join(map(literal, urls))}]) "

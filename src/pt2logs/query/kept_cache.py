@@ -22,7 +22,7 @@ from typing import Any
 
 import duckdb
 
-from pt2logs.query import kept_answers, kept_rows, run_scope
+from pt2logs.query import kept_rows
 from pt2logs.query import views as _views
 from pt2logs.query.kept_rows import KINDS, Kind
 from pt2logs.query.sql_text import literal
@@ -51,8 +51,6 @@ class Kept:
     advice_runs: int = 0
     #: transactions left to query time: (txn, why)
     skipped: list[tuple[str, str]] = field(default_factory=list)
-    #: runs whose answers were kept (pt2logs.query.kept_answers)
-    answer_runs: int = 0
 
 
 _VIEW = re.compile(r'^CREATE OR REPLACE (?:TEMP TABLE|VIEW) "?(\w+?)(?:_all_sources)?"? AS')
@@ -116,10 +114,11 @@ def _decide(
 
 
 def _write(wh: Warehouse, kind: Kind, txn: str, table: Any) -> None:
-    _write_file(wh, kept_rows.file_path(kind, wh, txn), table)
+    write_file(wh, kept_rows.file_path(kind, wh, txn), table)
 
 
-def _write_file(wh: Warehouse, path: str, table: Any) -> None:
+def write_file(wh: Warehouse, path: str, table: Any) -> None:
+    """``table`` as a Parquet file written whole (store.recovery.write_bytes: a ``.<pid>.tmp`` and a rename)."""
     import pyarrow.parquet as pq
 
     buf = io.BytesIO()
@@ -177,127 +176,15 @@ def keep(warehouse: str | Warehouse, txns: set[str] | None = None) -> Kept:
             else:
                 res.advice_runs += n
         res.txns += bool(got)
-    if txns is None:  # the answers of transactions a compaction replaced (never read again)
+    if (
+        txns is None
+    ):  # the answers of transactions a compaction replaced (never read again; kept by readers)
+        from pt2logs.query import kept_answers
+
         gone = kept_rows.live_commit_txns(list(snap.commits)) - kept_rows.live_commit_txns(
             snap.files.get("runs", [])
         )
         for txn in gone & kept_answers.kept(wh):
             with contextlib.suppress(FileNotFoundError):
                 wh.fs.rm(kept_answers.file_path(wh, txn))
-    # (nothing kept is needed: any failure leaves the answers to query time)
-    with contextlib.suppress(Exception):
-        res.answer_runs = keep_answers(wh, None if txns is None else set(txns) - damaged)
     return res
-
-
-def _answers(con: duckdb.DuckDBPyConnection, runs: list[str], txn: str) -> Any:
-    """The kept answers of ``runs`` of transaction ``txn`` (pt2logs.query.kept_answers), asked in one run scope
-    over them all (``con``: a connection to the warehouse, as a command's)."""
-    import pyarrow as pa
-
-    from pt2logs.query.queries import bind, get_query, run_named
-
-    names = dict(
-        con.execute(
-            "SELECT run_id, name FROM main.runs WHERE list_contains($r, run_id) AND txn = $t",
-            {"r": runs, "t": txn},
-        ).fetchall()
-    )
-    ok = [r for r in kept_answers.alone({r: names.get(r) for r in runs}) if r in names]
-    asked = kept_answers.asked()
-    names_asked = [q for q, _ in asked]
-    cols: dict[str, list[Any]] = {"run_id": [], "query": [], "params": [], "answer": [], "txn": []}
-    tables = run_scope.tables_for(names_asked)
-    run_scope.enter(con, ok, tables, run_scope.materialized_for(names_asked))
-    try:
-        for r in ok:
-            for q, p in asked:
-                bound = bind(get_query(q), get_query(q).sql, {"run_id": r, **p})
-                for col, v in zip(
-                    cols,
-                    (
-                        r,
-                        q,
-                        kept_answers.params_key(bound),
-                        kept_answers.ipc(run_named(con, q, bound)),
-                        txn,
-                    ),
-                ):
-                    cols[col].append(v)
-    finally:
-        run_scope.leave(con)
-    types = [pa.string(), pa.string(), pa.string(), pa.binary(), pa.string()]
-    return pa.table(cols, schema=pa.schema(list(zip(cols, types))))
-
-
-def _small_unkept(wh: Warehouse, have: set[str], txns: set[str] | None) -> bool:
-    """Whether a live commit of ``txns`` (None: any) without kept answers has at most kept_answers.MAX_RUNS runs
-    (counted in its ``runs`` files: a commit's runs)."""
-    from pt2logs.store.parts import txn_of
-
-    con = duckdb.connect()
-    try:
-        _views.attach_filesystem(con, wh)
-        snap = take(wh, read_records=lambda runs: _views.commit_records(con, wh, runs))
-        files: dict[str, list[str]] = {}
-        for rel in snap.files.get("runs", []):
-            t = txn_of(rel)
-            if t and t not in have and (txns is None or t in txns):
-                files.setdefault(t, []).append(wh.url(*rel.split("/")))
-        for urls in files.values():
-            sql = f"SELECT count(DISTINCT run_id), min(bytes) FROM read_parquet([{', '.join(map(literal, urls))}])"
-            runs, least = con.execute(sql).fetchall()[0]
-            if runs <= kept_answers.MAX_RUNS and (least or 0) <= kept_answers.MAX_BYTES:
-                return True
-        return False
-    finally:
-        con.close()
-
-
-def _chunks(runs: list[tuple[str, int | None]]) -> list[list[str]]:
-    """The runs (id, bytes of logs) in scopes of at most kept_answers.MAX_BYTES of logs each (a scope holds its runs'
-    stored texts: memory follows a chunk, not the transaction); a run of more is left out (asked when needed)."""
-    out: list[list[str]] = []
-    size = kept_answers.MAX_BYTES + 1
-    for run, n in runs:
-        n = n or 0
-        if n > kept_answers.MAX_BYTES:
-            continue
-        if size + n > kept_answers.MAX_BYTES:
-            out.append([])
-            size = 0
-        out[-1].append(run)
-        size += n
-    return out
-
-
-def keep_answers(wh: Warehouse, txns: set[str] | None = None) -> int:
-    """Keep the answers of the runs of ``txns`` (None: every live committed transaction without them) of at most
-    kept_answers.MAX_RUNS runs, over a connection to the whole warehouse as a command's (the outcomes and advice
-    items kept just before are read as a command reads them), in scopes of at most kept_answers.MAX_BYTES of logs.
-    Returns the runs kept."""
-    import pyarrow as pa
-
-    if not kept_rows.enabled():
-        return 0
-    have = kept_answers.kept(wh)
-    if not _small_unkept(wh, have, txns):  # (a fleet's one transaction: no connection for nothing)
-        return 0
-    con = _views.connect(wh)
-    try:
-        live = con.execute(
-            "SELECT txn, list((run_id, bytes) ORDER BY run_id) FROM runs GROUP BY txn"
-        ).fetchall()
-        n = 0
-        for txn, runs in sorted(live):
-            if txn in have or (txns is not None and txn not in txns):
-                continue
-            # ((run_id, bytes): an unnamed struct, a tuple)
-            chunks = _chunks([tuple(r) for r in runs]) if len(runs) <= kept_answers.MAX_RUNS else []
-            if chunks:
-                table = pa.concat_tables([_answers(con, c, txn) for c in chunks])
-                _write_file(wh, kept_answers.file_path(wh, txn), table)
-                n += len(set(table.column("run_id").to_pylist()))
-        return n
-    finally:
-        con.close()
