@@ -232,6 +232,20 @@ def test_a_transaction_of_many_runs_keeps_none(copied, monkeypatch):
     shutil.rmtree(Path(copied, kept_answers.FOLDER))
     monkeypatch.setattr(kept_answers, "MAX_RUNS", 4)
     assert answer_keeper.keep_answers(Warehouse(copied)) == 0
+    # asked for by a command: the transaction is said to keep none, and a command's scope notes it no more (a
+    # fleet's commands would each start a keep that keeps nothing)
+    con = pt2logs.connect(copied)
+    kept_answers.track(con)
+    rid = _runs(con)[0]
+    with run_scope.scoped(con, [rid]):
+        pass
+    (txn,) = kept_answers.unkept(con)
+    assert answer_keeper.keep_answers(Warehouse(copied), {txn}) == 0
+    declined: set[str] = set()
+    assert kept_answers.kept(Warehouse(copied), declined) == set() and declined == {txn}
+    with run_scope.scoped(con, [rid]):
+        pass
+    assert kept_answers.unkept(con) == set()
     monkeypatch.setattr(kept_answers, "MAX_RUNS", 5)
     assert answer_keeper.keep_answers(Warehouse(copied)) == 5
 

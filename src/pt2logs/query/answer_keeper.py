@@ -161,6 +161,13 @@ def _chunks(runs: list[tuple[str, int | None]]) -> list[list[str]]:
     return out
 
 
+def _decline(wh: Warehouse, txn: str) -> None:
+    """Say that ``txn`` keeps no answers (kept_answers.NONE_SUFFIX: not noted again by the commands that read it)."""
+    from pt2logs.store import recovery
+
+    recovery.write_bytes(wh, kept_answers.none_path(wh, txn), b"")
+
+
 def keep_answers(
     wh: Warehouse,
     txns: set[str] | None = None,
@@ -176,6 +183,8 @@ def keep_answers(
         return 0
     have = kept_answers.kept(wh)
     if not _small_unkept(wh, have, txns):  # (a fleet's one transaction: no connection for nothing)
+        for txn in (txns or set()) - have:
+            _decline(wh, txn)
         return 0
     con = _views.connect(wh)
     try:
@@ -194,6 +203,8 @@ def keep_answers(
                 table = pa.concat_tables([_answers(con, c, txn) for c in chunks])
                 write_file(wh, kept_answers.file_path(wh, txn), table)
                 n += len(set(table.column("run_id").to_pylist()))
+            elif txns is not None:
+                _decline(wh, txn)
         return n
     finally:
         con.close()

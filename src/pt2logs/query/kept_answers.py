@@ -146,14 +146,30 @@ def file_path(lay: Layout, txn: str) -> str:
     return lay.path(FOLDER, key(), txn + kept_rows.SUFFIX)
 
 
-def kept(lay: Layout) -> set[str]:
-    """The transactions whose answers are kept under this code's key."""
+#: the suffix of the empty file that says a transaction keeps no answers (more than MAX_RUNS runs, or none of at
+#: most MAX_BYTES of logs): a tracked scope does not note it again (a fleet's command would start a keep each time)
+NONE_SUFFIX = ".none"
+
+
+def kept(lay: Layout, declined: set[str] | None = None) -> set[str]:
+    """The transactions whose answers are kept under this code's key (and, into ``declined``, those that keep
+    none: :data:`NONE_SUFFIX`)."""
     try:
         names = lay.fs.ls(lay.path(FOLDER, key()), detail=False)
     except (FileNotFoundError, NotADirectoryError):
         return set()
-    suffix = kept_rows.SUFFIX
-    return {n.rstrip("/").rsplit("/", 1)[-1][: -len(suffix)] for n in names if n.endswith(suffix)}
+    out: set[str] = set()
+    for n in names:
+        name = n.rstrip("/").rsplit("/", 1)[-1]
+        if name.endswith(kept_rows.SUFFIX):
+            out.add(name[: -len(kept_rows.SUFFIX)])
+        elif declined is not None and name.endswith(NONE_SUFFIX):
+            declined.add(name[: -len(NONE_SUFFIX)])
+    return out
+
+
+def none_path(lay: Layout, txn: str) -> str:
+    return lay.path(FOLDER, key(), txn + NONE_SUFFIX)
 
 
 def ipc(table: Any) -> bytes:
@@ -220,10 +236,13 @@ def load(
     ).fetchall()
     single = set(alone({r: n for r, n, _, _ in rows})) - damaged_runs(con)
     txns = sorted({t for r, _, t, _ in rows if r in single})
-    have = kept(wh) if txns else set()
+    declined: set[str] = set()
+    have = kept(wh, declined) if txns else set()
     if con in _UNKEPT:
         _UNKEPT[con].update(
-            t for r, _, t, b in rows if r in single and t not in have and (b or 0) <= MAX_BYTES
+            t
+            for r, _, t, b in rows
+            if r in single and t not in have | declined and (b or 0) <= MAX_BYTES
         )
     urls = [wh.url(FOLDER, key(), t + kept_rows.SUFFIX) for t in txns if t in have]
     if not urls:

@@ -184,7 +184,11 @@ def keep(warehouse: str | Warehouse, txns: set[str] | None = None) -> Kept:
         gone = kept_rows.live_commit_txns(list(snap.commits)) - kept_rows.live_commit_txns(
             snap.files.get("runs", [])
         )
-        for txn in gone & kept_answers.kept(wh):
+        declined: set[str] = set()
+        for txn in gone & kept_answers.kept(wh, declined):
             with contextlib.suppress(FileNotFoundError):
                 wh.fs.rm(kept_answers.file_path(wh, txn))
+        for txn in gone & declined:
+            with contextlib.suppress(FileNotFoundError):
+                wh.fs.rm(kept_answers.none_path(wh, txn))
     return res
