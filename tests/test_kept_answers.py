@@ -239,7 +239,7 @@ def test_a_transaction_of_many_runs_keeps_none(copied, monkeypatch):
     rid = _runs(con)[0]
     with run_scope.scoped(con, [rid]):
         pass
-    (txn,) = kept_answers.unkept(con)
+    ((txn, _),) = kept_answers.unkept(con)
     assert answer_keeper.keep_answers(Warehouse(copied), {txn}) == 0
     declined: set[str] = set()
     assert kept_answers.kept(Warehouse(copied), declined) == set() and declined == {txn}
@@ -315,7 +315,8 @@ def test_a_library_ingest_keeps_no_answers_and_a_tracked_scope_notes_them(tmp_pa
     kept_answers.track(con)
     with run_scope.scoped(con, [rid]):
         summary(con, rid)
-    (txn,) = kept_answers.unkept(con)
+    ((txn, run),) = kept_answers.unkept(con)
+    assert run == rid
     assert kept_answers.unkept(con) == set()  # (forgotten once told)
     assert answer_keeper.keep_answers(Warehouse(wh), {txn}) == 1
     assert kept_answers.kept(Warehouse(wh)) == {txn}
@@ -347,3 +348,34 @@ def test_a_read_only_warehouse_keeps_nothing_and_fails_nothing(tmp_path):
         for p, m in modes.items():
             p.chmod(m)
     assert answer_keeper.writable(Warehouse(str(wh)))
+
+
+def test_a_run_read_is_kept_alone_and_added_to_its_transactions_file(sample_wh, tmp_path):
+    """Only the runs read are kept (a transaction of many runs is not asked whole for one read), each added to
+    its transaction's file, the runs kept before kept still."""
+    import pyarrow.parquet as pq
+
+    wh = str(tmp_path / "wh")
+    shutil.copytree(sample_wh, wh)
+    con = pt2logs.connect(wh)
+    kept_answers.track(con)
+    runs = _runs(con)
+    with run_scope.scoped(con, [runs[0]]):
+        summary(con, runs[0])
+    ((txn, run),) = kept_answers.unkept(con)
+    assert run == runs[0]
+    assert answer_keeper.keep_answers(Warehouse(wh), {txn}, runs={run}) == 1
+
+    def file_runs() -> set[str]:
+        return set(pq.read_table(_kept_file(wh)).column("run_id").to_pylist())
+
+    assert file_runs() == {runs[0]}
+    with run_scope.scoped(con, [runs[0]]):
+        summary(con, runs[0])
+    assert kept_answers.unkept(con) == set()
+    with run_scope.scoped(con, [runs[1]]):  # (its transaction's file lacks it)
+        summary(con, runs[1])
+    assert kept_answers.unkept(con) == {(txn, runs[1])}
+    assert answer_keeper.keep_answers(Warehouse(wh), {txn}, runs={runs[1]}) == 1
+    assert file_runs() == {runs[0], runs[1]}
+    assert _summaries(wh) == _summaries(wh, scoped_answers=False)

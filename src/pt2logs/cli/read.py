@@ -289,8 +289,8 @@ def keep_answers_later(con: Any) -> None:
     this one does not wait for (pt2logs.query.answer_keeper; the next command about the run reads them)."""
     from pt2logs.query.kept_answers import unkept
 
-    txns = unkept(con)
-    if not txns:
+    wanted = unkept(con)
+    if not wanted:
         return
     from pt2logs.query.answer_keeper import keep_later
     from pt2logs.query.views import warehouse_of
@@ -301,7 +301,7 @@ def keep_answers_later(con: Any) -> None:
             f.flush()
     con.close()  # (the forked process opens its own connection: DuckDB's threads end here)
     if wh is not None:
-        keep_later(wh, txns)
+        keep_later(wh, wanted)
 
 
 def run_empty(con: Any) -> Any:

@@ -1,15 +1,15 @@
 """Keeping the answers about one run (:mod:`pt2logs.query.kept_answers` says what and why), lazily: for the runs
 someone reads, never at a commit.
 
-A tracked connection's run scope notes the transactions it found without kept answers
-(:func:`pt2logs.query.kept_answers.unkept`); once the command answered, :func:`keep_later` (the CLI's ``summary``,
+A tracked connection's run scope notes the runs it found without kept answers
+(:func:`pt2logs.query.kept_answers.unkept`: only the runs read, each added to its transaction's file); once the command answered, :func:`keep_later` (the CLI's ``summary``,
 ``ranks``, ``advise``, ``diff``, after their output is written and flushed) forks a process of its own session,
 with no output, that keeps them (:func:`keep_answers`) while the command's process exits without waiting; serve
 calls :func:`keep_answers` in a thread after the page (pt2logs.serve.connection). The keep is best effort: a
 failure (a read-only warehouse, a full disk, a concurrent compaction) is swallowed, the answers asked again the
 next time. Each file is written whole (a ``.<pid>.tmp`` renamed, one object on a store), so two keeps of the same
 transaction leave one whole file and a reader never reads a partial one (a damaged one is not read:
-kept_answers.load).
+kept_answers.load); two keeps of two runs of one transaction at once may leave one run out (asked again when read).
 """
 
 from __future__ import annotations
@@ -42,12 +42,13 @@ def writable(wh: Warehouse) -> bool:
     return os.access(p, os.W_OK)
 
 
-def keep_later(wh: Warehouse, txns: set[str]) -> bool:
-    """Keep the answers of ``txns`` in a process of its own (its own session: not ended with the command's
-    process group; no output; any failure swallowed), not waiting for it: forked twice, so that nothing is left
+def keep_later(wh: Warehouse, wanted: set[tuple[str, str]]) -> bool:
+    """Keep the answers of the ``wanted`` runs (transaction, run: kept_answers.unkept) in a process of its own
+    (its own session: not ended with the command's process group; no output; any failure swallowed), not
+    waiting for it: forked twice, so that nothing is left
     for this process to reap. Call it after the output is flushed and the command's DuckDB connections are closed
     (the forked process opens its own). False when nothing was started."""
-    if not txns or not kept_rows.enabled() or not hasattr(os, "fork") or not writable(wh):
+    if not wanted or not kept_rows.enabled() or not hasattr(os, "fork") or not writable(wh):
         return False
     location = wh.location
     frozen = not gc.get_freeze_count()
@@ -70,7 +71,9 @@ def keep_later(wh: Warehouse, txns: set[str]) -> bool:
                 with contextlib.suppress(OSError):
                     os.nice(5)  # (background work: the commands that follow come first)
                 # a Warehouse of its own: an object store's filesystem does not survive a fork
-                keep_answers(Warehouse(location), set(txns))
+                keep_answers(
+                    Warehouse(location), {t for t, _ in wanted}, runs={r for _, r in wanted}
+                )
         except BaseException:  # noqa: BLE001, S110 - best effort: asked again next time
             pass
         finally:
@@ -172,17 +175,20 @@ def keep_answers(
     wh: Warehouse,
     txns: set[str] | None = None,
     connected: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
+    runs: set[str] | None = None,
 ) -> int:
-    """Keep the answers of the runs of ``txns`` (None: every live committed transaction without them) of at most
-    kept_answers.MAX_RUNS runs, over a connection to the whole warehouse as a command's (``connected(con)`` is
-    called on it first: serve's thread limits and interrupts it), in scopes of at most kept_answers.MAX_BYTES of
-    logs. Returns the runs kept."""
+    """Keep the answers of the runs of ``txns`` (None: every live committed transaction without them; ``runs``:
+    only those runs of them, added to what their transaction's file holds) of at most kept_answers.MAX_RUNS runs,
+    over a connection to the whole warehouse as a command's (``connected(con)`` is called on it first: serve's
+    thread limits and interrupts it), in scopes of at most kept_answers.MAX_BYTES of logs. A transaction asked for
+    that keeps none is said so (kept_answers.NONE_SUFFIX). Returns the runs kept."""
     import pyarrow as pa
 
     if not kept_rows.enabled():
         return 0
     have = kept_answers.kept(wh)
-    if not _small_unkept(wh, have, txns):  # (a fleet's one transaction: no connection for nothing)
+    # (a fleet's one transaction: no connection for nothing)
+    if not _small_unkept(wh, have if runs is None else set(), txns):
         for txn in (txns or set()) - have:
             _decline(wh, txn)
         return 0
@@ -194,17 +200,37 @@ def keep_answers(
             "SELECT txn, list((run_id, bytes) ORDER BY run_id) FROM runs GROUP BY txn"
         ).fetchall()
         n = 0
-        for txn, runs in sorted(live):
-            if txn in have or (txns is not None and txn not in txns):
+        for txn, txn_runs in sorted(live):
+            if (runs is None and txn in have) or (txns is not None and txn not in txns):
+                continue
+            if len(txn_runs) > kept_answers.MAX_RUNS:
+                if txns is not None:
+                    _decline(wh, txn)
                 continue
             # ((run_id, bytes): an unnamed struct, a tuple)
-            chunks = _chunks([tuple(r) for r in runs]) if len(runs) <= kept_answers.MAX_RUNS else []
+            chunks = _chunks([tuple(r) for r in txn_runs if runs is None or r[0] in runs])
             if chunks:
                 table = pa.concat_tables([_answers(con, c, txn) for c in chunks])
+                done = set(table.column("run_id").to_pylist())
+                if txn in have:  # (the runs kept before: kept still)
+                    table = pa.concat_tables([_kept_but(wh, txn, done, table.schema), table])
                 write_file(wh, kept_answers.file_path(wh, txn), table)
-                n += len(set(table.column("run_id").to_pylist()))
-            elif txns is not None:
+                n += len(done)
+            elif runs is None and txns is not None:
                 _decline(wh, txn)
         return n
     finally:
         con.close()
+
+
+def _kept_but(wh: Warehouse, txn: str, runs: set[str], schema: Any) -> Any:
+    """The answers kept of ``txn``'s runs other than ``runs`` (none when its file does not read: written anew)."""
+    import pyarrow.parquet as pq
+
+    try:
+        with wh.fs.open(kept_answers.file_path(wh, txn), "rb") as f:
+            t = pq.read_table(f).cast(schema)
+    except Exception:  # noqa: BLE001 - damaged or gone: those runs are asked when read
+        return schema.empty_table()
+    keep = [r not in runs for r in t.column("run_id").to_pylist()]
+    return t.filter(keep)

@@ -15,8 +15,8 @@ answer is never a stale one.
 
 They are kept lazily, for the runs someone reads, never at a commit (an ingest or compaction asks none): a
 connection that :func:`track` was called on (the CLI's ``summary``, ``ranks``, ``advise``, ``diff``; serve's)
-notes each transaction a scope of its finds without kept answers (:func:`unkept`), and the command keeps them
-after it answered (:func:`pt2logs.query.kept_cache.keep_answers`: the CLI in a forked process of its own once its
+notes each run a scope of its finds without kept answers (:func:`unkept`), and the command keeps that run's
+(added to its transaction's file) after it answered (:func:`pt2logs.query.kept_cache.keep_answers`: the CLI in a forked process of its own once its
 output is written, serve in a thread after the page); a library connection keeps none unless asked.
 
 A scope over runs that have kept answers (:func:`load`) answers those queries from them (the hook of
@@ -190,20 +190,20 @@ def alone(runs: dict[str, str | None]) -> list[str]:
     ]
 
 
-#: per tracked connection: the transactions its scopes found without kept answers (:func:`track`)
-_UNKEPT: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, set[str]] = (
+#: per tracked connection: the (transaction, run) its scopes found without kept answers (:func:`track`)
+_UNKEPT: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, set[tuple[str, str]]] = (
     weakref.WeakKeyDictionary()
 )
 
 
 def track(con: duckdb.DuckDBPyConnection) -> None:
-    """Note the transactions whose answers a scope of ``con`` finds not kept (and that may be: runs of at most
-    :data:`MAX_BYTES` of logs, whole), for :func:`unkept`."""
+    """Note the runs whose answers a scope of ``con`` finds not kept (and that may be: runs of at most
+    :data:`MAX_BYTES` of logs, whole, of a transaction not said to keep none), for :func:`unkept`."""
     _UNKEPT.setdefault(con, set())
 
 
-def unkept(con: duckdb.DuckDBPyConnection) -> set[str]:
-    """The transactions noted since the last call (:func:`track`), forgotten."""
+def unkept(con: duckdb.DuckDBPyConnection) -> set[tuple[str, str]]:
+    """The (transaction, run) noted since the last call (:func:`track`), forgotten."""
     got = _UNKEPT.get(con)
     if not got:
         return set()
@@ -238,24 +238,25 @@ def load(
     txns = sorted({t for r, _, t, _ in rows if r in single})
     declined: set[str] = set()
     have = kept(wh, declined) if txns else set()
-    if con in _UNKEPT:
-        _UNKEPT[con].update(
-            t
-            for r, _, t, b in rows
-            if r in single and t not in have | declined and (b or 0) <= MAX_BYTES
-        )
     urls = [wh.url(FOLDER, key(), t + kept_rows.SUFFIX) for t in txns if t in have]
-    if not urls:
-        return {}
-    want = [f"{r}|{t}" for r, _, t, _ in rows if r in single]
-    try:
-        got = con.execute(
-            f"SELECT run_id, query, params, answer FROM read_parquet([{', '.join(map(literal, urls))}]) "
-            "WHERE list_contains($w, run_id || '|' || txn)",
-            {"w": want},
-        ).fetchall()
-    except duckdb.Error:  # a kept file that does not read: its runs are asked
-        return {}
+    got: list[tuple[str, str, str, bytes]] = []
+    if urls:
+        want = [f"{r}|{t}" for r, _, t, _ in rows if r in single]
+        try:
+            got = con.execute(
+                f"SELECT run_id, query, params, answer FROM read_parquet([{', '.join(map(literal, urls))}]) "
+                "WHERE list_contains($w, run_id || '|' || txn)",
+                {"w": want},
+            ).fetchall()
+        except duckdb.Error:  # a kept file that does not read: its runs are asked
+            got = []
+    if con in _UNKEPT:  # (the runs read whose answers are not kept: kept after the command)
+        answered = {r for r, _, _, _ in got}
+        _UNKEPT[con].update(
+            (t, r)
+            for r, _, t, b in rows
+            if r in single and r not in answered and t not in declined and (b or 0) <= MAX_BYTES
+        )
     return {(r, q, p): a for r, q, p, a in got}
 
 

@@ -10,7 +10,7 @@ own after the commit): a snapshot whose every commit has them kept reads them al
 (:mod:`pt2logs.query.view_sql`), a few hundred ms less per page at 10,000 runs. With each snapshot: the runs' overview
 (:mod:`pt2logs.serve.runs_table`), and every run's outcome computed on a second connection in a thread. A run
 scope (:meth:`Connection.scope`) whose runs' answers are not kept has them kept in another thread once the page's
-queries are done (:mod:`pt2logs.query.answer_keeper`; one transaction tried once per server): the next page about
+queries are done (:mod:`pt2logs.query.answer_keeper`; a run tried once per server): the next page about
 the run reads them.
 """
 
@@ -65,9 +65,9 @@ class Connection:
         _OPEN.add(self)
         self.con = duckdb.connect()
         kept_answers.track(self.con)  # (the answers its scopes find not kept: kept by _keep)
-        #: the transactions whose answers were kept or tried by this server; the thread that keeps them, its
-        #: connection
-        self._tried: set[str] = set()
+        #: the runs (transaction, run) whose answers were kept or tried by this server; the thread that keeps
+        #: them, its connection
+        self._tried: set[tuple[str, str]] = set()
         self._keeper: threading.Thread | None = None
         self._keeper_con: duckdb.DuckDBPyConnection | None = None
         apply_settings(self.con)
@@ -147,19 +147,20 @@ class Connection:
             yield
         self._keep(kept_answers.unkept(self.con))
 
-    def _keep(self, txns: set[str]) -> None:
-        """Keep the answers of ``txns`` in a thread (one at a time; each transaction tried once), on a connection
-        of one core; it starts its work once the page's queries are done (it waits for :meth:`read`'s lock)."""
-        txns -= self._tried
-        if not txns or self.closed or (self._keeper is not None and self._keeper.is_alive()):
-            return  # (a transaction not tried yet is tried by a later page)
-        self._tried |= txns
+    def _keep(self, wanted: set[tuple[str, str]]) -> None:
+        """Keep the answers of the ``wanted`` runs (transaction, run) in a thread (one at a time; each run tried
+        once), on a connection of one core; it starts its work once the page's queries are done (it waits for
+        :meth:`read`'s lock)."""
+        wanted -= self._tried
+        if not wanted or self.closed or (self._keeper is not None and self._keeper.is_alive()):
+            return  # (a run not tried yet is tried by a later page)
+        self._tried |= wanted
         self._keeper = threading.Thread(
-            target=self._keeping, args=(txns,), daemon=True, name="pt2logs-serve-answers"
+            target=self._keeping, args=(wanted,), daemon=True, name="pt2logs-serve-answers"
         )
         self._keeper.start()
 
-    def _keeping(self, txns: set[str]) -> None:
+    def _keeping(self, wanted: set[tuple[str, str]]) -> None:
         from pt2logs.query.answer_keeper import keep_answers, writable
 
         def connected(con: duckdb.DuckDBPyConnection) -> None:
@@ -172,7 +173,9 @@ class Connection:
             pass
         with contextlib.suppress(Exception):  # best effort: a read-only warehouse keeps nothing
             if writable(self.wh):
-                keep_answers(self.wh, txns, connected=connected)
+                keep_answers(
+                    self.wh, {t for t, _ in wanted}, connected, runs={r for _, r in wanted}
+                )
         self._keeper_con = None
 
     def _stop_keeper(self) -> None:
