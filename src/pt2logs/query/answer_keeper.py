@@ -45,9 +45,9 @@ def writable(wh: Warehouse) -> bool:
 def keep_later(wh: Warehouse, wanted: set[tuple[str, str]]) -> bool:
     """Keep the answers of the ``wanted`` runs (transaction, run: kept_answers.unkept) in a process of its own
     (its own session: not ended with the command's process group; no output; any failure swallowed), not
-    waiting for it: forked twice, so that nothing is left
-    for this process to reap. Call it after the output is flushed and the command's DuckDB connections are closed
-    (the forked process opens its own). False when nothing was started."""
+    waiting for it: forked twice, so that nothing is left for this process to reap. Call it after the output is
+    flushed and the command's DuckDB connections are closed (the forked process opens its own). False when nothing
+    was started."""
     if not wanted or not kept_rows.enabled() or not hasattr(os, "fork") or not writable(wh):
         return False
     location = wh.location
