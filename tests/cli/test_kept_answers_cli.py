@@ -101,3 +101,28 @@ def test_a_warehouse_where_answers_cannot_be_written_fails_nothing(tmp_path):
     settled(wh)
     assert (wh / kept_answers.FOLDER).read_bytes() == b"not a folder"
     assert not list(wh.rglob("*.tmp"))
+
+
+def test_on_an_object_store_the_answers_are_kept_the_same_way():
+    """s3:// (a local moto server): the forked process makes a filesystem of its own (s3fs's does not survive a
+    fork), writes the answers as one object, and the next summary reads them."""
+    from tests.s3server import moto_s3
+
+    with moto_s3() as fs:
+        fs.mkdir("answers")
+        wh = "s3://answers/wh"
+        assert cli("ingest", str(SAMPLES / "recompiles"), "-w", wh, "-q").returncode == 0
+        first = cli("summary", "-w", wh)
+        assert first.returncode == 0 and first.stderr == b"", first.stderr
+        folder = f"answers/wh/{kept_answers.FOLDER}/{kept_answers.key()}"
+        deadline = time.monotonic() + 60
+        while not [
+            p
+            for p in (fs.ls(folder, refresh=True) if fs.exists(folder) else [])
+            if p.endswith(".pq")
+        ]:
+            assert time.monotonic() < deadline, "no answers kept"
+            time.sleep(0.2)
+            fs.invalidate_cache()
+        second = cli("summary", "-w", wh)
+        assert (second.returncode, second.stdout, second.stderr) == (0, first.stdout, b"")
