@@ -70,7 +70,12 @@ def many_commits(tmp_path_factory) -> str:
 
 def _check(wh: str, names: tuple[str, ...] | None = None) -> None:
     """Every run's answers (``names``: those runs') the same in a scope of it and the run before it; a diff
-    of the two for the runs that span several commits."""
+    of the two for the runs that span several commits: over the copies, then over the answers kept (as a
+    command's background process keeps them: pt2logs.query.answer_keeper) where they apply."""
+    from pt2logs.query.answer_keeper import keep_answers
+    from pt2logs.store.warehouse import Warehouse
+
+    keep_answers(Warehouse(wh))
     con = pt2logs.connect(wh)
     runs = con.execute("SELECT run_id, name FROM runs ORDER BY run_id").fetchall()
     assert len(runs) >= 5 and set(SPANNING) <= {n for _, n in runs}
@@ -80,8 +85,12 @@ def _check(wh: str, names: tuple[str, ...] | None = None) -> None:
         other = runs[i - 1][0] if name in SPANNING else None
         want = _answers(con, rid, other)
         # (the outcome rules run once over the copies, as the commands about one run do)
-        with run_scope.scoped(con, [runs[i - 1][0], rid], materialized=run_scope.MATERIALIZED):
+        scope = [runs[i - 1][0], rid]
+        with run_scope.scoped(con, scope, materialized=run_scope.MATERIALIZED, answers=False):
             assert con.execute("SELECT count(DISTINCT run_id) FROM events").fetchall()[0][0] <= 2
+            assert _answers(con, rid, other) == want, name
+        # the answers kept (pt2logs.query.kept_answers) where they apply, the copies for the rest
+        with run_scope.scoped(con, scope, materialized=run_scope.MATERIALIZED):
             assert _answers(con, rid, other) == want, name
 
 
@@ -186,7 +195,7 @@ def test_commands_copy_only_the_tables_their_queries_read(sample_wh, monkeypatch
     assert run_scope.materialized_for(diff_report.QUERIES) == ()
     rid = con.execute("SELECT run_id FROM runs WHERE name = 'ddp_2rank'").fetchall()[0][0]
     want = _plain(ranks(con, rid).as_dict())
-    with run_scope.scoped(con, [rid], materialized=("rank_outcomes",)):
+    with run_scope.scoped(con, [rid], materialized=("rank_outcomes",), answers=False):
         held = con.execute("SELECT count(*) FROM _scope_rank_outcomes").fetchall()[0][0]
         assert held == 2  # its two ranks, decided once
         assert _plain(ranks(con, rid).as_dict()) == want

@@ -30,6 +30,10 @@ def _plain(x):
 
 
 def test_scoped_pages_equal_unscoped(con):
+    from pt2logs.query.answer_keeper import keep_answers
+    from pt2logs.query.views import warehouse_of
+
+    keep_answers(warehouse_of(con))  # (what the server keeps after a run's page: its run's answers)
     runs = [r[0] for r in con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]
     assert len(runs) >= 5
     for i, rid in enumerate(runs):
@@ -41,15 +45,20 @@ def test_scoped_pages_equal_unscoped(con):
         want = _plain(summary(con, rid).as_dict())
         want_c = _plain(compile_facts(con, rid, cid[0][0], None)) if cid else None
         want_d = _plain(diff(con, other, rid).as_dict()) if i < 2 else None
-        with scoped(con, [rid]):
-            assert con.execute("SELECT count(DISTINCT run_id) FROM events").fetchall()[0][0] <= 1
-            assert _plain(summary(con, rid).as_dict()) == want, rid
-            if cid:
-                assert _plain(compile_facts(con, rid, cid[0][0], None)) == want_c, rid
-        if want_d is None:
-            continue
-        with scoped(con, [other, rid]):
-            assert _plain(diff(con, other, rid).as_dict()) == want_d, rid
+        # the copies; then the answers kept per transaction (pt2logs.query.kept_answers), the copies for the rest
+        for answers in (False, True):
+            with scoped(con, [rid], answers=answers):
+                if not answers:
+                    assert (
+                        con.execute("SELECT count(DISTINCT run_id) FROM events").fetchall()[0][0]
+                        <= 1
+                    )
+                assert _plain(summary(con, rid).as_dict()) == want, rid
+                if cid:
+                    assert _plain(compile_facts(con, rid, cid[0][0], None)) == want_c, rid
+            if want_d is not None:
+                with scoped(con, [other, rid], answers=answers):
+                    assert _plain(diff(con, other, rid).as_dict()) == want_d, rid
     # the views again once a scope ends
     assert con.execute("SELECT count(DISTINCT run_id) FROM events").fetchall()[0][0] == len(
         {r for r in runs if con.execute("SELECT 1 FROM events WHERE run_id = ?", [r]).fetchall()}
@@ -100,3 +109,52 @@ def test_outcomes_kept_in_the_background(tmp_path_factory):
         for r in rows
     )
     store.close()
+
+
+def test_a_run_page_keeps_its_answers_after_it_and_the_next_reads_them(tmp_path, monkeypatch):
+    """A run page whose answers are not kept is answered as without them, then a thread of the server keeps them
+    (pt2logs.serve.connection); the same page made again (its cache emptied) asks DuckDB no named query and is the
+    same bytes."""
+    import time
+    import urllib.request
+    from pathlib import Path
+
+    from tests.conftest import SAMPLES
+
+    from pt2logs.query import kept_answers, kept_rows, queries
+    from pt2logs.serve.server import Background
+
+    wh = str(tmp_path / "wh")
+    pt2logs.ingest([str(SAMPLES / "recompiles")], wh)
+    rid = pt2logs.connect(wh).execute("SELECT run_id FROM runs").fetchall()[0][0]
+    folder = Path(wh, kept_answers.FOLDER, kept_answers.key())
+    named = {q.sql: q.name for q in queries.load_queries().values()}
+    asked: list[str] = []
+    run_sql = queries.run_sql
+    monkeypatch.setattr(
+        queries,
+        "run_sql",
+        lambda c, sql, params=None: (
+            (asked.append(named[sql]) if sql in named else None) or run_sql(c, sql, params)
+        ),
+    )
+    app = serve_site.app(wh)
+    with Background(app) as u:
+
+        def page() -> bytes:
+            with urllib.request.urlopen(f"{u.rstrip('/')}/runs/{rid}", timeout=60) as r:
+                assert r.status == 200
+                return r.read()
+
+        first = page()
+        assert len(set(asked)) > 10  # (asked of DuckDB: nothing was kept)
+        deadline = time.monotonic() + 60
+        while not list(folder.glob("*" + kept_rows.SUFFIX)):
+            assert time.monotonic() < deadline, "no answers kept"
+            time.sleep(0.05)
+        app.state.store._keeper.join(30)
+        app.state.cache.pages.clear()
+        asked.clear()
+        assert page() == first
+        # (every named query of the scope answered from the kept answers; the run's name resolved before it)
+        assert asked == ["runs"]

@@ -126,8 +126,9 @@ def cache_root() -> Path:
     )
 
 
-def connect_warehouse(warehouse: str) -> Any:
-    """A DuckDB connection to an existing warehouse, or a usage error saying how to make one."""
+def connect_warehouse(warehouse: str, track: bool = False) -> Any:
+    """A DuckDB connection to an existing warehouse, or a usage error saying how to make one. With ``track``, the
+    transactions its run scopes find without kept answers are noted (pt2logs.query.kept_answers.track)."""
     from pt2logs.query import catalog
     from pt2logs.query.views import connect
     from pt2logs.store.warehouse import Warehouse
@@ -140,6 +141,10 @@ def connect_warehouse(warehouse: str) -> Any:
             f"no warehouse at {warehouse}: create one with `pt2logs ingest PATH --warehouse {warehouse}`"
         )
     con = connect(wh)
+    if track:
+        from pt2logs.query.kept_answers import track as track_unkept
+
+        track_unkept(con)
     say_warnings(con)  # files left out of this snapshot: the answers lack their rows
     return con
 

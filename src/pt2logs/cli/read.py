@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Any
 
@@ -146,7 +147,7 @@ def summary(run: str | None, warehouse: str, fmt: str, rows: int, wide: bool) ->
     from pt2logs.reports.compose import summary as build
     from pt2logs.reports.runs import scoped_to
 
-    con = connect_warehouse(warehouse)
+    con = connect_warehouse(warehouse, track=True)
     try:
         # its queries read the run's rows only, copied from the tables they read
         with scoped_to(con, run, queries=page_queries("summary")):
@@ -154,6 +155,7 @@ def summary(run: str | None, warehouse: str, fmt: str, rows: int, wide: bool) ->
     except QueryError as e:
         raise query_error(e) from None
     print_summary(s, fmt, max_rows=rows, wide=wide)
+    keep_answers_later(con)
 
 
 @click.command()
@@ -185,7 +187,7 @@ def diff(
     from pt2logs.reports.diff import diff as build
     from pt2logs.reports.runs import scoped_to
 
-    con = connect_warehouse(warehouse)
+    con = connect_warehouse(warehouse, track=True)
     try:
         # its queries read the two runs' rows only, copied from the tables they read
         with scoped_to(con, run_a, run_b, queries=QUERIES):
@@ -193,11 +195,12 @@ def diff(
     except QueryError as e:
         raise query_error(e) from None
     print_diff(d, fmt, wide=wide)
-    if fail_pct is not None:
-        why = regression(d, fail_pct)
-        if why:
-            click.echo("regression: " + "; ".join(why), err=True)
-            sys.exit(1)
+    why = regression(d, fail_pct) if fail_pct is not None else []
+    if why:
+        click.echo("regression: " + "; ".join(why), err=True)
+    keep_answers_later(con)
+    if why:
+        sys.exit(1)
 
 
 @click.command()
@@ -221,7 +224,7 @@ def ranks(run: str | None, warehouse: str, fmt: str, output: str | None, wide: b
     from pt2logs.reports.compose import ranks as build
     from pt2logs.reports.runs import scoped_to
 
-    con = connect_warehouse(warehouse)
+    con = connect_warehouse(warehouse, track=True)
     try:
         # its queries read the run's rows only, copied from the tables they read
         with scoped_to(con, run, queries=page_queries("ranks")):
@@ -229,6 +232,7 @@ def ranks(run: str | None, warehouse: str, fmt: str, output: str | None, wide: b
     except QueryError as e:
         raise query_error(e) from None
     print_ranks(report, fmt, output, wide)
+    keep_answers_later(con)
 
 
 @click.command()
@@ -258,7 +262,7 @@ def advise(run: str | None, warehouse: str, fmt: str, output: str | None, limit:
     from pt2logs.reports.compose import advise as build
     from pt2logs.reports.runs import scoped_to
 
-    con = connect_warehouse(warehouse)
+    con = connect_warehouse(warehouse, track=True)
     try:
         # one query: only the tables it reads are copied (all of them cost it more than they save)
         with scoped_to(con, run, queries=("advice",)):
@@ -277,6 +281,27 @@ def advise(run: str | None, warehouse: str, fmt: str, output: str | None, limit:
             click.echo(text, nl=False)
     else:
         write_rows(pa.Table.from_pylist(rows) if rows else run_empty(con), fmt, output)
+    keep_answers_later(con)
+
+
+def keep_answers_later(con: Any) -> None:
+    """After the output: the answers the command's run scope found not kept, kept by a process of its own that
+    this one does not wait for (pt2logs.query.answer_keeper; the next command about the run reads them)."""
+    from pt2logs.query.kept_answers import unkept
+
+    wanted = unkept(con)
+    if not wanted:
+        return
+    from pt2logs.query.answer_keeper import keep_later
+    from pt2logs.query.views import warehouse_of
+
+    wh = warehouse_of(con)
+    for f in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            f.flush()
+    con.close()  # (the forked process opens its own connection: DuckDB's threads end here)
+    if wh is not None:
+        keep_later(wh, wanted)
 
 
 def run_empty(con: Any) -> Any:

@@ -117,11 +117,16 @@ def _decide(
 
 
 def _write(wh: Warehouse, kind: Kind, txn: str, table: Any) -> None:
+    write_file(wh, kept_rows.file_path(kind, wh, txn), table)
+
+
+def write_file(wh: Warehouse, path: str, table: Any) -> None:
+    """``table`` as a Parquet file written whole (store.recovery.write_bytes: a ``.<pid>.tmp`` and a rename)."""
     import pyarrow.parquet as pq
 
     buf = io.BytesIO()
     pq.write_table(table, buf, compression="zstd")
-    recovery.write_bytes(wh, kept_rows.file_path(kind, wh, txn), buf.getvalue())
+    recovery.write_bytes(wh, path, buf.getvalue())
 
 
 def _todo(wh: Warehouse, snap: Snapshot, txns: set[str] | None) -> dict[str, list[Kind]]:
@@ -176,4 +181,19 @@ def keep(warehouse: str | Warehouse, txns: set[str] | None = None) -> Kept:
             else:
                 res.facts_runs += n
         res.txns += bool(got)
+    if (
+        txns is None
+    ):  # the answers of transactions a compaction replaced (never read again; kept by readers)
+        from pt2logs.query import kept_answers
+
+        gone = kept_rows.live_commit_txns(list(snap.commits)) - kept_rows.live_commit_txns(
+            snap.files.get("runs", [])
+        )
+        declined: set[str] = set()
+        for txn in gone & kept_answers.kept(wh, declined):
+            with contextlib.suppress(FileNotFoundError):
+                wh.fs.rm(kept_answers.file_path(wh, txn))
+        for txn in gone & declined:
+            with contextlib.suppress(FileNotFoundError):
+                wh.fs.rm(kept_answers.none_path(wh, txn))
     return res

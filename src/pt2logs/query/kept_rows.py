@@ -128,7 +128,15 @@ def called(kind: Kind) -> tuple[frozenset[str], frozenset[str]]:
 
 @functools.cache
 def key(kind: Kind) -> str:
-    """The rules' hash: the folder the kept rows of these rules live in."""
+    """The rules' hash: the folder the kept rows of these rules live in. Made once per code
+    (:func:`pt2logs.query.kept_files.kept_texts`: every connection asks it, and the macros it hashes took ~30 ms
+    to read and fill)."""
+    from pt2logs.query.kept_files import kept_texts
+
+    return kept_texts(f"rules-key{kind.folder}", lambda: {"key": _rules_key(kind)})["key"]
+
+
+def _rules_key(kind: Kind) -> str:
     from pt2logs.query.macros import macro_sql
 
     h = hashlib.sha256()

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Iterator
 
 import duckdb
 
-from pt2logs.query.macros import fill, load_macros
+from pt2logs.query import kept_answers
 from pt2logs.query.queries import get_query
 from pt2logs.query.sql_text import ident as _ident
 from pt2logs.query.sql_text import literal as _lit
@@ -58,6 +58,11 @@ MATERIALIZED = ("rank_outcomes",)
 
 @functools.cache
 def _macro_words() -> dict[str, frozenset[str]]:
+    from pt2logs.query.macros import (
+        fill,
+        load_macros,
+    )  # (asked only when a scope is made: not at import)
+
     return {n: frozenset(re.findall(r"\w+", fill(m))) for n, m in load_macros().items()}
 
 
@@ -224,11 +229,45 @@ def scoped(
     run_ids: Iterable[str],
     tables: Iterable[str] = SCOPED,
     materialized: Iterable[str] = (),
+    answers: bool = True,
+    queries: Iterable[str] | None = None,
 ) -> Iterator[None]:
     """Inside: the tables ``tables`` hold the rows of ``run_ids`` only (and the ``materialized`` macros answer from
-    their rows over them, :func:`enter`)."""
-    enter(con, run_ids, tables, materialized)
+    their rows over them, :func:`enter`); with ``queries`` (the named queries to be asked), only the tables those
+    read and the macros of :data:`MATERIALIZED` they call. Where the runs' answers are kept
+    (:mod:`pt2logs.query.kept_answers`; ``answers=False``: not read; read for a scope of one run or two), the named
+    queries they hold are answered from them and another query's tables are copied when it is asked."""
+    ids, tables, materialized = list(run_ids), tuple(tables), tuple(materialized)
+    # (a scope of more runs, serve's /runs page's, asks its own questions: not the ones kept about a run)
+    kept = kept_answers.load(con, ids) if answers and len(set(ids)) <= 2 else {}
+    if not kept:
+        if queries is not None:
+            queries = tuple(queries)
+            need = tables_for(queries)
+            tables, materialized = tuple(t for t in tables if t in need), materialized_for(queries)
+        enter(con, ids, tables, materialized)
+        try:
+            yield
+        finally:
+            leave(con)
+        return
+    done: set[str] = set()
+
+    def miss(name: str) -> None:
+        need = [t for t in tables if t in tables_for([name]) and t not in done]
+        mat = [
+            m
+            for m in materialized_for([name])
+            if (queries is not None or m in materialized) and m not in done
+        ]
+        if need or mat:
+            enter(con, ids, need, mat)
+            done.update(need, mat)
+
+    stop = kept_answers.answering(con, kept, miss)
     try:
         yield
     finally:
-        leave(con)
+        stop()
+        if done:
+            leave(con)

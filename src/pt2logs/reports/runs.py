@@ -136,8 +136,4 @@ def scoped_to(
     queries the command runs, when few: only the tables they read are copied (the others stay views), and the
     outcome rules, when they call them, are run once (run_scope.MATERIALIZED)."""
     ids = [resolve_run(con, r).run_id for r in refs]
-    if queries is None:
-        return run_scope.scoped(con, ids)
-    return run_scope.scoped(
-        con, ids, run_scope.tables_for(queries), run_scope.materialized_for(queries)
-    )
+    return run_scope.scoped(con, ids, queries=queries)

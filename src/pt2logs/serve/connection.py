@@ -8,7 +8,10 @@ ingest and never needs a restart to show a new one. They are made again too when
 of a commit the snapshot holds are kept after it was taken (``pt2logs ingest`` keeps them in a process of its
 own after the commit): a snapshot whose every commit has them kept reads them alone
 (:mod:`pt2logs.query.view_sql`), a few hundred ms less per page at 10,000 runs. With each snapshot: the runs' overview
-(:mod:`pt2logs.serve.runs_table`), and every run's outcome computed on a second connection in a thread.
+(:mod:`pt2logs.serve.runs_table`), and every run's outcome computed on a second connection in a thread. A run
+scope (:meth:`Connection.scope`) whose runs' answers are not kept has them kept in another thread once the page's
+queries are done (:mod:`pt2logs.query.answer_keeper`; a run tried once per server): the next page about
+the run reads them.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any
 
 import duckdb
 
-from pt2logs.query import kept_rows
+from pt2logs.query import kept_answers, kept_rows
 from pt2logs.query import run_scope as scope
 from pt2logs.query.queries import run_named, run_sql
 from pt2logs.query.views import apply_settings, create_views, snapshot_of
@@ -40,6 +43,7 @@ _OPEN: weakref.WeakSet[Connection] = weakref.WeakSet()
 def _stop_all() -> None:
     for c in list(_OPEN):
         c._stop_outcomes(wait=True)
+        c._stop_keeper()
 
 
 #: how often a request may list the warehouse's commits (a listing costs a round trip on an object store)
@@ -60,6 +64,12 @@ class Connection:
         self.closed = False
         _OPEN.add(self)
         self.con = duckdb.connect()
+        kept_answers.track(self.con)  # (the answers its scopes find not kept: kept by _keep)
+        #: the runs (transaction, run) whose answers were kept or tried by this server; the thread that keeps
+        #: them, its connection
+        self._tried: set[tuple[str, str]] = set()
+        self._keeper: threading.Thread | None = None
+        self._keeper_con: duckdb.DuckDBPyConnection | None = None
         apply_settings(self.con)
         self.commits = commits(self.wh)
         self._prepare()
@@ -125,16 +135,61 @@ class Connection:
                 con.close()
             self.outcomes_ready.set()
 
-    def scope(
-        self, run_ids: Iterable[str], queries: Iterable[str] | None = None
-    ) -> contextlib.AbstractContextManager[None]:
+    @contextlib.contextmanager
+    def scope(self, run_ids: Iterable[str], queries: Iterable[str] | None = None) -> Iterator[None]:
         """Inside :meth:`read`: the tables hold the rows of ``run_ids`` only (:mod:`pt2logs.query.run_scope`);
-        with ``queries``, only the tables those named queries read."""
+        with ``queries``, only the tables those named queries read. Then the answers it found not kept are kept
+        in a thread (:meth:`_keep`)."""
         tables = self.tables
         if queries is not None:
             need = scope.tables_for(queries)
             tables = tuple(t for t in tables if t in need)
-        return scope.scoped(self.con, run_ids, tables)
+        with scope.scoped(self.con, run_ids, tables):
+            yield
+        self._keep(kept_answers.unkept(self.con))
+
+    def _keep(self, wanted: set[tuple[str, str]]) -> None:
+        """Keep the answers of the ``wanted`` runs (transaction, run) in a thread (one at a time; each run tried
+        once), on a connection of one core; it starts its work once the page's queries are done (it waits for
+        :meth:`read`'s lock)."""
+        wanted -= self._tried
+        if not wanted or self.closed or (self._keeper is not None and self._keeper.is_alive()):
+            return  # (a run not tried yet is tried by a later page)
+        self._tried |= wanted
+        self._keeper = threading.Thread(
+            target=self._keeping, args=(wanted,), daemon=True, name="pt2logs-serve-answers"
+        )
+        self._keeper.start()
+
+    def _keeping(self, wanted: set[tuple[str, str]]) -> None:
+        from pt2logs.query.answer_keeper import keep_answers, writable
+
+        def connected(con: duckdb.DuckDBPyConnection) -> None:
+            con.execute("SET threads = 1")
+            self._keeper_con = con
+            if self.closed:
+                raise RuntimeError("closed")
+
+        with self.lock:  # (the page that asked is done with its queries)
+            pass
+        with contextlib.suppress(Exception):  # best effort: a read-only warehouse keeps nothing
+            if writable(self.wh):
+                keep_answers(
+                    self.wh, {t for t, _ in wanted}, connected, runs={r for _, r in wanted}
+                )
+        self._keeper_con = None
+
+    def _stop_keeper(self) -> None:
+        """The thread keeping answers interrupted and waited for (a DuckDB query still running in a thread when the
+        process exits aborts it)."""
+        keeper = self._keeper
+        until = time.monotonic() + 30
+        while keeper is not None and keeper.is_alive() and time.monotonic() < until:
+            con = self._keeper_con
+            if con is not None:
+                with contextlib.suppress(duckdb.Error):
+                    con.interrupt()
+            keeper.join(0.1)
 
     def _facts(self) -> None:
         """Every run's ``run_facts()`` rows, once per snapshot, in memory, and a temporary macro of its name reading
@@ -212,5 +267,6 @@ class Connection:
     def close(self) -> None:
         self.closed = True
         self._stop_outcomes(wait=True)
+        self._stop_keeper()
         with self.lock:
             self.con.close()

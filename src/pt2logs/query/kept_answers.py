@@ -1,0 +1,283 @@
+"""The answers about one run kept per committed transaction: a run's summary, ranks, advice and diff sections read
+back instead of asked again.
+
+The commands and pages about one run (``summary``, ``ranks``, ``advise``, ``diff``, serve's run and diff pages) ask
+some 30 named queries of a run scope (:mod:`pt2logs.query.run_scope`), each 2-25 ms of DuckDB planning, after
+copying the run's rows (~0.2 s). Every answer asked inside a scope depends on the run's own rows alone (that is
+what a scope may be asked), and a run's rows are those of its live transaction: once it is committed, the answers
+cannot change except by other code or SQL. So, once a run's answers were asked, ``_answers/<key>/<txn>.pq``
+holds, for each run of transaction
+``txn``, each :func:`asked` query's answer as the Arrow IPC stream of the table the query returned (schema and all:
+read back, it is that table). ``<key>`` hashes the text of every named query and macro (as filled: the advice
+table too), every module of ``pt2logs.query``, ``pt2logs.tables`` and ``pt2logs.store`` (they make the rows the
+queries read), DuckDB's and pt2logs' versions: other code reads another folder, empty until kept again, so a kept
+answer is never a stale one.
+
+They are kept lazily, for the runs someone reads, never at a commit (an ingest or compaction asks none): a
+connection that :func:`track` was called on (the CLI's ``summary``, ``ranks``, ``advise``, ``diff``; serve's)
+notes each run a scope of its finds without kept answers (:func:`unkept`), and the command keeps that run's
+(added to its transaction's file) after it answered (:func:`pt2logs.query.kept_cache.keep_answers`: the CLI in a forked process of its own once its
+output is written, serve in a thread after the page); a library connection keeps none unless asked.
+
+A scope over runs that have kept answers (:func:`load`) answers those queries from them (the hook of
+:func:`pt2logs.query.queries.run_named`) and copies the tables of any other query only when it is asked. A run
+whose id is a prefix of another run's id or name in the same scope is not answered from them (``selected_runs``
+would select both). Transactions of more than :data:`MAX_RUNS` runs keep none: a bulk import or a compaction of a
+fleet would spend ~0.2 s of queries a run. A scope holds its runs' stored texts, so the keep asks scopes of at most
+:data:`MAX_BYTES` of logs, and a run of more keeps none. Nothing kept is needed for a right answer;
+``PT2LOGS_OUTCOME_CACHE=0`` neither reads nor writes them; a kept file that does not read is not read (its runs are
+asked), nor are a run's answers when the snapshot lacks a file of it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import json
+import weakref
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from pt2logs.query import kept_rows
+from pt2logs.query.queries import ANSWERS, get_query
+from pt2logs.query.sql_text import literal
+from pt2logs.store.parts import Layout
+from pt2logs.version import __version__
+
+FOLDER = "_answers"
+#: bump when what a kept file holds changes in a way the key cannot see
+VERSION = 1
+#: transactions of more runs than this keep no answers (see the module's doc)
+MAX_RUNS = 64
+#: the most bytes of logs of the runs of one scope of the keep (a run of more keeps none): a scope holds its runs'
+#: stored texts (a run of 64 MB of distinct graphs took the keep's process from 250 to 520 MB)
+MAX_BYTES = 8 << 20
+#: the diff's questions about each run alone (pt2logs.reports.diff; its cache_misses compares two runs: not kept)
+DIFF_ASKED = (
+    ("run_overview", {}),
+    ("graph_break_hotspots", {"limit": 100000}),
+    ("failures_and_restarts", {}),
+    ("compile_time_by_function", {"limit": 100000}),
+    ("compile_time_by_phase", {}),
+    ("top_recompile_causes", {}),
+    ("kernel_counts", {}),
+    ("cache_hit_rate", {}),
+)
+#: serve's run page besides the summary (pt2logs.serve.pages_run), and ``advise``'s default (its --limit)
+OTHER_ASKED = (
+    ("bug_report_compiles", {}),
+    ("compile_stacks", {}),
+    ("advice", {"limit": 20}),
+)
+
+
+def asked() -> list[tuple[str, dict[str, Any]]]:
+    """Every (named query, parameters besides ``run_id``) kept per run: the summary's and ranks' sections, the
+    run's overview, resolution (``runs``) and outcome, the diff's, advise's, serve's run page's and the run
+    dashboard's cards."""
+    from pt2logs.reports.outcomes import QUERIES as OUTCOME_QUERIES
+    from pt2logs.reports.pages import get_page
+
+    out: list[tuple[str, dict[str, Any]]] = []
+    for page in ("summary", "ranks"):
+        out += [(s.query, dict(s.params)) for s in get_page(page).sections]
+    out += [("run_overview", {}), ("runs", {}), *((q, {}) for q in OUTCOME_QUERIES)]
+    out += [*DIFF_ASKED, *OTHER_ASKED, *_run_dashboard()]
+    seen: dict[str, tuple[str, dict[str, Any]]] = {}
+    for q, p in out:
+        seen.setdefault(f"{q}|{params_key({'run_id': '', **p})}", (q, p))
+    return list(seen.values())
+
+
+def _run_dashboard() -> list[tuple[str, dict[str, Any]]]:
+    """The cards of the run dashboard (dashboards/run.toml; serve's run page draws some as charts), read as a file:
+    pt2logs.dashboard reads the run scope's package."""
+    from pt2logs.reports.pages import tomllib  # (the one that Python version has)
+
+    package = Path(__file__).resolve().parents[1]
+    for d in (package.parents[1] / "dashboards", package / "_data" / "dashboards"):
+        if (d / "run.toml").is_file():
+            page = tomllib.loads((d / "run.toml").read_text())
+            return [(s["query"], dict(s.get("params", {}))) for s in page.get("sections", [])]
+    return []
+
+
+def params_key(bound: dict[str, Any]) -> str:
+    """A query's bound parameters as the text a kept answer is filed under (the run's id left out)."""
+    return json.dumps(
+        {k: v for k, v in bound.items() if k != "run_id"}, sort_keys=True, default=str
+    )
+
+
+def _make_key() -> dict[str, str]:
+    from pt2logs.query.macros import fill_texts, load_macros, macro_sql
+
+    h = hashlib.sha256()
+    package = Path(__file__).resolve().parents[1]
+    parts = [
+        str(VERSION),
+        __version__,
+        duckdb.__version__,
+        json.dumps(fill_texts(), sort_keys=True),
+    ]
+    parts += [f"{q}|{params_key(p)}|{get_query(q).sql}" for q, p in asked()]
+    parts += [macro_sql(m) for m in sorted(load_macros())]
+    for sub in ("query", "tables", "store"):
+        parts += [p.read_text() for p in sorted((package / sub).glob("*.py"))]
+    for part in parts:
+        h.update(part.encode())
+        h.update(b"\0")
+    return {"key": h.hexdigest()[:16]}
+
+
+@functools.cache
+def key() -> str:
+    """The code's hash: the folder the kept answers of this code live in (made once per code: kept_files)."""
+    from pt2logs.query.kept_files import kept_texts
+
+    return kept_texts("answers-key", _make_key)["key"]
+
+
+def file_path(lay: Layout, txn: str) -> str:
+    return lay.path(FOLDER, key(), txn + kept_rows.SUFFIX)
+
+
+#: the suffix of the empty file that says a transaction keeps no answers (more than MAX_RUNS runs, or none of at
+#: most MAX_BYTES of logs): a tracked scope does not note it again (a fleet's command would start a keep each time)
+NONE_SUFFIX = ".none"
+
+
+def kept(lay: Layout, declined: set[str] | None = None) -> set[str]:
+    """The transactions whose answers are kept under this code's key (and, into ``declined``, those that keep
+    none: :data:`NONE_SUFFIX`)."""
+    try:
+        names = lay.fs.ls(lay.path(FOLDER, key()), detail=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return set()
+    out: set[str] = set()
+    for n in names:
+        name = n.rstrip("/").rsplit("/", 1)[-1]
+        if name.endswith(kept_rows.SUFFIX):
+            out.add(name[: -len(kept_rows.SUFFIX)])
+        elif declined is not None and name.endswith(NONE_SUFFIX):
+            declined.add(name[: -len(NONE_SUFFIX)])
+    return out
+
+
+def none_path(lay: Layout, txn: str) -> str:
+    return lay.path(FOLDER, key(), txn + NONE_SUFFIX)
+
+
+def ipc(table: Any) -> bytes:
+    import pyarrow as pa
+
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    return sink.getvalue()
+
+
+def alone(runs: dict[str, str | None]) -> list[str]:
+    """The runs (id -> name) that ``selected_runs(id)`` selects alone among them."""
+    return [
+        r
+        for r in runs
+        if not any(o != r and (o.startswith(r) or (n or "").startswith(r)) for o, n in runs.items())
+    ]
+
+
+#: per tracked connection: the (transaction, run) its scopes found without kept answers (:func:`track`)
+_UNKEPT: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, set[tuple[str, str]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def track(con: duckdb.DuckDBPyConnection) -> None:
+    """Note the runs whose answers a scope of ``con`` finds not kept (and that may be: runs of at most
+    :data:`MAX_BYTES` of logs, whole, of a transaction not said to keep none), for :func:`unkept`."""
+    _UNKEPT.setdefault(con, set())
+
+
+def unkept(con: duckdb.DuckDBPyConnection) -> set[tuple[str, str]]:
+    """The (transaction, run) noted since the last call (:func:`track`), forgotten."""
+    got = _UNKEPT.get(con)
+    if not got:
+        return set()
+    out = set(got)
+    got.clear()
+    return out
+
+
+def _wh(con: duckdb.DuckDBPyConnection) -> Any:
+    from pt2logs.query.views import warehouse_of
+
+    return warehouse_of(con)
+
+
+def load(
+    con: duckdb.DuckDBPyConnection, run_ids: Iterable[str]
+) -> dict[tuple[str, str, str], bytes]:
+    """The kept answers of ``run_ids`` (those of their live transactions, of runs ``selected_runs`` selects alone
+    among them, whose files the snapshot holds whole: a run with a damaged file is answered from the rows there
+    are, with a warning): (run_id, query, params) -> the answer's IPC stream. Empty when none is kept."""
+    from pt2logs.query.views import damaged_runs
+
+    wh = _wh(con)
+    ids = sorted(set(run_ids))
+    if wh is None or not ids or not kept_rows.enabled():
+        return {}
+    rows = con.execute(
+        "SELECT run_id, name, txn, bytes FROM main.runs WHERE list_contains($r, run_id)",
+        {"r": ids},
+    ).fetchall()
+    single = set(alone({r: n for r, n, _, _ in rows})) - damaged_runs(con)
+    txns = sorted({t for r, _, t, _ in rows if r in single})
+    declined: set[str] = set()
+    have = kept(wh, declined) if txns else set()
+    urls = [wh.url(FOLDER, key(), t + kept_rows.SUFFIX) for t in txns if t in have]
+    got: list[tuple[str, str, str, bytes]] = []
+    if urls:
+        want = [f"{r}|{t}" for r, _, t, _ in rows if r in single]
+        try:
+            got = con.execute(
+                f"SELECT run_id, query, params, answer FROM read_parquet([{', '.join(map(literal, urls))}]) "
+                "WHERE list_contains($w, run_id || '|' || txn)",
+                {"w": want},
+            ).fetchall()
+        except duckdb.Error:  # a kept file that does not read: its runs are asked
+            got = []
+    if con in _UNKEPT:  # (the runs read whose answers are not kept: kept after the command)
+        answered = {r for r, _, _, _ in got}
+        _UNKEPT[con].update(
+            (t, r)
+            for r, _, t, b in rows
+            if r in single and r not in answered and t not in declined and (b or 0) <= MAX_BYTES
+        )
+    return {(r, q, p): a for r, q, p, a in got}
+
+
+def answering(
+    con: duckdb.DuckDBPyConnection,
+    answers: dict[tuple[str, str, str], bytes],
+    miss: Callable[[str], None],
+) -> Callable[[], None]:
+    """Answer ``con``'s named queries about those runs from ``answers``; any other query first calls
+    ``miss(name)`` (the scope copies what it reads). Returns what stops it."""
+    import pyarrow as pa
+
+    def hook(name: str, bound: dict[str, Any]) -> Any:
+        got = answers.get((bound.get("run_id"), name, params_key(bound)))
+        if got is not None:
+            try:
+                return pa.ipc.open_stream(got).read_all()
+            except (pa.ArrowException, OSError):  # (damaged inside a file that read: asked instead)
+                pass
+        miss(name)
+        return None
+
+    ANSWERS[con] = hook
+    return lambda: ANSWERS.pop(con, None)

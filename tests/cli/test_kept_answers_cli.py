@@ -1,0 +1,128 @@
+"""The CLI keeps the answers about a run lazily (pt2logs.query.answer_keeper): ``pt2logs ingest`` keeps none;
+``pt2logs summary RUN`` answers as without them, then a process it forked keeps them and it exits without waiting;
+the next ``summary`` reads them and prints the same bytes; a warehouse where they cannot be written keeps none and
+says nothing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from tests.conftest import SAMPLES
+
+from pt2logs.query import kept_answers, kept_rows
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "pt2logs", *args], capture_output=True, env=env, timeout=120
+    )
+
+
+def kept_file(wh: Path, timeout: float = 60.0) -> Path:
+    """The one kept answers file, once the background process wrote it."""
+    folder = wh / kept_answers.FOLDER / kept_answers.key()
+    deadline = time.monotonic() + timeout
+    while True:
+        got = list(folder.glob("*" + kept_rows.SUFFIX))
+        if got:
+            (path,) = got
+            return path
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no answers kept after {timeout} s")
+        time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def wh(tmp_path_factory) -> Path:
+    wh = tmp_path_factory.mktemp("answers") / "wh"
+    r = cli("ingest", str(SAMPLES / "recompiles"), "-w", str(wh), "-q")
+    assert r.returncode == 0, r.stderr
+    return wh
+
+
+def test_summary_keeps_its_answers_after_its_output_and_the_next_reads_them(wh):
+    from tests.conftest import settled
+
+    settled(wh)  # (the ingest's views writer)
+    assert not (wh / kept_answers.FOLDER).exists()  # an ingest keeps no answers
+    first = cli("summary", "recompiles", "-w", str(wh))
+    assert first.returncode == 0 and first.stderr == b"", first.stderr
+    path = kept_file(wh)
+    settled(wh)  # (its .<pid>.tmp renamed)
+    second = cli("summary", "recompiles", "-w", str(wh))
+    assert (second.returncode, second.stdout, second.stderr) == (0, first.stdout, b"")
+    # read, not asked again: an answer edited in the kept file shows
+    t = pq.read_table(path)
+    rows = t.to_pylist()
+    (overview,) = [r for r in rows if r["query"] == "run_overview"]
+    table = pa.ipc.open_stream(overview["answer"]).read_all()
+    assert table.column("run").to_pylist() == ["recompiles"]
+    renamed = table.set_column(
+        table.schema.get_field_index("run"),
+        "run",
+        pa.array(["edited"], table.schema.field("run").type),
+    )
+    overview["answer"] = kept_answers.ipc(renamed)
+    pq.write_table(pa.Table.from_pylist(rows, schema=t.schema), path)
+    edited = cli("summary", "recompiles", "-w", str(wh))
+    assert edited.returncode == 0 and b"edited" in edited.stdout and b"edited" not in first.stdout
+    pq.write_table(t, path)  # (as kept)
+    assert cli("summary", "recompiles", "-w", str(wh)).stdout == first.stdout
+
+
+def test_a_warehouse_where_answers_cannot_be_written_fails_nothing(tmp_path):
+    """Their folder taken by a file (root writes anywhere: a read-only folder would not stop it): the commands answer
+    as always, say nothing more, and nothing is kept."""
+    from tests.conftest import settled
+
+    wh = tmp_path / "wh"
+    assert cli("ingest", str(SAMPLES / "graph_breaks"), "-w", str(wh), "-q").returncode == 0
+    (wh / kept_answers.FOLDER).write_bytes(b"not a folder")
+    outs = []
+    for cmd in ("summary", "ranks", "advise", "summary"):
+        r = cli(cmd, "-w", str(wh))
+        assert r.returncode == 0 and r.stderr == b"", (cmd, r.stderr)
+        outs.append(r.stdout)
+    assert outs[0] == outs[3]
+    time.sleep(1)  # (the background processes' time to fail)
+    settled(wh)
+    assert (wh / kept_answers.FOLDER).read_bytes() == b"not a folder"
+    assert not list(wh.rglob("*.tmp"))
+
+
+def test_on_an_object_store_the_answers_are_kept_the_same_way():
+    """s3:// (a local moto server): the forked process makes a filesystem of its own (s3fs's does not survive a
+    fork), writes the answers as one object, and the next summary reads them."""
+    from tests.s3server import moto_s3
+
+    with moto_s3() as fs:
+        fs.mkdir("answers")
+        wh = "s3://answers/wh"
+        assert cli("ingest", str(SAMPLES / "recompiles"), "-w", wh, "-q").returncode == 0
+        first = cli("summary", "-w", wh)
+        assert first.returncode == 0 and first.stderr == b"", first.stderr
+        folder = f"answers/wh/{kept_answers.FOLDER}/{kept_answers.key()}"
+        deadline = time.monotonic() + 60
+        while not [
+            p
+            for p in (fs.ls(folder, refresh=True) if fs.exists(folder) else [])
+            if p.endswith(".pq")
+        ]:
+            assert time.monotonic() < deadline, "no answers kept"
+            time.sleep(0.2)
+            fs.invalidate_cache()
+        second = cli("summary", "-w", wh)
+        assert (second.returncode, second.stdout, second.stderr) == (0, first.stdout, b"")
