@@ -126,3 +126,26 @@ def test_on_an_object_store_the_answers_are_kept_the_same_way():
             fs.invalidate_cache()
         second = cli("summary", "-w", wh)
         assert (second.returncode, second.stdout, second.stderr) == (0, first.stdout, b"")
+
+
+def test_a_host_process_running_the_command_forks_nothing(tmp_path, monkeypatch):
+    """The keeper is forked by the ``pt2logs`` program only: a command run inside another process (a test's
+    CliRunner, a notebook calling ``main()``) never forks it from its host (DuckDB's threads, the host's
+    state), and keeps nothing."""
+    from click.testing import CliRunner
+
+    import pt2logs
+    from pt2logs.cli import main
+
+    w = tmp_path / "wh"
+    pt2logs.ingest([str(SAMPLES / "recompiles")], str(w))
+    forks: list[int] = []
+
+    def no_fork() -> int:
+        forks.append(1)
+        raise OSError("a host process must not fork the keeper")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    res = CliRunner().invoke(main, ["summary", "-w", str(w)])
+    assert res.exit_code == 0, res.output
+    assert forks == [] and not (w / kept_answers.FOLDER).exists()

@@ -133,14 +133,9 @@ def _end_process(engine: str) -> None:
 def _program(engine: str) -> bool:
     """Whether this process is the `pt2logs` program running a local ingest (see :func:`_end_process`); its
     views file is then written by a process of its own, not waited for (ingestion/views_file.py)."""
-    import os
+    from pt2logs.cli._env import is_program
 
-    main = sys.modules.get("__main__")
-    spec = getattr(main, "__spec__", None)
-    program = (spec is not None and spec.name == "pt2logs.__main__") or os.path.basename(
-        getattr(main, "__file__", None) or ""
-    ) == "pt2logs"  # `python -m pt2logs`, or the `pt2logs` script pip installs
-    return engine == "local" and program
+    return engine == "local" and is_program()
 
 
 def nothing_read(paths: tuple[str, ...], res: object) -> str:

@@ -286,7 +286,12 @@ def advise(run: str | None, warehouse: str, fmt: str, output: str | None, limit:
 
 def keep_answers_later(con: Any) -> None:
     """After the output: the answers the command's run scope found not kept, kept by a process of its own that
-    this one does not wait for (pt2logs.query.answer_keeper; the next command about the run reads them)."""
+    this one does not wait for (pt2logs.query.answer_keeper; the next command about the run reads them). Only
+    in the ``pt2logs`` program."""
+    from pt2logs.cli._env import is_program
+
+    if not is_program():  # (never forked from a host process: a test's CliRunner, a notebook)
+        return
     from pt2logs.query.kept_answers import unkept
 
     wanted = unkept(con)

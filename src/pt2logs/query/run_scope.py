@@ -197,12 +197,19 @@ def _materialize(con: duckdb.DuckDBPyConnection, names: Iterable[str]) -> None:
     """Each macro's rows for every run of the scope (the copies hold those runs only), once; a temporary macro of
     its name, looked up before the catalog's, reads them for the runs a query selects."""
     for name in names:
-        con.execute(
-            f"CREATE OR REPLACE TEMP TABLE {_ident('_scope_' + name)} AS SELECT * FROM {_ident(name)}(NULL, NULL, NULL, NULL);\n"
-            f"CREATE OR REPLACE TEMP MACRO {_ident(name)}(p_run, p_since, p_until, p_tag) AS TABLE "
-            f"SELECT * FROM {_ident('_scope_' + name)} "
-            "WHERE run_id IN (SELECT run_id FROM selected_runs(p_run, p_since, p_until, p_tag))"
-        )
+        materialize(con, name, "_scope_" + name)
+
+
+def materialize(con: duckdb.DuckDBPyConnection, name: str, table: str) -> None:
+    """The rows of the table macro ``name`` (all runs: its parameters NULL) in the temporary table ``table``, and a
+    temporary macro ``name`` of the same parameters that reads them for the runs it selects: looked up before the
+    catalog's, it answers every query of this connection from those rows (a run scope's copies; serve's facts)."""
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE {_ident(table)} AS SELECT * FROM {_ident(name)}(NULL, NULL, NULL, NULL);\n"
+        f"CREATE OR REPLACE TEMP MACRO {_ident(name)}(p_run, p_since, p_until, p_tag) AS TABLE "
+        f"SELECT * FROM {_ident(table)} "
+        "WHERE run_id IN (SELECT run_id FROM selected_runs(p_run, p_since, p_until, p_tag))"
+    )
 
 
 def leave(con: duckdb.DuckDBPyConnection) -> None:

@@ -202,15 +202,9 @@ class Connection:
             "DROP MACRO TABLE IF EXISTS temp.run_facts; DROP TABLE IF EXISTS temp._serve_run_facts"
         )
         try:
-            self.con.execute(
-                "CREATE TEMP TABLE _serve_run_facts AS SELECT * FROM run_facts(NULL, NULL, NULL, NULL)"
-            )
+            scope.materialize(self.con, "run_facts", "_serve_run_facts")
         except duckdb.Error:  # (the cards ask the macro itself, and say what fails)
             return
-        self.con.execute(
-            "CREATE TEMP MACRO run_facts(p_run, p_since, p_until, p_tag) AS TABLE SELECT * FROM _serve_run_facts "
-            "WHERE run_id IN (SELECT run_id FROM selected_runs(p_run, p_since, p_until, p_tag))"
-        )
 
     def _unkept(self) -> frozenset[str]:
         """The snapshot's commits whose outcomes or advice items are not kept (none when nothing is kept)."""
