@@ -31,13 +31,13 @@ and the next ingest writes the file (its signature was not written).
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import threading
 from typing import Any
 
 import orjson
 
+from pt2logs._fork import fork
 from pt2logs.store.warehouse import Warehouse
 from pt2logs.tables import TABLES
 from pt2logs.version import __version__
@@ -162,23 +162,18 @@ class ViewsFile:
         if self.target is None or self._go is not None or not hasattr(os, "fork"):
             return  # (no fork: release() says so, and the ingest writes the file itself)
         r, w = os.pipe()
-        frozen = not gc.get_freeze_count()
-        if frozen:  # the child never frees what it inherits (engines/local.py: _fork_safely)
-            gc.freeze()
         try:
-            pid = os.fork()
+            pid = fork()  # (the child never frees what it inherits: pt2logs._fork)
         except BaseException:
-            if frozen:
-                gc.unfreeze()
+            os.close(r)
+            os.close(w)
             raise
-        if pid == 0:  # (what it inherited stays frozen here)
+        if pid == 0:
             try:
                 os.close(w)
                 self._serve(r)
             finally:
                 os._exit(0)
-        if frozen:
-            gc.unfreeze()
         os.close(r)
         self._go = w
 

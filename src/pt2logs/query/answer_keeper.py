@@ -15,7 +15,6 @@ kept_answers.load); two keeps of two runs of one transaction at once may leave o
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 
 import duckdb
 
+from pt2logs._fork import fork
 from pt2logs.query import kept_answers, kept_rows, run_scope
 from pt2logs.query import views as _views
 from pt2logs.query.kept_cache import write_file
@@ -51,17 +51,13 @@ def keep_later(wh: Warehouse, wanted: set[tuple[str, str]]) -> bool:
     if not wanted or not kept_rows.enabled() or not hasattr(os, "fork") or not writable(wh):
         return False
     location = wh.location
-    frozen = not gc.get_freeze_count()
-    if frozen:  # the child never frees what it inherits (engines/local.py: _fork_safely)
-        gc.freeze()
     try:
-        pid = os.fork()
+        pid = (
+            fork()
+        )  # (the child never frees what it inherits: pt2logs._fork; it was unfrozen there before)
     except OSError:
         return False
-    finally:
-        if frozen:
-            gc.unfreeze()
-    if pid == 0:  # (what it inherited stays frozen here)
+    if pid == 0:
         try:
             os.setsid()
             null = os.open(os.devnull, os.O_RDWR)
