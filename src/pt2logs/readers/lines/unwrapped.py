@@ -87,7 +87,9 @@ def _unwrapped(
 ) -> Iterator[tuple[int, bytes]]:
     unwrap = Unwrap(found, lambda kind, line_no, message: sink.warn(kind, line_no, message))
     for line_no, raw in lines:
-        if raw[:1] == b"\n":  # a run of blank lines of the file: no record, nothing carried
+        if (
+            not raw or raw[:1] == b"\n"
+        ):  # blank lines of the file (one: b"", a run: newlines): nothing carried
             sink.carried = None
             sink.lines_read = line_no + len(raw)
             yield line_no, raw
