@@ -55,13 +55,19 @@ def asked_of_duckdb(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
+def unread_copy(sample_wh: str, dest: Path) -> str:
+    """A copy of the session's sample warehouse as its ingest left it: without the answers that a command or a
+    serve test of this session may have kept in it by reading it (the CLI's commands and serve keep answers about
+    what they read; the suite's order decides whether one ran before)."""
+    shutil.copytree(sample_wh, dest, ignore=shutil.ignore_patterns(kept_answers.FOLDER))
+    return str(dest)
+
+
 @pytest.fixture(scope="module")
 def kept_wh(sample_wh, tmp_path_factory) -> str:
     """The sample warehouse (its ingest kept no answers), its answers kept as a command's background process
     keeps them."""
-    wh = str(tmp_path_factory.mktemp("kept") / "wh")
-    shutil.copytree(sample_wh, wh)
-    assert not Path(wh, kept_answers.FOLDER).exists()  # (an ingest keeps none)
+    wh = unread_copy(sample_wh, tmp_path_factory.mktemp("kept") / "wh")
     assert answer_keeper.keep_answers(Warehouse(wh)) == 5
     return wh
 
@@ -355,8 +361,7 @@ def test_a_run_read_is_kept_alone_and_added_to_its_transactions_file(sample_wh, 
     its transaction's file, the runs kept before kept still."""
     import pyarrow.parquet as pq
 
-    wh = str(tmp_path / "wh")
-    shutil.copytree(sample_wh, wh)
+    wh = unread_copy(sample_wh, tmp_path / "wh")
     con = pt2logs.connect(wh)
     kept_answers.track(con)
     runs = _runs(con)
