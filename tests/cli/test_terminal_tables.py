@@ -28,16 +28,35 @@ def piped(*args: str) -> str:
     """The CLI in a real pipe, with no $COLUMNS."""
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    cmd = [sys.executable, "-m", "pt2logs", *args]
     r = subprocess.run(
-        [sys.executable, "-m", "pt2logs", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
+        cmd, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=120
     )
     assert r.returncode == 0, r.stderr
+    _kept(cmd)
     return r.stdout
+
+
+def _kept(cmd: list[str], timeout: float = 120.0) -> None:
+    """Until the process the command forked to keep its answers (a copy of it: the same command line) ended:
+    it writes into the session's sample warehouse, which other tests copy."""
+    import time
+
+    import psutil
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        alive = []
+        for p in psutil.process_iter(["cmdline", "status"]):
+            try:
+                if p.info["cmdline"] == cmd and p.info["status"] != psutil.STATUS_ZOMBIE:
+                    alive.append(p.pid)
+            except psutil.Error:
+                continue
+        if not alive:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{' '.join(cmd)} still keeps its answers after {timeout} s")
 
 
 def named_in_notes(out: str) -> set[str]:
