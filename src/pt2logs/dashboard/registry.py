@@ -15,6 +15,7 @@ from typing import Any
 from pt2logs.dashboard.charts import CHARTS
 from pt2logs.dashboard.headlines import HEADLINES
 from pt2logs.dashboard.model import DashboardError
+from pt2logs.query.sql_files import data_dirs
 from pt2logs.tables import TABLES
 
 if sys.version_info >= (3, 11):
@@ -23,8 +24,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 _KEY = re.compile(r"^[a-z][a-z0-9_]*$")
-#: the installed package (src/pt2logs in a checkout): data lives beside it
-_PACKAGE = Path(__file__).resolve().parents[1]
 
 
 @dataclass(frozen=True)
@@ -57,8 +56,7 @@ class Dashboard:
 def dashboard_dirs() -> list[Path]:
     """The repo's dashboards/ (development) or the installed copy (the wheel puts it in
     ``pt2logs/_data/``, see pyproject's force-include)."""
-    dirs = [_PACKAGE.parents[1] / "dashboards", _PACKAGE / "_data" / "dashboards"]
-    return [d for d in dirs if d.is_dir()]
+    return data_dirs("dashboards")
 
 
 def parse_dashboard(path: Path) -> Dashboard:

@@ -96,10 +96,10 @@ def asked() -> list[tuple[str, dict[str, Any]]]:
 def _run_dashboard() -> list[tuple[str, dict[str, Any]]]:
     """The cards of the run dashboard (dashboards/run.toml; serve's run page draws some as charts), read as a file:
     pt2logs.dashboard reads the run scope's package."""
+    from pt2logs.query.sql_files import data_dirs
     from pt2logs.reports.pages import tomllib  # (the one that Python version has)
 
-    package = Path(__file__).resolve().parents[1]
-    for d in (package.parents[1] / "dashboards", package / "_data" / "dashboards"):
+    for d in data_dirs("dashboards"):
         if (d / "run.toml").is_file():
             page = tomllib.loads((d / "run.toml").read_text())
             return [(s["query"], dict(s.get("params", {}))) for s in page.get("sections", [])]

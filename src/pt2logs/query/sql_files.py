@@ -21,11 +21,17 @@ class Param:
     optional: bool = True
 
 
+def data_dirs(name: str) -> list[Path]:
+    """Where the project's folder ``name`` (queries, dashboards) lives: the repo's (development) or the installed
+    copy (the wheel puts it in ``pt2logs/_data/``, see pyproject's force-include)."""
+    package = Path(__file__).resolve().parents[1]  # src/pt2logs
+    dirs = [package.parents[1] / name, package / "_data" / name]
+    return [d for d in dirs if d.is_dir()]
+
+
 def query_dirs() -> list[Path]:
     """Where named queries live: the repo's queries/ (development) or the installed copy."""
-    package = Path(__file__).resolve().parents[1]  # src/pt2logs
-    dirs = [package.parents[1] / "queries", package / "_data" / "queries"]
-    return [d for d in dirs if d.is_dir()]
+    return data_dirs("queries")
 
 
 def read_header(text: str) -> dict[str, str]:
