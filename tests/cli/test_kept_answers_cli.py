@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from tests.conftest import SAMPLES
 
-from pt2logs.query import kept_answers, kept_rows
+from pt2logs.query import answer_rows, kept_answers, kept_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -76,6 +76,7 @@ def test_summary_keeps_its_answers_after_its_output_and_the_next_reads_them(wh):
         pa.array(["edited"], table.schema.field("run").type),
     )
     overview["answer"] = kept_answers.ipc(renamed)
+    overview["rows"] = answer_rows.encode(renamed)  # (what the CLI prints from: no pyarrow)
     pq.write_table(pa.Table.from_pylist(rows, schema=t.schema), path)
     edited = cli("summary", "recompiles", "-w", str(wh))
     assert edited.returncode == 0 and b"edited" in edited.stdout and b"edited" not in first.stdout
@@ -149,3 +150,47 @@ def test_a_host_process_running_the_command_forks_nothing(tmp_path, monkeypatch)
     res = CliRunner().invoke(main, ["summary", "-w", str(w)])
     assert res.exit_code == 0, res.output
     assert forks == [] and not (w / kept_answers.FOLDER).exists()
+
+
+#: a fresh interpreter runs one command through the CLI's group, then says which heavy libraries it imported
+PROBE = """
+import json, sys
+from pt2logs.cli import main
+main(sys.argv[1:], prog_name="pt2logs", standalone_mode=False)
+sys.stdout.flush()
+heavy = sorted({m.split(".")[0] for m in sys.modules} & {"pyarrow", "numpy", "polars", "pandas"})
+sys.stderr.write("HEAVY " + json.dumps(heavy) + "\\n")
+"""
+
+
+def test_the_commands_about_a_kept_run_print_the_same_without_pyarrow(wh):
+    """summary, ranks and advise about a run whose answers are kept read them as rows (pt2logs.query.answer_rows):
+    the process imports neither pyarrow nor numpy (~0.08 CPU s, two thirds of the floor), and prints the bytes the
+    same command prints when every answer is asked of DuckDB."""
+    from tests.conftest import settled
+
+    from pt2logs.query.answer_keeper import keep_answers
+    from pt2logs.store.warehouse import Warehouse
+
+    settled(wh)
+    keep_answers(Warehouse(str(wh)))
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    }
+    for cmd in (["summary", "recompiles"], ["ranks", "recompiles"], ["advise", "recompiles"]):
+        p = subprocess.run(
+            [sys.executable, "-c", PROBE, *cmd, "-w", str(wh)],
+            capture_output=True,
+            env=env,
+            timeout=120,
+        )
+        assert p.returncode == 0, p.stderr
+        assert p.stderr.decode().splitlines()[-1] == "HEAVY []", (cmd, p.stderr)
+        asked = subprocess.run(
+            [sys.executable, "-m", "pt2logs", *cmd, "-w", str(wh)],
+            capture_output=True,
+            env={**env, "PT2LOGS_OUTCOME_CACHE": "0"},
+            timeout=120,
+        )
+        assert (asked.returncode, asked.stdout) == (0, p.stdout), cmd

@@ -142,9 +142,13 @@ def connect_warehouse(warehouse: str, track: bool = False) -> Any:
         )
     con = connect(wh)
     if track:
+        from pt2logs.query.kept_answers import as_rows
         from pt2logs.query.kept_answers import track as track_unkept
 
         track_unkept(con)
+        as_rows(
+            con
+        )  # (its kept answers read without pyarrow: what the commands about one run print from)
     say_warnings(con)  # files left out of this snapshot: the answers lack their rows
     return con
 
@@ -248,6 +252,8 @@ def write_rows(table: Any, fmt: str, output: str | None, wide: bool = False) -> 
     from pt2logs.query.queries import query_error_of
 
     writer = OUTPUT_FORMATS[fmt]
+    if hasattr(table, "to_arrow") and fmt != "table":  # (kept rows: pt2logs.query.answer_rows.Rows)
+        table = table.to_arrow()
     if not output and writer.binary and sys.stdout.isatty():
         raise click.UsageError(f"{fmt} output is binary: give --output FILE or redirect stdout")
     try:

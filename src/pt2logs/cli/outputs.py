@@ -129,24 +129,18 @@ def write_table(rows: Any, out: BinaryIO, wide: bool = False) -> int:
     do not fit are hidden, and a note names both (``wide``: every column, every cell in full). At most
     :data:`TABLE_ROWS` rows are laid out and held (a terminal table of a whole fleet costs minutes and
     gigabytes); a last line says how many more there are and how to get them all."""
-    import pyarrow as pa
-
     from pt2logs.cli.layout import BLOCK_ROWS, blocks, fit, notes, rich_table, terminal_width
 
-    t, total = _first_rows(rows, TABLE_ROWS)
+    if hasattr(rows, "to_arrow") and rows.num_rows > TABLE_ROWS:
+        rows = rows.to_arrow()
+    if hasattr(
+        rows, "to_arrow"
+    ):  # a kept answer's rows (pt2logs.query.answer_rows.Rows): no pyarrow
+        t, total, numeric, fixed = rows, rows.num_rows, rows.numeric, rows.fixed
+    else:
+        t, total = _first_rows(rows, TABLE_ROWS)
+        numeric, fixed = _aligned(t.schema)
     width = terminal_width()
-    numeric = [
-        n
-        for n, f in zip(t.column_names, t.schema)
-        if pa.types.is_integer(f.type)
-        or pa.types.is_floating(f.type)
-        or pa.types.is_decimal(f.type)
-    ]
-    fixed = numeric + [
-        n
-        for n, f in zip(t.column_names, t.schema)
-        if pa.types.is_temporal(f.type) or pa.types.is_boolean(f.type)
-    ]
     rows = t.to_pylist()
     layout = fit(rows, t.column_names, width, fixed=fixed, wide=wide, cell=cell)
     buf = io.StringIO()
@@ -171,6 +165,23 @@ def write_table(rows: Any, out: BinaryIO, wide: bool = False) -> int:
             console.print(line, markup=False)
     out.write(buf.getvalue().encode())
     return total
+
+
+def _aligned(schema: Any) -> tuple[list[str], list[str]]:
+    """The columns shown right-justified (numbers) and those never shortened (numbers, times, booleans)."""
+    import pyarrow as pa
+
+    numeric = [
+        f.name
+        for f in schema
+        if pa.types.is_integer(f.type)
+        or pa.types.is_floating(f.type)
+        or pa.types.is_decimal(f.type)
+    ]
+    fixed = numeric + [
+        f.name for f in schema if pa.types.is_temporal(f.type) or pa.types.is_boolean(f.type)
+    ]
+    return numeric, fixed
 
 
 def text_console(file: Any, width: int) -> Any:

@@ -255,8 +255,6 @@ def advise(run: str | None, warehouse: str, fmt: str, output: str | None, limit:
       pt2logs advise recompiles --format markdown -o advice.md
       pt2logs advise 3f2a --format json
     """
-    import pyarrow as pa
-
     from pt2logs.cli.advice_view import advice_markdown, print_advice
     from pt2logs.query.queries import QueryError
     from pt2logs.reports.compose import advise as build
@@ -280,6 +278,8 @@ def advise(run: str | None, warehouse: str, fmt: str, output: str | None, limit:
         else:
             click.echo(text, nl=False)
     else:
+        import pyarrow as pa
+
         write_rows(pa.Table.from_pylist(rows) if rows else run_empty(con), fmt, output)
     keep_answers_later(con)
 

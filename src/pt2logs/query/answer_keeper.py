@@ -95,27 +95,32 @@ def _answers(con: duckdb.DuckDBPyConnection, runs: list[str], txn: str) -> Any:
     ok = [r for r in kept_answers.alone({r: names.get(r) for r in runs}) if r in names]
     asked = kept_answers.asked()
     names_asked = [q for q, _ in asked]
-    cols: dict[str, list[Any]] = {"run_id": [], "query": [], "params": [], "answer": [], "txn": []}
+    from pt2logs.query.answer_rows import encode
+
+    cols: dict[str, list[Any]] = {
+        "run_id": [],
+        "query": [],
+        "params": [],
+        "answer": [],
+        "txn": [],
+        "rows": [],
+    }
     tables = run_scope.tables_for(names_asked)
     run_scope.enter(con, ok, tables, run_scope.materialized_for(names_asked))
     try:
         for r in ok:
             for q, p in asked:
                 bound = bind(get_query(q), get_query(q).sql, {"run_id": r, **p})
+                t = run_named(con, q, bound)
+                # (the rows as text too: what the CLI reads without pyarrow, pt2logs.query.answer_rows)
                 for col, v in zip(
                     cols,
-                    (
-                        r,
-                        q,
-                        kept_answers.params_key(bound),
-                        kept_answers.ipc(run_named(con, q, bound)),
-                        txn,
-                    ),
+                    (r, q, kept_answers.params_key(bound), kept_answers.ipc(t), txn, encode(t)),
                 ):
                     cols[col].append(v)
     finally:
         run_scope.leave(con)
-    types = [pa.string(), pa.string(), pa.string(), pa.binary(), pa.string()]
+    types = [pa.string(), pa.string(), pa.string(), pa.binary(), pa.string(), pa.string()]
     return pa.table(cols, schema=pa.schema(list(zip(cols, types))))
 
 

@@ -220,10 +220,11 @@ def _wh(con: duckdb.DuckDBPyConnection) -> Any:
 
 def load(
     con: duckdb.DuckDBPyConnection, run_ids: Iterable[str]
-) -> dict[tuple[str, str, str], bytes]:
+) -> dict[tuple[str, str, str], tuple[bytes, str | None]]:
     """The kept answers of ``run_ids`` (those of their live transactions, of runs ``selected_runs`` selects alone
     among them, whose files the snapshot holds whole: a run with a damaged file is answered from the rows there
-    are, with a warning): (run_id, query, params) -> the answer's IPC stream. Empty when none is kept."""
+    are, with a warning): (run_id, query, params) -> the answer's IPC stream and its rows' text
+    (:mod:`pt2logs.query.answer_rows`; None: read from the stream). Empty when none is kept."""
     from pt2logs.query.views import damaged_runs
 
     wh = _wh(con)
@@ -239,41 +240,72 @@ def load(
     declined: set[str] = set()
     have = kept(wh, declined) if txns else set()
     urls = [wh.url(FOLDER, key(), t + kept_rows.SUFFIX) for t in txns if t in have]
-    got: list[tuple[str, str, str, bytes]] = []
+    got: list[tuple[str, str, str, bytes, str | None]] = []
     if urls:
         want = [f"{r}|{t}" for r, _, t, _ in rows if r in single]
         try:
             got = con.execute(
-                f"SELECT run_id, query, params, answer FROM read_parquet([{', '.join(map(literal, urls))}]) "
+                f"SELECT run_id, query, params, answer, rows FROM read_parquet([{', '.join(map(literal, urls))}]) "
                 "WHERE list_contains($w, run_id || '|' || txn)",
                 {"w": want},
             ).fetchall()
         except duckdb.Error:  # a kept file that does not read: its runs are asked
             got = []
     if con in _UNKEPT:  # (the runs read whose answers are not kept: kept after the command)
-        answered = {r for r, _, _, _ in got}
+        answered = {r for r, *_ in got}
         _UNKEPT[con].update(
             (t, r)
             for r, _, t, b in rows
             if r in single and r not in answered and t not in declined and (b or 0) <= MAX_BYTES
         )
-    return {(r, q, p): a for r, q, p, a in got}
+    return {(r, q, p): (a, text) for r, q, p, a, text in got}
+
+
+#: the connections whose kept answers are given as answer_rows.Rows where they can be (:func:`as_rows`)
+_AS_ROWS: weakref.WeakSet[duckdb.DuckDBPyConnection] = weakref.WeakSet()
+
+
+def as_rows(con: duckdb.DuckDBPyConnection) -> None:
+    """Give ``con``'s kept answers as :class:`pt2logs.query.answer_rows.Rows` (the same rows, read without pyarrow;
+    the CLI's commands about one run print from them) rather than pyarrow Tables (serve, the library)."""
+    _AS_ROWS.add(con)
+
+
+def _table(ipc_bytes: bytes) -> Any:
+    import pyarrow as pa
+
+    return pa.ipc.open_stream(ipc_bytes).read_all()
 
 
 def answering(
     con: duckdb.DuckDBPyConnection,
-    answers: dict[tuple[str, str, str], bytes],
+    answers: dict[tuple[str, str, str], tuple[bytes, str | None]],
     miss: Callable[[str], None],
 ) -> Callable[[], None]:
-    """Answer ``con``'s named queries about those runs from ``answers``; any other query first calls
-    ``miss(name)`` (the scope copies what it reads). Returns what stops it."""
-    import pyarrow as pa
+    """Answer ``con``'s named queries about those runs from ``answers`` (pyarrow Tables; :func:`as_rows`: Rows);
+    any other query first calls ``miss(name)`` (the scope copies what it reads). Returns what stops it."""
+    rows = con in _AS_ROWS
 
     def hook(name: str, bound: dict[str, Any]) -> Any:
         got = answers.get((bound.get("run_id"), name, params_key(bound)))
         if got is not None:
+            stream, text = got
+            if rows and text is not None:
+                from pt2logs.query.answer_rows import decode
+
+                try:
+                    return decode(text, lambda: _table(stream))
+                except (
+                    ValueError,
+                    KeyError,
+                    TypeError,
+                    IndexError,
+                ):  # (damaged: read from the stream)
+                    pass
+            import pyarrow as pa
+
             try:
-                return pa.ipc.open_stream(got).read_all()
+                return _table(stream)
             except (pa.ArrowException, OSError):  # (damaged inside a file that read: asked instead)
                 pass
         miss(name)

@@ -188,6 +188,32 @@ def run_named(
     return run_sql(con, q.sql, bound)
 
 
+def named_rows(
+    con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """A named query's rows as dicts, DuckDB's own Python values where it is asked (no pyarrow): for what a command
+    reads itself (which run a reference names: its id, name, ranks), never for what it prints or writes
+    (:func:`run_named`: every output sees Arrow's values)."""
+    q = get_query(name)
+    bound = bind(q, q.sql, params or {})
+    hook = ANSWERS.get(con)
+    if hook is not None and (kept := hook(name, bound)) is not None:
+        return kept.to_pylist()
+    return sql_rows(con, q.sql, bound)
+
+
+def sql_rows(
+    con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """:func:`run_sql`'s rows as dicts of DuckDB's own Python values (no pyarrow; see :func:`named_rows`)."""
+    from pt2logs.query.views import python_rows
+
+    try:
+        return python_rows(con, sql, params or None)
+    except duckdb.Error as e:
+        raise query_error_of(e) from None
+
+
 def iter_named(
     con: duckdb.DuckDBPyConnection,
     name: str,

@@ -200,6 +200,20 @@ def arrow_table(
     return _retried(con, lambda: _run(con, sql, params))
 
 
+def python_rows(
+    con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """Run ``sql`` (under :func:`arrow_table`'s retries) and return its rows as dicts of DuckDB's own Python values
+    (no pyarrow): for the facts a command reads itself (which run a reference names), not for what it writes."""
+
+    def run() -> list[dict[str, Any]]:
+        cur = con.execute(sql, params) if params else con.execute(sql)
+        names = [d[0] for d in cur.description or ()]
+        return [dict(zip(names, r)) for r in cur.fetchall()]
+
+    return _retried(con, run)
+
+
 def arrow_reader(
     con: duckdb.DuckDBPyConnection,
     sql: str,

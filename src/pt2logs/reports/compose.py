@@ -9,16 +9,20 @@ returns data (pyarrow Tables, plain rows); :mod:`pt2logs.cli.render` draws it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pyarrow as pa
 
 from pt2logs.query.queries import run_named
 from pt2logs.reports.outcomes import QUERIES as OUTCOME_QUERIES
 from pt2logs.reports.outcomes import RunOutcome, merge_outcomes, run_outcome
 from pt2logs.reports.pages import Page, PageError, Section, get_page
 from pt2logs.reports.runs import Run, resolve_run
+
+if (
+    TYPE_CHECKING
+):  # (a section's rows: a pyarrow Table, or the kept rows read without it: answer_rows.Rows)
+    import pyarrow as pa
 
 
 @dataclass

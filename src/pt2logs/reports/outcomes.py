@@ -8,12 +8,14 @@ this module only picks rows and words them. The rules live in :mod:`pt2logs.quer
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pyarrow as pa
 
 from pt2logs.query.queries import run_named
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 #: the named queries :func:`run_outcome` runs (a run scope copies only the tables these and the page's read)
 QUERIES = ("run_outcomes", "rank_outcomes", "first_divergence", "rank_last_events")
@@ -150,11 +152,16 @@ def divergence_line(d: dict[str, Any]) -> str:
 
 
 def merge_outcomes(table: pa.Table, ranks: list[dict[str, Any]]) -> pa.Table:
-    """``table`` (one row per rank, a ``rank`` column) with each rank's ``outcome`` and ``why`` added."""
+    """``table`` (one row per rank, a ``rank`` column) with each rank's ``outcome`` and ``why`` added (a kept
+    answer's rows, pt2logs.query.answer_rows.Rows: the same, without pyarrow)."""
     by_rank = {r["rank"]: r for r in ranks}
     ranks_col = table.column("rank").to_pylist() if "rank" in table.column_names else []
     outcome = [by_rank.get(k, {}).get("outcome") for k in ranks_col]
     why = [by_rank.get(k, {}).get("why") for k in ranks_col]
+    if hasattr(table, "with_columns"):
+        return table.with_columns({"outcome": outcome, "why": why})
+    import pyarrow as pa
+
     return table.append_column("outcome", pa.array(outcome, pa.string())).append_column(
         "why", pa.array(why, pa.string())
     )

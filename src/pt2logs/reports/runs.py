@@ -11,7 +11,7 @@ from typing import Any
 import duckdb
 
 from pt2logs.query import run_scope
-from pt2logs.query.queries import QueryError, run_named, run_sql
+from pt2logs.query.queries import QueryError, named_rows, run_sql, sql_rows
 
 
 @dataclass
@@ -101,17 +101,19 @@ def _tag_hint(con: duckdb.DuckDBPyConnection, tag: str) -> str:
 def resolve_run(con: duckdb.DuckDBPyConnection, ref: str | None) -> Run:
     """A run from an id, an id prefix or a name; the newest run when ``ref`` is None: the run the queries
     about one run answer for without a selection (the ``selected_runs_or_newest`` macro, pt2logs.query.views)."""
+    # (DuckDB's own values: a command that answers from kept rows imports no pyarrow, pt2logs.query.answer_rows)
     if ref is None:
-        newest = (
-            run_sql(con, "SELECT run_id FROM selected_runs_or_newest(NULL, NULL, NULL, NULL)")
-            .column("run_id")
-            .to_pylist()
-        )
+        newest = [
+            r["run_id"]
+            for r in sql_rows(
+                con, "SELECT run_id FROM selected_runs_or_newest(NULL, NULL, NULL, NULL)"
+            )
+        ]
         if not newest:
             raise QueryError(NO_RUNS)
-        rows = run_named(con, "runs", {"run_id": newest[0]}).to_pylist()
+        rows = named_rows(con, "runs", {"run_id": newest[0]})
         return _run(next(r for r in rows if r["run_id"] == newest[0]))
-    rows = run_named(con, "runs", {"run_id": ref}).to_pylist()
+    rows = named_rows(con, "runs", {"run_id": ref})
     if not rows:
         raise NoMatch(no_run_message(con, ref))
     exact = [r for r in rows if r["run_id"] == ref or r["name"] == ref]

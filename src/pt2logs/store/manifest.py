@@ -25,10 +25,12 @@ from __future__ import annotations
 import os
 import posixpath
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-import pyarrow as pa
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 from pt2logs.store.parts import PARTITION, Layout, found, stored_tables, txn_of
 from pt2logs.tables import TABLES

@@ -18,9 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (pyarrow loads with the first file written: a query of kept rows needs none)
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
 from pt2logs.inputs.sources import filesystem, full_path, is_remote
@@ -40,7 +39,7 @@ COALESCE_BATCHES = 64
 #: by the XXH3-128 of its bytes; the row's file holds the key, the views join
 PAYLOADS = "payloads"
 PAYLOAD_KEY = "payload_key"
-_KEY_TYPE = pa.binary(16)
+KEY_BYTES = 16  # (a key's Arrow type: binary of these bytes)
 #: the columns whose long texts go to the store: table -> ((text column, key column), ...): ``events``
 #: payloads (graphs, guards, output code: the same in every rank and run of a model) and the
 #: ``compile_phases`` args (chromium events' args: a compile's configs, ~45 % of a GPU trace's bytes,
@@ -61,11 +60,13 @@ def stored_tables() -> list[str]:
 
 def file_schema(table: str) -> pa.Schema:
     """The schema of ``table``'s files: the declared one; a table of :data:`STORED` also holds the key."""
+    import pyarrow as pa
+
     if table == PAYLOADS:
         meta = {b"pt2logs.table": PAYLOADS.encode(), b"pt2logs.schema_version": b"1"}
         return pa.schema(
             [
-                pa.field(PAYLOAD_KEY, _KEY_TYPE),
+                pa.field(PAYLOAD_KEY, pa.binary(KEY_BYTES)),
                 pa.field("payload", pa.string()),
                 pa.field("txn", pa.string()),
             ],
@@ -73,7 +74,7 @@ def file_schema(table: str) -> pa.Schema:
         )
     schema = TABLES[table].schema
     for _, key in STORED.get(table, ()):
-        schema = schema.append(pa.field(key, _KEY_TYPE))
+        schema = schema.append(pa.field(key, pa.binary(KEY_BYTES)))
     return schema
 
 
@@ -250,7 +251,9 @@ class PartWriter:
                 if stored is not None:
                     self.write(PAYLOADS, stored)
             else:
-                batch = batch.append_column(key, pa.nulls(batch.num_rows, _KEY_TYPE))
+                import pyarrow as pa
+
+                batch = batch.append_column(key, pa.nulls(batch.num_rows, pa.binary(KEY_BYTES)))
         self._buf.setdefault(table, []).append(batch)
         self._rows[table] = self._rows.get(table, 0) + batch.num_rows
         # the buffers' sizes (a slice counts whole: at most an earlier flush); nbytes walks every value's extent
@@ -272,6 +275,8 @@ class PartWriter:
         while the other tables' came and went, and its RSS grew with the files parsed (allocator pages
         held by a few live buffers: 165 → 212 MB over 1,200 sample traces with a flat Arrow pool; 165 →
         ~185 coalesced every 64 batches)."""
+        import pyarrow as pa
+
         buf = self._buf[table]
         if any(not b.schema.equals(buf[0].schema) for b in buf):
             return
@@ -298,6 +303,8 @@ class PartWriter:
         batches = scrub_batches(
             batches, skip={t for t, _ in STORED.get(table, ())} if self.payloads is not None else ()
         )
+        import pyarrow as pa
+
         schema = self._schema(table)
         data = pa.Table.from_batches(batches, schema=schema)
         w = self._writers.get(table)

@@ -40,10 +40,12 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-import pyarrow as pa
+
+if TYPE_CHECKING:  # (pyarrow loads with a commit: a query of kept rows needs none)
+    import pyarrow as pa
 
 from pt2logs.store import DEFAULT_WAREHOUSE, faults, manifest, recovery
 from pt2logs.store.lease import (
@@ -278,6 +280,8 @@ class Txn:
         w.set_metadata(
             "runs", {manifest.KEY: manifest.make_record(self.wh, self.id, self.info.ingest_date)}
         )
+        import pyarrow as pa
+
         runs = runs.set_column(
             runs.schema.get_field_index("committed_at"),
             "committed_at",

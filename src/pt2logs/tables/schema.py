@@ -19,25 +19,37 @@ ingest transaction that wrote the row; see :mod:`pt2logs.store.warehouse`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
+from typing import TYPE_CHECKING
 
-import pyarrow as pa
+if (
+    TYPE_CHECKING
+):  # (pyarrow loads with the first Arrow type asked: a command that reads kept rows needs none)
+    import pyarrow as pa
 
 #: Bumped when the layout of the warehouse itself (folders, commit protocol) changes.
 WAREHOUSE_FORMAT = 1
 
-_TYPES: dict[str, pa.DataType] = {
-    "str": pa.string(),
-    "i32": pa.int32(),
-    "i64": pa.int64(),
-    "f64": pa.float64(),
-    "bool": pa.bool_(),
-    "ts": pa.timestamp("us", tz="UTC"),
-    "json": pa.string(),  # JSON text; DuckDB: json(col), col->>'key'
-    "list<str>": pa.list_(pa.string()),
-    "list<i64>": pa.list_(pa.int64()),
-    "list<i32>": pa.list_(pa.int32()),
-}
+
+@cache
+def _types() -> dict[str, pa.DataType]:
+    """The Arrow type of each kind."""
+    import pyarrow as pa
+
+    return {
+        "str": pa.string(),
+        "i32": pa.int32(),
+        "i64": pa.int64(),
+        "f64": pa.float64(),
+        "bool": pa.bool_(),
+        "ts": pa.timestamp("us", tz="UTC"),
+        "json": pa.string(),  # JSON text; DuckDB: json(col), col->>'key'
+        "list<str>": pa.list_(pa.string()),
+        "list<i64>": pa.list_(pa.int64()),
+        "list<i32>": pa.list_(pa.int32()),
+    }
+
+
 #: the DuckDB type of each kind (the views' casts, the kept rows' views)
 _DUCK: dict[str, str] = {
     "str": "VARCHAR",
@@ -73,7 +85,7 @@ class Column:
 
     @property
     def type(self) -> pa.DataType:
-        return _TYPES[self.kind]
+        return _types()[self.kind]
 
     @property
     def duck(self) -> str:
@@ -113,6 +125,8 @@ class Table:
     @cached_property
     def schema(self) -> pa.Schema:
         """The Arrow schema (built once: every stamped batch and Parquet file uses it)."""
+        import pyarrow as pa
+
         meta = {
             b"pt2logs.table": self.name.encode(),
             b"pt2logs.schema_version": str(self.version).encode(),
@@ -134,6 +148,8 @@ class Table:
     def reader_schema(self) -> pa.Schema:
         """The Arrow schema of a reader's batches (:attr:`reader_columns`), built once: a file's batch of each
         table is made with it."""
+        import pyarrow as pa
+
         return pa.schema([pa.field(n, self._index[n].type) for n in self.reader_columns])
 
 
@@ -147,8 +163,8 @@ def _parse_columns(block: str) -> list[Column]:
         if not line or line.startswith("#"):
             continue
         name, kind, doc = (line.split(None, 2) + [""])[:3]
-        if kind not in _TYPES:
-            raise ValueError(f"column {name}: unknown type {kind!r} (known: {', '.join(_TYPES)})")
+        if kind not in _DUCK:
+            raise ValueError(f"column {name}: unknown type {kind!r} (known: {', '.join(_DUCK)})")
         cols.append(Column(name, kind, doc.strip()))
     return cols
 
