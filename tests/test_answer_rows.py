@@ -159,3 +159,57 @@ def test_the_commands_answer_the_same_from_the_rows(kept_wh):
         with run_scope.scoped(con, [other, rid]):
             got = _pages(con, rid, other)
         assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
+
+
+def test_the_diffs_pair_is_kept_and_read_for_the_bases_live_transaction(
+    kept_wh, tmp_path, monkeypatch
+):
+    """The diff's cache_misses compares two runs: a tracked scope of the two notes the pair, the keep adds its answer
+    to the run's file, filed with the base's live transaction; the next diff asks DuckDB nothing and says the same; a
+    base of another transaction (ingested again) is asked."""
+    import dataclasses
+    import shutil
+
+    from tests.test_kept_answers import _plain
+
+    from pt2logs.reports.diff import diff
+
+    wh = str(tmp_path / "wh")
+    shutil.copytree(kept_wh, wh)
+    con = pt2logs.connect(wh)
+    kept_answers.track(con)
+    a, b = _runs(con)[:2]
+    live = dict(con.execute("SELECT run_id, txn FROM runs").fetchall())
+    with run_scope.scoped(con, [a, b]):
+        want = _plain(dataclasses.asdict(diff(con, a, b)))
+    pairs = kept_answers.unkept_pairs(con)
+    assert pairs == {(live[b], b, a, live[a])} and kept_answers.unkept_pairs(con) == set()
+    assert answer_keeper.keep_pairs(Warehouse(wh), pairs) == 1
+
+    asked: list[str] = []
+    run_sql = queries.run_sql
+
+    def spy(con, sql, params=None):
+        asked.append(sql)
+        return run_sql(con, sql, params)
+
+    monkeypatch.setattr(queries, "run_sql", spy)
+    for rows in (False, True):
+        con = pt2logs.connect(wh)
+        kept_answers.track(con)
+        if rows:
+            kept_answers.as_rows(con)
+        with run_scope.scoped(con, [a, b]):
+            assert _plain(dataclasses.asdict(diff(con, a, b))) == want
+        assert asked == [] and kept_answers.unkept_pairs(con) == set()
+        assert kept_answers.unkept(con) == set()
+    # the base ingested again (another live transaction): its pair's answer is not read
+    got = kept_answers.load(con, [a, b])
+    kept_answers._LIVE[con][a] = "another transaction"
+    missed: list[str] = []
+    stop = kept_answers.answering(con, got, missed.append)
+    try:
+        assert queries.run_named(con, "cache_misses", {"run_id": b, "base": a}) is not None
+    finally:
+        stop()
+    assert missed == ["cache_misses"] and len(asked) == 1

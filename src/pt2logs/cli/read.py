@@ -292,10 +292,10 @@ def keep_answers_later(con: Any) -> None:
 
     if not is_program():  # (never forked from a host process: a test's CliRunner, a notebook)
         return
-    from pt2logs.query.kept_answers import unkept
+    from pt2logs.query.kept_answers import unkept, unkept_pairs
 
-    wanted = unkept(con)
-    if not wanted:
+    wanted, pairs = unkept(con), unkept_pairs(con)
+    if not (wanted or pairs):
         return
     from pt2logs.query.answer_keeper import keep_later
     from pt2logs.query.views import warehouse_of
@@ -306,7 +306,7 @@ def keep_answers_later(con: Any) -> None:
             f.flush()
     con.close()  # (the forked process opens its own connection: DuckDB's threads end here)
     if wh is not None:
-        keep_later(wh, wanted)
+        keep_later(wh, wanted, pairs)
 
 
 def run_empty(con: Any) -> Any:

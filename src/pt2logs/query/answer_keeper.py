@@ -42,13 +42,22 @@ def writable(wh: Warehouse) -> bool:
     return os.access(p, os.W_OK)
 
 
-def keep_later(wh: Warehouse, wanted: set[tuple[str, str]]) -> bool:
+def keep_later(
+    wh: Warehouse,
+    wanted: set[tuple[str, str]],
+    pairs: set[tuple[str, str, str, str]] = frozenset(),  # type: ignore[assignment]
+) -> bool:
     """Keep the answers of the ``wanted`` runs (transaction, run: kept_answers.unkept) in a process of its own
     (its own session: not ended with the command's process group; no output; any failure swallowed), not
     waiting for it: forked twice, so that nothing is left for this process to reap. Call it after the output is
-    flushed and the command's DuckDB connections are closed (the forked process opens its own). False when nothing
-    was started."""
-    if not wanted or not kept_rows.enabled() or not hasattr(os, "fork") or not writable(wh):
+    flushed and the command's DuckDB connections are closed (the forked process opens its own); then the paired
+    answers of ``pairs`` (kept_answers.unkept_pairs: :func:`keep_pairs`). False when nothing was started."""
+    if (
+        not (wanted or pairs)
+        or not kept_rows.enabled()
+        or not hasattr(os, "fork")
+        or not writable(wh)
+    ):
         return False
     location = wh.location
     try:
@@ -67,9 +76,10 @@ def keep_later(wh: Warehouse, wanted: set[tuple[str, str]]) -> bool:
                 with contextlib.suppress(OSError):
                     os.nice(5)  # (background work: the commands that follow come first)
                 # a Warehouse of its own: an object store's filesystem does not survive a fork
-                keep_answers(
-                    Warehouse(location), {t for t, _ in wanted}, runs={r for _, r in wanted}
-                )
+                own = Warehouse(location)
+                if wanted:
+                    keep_answers(own, {t for t, _ in wanted}, runs={r for _, r in wanted})
+                keep_pairs(own, pairs)
         except BaseException:  # noqa: BLE001, S110 - best effort: asked again next time
             pass
         finally:
@@ -82,8 +92,6 @@ def keep_later(wh: Warehouse, wanted: set[tuple[str, str]]) -> bool:
 def _answers(con: duckdb.DuckDBPyConnection, runs: list[str], txn: str) -> Any:
     """The kept answers of ``runs`` of transaction ``txn`` (pt2logs.query.kept_answers), asked in one run scope
     over them all (``con``: a connection to the warehouse, as a command's)."""
-    import pyarrow as pa
-
     from pt2logs.query.queries import bind, get_query, run_named
 
     names = dict(
@@ -95,33 +103,82 @@ def _answers(con: duckdb.DuckDBPyConnection, runs: list[str], txn: str) -> Any:
     ok = [r for r in kept_answers.alone({r: names.get(r) for r in runs}) if r in names]
     asked = kept_answers.asked()
     names_asked = [q for q, _ in asked]
-    from pt2logs.query.answer_rows import encode
-
-    cols: dict[str, list[Any]] = {
-        "run_id": [],
-        "query": [],
-        "params": [],
-        "answer": [],
-        "txn": [],
-        "rows": [],
-    }
+    rows: list[tuple[Any, ...]] = []
     tables = run_scope.tables_for(names_asked)
     run_scope.enter(con, ok, tables, run_scope.materialized_for(names_asked))
     try:
         for r in ok:
             for q, p in asked:
                 bound = bind(get_query(q), get_query(q).sql, {"run_id": r, **p})
-                t = run_named(con, q, bound)
-                # (the rows as text too: what the CLI reads without pyarrow, pt2logs.query.answer_rows)
-                for col, v in zip(
-                    cols,
-                    (r, q, kept_answers.params_key(bound), kept_answers.ipc(t), txn, encode(t)),
-                ):
-                    cols[col].append(v)
+                rows.append(
+                    _row(r, q, kept_answers.params_key(bound), run_named(con, q, bound), txn)
+                )
     finally:
         run_scope.leave(con)
+    return _table(rows)
+
+
+def _row(run: str, q: str, params: str, t: Any, txn: str) -> tuple[Any, ...]:
+    """A kept answer's row: the table as its IPC stream, and its rows as text too (what the CLI reads without
+    pyarrow, pt2logs.query.answer_rows)."""
+    from pt2logs.query.answer_rows import encode
+
+    return (run, q, params, kept_answers.ipc(t), txn, encode(t))
+
+
+def _table(rows: list[tuple[Any, ...]]) -> Any:
+    """The kept answers' rows (:func:`_row`) as the file's table."""
+    import pyarrow as pa
+
+    names = ("run_id", "query", "params", "answer", "txn", "rows")
     types = [pa.string(), pa.string(), pa.string(), pa.binary(), pa.string(), pa.string()]
-    return pa.table(cols, schema=pa.schema(list(zip(cols, types))))
+    cols = list(zip(*rows)) if rows else [[] for _ in names]
+    return pa.table(
+        [pa.array(c, t) for c, t in zip(cols, types)], schema=pa.schema(list(zip(names, types)))
+    )
+
+
+def keep_pairs(wh: Warehouse, pairs: set[tuple[str, str, str, str]]) -> int:
+    """Keep the answers of kept_answers.PAIRED of each (transaction, run, base, base's transaction) whose two runs are
+    live in those transactions, asked in a run scope of the two, added to the run's transaction's file (written whole,
+    as :func:`keep_answers` writes it). Returns the pairs kept."""
+    import pyarrow as pa
+
+    from pt2logs.query.queries import bind, get_query, run_named
+
+    if not pairs or not kept_rows.enabled():
+        return 0
+    con = _views.connect(wh)
+    try:
+        ids = sorted({r for _, run, base, _ in pairs for r in (run, base)})
+        live = dict(
+            con.execute(
+                "SELECT run_id, txn FROM main.runs WHERE list_contains($r, run_id)", {"r": ids}
+            ).fetchall()
+        )
+        by_txn: dict[str, list[tuple[Any, ...]]] = {}
+        asked = list(kept_answers.PAIRED)
+        for txn, run, base, base_txn in sorted(pairs):
+            if live.get(run) != txn or live.get(base) != base_txn:
+                continue
+            run_scope.enter(
+                con, [base, run], run_scope.tables_for(asked), run_scope.materialized_for(asked)
+            )
+            try:
+                for q in asked:
+                    bound = bind(get_query(q), get_query(q).sql, {"run_id": run, "base": base})
+                    params = kept_answers.pair_params(bound, base_txn)
+                    t = run_named(con, q, bound)
+                    by_txn.setdefault(txn, []).append(_row(run, q, params, t, txn))
+            finally:
+                run_scope.leave(con)
+        for txn, rows in by_txn.items():
+            new = _table(rows)
+            old = _kept_but(wh, txn, set(), new.schema)
+            write_file(wh, kept_answers.file_path(wh, txn), pa.concat_tables([old, new]))
+        return sum(map(len, by_txn.values())) // len(asked)
+    finally:
+        con.close()
 
 
 def _small_unkept(wh: Warehouse, have: set[str], txns: set[str] | None) -> bool:

@@ -75,6 +75,17 @@ OTHER_ASKED = (
 )
 
 
+#: the questions about a run compared with another (``base``: the diff's cache_misses), kept per pair of runs: under
+#: the run's transaction, their parameters filed with the base's live transaction (:func:`pair_params`)
+PAIRED = ("cache_misses",)
+
+
+def pair_params(bound: dict[str, Any], base_txn: str) -> str:
+    """A paired answer's parameters as filed: :func:`params_key` and the base run's live transaction (a base ingested
+    again is another pair: its answer is asked again)."""
+    return f"{params_key(bound)}@{base_txn}"
+
+
 def asked() -> list[tuple[str, dict[str, Any]]]:
     """Every (named query, parameters besides ``run_id``) kept per run: the summary's and ranks' sections, the
     run's overview, resolution (``runs``) and outcome, the diff's, advise's, serve's run page's and the run
@@ -125,6 +136,7 @@ def _make_key() -> dict[str, str]:
         json.dumps(fill_texts(), sort_keys=True),
     ]
     parts += [f"{q}|{params_key(p)}|{get_query(q).sql}" for q, p in asked()]
+    parts += [f"{q}|{get_query(q).sql}" for q in PAIRED]
     parts += [macro_sql(m) for m in sorted(load_macros())]
     for sub in ("query", "tables", "store"):
         parts += [p.read_text() for p in sorted((package / sub).glob("*.py"))]
@@ -202,6 +214,24 @@ def track(con: duckdb.DuckDBPyConnection) -> None:
     _UNKEPT.setdefault(con, set())
 
 
+#: per tracked connection: the (transaction, run, base, base's transaction) whose paired answers a scope of the two
+#: runs found not kept (:func:`unkept_pairs`)
+_PAIRS: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, set[tuple[str, str, str, str]]] = (
+    weakref.WeakKeyDictionary()
+)
+#: per connection: the live transaction of each run its last scope may answer from kept answers (:func:`load`)
+_LIVE: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, dict[str, str]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def unkept_pairs(con: duckdb.DuckDBPyConnection) -> set[tuple[str, str, str, str]]:
+    """The pairs noted since the last call (a scope of two runs, the second compared with the first: the diff's),
+    forgotten."""
+    got = _PAIRS.pop(con, set())
+    return set(got)
+
+
 def unkept(con: duckdb.DuckDBPyConnection) -> set[tuple[str, str]]:
     """The (transaction, run) noted since the last call (:func:`track`), forgotten."""
     got = _UNKEPT.get(con)
@@ -228,7 +258,8 @@ def load(
     from pt2logs.query.views import damaged_runs
 
     wh = _wh(con)
-    ids = sorted(set(run_ids))
+    order = list(dict.fromkeys(run_ids))
+    ids = sorted(order)
     if wh is None or not ids or not kept_rows.enabled():
         return {}
     rows = con.execute(
@@ -251,14 +282,31 @@ def load(
             ).fetchall()
         except duckdb.Error:  # a kept file that does not read: its runs are asked
             got = []
+    live = _LIVE[con] = {r: t for r, _, t, b in rows if r in single and (b or 0) <= MAX_BYTES}
     if con in _UNKEPT:  # (the runs read whose answers are not kept: kept after the command)
-        answered = {r for r, *_ in got}
+        answered = {r for r, q, *_ in got if q not in PAIRED}
         _UNKEPT[con].update(
-            (t, r)
-            for r, _, t, b in rows
-            if r in single and r not in answered and t not in declined and (b or 0) <= MAX_BYTES
+            (t, r) for r, t in live.items() if r not in answered and t not in declined
         )
+        if len(order) == 2 and set(order) <= live.keys() and live[order[1]] not in declined:
+            _note_pair(con, order[0], order[1], live, {(r, q, p) for r, q, p, *_ in got})
     return {(r, q, p): (a, text) for r, q, p, a, text in got}
+
+
+def _note_pair(
+    con: duckdb.DuckDBPyConnection,
+    base: str,
+    run: str,
+    live: dict[str, str],
+    have: set[tuple[str, str, str]],
+) -> None:
+    """Note the pair (``run`` compared with ``base``) when its :data:`PAIRED` answers are not kept."""
+    from pt2logs.query.queries import bind
+
+    for q in PAIRED:
+        bound = bind(get_query(q), get_query(q).sql, {"run_id": run, "base": base})
+        if (run, q, pair_params(bound, live[base])) not in have:
+            _PAIRS.setdefault(con, set()).add((live[run], run, base, live[base]))
 
 
 #: the connections whose kept answers are given as answer_rows.Rows where they can be (:func:`as_rows`)
@@ -284,10 +332,17 @@ def answering(
 ) -> Callable[[], None]:
     """Answer ``con``'s named queries about those runs from ``answers`` (pyarrow Tables; :func:`as_rows`: Rows);
     any other query first calls ``miss(name)`` (the scope copies what it reads). Returns what stops it."""
-    rows = con in _AS_ROWS
+    rows, live = con in _AS_ROWS, _LIVE.get(con, {})
 
     def hook(name: str, bound: dict[str, Any]) -> Any:
-        got = answers.get((bound.get("run_id"), name, params_key(bound)))
+        if (
+            name in PAIRED
+        ):  # (filed with the base's live transaction; a base not in the scope: asked)
+            base = live.get(bound.get("base"))  # type: ignore[arg-type]
+            params = pair_params(bound, base) if base is not None else None
+        else:
+            params = params_key(bound)
+        got = answers.get((bound.get("run_id"), name, params))  # type: ignore[arg-type]
         if got is not None:
             stream, text = got
             if rows and text is not None:
