@@ -213,3 +213,29 @@ def test_the_diffs_pair_is_kept_and_read_for_the_bases_live_transaction(
     finally:
         stop()
     assert missed == ["cache_misses"] and len(asked) == 1
+
+
+def test_the_files_columns_known_without_pyarrow_are_the_files_schemas():
+    from pt2logs.query.view_sources import file_columns
+    from pt2logs.store.parts import file_schema, stored_tables
+
+    for table in stored_tables():
+        assert file_columns(table) == set(file_schema(table).names), table
+
+
+def test_the_ingests_keep_takes_small_commits_only(kept_wh, tmp_path):
+    """The keep ``pt2logs ingest`` starts (most_runs: cli.ingest.AT_COMMIT_RUNS) leaves a larger commit as it is:
+    nothing kept, nothing declined (its runs' answers are kept lazily, when read)."""
+    import shutil
+
+    from pt2logs.cli.ingest import AT_COMMIT_RUNS
+
+    wh = str(tmp_path / "wh")
+    shutil.copytree(kept_wh, wh, ignore=shutil.ignore_patterns(kept_answers.FOLDER))
+    con = pt2logs.connect(wh)
+    runs = set(_runs(con))
+    assert len(runs) > AT_COMMIT_RUNS  # (the sample warehouse: one commit of 5 runs)
+    kept = answer_keeper.keep_answers(Warehouse(wh), None, runs=runs, most_runs=AT_COMMIT_RUNS)
+    assert kept == 0 and kept_answers.kept(Warehouse(wh), declined := set()) == set()
+    assert declined == set()
+    assert answer_keeper.keep_answers(Warehouse(wh), None, runs=runs, most_runs=len(runs)) == 5

@@ -11,8 +11,10 @@ do the same around their start (ingestion/engines/local.py).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
+from collections.abc import Callable
 
 
 def fork() -> int:
@@ -30,3 +32,49 @@ def fork() -> int:
     if pid and thaw:
         gc.unfreeze()
     return pid
+
+
+def detached(work: Callable[[], object], folder: str | None = None) -> bool:
+    """Run ``work()`` in a process of its own session (forked twice: nothing is left for this process to reap;
+    stdio on /dev/null; nice 5; any failure swallowed), not waiting for it. ``folder`` (a local warehouse's root):
+    ``_keeping.<its pid>.tmp`` is made there before this returns and removed once the work is done (work in
+    progress, as recovery and the tests' settled() read a ``.<pid>.tmp``). False when nothing was started."""
+    if not hasattr(os, "fork"):
+        return False
+    try:
+        pid = fork()
+    except OSError:
+        return False
+    if pid == 0:
+        made = None
+        try:
+            os.setsid()
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            rd, wd = os.pipe()
+            worker = os.fork()
+            if worker:
+                if folder is not None:
+                    with contextlib.suppress(OSError):
+                        open(os.path.join(folder, f"_keeping.{worker}.tmp"), "wb").close()  # noqa: SIM115
+                os.close(wd)
+            else:
+                os.close(wd)
+                os.read(rd, 1)  # (until the marker is made)
+                made = (
+                    None if folder is None else os.path.join(folder, f"_keeping.{os.getpid()}.tmp")
+                )
+                with contextlib.suppress(OSError):
+                    os.nice(5)  # (background work: the commands that follow come first)
+                work()
+        except BaseException:  # noqa: BLE001, S110 - best effort
+            pass
+        finally:
+            if made is not None:
+                with contextlib.suppress(OSError):
+                    os.remove(made)
+            os._exit(0)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+    return True

@@ -1,7 +1,8 @@
-"""The CLI keeps the answers about a run lazily (pt2logs.query.answer_keeper): ``pt2logs ingest`` keeps none;
-``pt2logs summary RUN`` answers as without them, then a process it forked keeps them and it exits without waiting;
-the next ``summary`` reads them and prints the same bytes; a warehouse where they cannot be written keeps none and
-says nothing."""
+"""The CLI keeps the answers about a run (pt2logs.query.answer_keeper): ``pt2logs ingest`` those of a small commit's
+runs, in a process it forks once committed (the first command about them reads them); for a run without them (a
+library ingest, a larger commit) ``pt2logs summary RUN`` answers as without them, then a process it forked keeps them
+and it exits without waiting; the next ``summary`` reads them and prints the same bytes, without importing pyarrow;
+a warehouse where they cannot be written keeps none and says nothing."""
 
 from __future__ import annotations
 
@@ -47,10 +48,31 @@ def kept_file(wh: Path, timeout: float = 60.0) -> Path:
 
 @pytest.fixture(scope="module")
 def wh(tmp_path_factory) -> Path:
+    """The sample run ingested by the library (which keeps no answers: the commands keep them lazily)."""
+    import pt2logs
+
     wh = tmp_path_factory.mktemp("answers") / "wh"
-    r = cli("ingest", str(SAMPLES / "recompiles"), "-w", str(wh), "-q")
-    assert r.returncode == 0, r.stderr
+    pt2logs.ingest([str(SAMPLES / "recompiles")], str(wh))
     return wh
+
+
+def test_ingest_keeps_the_answers_of_a_small_commit_and_the_first_command_reads_them(tmp_path):
+    """``pt2logs ingest`` of one run: once committed, a process it forked keeps the run's answers (its marker, a
+    ``.<pid>.tmp``, there before the ingest ends); the first summary prints what it prints with nothing kept."""
+    from tests.conftest import settled
+
+    wh = tmp_path / "wh"
+    assert cli("ingest", str(SAMPLES / "recompiles"), "-w", str(wh), "-q").returncode == 0
+    settled(wh)
+    assert not list(wh.glob("*.tmp"))
+    kept_file(wh, timeout=1)
+    first = cli("summary", "-w", str(wh))
+    env = {**os.environ, "PT2LOGS_OUTCOME_CACHE": "0"}
+    env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")
+    asked = subprocess.run(
+        [sys.executable, "-m", "pt2logs", "summary", "-w", str(wh)], capture_output=True, env=env
+    )
+    assert (first.returncode, first.stdout) == (asked.returncode, asked.stdout) == (0, first.stdout)
 
 
 def test_summary_keeps_its_answers_after_its_output_and_the_next_reads_them(wh):
@@ -89,8 +111,10 @@ def test_a_warehouse_where_answers_cannot_be_written_fails_nothing(tmp_path):
     as always, say nothing more, and nothing is kept."""
     from tests.conftest import settled
 
+    import pt2logs
+
     wh = tmp_path / "wh"
-    assert cli("ingest", str(SAMPLES / "graph_breaks"), "-w", str(wh), "-q").returncode == 0
+    pt2logs.ingest([str(SAMPLES / "graph_breaks")], str(wh))  # (the library's: keeps none itself)
     (wh / kept_answers.FOLDER).write_bytes(b"not a folder")
     outs = []
     for cmd in ("summary", "ranks", "advise", "summary"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -110,7 +111,39 @@ def ingest(
             sys.exit(1)
     if strict and res.errors:
         sys.exit(1)
+    _keep_answers_later(warehouse, engine, res)
     _end_process(engine)
+
+
+#: ``pt2logs ingest`` keeps the answers about the runs of a commit of at most this many runs once it has committed
+#: (the first command about them reads them); a larger commit's are kept lazily, for the runs read (~0.3 CPU s a run)
+AT_COMMIT_RUNS = 4
+
+
+def _keep_answers_later(warehouse: str, engine: str, res: Any) -> None:
+    """The answers about the runs of a small commit (:data:`AT_COMMIT_RUNS` runs or fewer; each of at most
+    kept_answers.MAX_BYTES of logs), kept by a process of its own that this one does not wait for (_fork.detached;
+    answer_keeper.keep_answers): the first ``summary``, ``ranks``, ``advise`` or ``diff`` about them reads them. Only
+    in the program (a host process never forks it). Nothing of DuckDB is imported here: the child does it."""
+    runs = set(res.run_ids)
+    if not _program(engine) or not runs or len(runs) > AT_COMMIT_RUNS:
+        return
+    from pt2logs._fork import detached
+    from pt2logs.store.warehouse import Warehouse
+
+    def work() -> None:
+        from pt2logs.cli.options import cache_root
+        from pt2logs.query import catalog
+        from pt2logs.query.answer_keeper import keep_answers
+
+        # (the snapshot's catalog the keep makes is the one the next command attaches: kept where the CLI keeps it)
+        catalog.use_folder(cache_root() / "views")
+        keep_answers(Warehouse(warehouse), None, runs=runs, most_runs=AT_COMMIT_RUNS)
+
+    wh = Warehouse(warehouse)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    detached(work, None if wh.remote else wh.root)
 
 
 def _end_process(engine: str) -> None:

@@ -14,7 +14,6 @@ kept_answers.load); two keeps of two runs of one transaction at once may leave o
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any
 
 import duckdb
 
-from pt2logs._fork import fork
+from pt2logs._fork import detached
 from pt2logs.query import kept_answers, kept_rows, run_scope
 from pt2logs.query import views as _views
 from pt2logs.query.kept_cache import write_file
@@ -60,33 +59,16 @@ def keep_later(
     ):
         return False
     location = wh.location
-    try:
-        pid = (
-            fork()
-        )  # (the child never frees what it inherits: pt2logs._fork; it was unfrozen there before)
-    except OSError:
-        return False
-    if pid == 0:
-        try:
-            os.setsid()
-            null = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(null, fd)
-            if os.fork() == 0:
-                with contextlib.suppress(OSError):
-                    os.nice(5)  # (background work: the commands that follow come first)
-                # a Warehouse of its own: an object store's filesystem does not survive a fork
-                own = Warehouse(location)
-                if wanted:
-                    keep_answers(own, {t for t, _ in wanted}, runs={r for _, r in wanted})
-                keep_pairs(own, pairs)
-        except BaseException:  # noqa: BLE001, S110 - best effort: asked again next time
-            pass
-        finally:
-            os._exit(0)
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, 0)
-    return True
+
+    def work() -> None:
+        # a Warehouse of its own: an object store's filesystem does not survive a fork
+        own = Warehouse(location)
+        if wanted:
+            keep_answers(own, {t for t, _ in wanted}, runs={r for _, r in wanted})
+        keep_pairs(own, pairs)
+
+    # (a local warehouse: `_keeping.<the keeper's pid>.tmp` while it works)
+    return detached(work, None if wh.remote else wh.root)
 
 
 def _answers(con: duckdb.DuckDBPyConnection, runs: list[str], txn: str) -> Any:
@@ -234,9 +216,11 @@ def keep_answers(
     txns: set[str] | None = None,
     connected: Callable[[duckdb.DuckDBPyConnection], None] | None = None,
     runs: set[str] | None = None,
+    most_runs: int = kept_answers.MAX_RUNS,
 ) -> int:
     """Keep the answers of the runs of ``txns`` (None: every live committed transaction without them; ``runs``:
-    only those runs of them, added to what their transaction's file holds) of at most kept_answers.MAX_RUNS runs,
+    only those runs of them, added to what their transaction's file holds) of at most kept_answers.MAX_RUNS runs
+    (``most_runs``: fewer, a larger one left as it is: the ingest's keep, cli.ingest.AT_COMMIT_RUNS),
     over a connection to the whole warehouse as a command's (``connected(con)`` is called on it first: serve's
     thread limits and interrupts it), in scopes of at most kept_answers.MAX_BYTES of logs. A transaction asked for
     that keeps none is said so (kept_answers.NONE_SUFFIX). Returns the runs kept."""
@@ -261,8 +245,8 @@ def keep_answers(
         for txn, txn_runs in sorted(live):
             if (runs is None and txn in have) or (txns is not None and txn not in txns):
                 continue
-            if len(txn_runs) > kept_answers.MAX_RUNS:
-                if txns is not None:
+            if len(txn_runs) > most_runs:
+                if txns is not None and len(txn_runs) > kept_answers.MAX_RUNS:
                     _decline(wh, txn)
                 continue
             # ((run_id, bytes): an unnamed struct, a tuple)

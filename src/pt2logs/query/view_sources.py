@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from pt2logs.query import frame_fill
 from pt2logs.query.sql_text import literal as _q
-from pt2logs.store.parts import PARTITION, file_schema
+from pt2logs.store.parts import PARTITION, STORED
 from pt2logs.store.warehouse import PAYLOAD_KEY, PAYLOADS
 from pt2logs.tables import TABLES
 
@@ -133,7 +133,7 @@ class Listed:
         if not self.snap.files.get(table):
             return None
         if self.snap.complete.get(table):
-            return set(file_schema(table).names) | {PARTITION}
+            return file_columns(table) | {PARTITION}
         return {
             r[0] for r in self.con.execute(f"DESCRIBE SELECT * FROM {self.sql(table)}").fetchall()
         } | {PARTITION}
@@ -155,3 +155,11 @@ def payloads_view(src: Listed | Glob) -> str:
         f"FROM (SELECT {key}, filename, file_row_number FROM {rows}) GROUP BY {key}) k "
         f"ON s.{key} = k.{key} AND s.filename = k.first.f AND s.file_row_number = k.first.r"
     )
+
+
+def file_columns(table: str) -> set[str]:
+    """The columns of ``table``'s files as this code writes them (store.parts.file_schema's names, without pyarrow:
+    a command that answers from kept rows imports none)."""
+    if table == PAYLOADS:
+        return {PAYLOAD_KEY, "payload", "txn"}
+    return set(TABLES[table].names) | {key for _, key in STORED.get(table, ())}
