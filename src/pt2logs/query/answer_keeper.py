@@ -1,5 +1,5 @@
 """Keeping the answers about one run (:mod:`pt2logs.query.kept_answers` says what and why), lazily: for the runs
-someone reads, never at a commit.
+someone reads (and, by ``pt2logs ingest``, those of a small commit: :func:`keep_answers` with ``most_runs``).
 
 A tracked connection's run scope notes the runs it found without kept answers
 (:func:`pt2logs.query.kept_answers.unkept`: only the runs read, each added to its transaction's file); once the command answered, :func:`keep_later` (the CLI's ``summary``,

@@ -13,7 +13,8 @@ table too), every module of ``pt2logs.query``, ``pt2logs.tables`` and ``pt2logs.
 queries read), DuckDB's and pt2logs' versions: other code reads another folder, empty until kept again, so a kept
 answer is never a stale one.
 
-They are kept lazily, for the runs someone reads, never at a commit (an ingest or compaction asks none): a
+They are kept lazily, for the runs someone reads (a library ingest or a compaction asks none; ``pt2logs ingest``
+keeps those of a commit of at most 4 runs once committed, in a detached process: pt2logs.cli.ingest): a
 connection that :func:`track` was called on (the CLI's ``summary``, ``ranks``, ``advise``, ``diff``; serve's)
 notes each run a scope of its finds without kept answers (:func:`unkept`), and the command keeps that run's
 (added to its transaction's file) after it answered (:func:`pt2logs.query.kept_cache.keep_answers`: the CLI in a forked process of its own once its
