@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from tests.conftest import SAMPLES, fixture_path, tables_rows
+from tests.conftest import SAMPLES, gpu_trace_head, tables_rows
 from tests.old_warehouse import rerecord
 from tests.test_crash_safety import _cli, _env
 
@@ -56,10 +56,6 @@ def raw(wh: str, table: str, columns: list[str]) -> list[dict]:
     ]
 
 
-def trace(name: str) -> bytes:
-    return next(fixture_path("gpu", name, "trace").glob("*.log")).read_bytes()
-
-
 def run_folder(root: Path, name: str, data: bytes) -> Path:
     (root / name).mkdir(parents=True)
     (root / name / "dedicated_log_torch_trace_rank_0_x.log").write_bytes(data)
@@ -84,7 +80,7 @@ def damaged(data: bytes) -> bytes:
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("inputs")
-    data = trace("graph_breaks")
+    data = gpu_trace_head()  # (its first 2.1 MB: each test ingests it several times)
     assert damaged(data) != data
     return {
         "a": run_folder(root, "a", data),
