@@ -336,8 +336,8 @@ def scalar(warehouse: str | Path, sql: str) -> object:
 #: files that take longest, longest first (measured one file at a time with -n 0 on a loaded 2-core
 #: machine, 2026-11-27 08:00-08:40 UTC: CPU seconds, test process and the subprocesses it waited for, and
 #: wall seconds; the suite is CPU-bound: its wall time is about its CPU time / 2; * measured so at 14:00
-#: UTC; the lease and payload files once they read gpu_trace_head). A file that waits (leases, Ray's start) goes early too: its waits
-#: leave the core to the other worker.
+#: UTC, the lease and payload files once they read gpu_trace_head). A file that waits (leases, Ray's
+#: start) goes early too: its waits leave the core to the other worker.
 LONGEST = (
     "tests/test_damaged_inputs.py",  # every command on 54 damaged runs (87 CPU s*, 163 s wall*)
     "tests/test_s3_lease.py",  # three writers on moto, lease waits of 2-6 s (38 CPU s, 54 s wall*)
