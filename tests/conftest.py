@@ -341,8 +341,8 @@ def scalar(warehouse: str | Path, sql: str) -> object:
 #: start) goes early too: its waits leave the core to the other worker.
 LONGEST = (
     "tests/test_damaged_inputs.py",  # every command on 54 damaged runs (87 CPU s*, 163 s wall*)
-    "tests/test_s3_lease.py",  # three writers on moto, lease waits of 2-6 s (38 CPU s, 54 s wall*)
-    "tests/test_payload_store.py",  # kill points of ingest and compact (41 CPU s*)
+    "tests/test_s3_lease.py",  # three writers on moto, lease waits of 2-6 s (41 CPU s*, 61 s wall*)
+    "tests/test_payload_store.py",  # kill points of ingest and compact (46 CPU s*)
     "tests/test_fleet.py",  # S3 in and out, a Ray engine started (30 CPU s, 114 s wall)
     "tests/test_s3_readers.py",  # readers re-snapshot on moto while a writer commits (37-98 CPU s)
     "tests/test_crash_safety.py",  # 10 kill points (2-6 CPU s each), readers beside compactions
