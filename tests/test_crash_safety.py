@@ -317,13 +317,13 @@ def test_a_compaction_copy_loses_to_a_later_ingest_of_its_run_even_when_it_commi
     import contextlib
     import threading
 
-    from tests.conftest import fixture_path
+    from tests.conftest import gpu_trace_head, half_record
 
     from pt2logs.store.compact import compact
     from pt2logs.store.warehouse import Warehouse
 
-    full = next(fixture_path("gpu", "graph_breaks", "trace").glob("*.log")).read_bytes()
-    cut = full.index(b"\nV", len(full) // 2) + 1
+    full = gpu_trace_head()
+    cut = half_record(full)
     local = tmp_path / "traces"
     (local / "job").mkdir(parents=True)
     log = local / "job" / "dedicated_log_torch_trace_x.log"

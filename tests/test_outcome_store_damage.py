@@ -114,28 +114,42 @@ def test_a_damaged_kept_file_is_decided_anew_and_written_again(kept_wh, tmp_path
     )
 
 
-@pytest.mark.parametrize("folder", list(KINDS))
-def test_a_damaged_kept_file_on_s3_is_decided_anew(folder):
-    kind = KINDS[folder]
+@pytest.fixture(scope="module")
+def s3_kept():
+    """One moto server for the module's S3 cases, the runs ingested once into its bucket ``kept-src``, and
+    that warehouse's answers: each case copies it into a bucket of its own (copies made by the server: the
+    same bytes, the same ETags the commit records hold) instead of starting a server and ingesting again."""
     with moto_s3() as fs:
-        bucket = "kept" + kind.folder.replace("_", "-")  # (s3fs remembers the buckets it made)
-        fs.mkdir(bucket)
-        wh = f"s3://{bucket}/wh/"
-        pt2logs.ingest([str(SAMPLES / "compile_failure")], wh)
-        whole = _answers(wh)
-        assert whole.pop("warnings") == []
-        (path,) = fs.ls(f"{bucket}/wh/{kind.folder}/{kept_rows.key(kind)}")
-        good = fs.cat_file(path)
-        for damage in ("cut short", "garbage", "pages overwritten"):
-            fs.pipe_file(path, DAMAGE[damage](good))
-            fs.invalidate_cache()
-            got = _answers(wh)
-            warned = got.pop("warnings")
-            assert got == whole, damage
-            if damage != "pages overwritten":
-                assert len(warned) == 1 and path.rsplit("/", 1)[-1] in warned[0], damage
-        r = CliRunner().invoke(main, ["compact", "-w", wh])
-        assert r.exit_code == 0, r.output
+        fs.mkdir("kept-src")
+        pt2logs.ingest([str(SAMPLES / "compile_failure")], "s3://kept-src/wh/")
+        yield fs, _answers("s3://kept-src/wh/")
+
+
+@pytest.mark.parametrize("folder", list(KINDS))
+def test_a_damaged_kept_file_on_s3_is_decided_anew(s3_kept, folder):
+    kind = KINDS[folder]
+    fs, whole = s3_kept
+    whole = dict(whole)
+    bucket = "kept" + kind.folder.replace("_", "-")  # (s3fs remembers the buckets it made)
+    fs.mkdir(bucket)
+    fs.copy("kept-src/wh", f"{bucket}/wh", recursive=True)
+    wh = f"s3://{bucket}/wh/"
+    assert sorted(p.split("/", 1)[1] for p in fs.find(f"{bucket}/wh")) == sorted(
+        p.split("/", 1)[1] for p in fs.find("kept-src/wh")
+    )
+    assert whole.pop("warnings") == []
+    (path,) = fs.ls(f"{bucket}/wh/{kind.folder}/{kept_rows.key(kind)}")
+    good = fs.cat_file(path)
+    for damage in ("cut short", "garbage", "pages overwritten"):
+        fs.pipe_file(path, DAMAGE[damage](good))
         fs.invalidate_cache()
-        assert len(kept_rows.kept_txns(kind, Warehouse(wh))) == 1
-        assert _answers(wh)["warnings"] == []
+        got = _answers(wh)
+        warned = got.pop("warnings")
+        assert got == whole, damage
+        if damage != "pages overwritten":
+            assert len(warned) == 1 and path.rsplit("/", 1)[-1] in warned[0], damage
+    r = CliRunner().invoke(main, ["compact", "-w", wh])
+    assert r.exit_code == 0, r.output
+    fs.invalidate_cache()
+    assert len(kept_rows.kept_txns(kind, Warehouse(wh))) == 1
+    assert _answers(wh)["warnings"] == []

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.conftest import SAMPLES, fixture_path
+from tests.conftest import SAMPLES, gpu_trace_head, half_record
 from tests.s3server import moto_s3
 
 import pt2logs
@@ -65,8 +65,8 @@ def _finish(p: subprocess.Popen) -> None:
 
 def _inputs(tmp_path: Path, s3, bucket: str) -> tuple[Path, bytes, int]:
     """A job's log (cut in the middle of its records) and a second run, locally and under s3://bucket/."""
-    full = next(fixture_path("gpu", "graph_breaks", "trace").glob("*.log")).read_bytes()
-    cut = full.index(b"\nV", len(full) // 2) + 1
+    full = gpu_trace_head()
+    cut = half_record(full)
     local = tmp_path / "traces"
     (local / "job").mkdir(parents=True)
     shutil.copytree(SAMPLES / "recompiles", local / "other")

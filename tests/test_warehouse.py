@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from tests.conftest import fixture_path, settled, tables_rows
+from tests.conftest import fixture_path, gpu_trace_head, half_record, settled, tables_rows
 
 import pt2logs
 from pt2logs.query.views import arrow_table
@@ -60,10 +60,10 @@ def test_reingest_adds_nothing(tmp_path, wh):
 
 
 def test_a_growing_file_is_reingested_without_duplicates(tmp_path):
-    full = next(fixture_path("gpu", "graph_breaks", "trace").glob("*.log")).read_bytes()
+    full = gpu_trace_head()
     log = tmp_path / "job" / "dedicated_log_torch_trace_x.log"
     log.parent.mkdir()
-    cut = full.index(b"\nV", len(full) // 2) + 1  # a record boundary in the middle
+    cut = half_record(full)
     log.write_bytes(full[:cut])
     wh_a = str(tmp_path / "a")
     first = pt2logs.ingest([str(log.parent)], wh_a)
