@@ -9,7 +9,6 @@ import difflib
 import re
 from typing import Any
 
-from markupsafe import Markup, escape
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
@@ -20,10 +19,9 @@ from pt2logs.query.queries import run_named
 from pt2logs.reports.compose import summary
 from pt2logs.reports.outcomes import command_line, outcome_line, rank_lines, silence_line
 from pt2logs.reports.runs import resolve_run
+from pt2logs.serve.highlight import highlight
 from pt2logs.serve.stack_trie import tries
 
-#: a graph or code text is highlighted up to this size, shown plain up to :data:`MOST_SHOWN`, cut beyond
-HIGHLIGHT_BYTES, MOST_SHOWN = 512 << 10, 2 << 20
 #: the artifacts a compile page shows, in the order torch makes them: (what, title)
 ARTIFACTS = [
     ("dynamo_output_graph", "Dynamo graph"),
@@ -52,21 +50,6 @@ COMPILE_SECTIONS = [
 COMPILE_QUERIES = ("bug_report_compiles", "bug_report_artifacts", "recompile_list") + tuple(
     q for _, _, q in COMPILE_SECTIONS
 )
-
-
-def highlight(text: str | None) -> tuple[Markup, int]:
-    """A graph or code text as HTML: highlighted by Pygments (which escapes it), or escaped plain text when
-    large; and the characters cut off beyond :data:`MOST_SHOWN`."""
-    text = text or ""
-    cut = max(0, len(text) - MOST_SHOWN)
-    text = text[:MOST_SHOWN]
-    if len(text) > HIGHLIGHT_BYTES:
-        return Markup("<pre>") + escape(text) + Markup("</pre>"), cut
-    from pygments import highlight as pyg
-    from pygments.formatters import HtmlFormatter
-    from pygments.lexers import PythonLexer
-
-    return Markup(pyg(text, PythonLexer(), HtmlFormatter(cssclass="hl"))), cut
 
 
 _FRAME = re.compile(r"^Line: (?P<line>\d+), Name: (?P<func>.*), Filename: (?P<file>.*)$")
