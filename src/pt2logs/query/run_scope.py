@@ -69,18 +69,20 @@ def _macro_words() -> dict[str, frozenset[str]]:
 def tables_for(queries: Iterable[str]) -> frozenset[str]:
     """The run tables the named ``queries`` read, through the macros they call: a scope for only these
     needs only their copies (a table left out is read through its view: slower, never wrong)."""
-    words = _words(queries)
+    words = _words(frozenset(queries))
     return frozenset(t for t in SCOPED if t in words)
 
 
 def materialized_for(queries: Iterable[str]) -> tuple[str, ...]:
     """The :data:`MATERIALIZED` macros the named ``queries`` call (directly or through other macros)."""
-    words = _words(queries)
+    words = _words(frozenset(queries))
     return tuple(m for m in MATERIALIZED if m in words)
 
 
-def _words(queries: Iterable[str]) -> set[str]:
-    """Every word of the named ``queries`` and of the macros they call, transitively."""
+@functools.lru_cache(maxsize=256)
+def _words(queries: frozenset[str]) -> frozenset[str]:
+    """Every word of the named ``queries`` and of the macros they call, transitively (once per set of queries:
+    a page asks the same ones at every request)."""
     macros = _macro_words()
     words: set[str] = set()
     todo = [frozenset(re.findall(r"\w+", get_query(q).sql)) for q in queries]
@@ -91,7 +93,7 @@ def _words(queries: Iterable[str]) -> set[str]:
         for n in (w & macros.keys()) - seen:
             seen.add(n)
             todo.append(macros[n])
-    return words
+    return frozenset(words)
 
 
 def holding(con: duckdb.DuckDBPyConnection) -> tuple[str, ...]:

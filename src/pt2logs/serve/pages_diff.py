@@ -106,7 +106,9 @@ def _graph_diff(
     what = request.query_params.get("graph") or GRAPHS[0]
     if what not in GRAPHS:
         raise HTTPException(400, f"graph is one of {', '.join(GRAPHS)}")
-    with request.app.state.store.scope([a.run_id, b.run_id], ("bug_report_artifacts",)):
+    with request.app.state.store.scope(
+        [a.run_id, b.run_id], ("bug_report_artifacts",), answers=False
+    ):
         ta = graph_text(con, a.run_id, ca, what, _int(request, "rank_a"))
         tb = graph_text(con, b.run_id, cb, what, _int(request, "rank_b"))
     if ta is None or tb is None:

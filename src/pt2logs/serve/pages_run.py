@@ -202,7 +202,7 @@ def compile_page(request: Request) -> Response:
     cid = request.path_params["compile_id"]
     with st.store.read() as con:
         r = resolve_run(con, request.path_params["run"])
-        with st.store.scope([r.run_id], COMPILE_QUERIES):
+        with st.store.scope([r.run_id], COMPILE_QUERIES, answers=False):
             f = compile_facts(con, r.run_id, cid, _rank(request))
     if f["compile"] is None and not f["artifacts"] and not f["metrics"]:
         raise HTTPException(
