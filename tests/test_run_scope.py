@@ -206,3 +206,53 @@ def test_commands_copy_only_the_tables_their_queries_read(sample_wh, monkeypatch
         copied = run_scope.tables_for(names)
         assert "runs" in copied and "spyre_layouts" not in copied
         assert len(copied) < len(run_scope.SCOPED)
+
+
+def test_a_compacted_file_prunes_the_row_groups_of_other_runs(many_commits, tmp_path, monkeypatch):
+    """A compaction writes each table's live rows in run order: each row group's run_id min/max is a range of runs
+    no other row group overlaps, and a scope's scan of one run (its run filter on the Parquet scan) reads only the
+    row groups whose range holds it (DuckDB's EXPLAIN ANALYZE: "Row Groups Scanned"). Row groups made small here
+    (the copy's batches and the writer's row-group bytes) so that the fleet's case, many runs a file, shows."""
+    import re
+
+    import pyarrow.parquet as pq
+
+    from pt2logs.query.sql_text import literal
+    from pt2logs.query.views import warehouse_of
+    from pt2logs.store import compact_copy, parts
+
+    wh = str(tmp_path / "wh")
+    shutil.copytree(many_commits, wh)
+    monkeypatch.setattr(compact_copy, "OUT_BYTES", 16 << 10)
+    monkeypatch.setattr(parts, "ROW_GROUP_BYTES", 32 << 10)
+    assert compact(wh, grace_s=0).partitions
+    con = pt2logs.connect(wh)
+    runs = [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]
+    snap = snapshot_of(con)
+    for table in ("events", "compile_phases", "cache_key_components"):  # (tables of many rows a run)
+        (rel,) = snap.files[table]
+        meta = pq.ParquetFile(Path(wh, rel)).metadata
+        col = meta.schema.to_arrow_schema().get_field_index("run_id")
+        ranges = [
+            (
+                meta.row_group(i).column(col).statistics.min,
+                meta.row_group(i).column(col).statistics.max,
+            )
+            for i in range(meta.num_row_groups)
+        ]
+        assert len(ranges) > len(runs), (table, len(ranges))  # (several row groups a run)
+        assert all(a[1] <= b[0] for a, b in zip(ranges, ranges[1:], strict=False)), table
+        for rid in runs:
+            where = f"run_id IN ({literal(rid)})"
+            src = run_scope._RunFiles(con, warehouse_of(con), snap, where)
+            plan = con.execute(f"EXPLAIN ANALYZE SELECT count(*) FROM {src.sql(table)}").fetchall()[
+                0
+            ][1]
+            scanned = [
+                (int(a), int(b))
+                for a, b in re.findall(r"Row Groups Scanned: *(\d+) */ *(\d+)", plan)
+            ]
+            holding = sum(lo <= rid <= hi for lo, hi in ranges)
+            assert scanned == [(holding, len(ranges))], (table, rid, scanned)
+            assert holding < len(ranges) // 2, (table, rid)
+    _check(wh, ("train_step",))
