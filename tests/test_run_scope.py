@@ -229,7 +229,11 @@ def test_a_compacted_file_prunes_the_row_groups_of_other_runs(many_commits, tmp_
     con = pt2logs.connect(wh)
     runs = [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]
     snap = snapshot_of(con)
-    for table in ("events", "compile_phases", "cache_key_components"):  # (tables of many rows a run)
+    for table in (
+        "events",
+        "compile_phases",
+        "cache_key_components",
+    ):  # (tables of many rows a run)
         (rel,) = snap.files[table]
         meta = pq.ParquetFile(Path(wh, rel)).metadata
         col = meta.schema.to_arrow_schema().get_field_index("run_id")
