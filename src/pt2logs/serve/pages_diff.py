@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from pt2logs.query.queries import run_named
+from pt2logs.reports.diff import QUERIES as DIFF_QUERIES
 from pt2logs.reports.diff import diff as run_diff
 from pt2logs.reports.runs import resolve_run
 from pt2logs.serve.graphdiff import diff_graphs
@@ -64,7 +65,7 @@ def diff(request: Request) -> Response:
             what, g = _graph_diff(request, con, a, b, ca, cb)
         else:
             with st.store.scope(
-                [a.run_id, b.run_id]
+                [a.run_id, b.run_id], DIFF_QUERIES
             ):  # the page's queries read these runs' rows only
                 d = run_diff(con, a.run_id, b.run_id)
             what, g = None, None

@@ -16,7 +16,7 @@ from starlette.responses import Response
 from pt2logs.analysis.identity import classify_path
 from pt2logs.dashboard import Selection, build_card, get_dashboard
 from pt2logs.query.queries import run_named
-from pt2logs.reports.compose import summary
+from pt2logs.reports.compose import page_queries, summary
 from pt2logs.reports.outcomes import command_line, outcome_line, rank_lines, silence_line
 from pt2logs.reports.runs import resolve_run
 from pt2logs.serve.highlight import highlight
@@ -45,6 +45,14 @@ COMPILE_SECTIONS = [
     ("phases", "Phases", "compile_phase_spans"),
     ("metrics", "Metrics", "compile_metrics"),
 ]
+
+
+def run_queries() -> tuple[str, ...]:
+    """Every named query a run page runs: the summary's, the run dashboard's charts', the compiles and their stacks
+    (its scope copies only the tables these read, and runs the outcome rules once for them all)."""
+    charts = tuple(x.query for x in get_dashboard("run").sections if x.key in RUN_CHARTS)
+    return (*page_queries("summary"), *charts, "bug_report_compiles", "compile_stacks")
+
 
 #: every named query a compile page runs (its rows are copied for these only)
 COMPILE_QUERIES = ("bug_report_compiles", "bug_report_artifacts", "recompile_list") + tuple(
@@ -75,7 +83,7 @@ def run(request: Request) -> Response:
     st = request.app.state
     with st.store.read() as con:
         rid = resolve_run(con, request.path_params["run"]).run_id
-        with st.store.scope([rid]):  # the page's queries read this run's rows only
+        with st.store.scope([rid], run_queries()):  # the page's queries read this run's rows only
             s = summary(con, rid)
             sel = Selection(
                 None, None, None, None, rid, s.run.name, dt.datetime.now(dt.timezone.utc), 10.0
