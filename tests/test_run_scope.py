@@ -260,3 +260,60 @@ def test_a_compacted_file_prunes_the_row_groups_of_other_runs(many_commits, tmp_
             assert scanned == [(holding, len(ranges))], (table, rid, scanned)
             assert holding < len(ranges) // 2, (table, rid)
     _check(wh, ("train_step",))
+
+
+def test_a_scope_reads_only_the_store_row_groups_of_its_payloads(tmp_path, monkeypatch):
+    """A scope's stored texts (``_scope_payloads``) are the view's texts of the keys its rows name, read in two
+    steps: the store's keys, then only the row groups holding the first copy of each (a filter on row numbers);
+    the store's other row groups' texts are never read (they were, for every scope: the whole store)."""
+    import re
+
+    from pt2logs.query.sql_text import literal
+    from pt2logs.query.views import warehouse_of
+    from pt2logs.store import parts
+
+    monkeypatch.setattr(parts, "ROW_GROUP_BYTES", 64 << 10)  # (a store of many row groups)
+    wh = str(tmp_path / "wh")
+    for name in ("recompiles", "graph_breaks", "train_step"):
+        pt2logs.ingest([str(SAMPLES / name)], wh)
+    con = pt2logs.connect(wh)
+    snap = snapshot_of(con)
+    groups = sum(
+        pq_groups(Path(wh, rel)) for rel in snap.files["payloads"]
+    )  # (every file of the store)
+    assert groups > len(snap.files["payloads"])
+
+    class Spy:  # the statements the scope runs, run
+        def __init__(self, c):
+            self.c, self.sql = c, []
+
+        def execute(self, sql, *a):
+            self.sql.append(sql)
+            return self.c.execute(sql, *a)
+
+    read = []
+    for (rid,) in con.execute("SELECT run_id FROM runs").fetchall():
+        where = f"run_id IN ({literal(rid)})"
+        txns = {t for (t,) in con.execute(f"SELECT txn FROM _live WHERE {where}").fetchall()}
+        src = run_scope._RunFiles(con, warehouse_of(con), snap.of_txns(txns), where)
+        spy = Spy(con)
+        run_scope._payloads(spy, src, ("events", "compile_phases"))
+        got = dict(con.execute("SELECT payload_key, payload FROM _scope_payloads").fetchall())
+        want = dict(
+            con.execute(
+                "SELECT payload_key, payload FROM _payloads WHERE payload_key IN "
+                f"(SELECT payload_key FROM {src.sql('events')} UNION SELECT args_key FROM {src.sql('compile_phases')})"
+            ).fetchall()
+        )
+        assert got == want and len(got) > 0, rid
+        plan = con.execute("EXPLAIN ANALYZE " + spy.sql[-1].split(" AS ", 1)[1]).fetchall()[0][1]
+        scanned = re.findall(r"Row Groups Scanned: *(\d+) */ *(\d+)", plan)
+        read.append(sum(int(a) for a, _ in scanned))
+    # (every run reads fewer than the store's row groups; one of them a file's only)
+    assert max(read) < groups and min(read) <= groups / 3, (read, groups)
+
+
+def pq_groups(path: Path) -> int:
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(path).metadata.num_row_groups

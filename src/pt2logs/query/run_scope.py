@@ -37,7 +37,7 @@ from pt2logs.query import kept_answers
 from pt2logs.query.queries import get_query
 from pt2logs.query.sql_text import ident as _ident
 from pt2logs.query.sql_text import literal as _lit
-from pt2logs.query.view_sources import Listed
+from pt2logs.query.view_sources import Listed, files_sql
 from pt2logs.query.view_sql import table_statements
 from pt2logs.query.views import snapshot_of, warehouse_of
 from pt2logs.store.parts import PAYLOAD_KEY, PAYLOADS, STORED
@@ -134,7 +134,10 @@ _PRESENT: weakref.WeakKeyDictionary[
 
 def _payloads(con: duckdb.DuckDBPyConnection, src: _RunFiles, tables: Iterable[str]) -> None:
     """``_scope_payloads``: the store's text of each key the scope's rows name, the first copy by place (as
-    the view ``_payloads`` chooses it; every copy of a key is the same text)."""
+    the view ``_payloads`` chooses it; every copy of a key is the same text). Two reads: where each key's first
+    copy is (the store's keys only), then those rows' texts (a filter on each file's row numbers: only the row
+    groups holding them are read). One read of the keys and texts together read every text of the store, at
+    every scope: a store of gigabytes decompressed for one run's few hundred payloads."""
     key = _ident(PAYLOAD_KEY)
     named = [
         f"SELECT {_ident(k)} AS k FROM {src.sql(t)}"
@@ -143,16 +146,22 @@ def _payloads(con: duckdb.DuckDBPyConnection, src: _RunFiles, tables: Iterable[s
         if (cols := src.present(t)) is not None and k in cols
     ]
     store = Listed(src.con, src.wh, src.snap)
-    if not named or store.present(PAYLOADS) is None:
-        con.execute(
-            f"CREATE OR REPLACE TEMP TABLE _scope_payloads AS SELECT NULL::BLOB AS {key}, NULL::VARCHAR AS payload WHERE false"
-        )
-        return
+    reads = []
+    if named and store.present(PAYLOADS) is not None:
+        at = con.execute(
+            "SELECT pos.f, list(pos.r ORDER BY pos.r) FROM ("
+            f"SELECT min({{'f': filename, 'r': file_row_number}}) AS pos FROM {store.sql(PAYLOADS, row_ids=True)} "
+            f"WHERE {key} IN (SELECT k FROM ({' UNION '.join(named)}) WHERE k IS NOT NULL) GROUP BY {key}"
+            ") GROUP BY pos.f ORDER BY pos.f"
+        ).fetchall()
+        reads = [
+            f"SELECT {key}, payload FROM {files_sql([f], row_ids=True)} "
+            f"WHERE file_row_number IN ({', '.join(map(str, rows))})"
+            for f, rows in at
+        ]
+    none = f"SELECT NULL::BLOB AS {key}, NULL::VARCHAR AS payload WHERE false"
     con.execute(
-        f"CREATE OR REPLACE TEMP TABLE _scope_payloads AS SELECT {key}, "
-        "arg_min(payload, {'f': filename, 'r': file_row_number}) AS payload "
-        f"FROM {store.sql(PAYLOADS, row_ids=True)} "
-        f"WHERE {key} IN (SELECT k FROM ({' UNION '.join(named)}) WHERE k IS NOT NULL) GROUP BY {key}"
+        "CREATE OR REPLACE TEMP TABLE _scope_payloads AS " + (" UNION ALL ".join(reads) or none)
     )
 
 
