@@ -15,7 +15,8 @@ user paths relative to the run's root, stored texts put back), over a narrower s
   run order (bench/fleet.py's), a run is a row group or two of it (a compaction writes rows in no order yet:
   sorting there held 1.1 GB where its batches bound it to 450 MB, tests/test_compact_memory.py);
 - **the stored texts those rows name only** (``_scope_payloads``, the payload store's rows of their keys: the
-  view ``_payloads`` groups every key of the store).
+  view ``_payloads`` groups every key of the store), read in two steps: the store's keys, then only the row
+  groups holding each key's first copy (a filter on the file's row numbers).
 
 Only queries whose answer about a run depends on that run's rows alone may be asked inside a scope: the
 commands about one run (``summary``, ``ranks``, ``advise``, ``diff``) and serve's run, compile and diff pages
