@@ -3,8 +3,9 @@ someone reads, never at a commit.
 
 A tracked connection's run scope notes the runs it found without kept answers
 (:func:`pt2logs.query.kept_answers.unkept`: only the runs read, each added to its transaction's file, or of a
-transaction of more than kept_answers.MAX_RUNS runs written to a file of its own); once the command answered, :func:`keep_later` (the CLI's ``summary``,
-``ranks``, ``advise``, ``diff``, after their output is written and flushed) forks a process of its own session,
+transaction of more than kept_answers.MAX_RUNS runs written to a file of its own); once the command answered,
+:func:`keep_later` (the CLI's ``summary``, ``ranks``, ``advise``, ``diff``, after their output is written and
+flushed) forks a process of its own session,
 with no output, that keeps them (:func:`keep_answers`) while the command's process exits without waiting; serve
 calls :func:`keep_answers` in a thread after the page (pt2logs.serve.connection). The keep is best effort: a
 failure (a read-only warehouse, a full disk, a concurrent compaction) is swallowed, the answers asked again the

@@ -261,12 +261,8 @@ def load(
     per_run: set[str] = set()
     have = kept(wh, declined, per_run) if txns else set()
     urls = [wh.url(FOLDER, key(), t + kept_rows.SUFFIX) for t in txns if t in have]
-    for (
-        r,
-        _,
-        t,
-        _,
-    ) in rows:  # (a big transaction's runs: the file of each run kept, where there is one)
+    # (a big transaction's runs: the file of each run kept, where there is one)
+    for r, _, t, _ in rows:
         if r in single and t in per_run and t not in have and wh.fs.exists(run_path(wh, t, r)):
             urls.append(wh.url(*_run_parts(t, r)))
     got: list[tuple[str, str, str, bytes]] = []
