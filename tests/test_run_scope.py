@@ -225,6 +225,7 @@ def test_a_compacted_file_prunes_the_row_groups_of_other_runs(many_commits, tmp_
     shutil.copytree(many_commits, wh)
     monkeypatch.setattr(compact_copy, "OUT_BYTES", 16 << 10)
     monkeypatch.setattr(parts, "ROW_GROUP_BYTES", 32 << 10)
+    monkeypatch.setattr(parts, "COMPACT_ROW_GROUP_BYTES", 32 << 10)
     assert compact(wh, grace_s=0).partitions
     con = pt2logs.connect(wh)
     runs = [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]

@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pt2logs.store import compact_copy as copy
-from pt2logs.store import faults, frame_upgrade, manifest, recovery
+from pt2logs.store import faults, frame_upgrade, manifest, parts, recovery
 from pt2logs.store.parts import PAYLOADS, file_schema, stored_tables
 from pt2logs.store.warehouse import PARTITION, PartWriter, TxnInfo, Warehouse
 from pt2logs.tables import TABLES
@@ -132,7 +132,9 @@ def _rewrite(
     txn = wh.begin()
     info = TxnInfo(wh.location, txn.id, part)
     try:
-        writer = PartWriter(info, "compact")
+        # (row groups of more rows than an ingest's: parts.COMPACT_ROW_GROUP_ROWS)
+        rows, nbytes = parts.COMPACT_ROW_GROUP_ROWS, parts.COMPACT_ROW_GROUP_BYTES
+        writer = PartWriter(info, "compact", min_rows=rows, max_bytes=nbytes)
         runs_batches = []
         for table, paths in sorted(by_table.items()):
             if table == PAYLOADS:
@@ -150,6 +152,7 @@ def _rewrite(
                     runs_batches.append(out)
                 else:
                     writer.write(table, out)
+            writer.flush(table)  # (its last rows: not held while the next tables are copied)
         res.files_after += len(writer.close())
         faults.step("compact.data")
         runs = (
