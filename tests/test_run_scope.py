@@ -318,3 +318,31 @@ def pq_groups(path: Path) -> int:
     import pyarrow.parquet as pq
 
     return pq.ParquetFile(path).metadata.num_row_groups
+
+
+def test_a_question_asked_twice_in_a_scope_is_run_once(sample_wh, monkeypatch):
+    """A run page's summary asks ``first_divergence`` twice (its section and the run's outcome), ~35 ms each at
+    10,000 runs: inside a scope (its copies stay as they are) the second is the first's answer; outside, every
+    question is run."""
+    from pt2logs.query import queries
+    from pt2logs.reports.compose import page_queries
+
+    con = pt2logs.connect(sample_wh)
+    rid = con.execute("SELECT run_id FROM runs WHERE name = 'ddp_2rank'").fetchall()[0][0]
+    want = _plain(summary(con, rid).as_dict())
+    ran: list[str] = []
+    real = queries.run_sql
+
+    def counted(c, sql, params=None):
+        ran.append(sql)
+        return real(c, sql, params)
+
+    monkeypatch.setattr(queries, "run_sql", counted)
+    asked = queries.get_query("first_divergence").sql
+    summary(con, rid)
+    assert ran.count(asked) == 2  # (the question is asked twice)
+    ran.clear()
+    with run_scope.scoped(con, [rid], answers=False, queries=page_queries("summary")):
+        assert _plain(summary(con, rid).as_dict()) == want
+        assert ran.count(asked) == 1
+    assert not queries.ASKED.get(con)  # (forgotten with the scope)

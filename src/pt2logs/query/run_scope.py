@@ -35,7 +35,7 @@ from collections.abc import Iterable, Iterator
 import duckdb
 
 from pt2logs.query import kept_answers
-from pt2logs.query.queries import get_query
+from pt2logs.query.queries import ASKED, get_query
 from pt2logs.query.sql_text import ident as _ident
 from pt2logs.query.sql_text import literal as _lit
 from pt2logs.query.view_sources import Listed, files_sql
@@ -265,9 +265,11 @@ def scoped(
             need = tables_for(queries)
             tables, materialized = tuple(t for t in tables if t in need), materialized_for(queries)
         enter(con, ids, tables, materialized)
+        ASKED[con] = {}  # (a question asked twice inside is run once: the copies stay as they are)
         try:
             yield
         finally:
+            ASKED.pop(con, None)
             leave(con)
         return
     done: set[str] = set()
