@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pt2logs.store import compact_copy as copy
-from pt2logs.store import faults, frame_upgrade, manifest, parts, recovery
+from pt2logs.store import faults, frame_upgrade, manifest, recovery
 from pt2logs.store.parts import PAYLOADS, file_schema, stored_tables
 from pt2logs.store.warehouse import PARTITION, PartWriter, TxnInfo, Warehouse
 from pt2logs.tables import TABLES
@@ -133,8 +133,7 @@ def _rewrite(
     info = TxnInfo(wh.location, txn.id, part)
     try:
         # (row groups of more rows than an ingest's: parts.COMPACT_ROW_GROUP_ROWS)
-        rows, nbytes = parts.COMPACT_ROW_GROUP_ROWS, parts.COMPACT_ROW_GROUP_BYTES
-        writer = PartWriter(info, "compact", min_rows=rows, max_bytes=nbytes)
+        writer = PartWriter(info, "compact", wide=True)
         runs_batches = []
         for table, paths in sorted(by_table.items()):
             if table == PAYLOADS:

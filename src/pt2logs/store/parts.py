@@ -32,14 +32,10 @@ ROW_GROUP_ROWS = 1_000_000
 #: a row group's bytes in memory: with 16 MB a one-process ingest of 1 GB peaked at 288-311 MiB (Parquet
 #: encodes a whole row group's columns at once), with 8 MB at 258-280 MiB, for ~4 % more CPU in Parquet
 ROW_GROUP_BYTES = 8 << 20
-#: a compaction's row groups (:class:`PartWriter` ``min_rows``/``max_bytes``): at least this many rows, unless
-#: their decoded bytes reach :data:`COMPACT_ROW_GROUP_BYTES` first. 8 MB made row groups of ~250 rows of
-#: ``compilation_metrics`` (~35 KB a decoded row: its configs), ~380 of them at 10,000 runs and a 4.4 MB footer that
-#: DuckDB parses at every read of one run (96 CPU ms against 21 with row groups of 2,048 rows, bench/RESULTS.md).
-#: The compaction writes one table at a time and flushes each when done, so one table's buffer is held at a time:
-#: with 32 MB (~1,000 such rows) its peak at 600 runs stayed 257 MB, with 64 MB it was 320 (issue 31's bound: 300)
+#: a compaction's row groups (PartWriter ``wide``): 2,048 rows unless 32 MB decoded come first (8 MB made groups of ~250
+#: ``compilation_metrics`` rows, ~35 KB each: at 10,000 runs a 4.4 MB footer, parsed per read of a run; RESULTS.md)
 COMPACT_ROW_GROUP_ROWS = 2048
-COMPACT_ROW_GROUP_BYTES = 32 << 20
+COMPACT_ROW_GROUP_BYTES = 32 << 20  # (compact's peak as before: 64 MB took it past 300 MB)
 FILE_BYTES = 1 << 30
 #: a table's buffered batches made one past this many (see PartWriter._coalesce)
 COALESCE_BATCHES = 64
@@ -224,19 +220,8 @@ class PartWriter:
     With ``payloads`` (a :class:`pt2logs.store.payloads.PayloadStore`), the long texts of :data:`STORED`
     go to the store (each distinct one once) and the rows keep their key; without, they stay in their rows."""
 
-    def __init__(
-        self,
-        info: TxnInfo,
-        tag: str,
-        payloads: Any = None,
-        min_rows: int = 0,
-        max_bytes: int = ROW_GROUP_BYTES,
-    ):
-        self.info = info
-        #: a row group is written at ROW_GROUP_ROWS rows, at ``max_bytes`` buffered, or at ROW_GROUP_BYTES once it
-        #: holds ``min_rows`` rows (an ingest: 8 MB, its buffers of every table held together; a compaction: more);
-        #: the payload store's at ROW_GROUP_BYTES
-        self.min_rows, self.max_bytes = min_rows, max_bytes
+    def __init__(self, info: TxnInfo, tag: str, payloads: Any = None, wide: bool = False):
+        self.info, self.wide = info, wide  # (wide: a compaction's, row groups of more rows)
         self.tag = tag
         self.payloads = payloads
         self.wh = Layout(info.location)
@@ -277,15 +262,14 @@ class PartWriter:
         # merged at every 64th (after a merge that could not be made, 64 batches later)
         if len(self._buf[table]) % COALESCE_BATCHES == 0:
             self._coalesce(table)
-        rows, nbytes = self._rows[table], self._bytes[table]
-        # (the store's texts are read by row number, a row group at a time: theirs stay small)
-        grow = table != PAYLOADS and rows < self.min_rows
-        if rows >= ROW_GROUP_ROWS or nbytes >= (self.max_bytes if grow else ROW_GROUP_BYTES):
+        # (a compaction's hold more rows; not the store's: its texts are read by row number, a row group at a time)
+        grow = self.wide and table != PAYLOADS and self._rows[table] < COMPACT_ROW_GROUP_ROWS
+        limit = COMPACT_ROW_GROUP_BYTES if grow else ROW_GROUP_BYTES
+        if self._rows[table] >= ROW_GROUP_ROWS or self._bytes[table] >= limit:
             self.flush(table)
 
     def flush(self, table: str) -> None:
-        """``table``'s buffered rows written now as a row group (a compaction done with a table: its buffer is not
-        held while the next tables' rows come)."""
+        """``table``'s buffered rows written now (a compaction done with a table: not held during the next)."""
         try:
             self._flush(table)
         except OSError as e:
