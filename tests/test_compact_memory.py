@@ -81,3 +81,39 @@ def test_compact_batches_of_wide_rows_are_bounded_by_bytes(tmp_path):
     assert compact(str(wh)).partitions
     assert _counts(wh) == before
     assert pt2logs.connect(str(wh)).execute(configs).fetchone() == cm
+
+
+def test_a_compaction_writes_row_groups_of_many_wide_rows(tmp_path, monkeypatch):
+    """A compaction's row groups are not an ingest's: 8 MB of decoded rows is ~250 compilation_metrics rows (~35 KB
+    each: the configs), ~380 row groups at 10,000 runs whose 4.4 MB footer DuckDB parses at every read of one run
+    (96 CPU ms against 21 with 2,048 rows a group; bench/RESULTS.md). They hold COMPACT_ROW_GROUP_ROWS rows, or
+    COMPACT_ROW_GROUP_BYTES first; the payload store's keep the ingest's bound (its texts are read by row number).
+    Real runs (bench/realfleet.py's copies of the samples) in two commits; the ingest's bound made 1 MB here (~30
+    of these rows) so that 24 runs show it."""
+    import pyarrow.parquet as pq
+    from bench.realfleet import make_fleet
+
+    from pt2logs.store import parts
+    from pt2logs.store.compact import compact
+
+    runs = sorted(p for p in make_fleet(tmp_path, 24).iterdir() if p.is_dir())
+    wh = str(tmp_path / "wh")
+    pt2logs.ingest([str(p) for p in runs[:12]], wh)
+    pt2logs.ingest([str(p) for p in runs[12:]], wh)
+    con = pt2logs.connect(wh)
+    configs = "SELECT sum(length(inductor_config)), count(*) FROM compilation_metrics"
+    before, cm = _counts(Path(wh)), con.execute(configs).fetchone()
+    monkeypatch.setattr(parts, "ROW_GROUP_BYTES", 1 << 20)
+    assert compact(wh, grace_s=0).partitions
+    assert _counts(Path(wh)) == before
+    assert pt2logs.connect(wh).execute(configs).fetchone() == cm
+    (one,) = Path(wh).glob("compilation_metrics/*/*.parquet")
+    meta = pq.ParquetFile(one).metadata
+    assert (
+        meta.num_rows == cm[1] and cm[0] > 2 * parts.ROW_GROUP_BYTES
+    )  # (more than two of the ingest's groups)
+    assert meta.num_row_groups == 1, [
+        meta.row_group(i).num_rows for i in range(meta.num_row_groups)
+    ]
+    (store,) = Path(wh).glob("payloads/*/*.parquet")
+    assert pq.ParquetFile(store).metadata.num_row_groups > 1

@@ -256,6 +256,86 @@ def test_a_transaction_of_many_runs_keeps_none(copied, monkeypatch):
     assert answer_keeper.keep_answers(Warehouse(copied)) == 5
 
 
+def test_a_run_read_of_a_transaction_of_many_runs_is_kept_in_a_file_of_its_own(
+    sample_wh, tmp_path, monkeypatch, asked_of_duckdb
+):
+    """A transaction of more than MAX_RUNS runs (a fleet's bulk import or compaction) keeps each run read in a file
+    of its own: read back, the pages are the same and ask DuckDB nothing; a second run read adds its own file and
+    leaves the first's as it was; a diff of the two reads both."""
+    wh = unread_copy(sample_wh, tmp_path / "wh")
+    monkeypatch.setattr(
+        kept_answers, "MAX_RUNS", 4
+    )  # (the samples' one transaction of 5 runs: a big one)
+    con = pt2logs.connect(wh)
+    kept_answers.track(con)
+    runs = _runs(con)
+    with run_scope.scoped(con, runs[:2], answers=False):
+        want = _pages(con, runs[0], runs[1])
+    with run_scope.scoped(con, [runs[0]]):
+        summary(con, runs[0])
+    ((txn, run),) = kept_answers.unkept(con)
+    assert run == runs[0]
+    assert answer_keeper.keep_answers(Warehouse(wh), {txn}, runs={run}) == 1
+    per_run: set[str] = set()
+    assert kept_answers.kept(Warehouse(wh), None, per_run) == set() and per_run == {txn}
+    first = Path(kept_answers.run_path(Warehouse(wh), txn, run))
+    assert first.is_file()
+    got = kept_answers.load(con, [run])
+    assert {r for r, _, _ in got} == {run} and len(got) == len(kept_answers.asked())
+    asked_of_duckdb.clear()
+    with run_scope.scoped(con, [run]):
+        assert {k: v for k, v in _pages(con, run).items()} == {
+            k: v for k, v in want.items() if k != "diff"
+        }
+    assert asked_of_duckdb == [] and kept_answers.unkept(con) == set()
+    with run_scope.scoped(con, [runs[1]]):
+        summary(con, runs[1])
+    assert kept_answers.unkept(con) == {(txn, runs[1])}
+    stamp = first.stat().st_mtime_ns
+    assert answer_keeper.keep_answers(Warehouse(wh), {txn}, runs={runs[1]}) == 1
+    assert first.stat().st_mtime_ns == stamp
+    assert len(list(first.parent.iterdir())) == 2
+    assert {r for r, _, _ in kept_answers.load(con, runs[:2])} == set(runs[:2])
+    asked_of_duckdb.clear()
+    with run_scope.scoped(con, [runs[1], runs[0]]):
+        assert _pages(con, runs[0], runs[1]) == want
+    assert asked_of_duckdb == ["cache_misses"]
+    # the diff's pair kept too: it goes to the transaction's own file, beside the files per run, which are read still
+    pairs = kept_answers.unkept_pairs(con)
+    assert pairs and answer_keeper.keep_pairs(Warehouse(wh), pairs) == len(pairs)
+    assert kept_answers.kept(Warehouse(wh)) == {txn}
+    assert {r for r, _, _ in kept_answers.load(con, runs[:2])} == set(runs[:2])
+    asked_of_duckdb.clear()
+    with run_scope.scoped(con, [runs[1], runs[0]]):
+        assert _pages(con, runs[0], runs[1]) == want
+    assert asked_of_duckdb == []
+
+
+def test_compact_drops_a_replaced_transactions_files_per_run(tmp_path, monkeypatch):
+    from tests.conftest import SAMPLES
+
+    from pt2logs.store.compact import compact
+
+    wh = str(tmp_path / "wh")
+    for name in ("recompiles", "graph_breaks"):
+        pt2logs.ingest([str(SAMPLES / name)], wh)
+    monkeypatch.setattr(kept_answers, "MAX_RUNS", 0)  # (every transaction a big one)
+    con = pt2logs.connect(wh)
+    live = con.execute("SELECT txn, run_id FROM runs").fetchall()
+    assert (
+        answer_keeper.keep_answers(Warehouse(wh), {t for t, _ in live}, runs={r for _, r in live})
+        == 2
+    )
+    folder = Path(wh, kept_answers.FOLDER, kept_answers.key())
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        t + kept_answers.RUNS_SUFFIX for t, _ in live
+    )
+    assert compact(wh).partitions
+    kept_cache.keep(wh)
+    assert list(folder.iterdir()) == []
+    assert _summaries(wh) == _summaries(wh, scoped_answers=False)
+
+
 def test_a_run_with_a_damaged_file_is_not_answered_from_them(copied):
     """A run whose data file is damaged is answered from the rows the snapshot holds (with a warning), as without
     kept answers: never from the answers kept when it was whole."""

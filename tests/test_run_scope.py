@@ -206,3 +206,143 @@ def test_commands_copy_only_the_tables_their_queries_read(sample_wh, monkeypatch
         copied = run_scope.tables_for(names)
         assert "runs" in copied and "spyre_layouts" not in copied
         assert len(copied) < len(run_scope.SCOPED)
+
+
+def test_a_compacted_file_prunes_the_row_groups_of_other_runs(many_commits, tmp_path, monkeypatch):
+    """A compaction writes each table's live rows in run order: each row group's run_id min/max is a range of runs
+    no other row group overlaps, and a scope's scan of one run (its run filter on the Parquet scan) reads only the
+    row groups whose range holds it (DuckDB's EXPLAIN ANALYZE: "Row Groups Scanned"). Row groups made small here
+    (the copy's batches and the writer's row-group bytes) so that the fleet's case, many runs a file, shows."""
+    import re
+
+    import pyarrow.parquet as pq
+
+    from pt2logs.query.sql_text import literal
+    from pt2logs.query.views import warehouse_of
+    from pt2logs.store import compact_copy, parts
+
+    wh = str(tmp_path / "wh")
+    shutil.copytree(many_commits, wh)
+    monkeypatch.setattr(compact_copy, "OUT_BYTES", 16 << 10)
+    monkeypatch.setattr(parts, "ROW_GROUP_BYTES", 32 << 10)
+    monkeypatch.setattr(parts, "COMPACT_ROW_GROUP_BYTES", 32 << 10)
+    assert compact(wh, grace_s=0).partitions
+    con = pt2logs.connect(wh)
+    runs = [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]
+    snap = snapshot_of(con)
+    for table in (
+        "events",
+        "compile_phases",
+        "cache_key_components",
+    ):  # (tables of many rows a run)
+        (rel,) = snap.files[table]
+        meta = pq.ParquetFile(Path(wh, rel)).metadata
+        col = meta.schema.to_arrow_schema().get_field_index("run_id")
+        ranges = [
+            (
+                meta.row_group(i).column(col).statistics.min,
+                meta.row_group(i).column(col).statistics.max,
+            )
+            for i in range(meta.num_row_groups)
+        ]
+        assert len(ranges) > len(runs), (table, len(ranges))  # (several row groups a run)
+        assert all(a[1] <= b[0] for a, b in zip(ranges, ranges[1:], strict=False)), table
+        for rid in runs:
+            where = f"run_id IN ({literal(rid)})"
+            src = run_scope._RunFiles(con, warehouse_of(con), snap, where)
+            plan = con.execute(f"EXPLAIN ANALYZE SELECT count(*) FROM {src.sql(table)}").fetchall()[
+                0
+            ][1]
+            scanned = [
+                (int(a), int(b))
+                for a, b in re.findall(r"Row Groups Scanned: *(\d+) */ *(\d+)", plan)
+            ]
+            holding = sum(lo <= rid <= hi for lo, hi in ranges)
+            assert scanned == [(holding, len(ranges))], (table, rid, scanned)
+            assert holding < len(ranges) // 2, (table, rid)
+    _check(wh, ("train_step",))
+
+
+def test_a_scope_reads_only_the_store_row_groups_of_its_payloads(tmp_path, monkeypatch):
+    """A scope's stored texts (``_scope_payloads``) are the view's texts of the keys its rows name, read in two
+    steps: the store's keys, then only the row groups holding the first copy of each (a filter on row numbers);
+    the store's other row groups' texts are never read (they were, for every scope: the whole store)."""
+    import re
+
+    from pt2logs.query.sql_text import literal
+    from pt2logs.query.views import warehouse_of
+    from pt2logs.store import parts
+
+    monkeypatch.setattr(parts, "ROW_GROUP_BYTES", 64 << 10)  # (a store of many row groups)
+    wh = str(tmp_path / "wh")
+    for name in ("recompiles", "graph_breaks", "train_step"):
+        pt2logs.ingest([str(SAMPLES / name)], wh)
+    con = pt2logs.connect(wh)
+    snap = snapshot_of(con)
+    groups = sum(
+        pq_groups(Path(wh, rel)) for rel in snap.files["payloads"]
+    )  # (every file of the store)
+    assert groups > len(snap.files["payloads"])
+
+    class Spy:  # the statements the scope runs, run
+        def __init__(self, c):
+            self.c, self.sql = c, []
+
+        def execute(self, sql, *a):
+            self.sql.append(sql)
+            return self.c.execute(sql, *a)
+
+    read = []
+    for (rid,) in con.execute("SELECT run_id FROM runs").fetchall():
+        where = f"run_id IN ({literal(rid)})"
+        txns = {t for (t,) in con.execute(f"SELECT txn FROM _live WHERE {where}").fetchall()}
+        src = run_scope._RunFiles(con, warehouse_of(con), snap.of_txns(txns), where)
+        spy = Spy(con)
+        run_scope._payloads(spy, src, ("events", "compile_phases"))
+        got = dict(con.execute("SELECT payload_key, payload FROM _scope_payloads").fetchall())
+        want = dict(
+            con.execute(
+                "SELECT payload_key, payload FROM _payloads WHERE payload_key IN "
+                f"(SELECT payload_key FROM {src.sql('events')} UNION SELECT args_key FROM {src.sql('compile_phases')})"
+            ).fetchall()
+        )
+        assert got == want and len(got) > 0, rid
+        plan = con.execute("EXPLAIN ANALYZE " + spy.sql[-1].split(" AS ", 1)[1]).fetchall()[0][1]
+        scanned = re.findall(r"Row Groups Scanned: *(\d+) */ *(\d+)", plan)
+        read.append(sum(int(a) for a, _ in scanned))
+    # (every run reads fewer than the store's row groups; one of them a file's only)
+    assert max(read) < groups and min(read) <= groups / 3, (read, groups)
+
+
+def pq_groups(path: Path) -> int:
+    import pyarrow.parquet as pq
+
+    return pq.ParquetFile(path).metadata.num_row_groups
+
+
+def test_a_question_asked_twice_in_a_scope_is_run_once(sample_wh, monkeypatch):
+    """A run page's summary asks ``first_divergence`` twice (its section and the run's outcome), ~35 ms each at
+    10,000 runs: inside a scope (its copies stay as they are) the second is the first's answer; outside, every
+    question is run."""
+    from pt2logs.query import queries
+    from pt2logs.reports.compose import page_queries
+
+    con = pt2logs.connect(sample_wh)
+    rid = con.execute("SELECT run_id FROM runs WHERE name = 'ddp_2rank'").fetchall()[0][0]
+    want = _plain(summary(con, rid).as_dict())
+    ran: list[str] = []
+    real = queries.run_sql
+
+    def counted(c, sql, params=None):
+        ran.append(sql)
+        return real(c, sql, params)
+
+    monkeypatch.setattr(queries, "run_sql", counted)
+    asked = queries.get_query("first_divergence").sql
+    summary(con, rid)
+    assert ran.count(asked) == 2  # (the question is asked twice)
+    ran.clear()
+    with run_scope.scoped(con, [rid], answers=False, queries=page_queries("summary")):
+        assert _plain(summary(con, rid).as_dict()) == want
+        assert ran.count(asked) == 1
+    assert not queries.ASKED.get(con)  # (forgotten with the scope)

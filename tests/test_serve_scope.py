@@ -159,3 +159,46 @@ def test_a_run_page_keeps_its_answers_after_it_and_the_next_reads_them(tmp_path,
         # (every named query of the scope answered from the kept answers; the run's name resolved before it, in
         # DuckDB's own rows: queries.named_rows, not run_sql)
         assert asked == []
+
+
+def test_a_compile_page_copies_its_runs_tables_once(tmp_path, monkeypatch):
+    """A compile page's questions are about one compile (never kept): with its run's answers kept, it still copies
+    the run's tables in one go (it copied them once per query, six copies a page), and is the same page as without
+    kept answers."""
+    import shutil
+    import urllib.request
+    from pathlib import Path
+
+    from tests.conftest import SAMPLES
+
+    from pt2logs.query import answer_keeper, kept_answers, run_scope
+    from pt2logs.serve.render import compile_url
+    from pt2logs.serve.server import Background
+    from pt2logs.store.warehouse import Warehouse
+
+    wh = str(tmp_path / "wh")
+    pt2logs.ingest([str(SAMPLES / "recompiles")], wh)
+    rid = pt2logs.connect(wh).execute("SELECT run_id FROM runs").fetchall()[0][0]
+    assert answer_keeper.keep_answers(Warehouse(wh)) == 1
+    entered: list[tuple[str, ...]] = []
+    enter = run_scope.enter
+    monkeypatch.setattr(
+        run_scope,
+        "enter",
+        lambda c, ids, tables=(), *a: entered.append(tuple(tables)) or enter(c, ids, tables, *a),
+    )
+    app = serve_site.app(wh)
+    with Background(app) as u:
+
+        def page() -> bytes:
+            with urllib.request.urlopen(
+                u.rstrip("/") + compile_url(rid, "1/1", None), timeout=60
+            ) as r:
+                assert r.status == 200
+                return r.read()
+
+        kept = page()
+        assert len(entered) == 1 and {"events", "compilation_metrics"} <= set(entered[0])
+        shutil.rmtree(Path(wh, kept_answers.FOLDER))
+        app.state.cache.pages.clear()
+        assert page() == kept

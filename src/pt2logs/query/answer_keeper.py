@@ -2,8 +2,10 @@
 someone reads (and, by ``pt2logs ingest``, those of a small commit: :func:`keep_answers` with ``most_runs``).
 
 A tracked connection's run scope notes the runs it found without kept answers
-(:func:`pt2logs.query.kept_answers.unkept`: only the runs read, each added to its transaction's file); once the command answered, :func:`keep_later` (the CLI's ``summary``,
-``ranks``, ``advise``, ``diff``, after their output is written and flushed) forks a process of its own session,
+(:func:`pt2logs.query.kept_answers.unkept`: only the runs read, each added to its transaction's file, or of a
+transaction of more than kept_answers.MAX_RUNS runs written to a file of its own); once the command answered,
+:func:`keep_later` (the CLI's ``summary``, ``ranks``, ``advise``, ``diff``, after their output is written and
+flushed) forks a process of its own session,
 with no output, that keeps them (:func:`keep_answers`) while the command's process exits without waiting; serve
 calls :func:`keep_answers` in a thread after the page (pt2logs.serve.connection). The keep is best effort: a
 failure (a read-only warehouse, a full disk, a concurrent compaction) is swallowed, the answers asked again the
@@ -219,8 +221,9 @@ def keep_answers(
     most_runs: int = kept_answers.MAX_RUNS,
 ) -> int:
     """Keep the answers of the runs of ``txns`` (None: every live committed transaction without them; ``runs``:
-    only those runs of them, added to what their transaction's file holds) of at most kept_answers.MAX_RUNS runs
-    (``most_runs``: fewer, a larger one left as it is: the ingest's keep, cli.ingest.AT_COMMIT_RUNS),
+    only those runs of them, added to what their transaction's file holds; of a transaction of more than
+    kept_answers.MAX_RUNS runs, a file per run) of at most kept_answers.MAX_RUNS runs (``most_runs``: fewer, a
+    larger one left as it is: the ingest's keep, cli.ingest.AT_COMMIT_RUNS),
     over a connection to the whole warehouse as a command's (``connected(con)`` is called on it first: serve's
     thread limits and interrupts it), in scopes of at most kept_answers.MAX_BYTES of logs. A transaction asked for
     that keeps none is said so (kept_answers.NONE_SUFFIX). Returns the runs kept."""
@@ -229,8 +232,8 @@ def keep_answers(
     if not kept_rows.enabled():
         return 0
     have = kept_answers.kept(wh)
-    # (a fleet's one transaction: no connection for nothing)
-    if not _small_unkept(wh, have if runs is None else set(), txns):
+    # (a fleet's one transaction asked whole: no connection for nothing; its runs read are kept one by one)
+    if runs is None and not _small_unkept(wh, have, txns):
         for txn in (txns or set()) - have:
             _decline(wh, txn)
         return 0
@@ -245,9 +248,17 @@ def keep_answers(
         for txn, txn_runs in sorted(live):
             if (runs is None and txn in have) or (txns is not None and txn not in txns):
                 continue
-            if len(txn_runs) > most_runs:
-                if txns is not None and len(txn_runs) > kept_answers.MAX_RUNS:
+            if len(txn_runs) > kept_answers.MAX_RUNS:
+                if (
+                    runs is not None and most_runs >= kept_answers.MAX_RUNS
+                ):  # (the runs read: a file each)
+                    n += _keep_per_run(con, wh, txn, [tuple(r) for r in txn_runs if r[0] in runs])
+                elif txns is not None:
                     _decline(wh, txn)
+                continue
+            if (
+                len(txn_runs) > most_runs
+            ):  # (the ingest's keep: a larger commit's are kept when read)
                 continue
             # ((run_id, bytes): an unnamed struct, a tuple)
             chunks = _chunks([tuple(r) for r in txn_runs if runs is None or r[0] in runs])
@@ -263,6 +274,23 @@ def keep_answers(
         return n
     finally:
         con.close()
+
+
+def _keep_per_run(
+    con: duckdb.DuckDBPyConnection, wh: Warehouse, txn: str, runs: list[tuple[str, int | None]]
+) -> int:
+    """The answers of ``runs`` (id, bytes of logs) of a transaction of more than kept_answers.MAX_RUNS runs, a file
+    per run (kept_answers.run_path): the file of a run read is written once, whatever the runs read before."""
+    import pyarrow.compute as pc
+
+    n = 0
+    for chunk in _chunks(runs):
+        table = _answers(con, chunk, txn)
+        for run in sorted(set(table.column("run_id").to_pylist())):
+            one = table.filter(pc.equal(table.column("run_id"), run))
+            write_file(wh, kept_answers.run_path(wh, txn, run), one)
+            n += 1
+    return n
 
 
 def _kept_but(wh: Warehouse, txn: str, runs: set[str], schema: Any) -> Any:

@@ -23,8 +23,10 @@ output is written, serve in a thread after the page); a library connection keeps
 A scope over runs that have kept answers (:func:`load`) answers those queries from them (the hook of
 :func:`pt2logs.query.queries.run_named`) and copies the tables of any other query only when it is asked. A run
 whose id is a prefix of another run's id or name in the same scope is not answered from them (``selected_runs``
-would select both). Transactions of more than :data:`MAX_RUNS` runs keep none: a bulk import or a compaction of a
-fleet would spend ~0.2 s of queries a run. A scope holds its runs' stored texts, so the keep asks scopes of at most
+would select both). A transaction of more than :data:`MAX_RUNS` runs (a bulk import, a compaction of a fleet) keeps
+each run read in a file of its own, ``_answers/<key>/<txn>.runs/<digest of the run id>.pq`` (:func:`run_path`): added
+to one file, every read of a new run would rewrite what the runs read before left, and asked whole, ~0.2 s of
+queries a run of the fleet. A scope holds its runs' stored texts, so the keep asks scopes of at most
 :data:`MAX_BYTES` of logs, and a run of more keeps none. Nothing kept is needed for a right answer;
 ``PT2LOGS_OUTCOME_CACHE=0`` neither reads nor writes them; a kept file that does not read is not read (its runs are
 asked), nor are a run's answers when the snapshot lacks a file of it.
@@ -52,7 +54,7 @@ from pt2logs.version import __version__
 FOLDER = "_answers"
 #: bump when what a kept file holds changes in a way the key cannot see
 VERSION = 1
-#: transactions of more runs than this keep no answers (see the module's doc)
+#: transactions of more runs than this keep a file per run read, not one file (see the module's doc)
 MAX_RUNS = 64
 #: the most bytes of logs of the runs of one scope of the keep (a run of more keeps none): a scope holds its runs'
 #: stored texts (a run of 64 MB of distinct graphs took the keep's process from 250 to 520 MB)
@@ -164,9 +166,26 @@ def file_path(lay: Layout, txn: str) -> str:
 NONE_SUFFIX = ".none"
 
 
-def kept(lay: Layout, declined: set[str] | None = None) -> set[str]:
+#: the suffix of the folder of a transaction of more than MAX_RUNS runs: a file per run read (:func:`run_path`)
+RUNS_SUFFIX = ".runs"
+
+
+def run_path(lay: Layout, txn: str, run: str) -> str:
+    """Where the answers of ``run`` of a transaction of more than :data:`MAX_RUNS` runs are kept."""
+    return lay.path(*_run_parts(txn, run))
+
+
+def _run_parts(txn: str, run: str) -> tuple[str, ...]:
+    """(The run id's digest: any text may be a run id.)"""
+    name = hashlib.blake2b(run.encode(), digest_size=16).hexdigest()
+    return (FOLDER, key(), txn + RUNS_SUFFIX, name + kept_rows.SUFFIX)
+
+
+def kept(
+    lay: Layout, declined: set[str] | None = None, per_run: set[str] | None = None
+) -> set[str]:
     """The transactions whose answers are kept under this code's key (and, into ``declined``, those that keep
-    none: :data:`NONE_SUFFIX`)."""
+    none: :data:`NONE_SUFFIX`; into ``per_run``, those that keep a file per run: :data:`RUNS_SUFFIX`)."""
     try:
         names = lay.fs.ls(lay.path(FOLDER, key()), detail=False)
     except (FileNotFoundError, NotADirectoryError):
@@ -178,6 +197,8 @@ def kept(lay: Layout, declined: set[str] | None = None) -> set[str]:
             out.add(name[: -len(kept_rows.SUFFIX)])
         elif declined is not None and name.endswith(NONE_SUFFIX):
             declined.add(name[: -len(NONE_SUFFIX)])
+        elif per_run is not None and name.endswith(RUNS_SUFFIX):
+            per_run.add(name[: -len(RUNS_SUFFIX)])
     return out
 
 
@@ -270,8 +291,14 @@ def load(
     single = set(alone({r: n for r, n, _, _ in rows})) - damaged_runs(con)
     txns = sorted({t for r, _, t, _ in rows if r in single})
     declined: set[str] = set()
-    have = kept(wh, declined) if txns else set()
+    per_run: set[str] = set()
+    have = kept(wh, declined, per_run) if txns else set()
     urls = [wh.url(FOLDER, key(), t + kept_rows.SUFFIX) for t in txns if t in have]
+    # (a big transaction's runs: the file of each run kept, where there is one; its own file holds only the
+    # answers about two runs, kept_answers.PAIRED)
+    for r, _, t, _ in rows:
+        if r in single and t in per_run and wh.fs.exists(run_path(wh, t, r)):
+            urls.append(wh.url(*_run_parts(t, r)))
     got: list[tuple[str, str, str, bytes, str | None]] = []
     if urls:
         want = [f"{r}|{t}" for r, _, t, _ in rows if r in single]

@@ -190,9 +190,18 @@ def keep(warehouse: str | Warehouse, txns: set[str] | None = None) -> Kept:
             snap.files.get("runs", [])
         )
         declined: set[str] = set()
-        for txn in gone & kept_answers.kept(wh, declined):
+        per_run: set[str] = set()
+        for txn in gone & kept_answers.kept(wh, declined, per_run):
             with contextlib.suppress(FileNotFoundError):
                 wh.fs.rm(kept_answers.file_path(wh, txn))
+        for txn in gone & per_run:  # (a big transaction's file per run read)
+            with contextlib.suppress(FileNotFoundError):
+                wh.fs.rm(
+                    wh.path(
+                        kept_answers.FOLDER, kept_answers.key(), txn + kept_answers.RUNS_SUFFIX
+                    ),
+                    recursive=True,
+                )
         for txn in gone & declined:
             with contextlib.suppress(FileNotFoundError):
                 wh.fs.rm(kept_answers.none_path(wh, txn))

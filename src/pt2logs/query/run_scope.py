@@ -15,7 +15,8 @@ user paths relative to the run's root, stored texts put back), over a narrower s
   run order (bench/fleet.py's), a run is a row group or two of it (a compaction writes rows in no order yet:
   sorting there held 1.1 GB where its batches bound it to 450 MB, tests/test_compact_memory.py);
 - **the stored texts those rows name only** (``_scope_payloads``, the payload store's rows of their keys: the
-  view ``_payloads`` groups every key of the store).
+  view ``_payloads`` groups every key of the store), read in two steps: the store's keys, then only the row
+  groups holding each key's first copy (a filter on the file's row numbers).
 
 Only queries whose answer about a run depends on that run's rows alone may be asked inside a scope: the
 commands about one run (``summary``, ``ranks``, ``advise``, ``diff``) and serve's run, compile and diff pages
@@ -34,10 +35,10 @@ from collections.abc import Iterable, Iterator
 import duckdb
 
 from pt2logs.query import kept_answers
-from pt2logs.query.queries import get_query
+from pt2logs.query.queries import ASKED, get_query
 from pt2logs.query.sql_text import ident as _ident
 from pt2logs.query.sql_text import literal as _lit
-from pt2logs.query.view_sources import Listed
+from pt2logs.query.view_sources import Listed, files_sql
 from pt2logs.query.view_sql import table_statements
 from pt2logs.query.views import snapshot_of, warehouse_of
 from pt2logs.store.parts import PAYLOAD_KEY, PAYLOADS, STORED
@@ -69,18 +70,20 @@ def _macro_words() -> dict[str, frozenset[str]]:
 def tables_for(queries: Iterable[str]) -> frozenset[str]:
     """The run tables the named ``queries`` read, through the macros they call: a scope for only these
     needs only their copies (a table left out is read through its view: slower, never wrong)."""
-    words = _words(queries)
+    words = _words(frozenset(queries))
     return frozenset(t for t in SCOPED if t in words)
 
 
 def materialized_for(queries: Iterable[str]) -> tuple[str, ...]:
     """The :data:`MATERIALIZED` macros the named ``queries`` call (directly or through other macros)."""
-    words = _words(queries)
+    words = _words(frozenset(queries))
     return tuple(m for m in MATERIALIZED if m in words)
 
 
-def _words(queries: Iterable[str]) -> set[str]:
-    """Every word of the named ``queries`` and of the macros they call, transitively."""
+@functools.lru_cache(maxsize=256)
+def _words(queries: frozenset[str]) -> frozenset[str]:
+    """Every word of the named ``queries`` and of the macros they call, transitively (once per set of queries:
+    a page asks the same ones at every request)."""
     macros = _macro_words()
     words: set[str] = set()
     todo = [frozenset(re.findall(r"\w+", get_query(q).sql)) for q in queries]
@@ -91,7 +94,7 @@ def _words(queries: Iterable[str]) -> set[str]:
         for n in (w & macros.keys()) - seen:
             seen.add(n)
             todo.append(macros[n])
-    return words
+    return frozenset(words)
 
 
 def holding(con: duckdb.DuckDBPyConnection) -> tuple[str, ...]:
@@ -132,7 +135,10 @@ _PRESENT: weakref.WeakKeyDictionary[
 
 def _payloads(con: duckdb.DuckDBPyConnection, src: _RunFiles, tables: Iterable[str]) -> None:
     """``_scope_payloads``: the store's text of each key the scope's rows name, the first copy by place (as
-    the view ``_payloads`` chooses it; every copy of a key is the same text)."""
+    the view ``_payloads`` chooses it; every copy of a key is the same text). Two reads: where each key's first
+    copy is (the store's keys only), then those rows' texts (a filter on each file's row numbers: only the row
+    groups holding them are read). One read of the keys and texts together read every text of the store, at
+    every scope: a store of gigabytes decompressed for one run's few hundred payloads."""
     key = _ident(PAYLOAD_KEY)
     named = [
         f"SELECT {_ident(k)} AS k FROM {src.sql(t)}"
@@ -141,16 +147,22 @@ def _payloads(con: duckdb.DuckDBPyConnection, src: _RunFiles, tables: Iterable[s
         if (cols := src.present(t)) is not None and k in cols
     ]
     store = Listed(src.con, src.wh, src.snap)
-    if not named or store.present(PAYLOADS) is None:
-        con.execute(
-            f"CREATE OR REPLACE TEMP TABLE _scope_payloads AS SELECT NULL::BLOB AS {key}, NULL::VARCHAR AS payload WHERE false"
-        )
-        return
+    reads = []
+    if named and store.present(PAYLOADS) is not None:
+        at = con.execute(
+            "SELECT pos.f, list(pos.r ORDER BY pos.r) FROM ("
+            f"SELECT min({{'f': filename, 'r': file_row_number}}) AS pos FROM {store.sql(PAYLOADS, row_ids=True)} "
+            f"WHERE {key} IN (SELECT k FROM ({' UNION '.join(named)}) WHERE k IS NOT NULL) GROUP BY {key}"
+            ") GROUP BY pos.f ORDER BY pos.f"
+        ).fetchall()
+        reads = [
+            f"SELECT {key}, payload FROM {files_sql([f], row_ids=True)} "
+            f"WHERE file_row_number IN ({', '.join(map(str, rows))})"
+            for f, rows in at
+        ]
+    none = f"SELECT NULL::BLOB AS {key}, NULL::VARCHAR AS payload WHERE false"
     con.execute(
-        f"CREATE OR REPLACE TEMP TABLE _scope_payloads AS SELECT {key}, "
-        "arg_min(payload, {'f': filename, 'r': file_row_number}) AS payload "
-        f"FROM {store.sql(PAYLOADS, row_ids=True)} "
-        f"WHERE {key} IN (SELECT k FROM ({' UNION '.join(named)}) WHERE k IS NOT NULL) GROUP BY {key}"
+        "CREATE OR REPLACE TEMP TABLE _scope_payloads AS " + (" UNION ALL ".join(reads) or none)
     )
 
 
@@ -253,9 +265,11 @@ def scoped(
             need = tables_for(queries)
             tables, materialized = tuple(t for t in tables if t in need), materialized_for(queries)
         enter(con, ids, tables, materialized)
+        ASKED[con] = {}  # (a question asked twice inside is run once: the copies stay as they are)
         try:
             yield
         finally:
+            ASKED.pop(con, None)
             leave(con)
         return
     done: set[str] = set()

@@ -110,6 +110,16 @@ class Glob:
         return False
 
 
+def files_sql(urls: list[str], row_ids: bool = False) -> str:
+    """A read of exactly the files ``urls`` (with ``row_ids``: each row's file and place in it, columns
+    ``filename`` and ``file_row_number``)."""
+    ids = ", filename=true, file_row_number=true" if row_ids else ""
+    return (
+        f"read_parquet([{', '.join(map(_q, urls))}], union_by_name=true, hive_partitioning=true, "
+        f"hive_types={{{_q(PARTITION)}: VARCHAR}}{ids})"
+    )
+
+
 class Listed:
     """A connection's sources: exactly the files its snapshot's commits list (pt2logs.store.snapshot)."""
 
@@ -117,11 +127,8 @@ class Listed:
         self.con, self.wh, self.snap = con, wh, snap
 
     def sql(self, table: str, row_ids: bool = False) -> str:
-        urls = ", ".join(_q(self.wh.url(*rel.split("/"))) for rel in self.snap.files.get(table, ()))
-        ids = ", filename=true, file_row_number=true" if row_ids else ""
-        return (
-            f"read_parquet([{urls}], union_by_name=true, hive_partitioning=true, "
-            f"hive_types={{{_q(PARTITION)}: VARCHAR}}{ids})"
+        return files_sql(
+            [self.wh.url(*rel.split("/")) for rel in self.snap.files.get(table, ())], row_ids
         )
 
     def fills_frames(self, table: str) -> bool:

@@ -4,6 +4,7 @@
     render.py      Jinja templates (autoescaped), ?format=json / csv, URLs of runs, compiles, sites, queries
     pages_fleet.py /  (the weekly dashboard, live), /runs, /query/NAME, /queries
     pages_run.py   /runs/RUN, /runs/RUN/compiles/ID
+    highlight.py   graphs and code highlighted (Pygments), each distinct text once (a bounded cache)
     pages_diff.py  /diff/A/B (the diff report; ?compile_a=&compile_b=: an FX graph diff), /sites/SITE
     graphdiff.py   FX graphs as printed → nodes; two graphs compared (nodes, op counts, unified diff)
     app.py         create_app(): routes, assets in memory, errors as pages

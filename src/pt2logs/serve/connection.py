@@ -136,15 +136,20 @@ class Connection:
             self.outcomes_ready.set()
 
     @contextlib.contextmanager
-    def scope(self, run_ids: Iterable[str], queries: Iterable[str] | None = None) -> Iterator[None]:
+    def scope(
+        self, run_ids: Iterable[str], queries: Iterable[str] | None = None, answers: bool = True
+    ) -> Iterator[None]:
         """Inside :meth:`read`: the tables hold the rows of ``run_ids`` only (:mod:`pt2logs.query.run_scope`);
-        with ``queries``, only the tables those named queries read. Then the answers it found not kept are kept
-        in a thread (:meth:`_keep`)."""
+        with ``queries``, only the tables those named queries read (and the outcome rules run once when they call
+        them: run_scope.MATERIALIZED). Then the answers it found not kept are kept
+        in a thread (:meth:`_keep`). ``answers=False``: the kept answers are not read (a compile page's questions
+        are about one compile, never kept: each would copy its own tables, five copies where one does)."""
         tables = self.tables
         if queries is not None:
+            queries = tuple(queries)
             need = scope.tables_for(queries)
             tables = tuple(t for t in tables if t in need)
-        with scope.scoped(self.con, run_ids, tables):
+        with scope.scoped(self.con, run_ids, tables, answers=answers, queries=queries):
             yield
         self._keep(kept_answers.unkept(self.con))
 

@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from pt2logs.query.queries import run_named
+from pt2logs.reports.diff import QUERIES as DIFF_QUERIES
 from pt2logs.reports.diff import diff as run_diff
 from pt2logs.reports.runs import resolve_run
 from pt2logs.serve.graphdiff import diff_graphs
@@ -64,7 +65,7 @@ def diff(request: Request) -> Response:
             what, g = _graph_diff(request, con, a, b, ca, cb)
         else:
             with st.store.scope(
-                [a.run_id, b.run_id]
+                [a.run_id, b.run_id], DIFF_QUERIES
             ):  # the page's queries read these runs' rows only
                 d = run_diff(con, a.run_id, b.run_id)
             what, g = None, None
@@ -106,7 +107,9 @@ def _graph_diff(
     what = request.query_params.get("graph") or GRAPHS[0]
     if what not in GRAPHS:
         raise HTTPException(400, f"graph is one of {', '.join(GRAPHS)}")
-    with request.app.state.store.scope([a.run_id, b.run_id], ("bug_report_artifacts",)):
+    with request.app.state.store.scope(
+        [a.run_id, b.run_id], ("bug_report_artifacts",), answers=False
+    ):
         ta = graph_text(con, a.run_id, ca, what, _int(request, "rank_a"))
         tb = graph_text(con, b.run_id, cb, what, _int(request, "rank_b"))
     if ta is None or tb is None:

@@ -9,7 +9,6 @@ import difflib
 import re
 from typing import Any
 
-from markupsafe import Markup, escape
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
@@ -17,13 +16,12 @@ from starlette.responses import Response
 from pt2logs.analysis.identity import classify_path
 from pt2logs.dashboard import Selection, build_card, get_dashboard
 from pt2logs.query.queries import run_named
-from pt2logs.reports.compose import summary
+from pt2logs.reports.compose import page_queries, summary
 from pt2logs.reports.outcomes import command_line, outcome_line, rank_lines, silence_line
 from pt2logs.reports.runs import resolve_run
+from pt2logs.serve.highlight import highlight
 from pt2logs.serve.stack_trie import tries
 
-#: a graph or code text is highlighted up to this size, shown plain up to :data:`MOST_SHOWN`, cut beyond
-HIGHLIGHT_BYTES, MOST_SHOWN = 512 << 10, 2 << 20
 #: the artifacts a compile page shows, in the order torch makes them: (what, title)
 ARTIFACTS = [
     ("dynamo_output_graph", "Dynamo graph"),
@@ -48,25 +46,18 @@ COMPILE_SECTIONS = [
     ("metrics", "Metrics", "compile_metrics"),
 ]
 
+
+def run_queries() -> tuple[str, ...]:
+    """Every named query a run page runs: the summary's, the run dashboard's charts', the compiles and their stacks
+    (its scope copies only the tables these read, and runs the outcome rules once for them all)."""
+    charts = tuple(x.query for x in get_dashboard("run").sections if x.key in RUN_CHARTS)
+    return (*page_queries("summary"), *charts, "bug_report_compiles", "compile_stacks")
+
+
 #: every named query a compile page runs (its rows are copied for these only)
 COMPILE_QUERIES = ("bug_report_compiles", "bug_report_artifacts", "recompile_list") + tuple(
     q for _, _, q in COMPILE_SECTIONS
 )
-
-
-def highlight(text: str | None) -> tuple[Markup, int]:
-    """A graph or code text as HTML: highlighted by Pygments (which escapes it), or escaped plain text when
-    large; and the characters cut off beyond :data:`MOST_SHOWN`."""
-    text = text or ""
-    cut = max(0, len(text) - MOST_SHOWN)
-    text = text[:MOST_SHOWN]
-    if len(text) > HIGHLIGHT_BYTES:
-        return Markup("<pre>") + escape(text) + Markup("</pre>"), cut
-    from pygments import highlight as pyg
-    from pygments.formatters import HtmlFormatter
-    from pygments.lexers import PythonLexer
-
-    return Markup(pyg(text, PythonLexer(), HtmlFormatter(cssclass="hl"))), cut
 
 
 _FRAME = re.compile(r"^Line: (?P<line>\d+), Name: (?P<func>.*), Filename: (?P<file>.*)$")
@@ -92,7 +83,7 @@ def run(request: Request) -> Response:
     st = request.app.state
     with st.store.read() as con:
         rid = resolve_run(con, request.path_params["run"]).run_id
-        with st.store.scope([rid]):  # the page's queries read this run's rows only
+        with st.store.scope([rid], run_queries()):  # the page's queries read this run's rows only
             s = summary(con, rid)
             sel = Selection(
                 None, None, None, None, rid, s.run.name, dt.datetime.now(dt.timezone.utc), 10.0
@@ -219,7 +210,7 @@ def compile_page(request: Request) -> Response:
     cid = request.path_params["compile_id"]
     with st.store.read() as con:
         r = resolve_run(con, request.path_params["run"])
-        with st.store.scope([r.run_id], COMPILE_QUERIES):
+        with st.store.scope([r.run_id], COMPILE_QUERIES, answers=False):
             f = compile_facts(con, r.run_id, cid, _rank(request))
     if f["compile"] is None and not f["artifacts"] and not f["metrics"]:
         raise HTTPException(

@@ -132,7 +132,8 @@ def _rewrite(
     txn = wh.begin()
     info = TxnInfo(wh.location, txn.id, part)
     try:
-        writer = PartWriter(info, "compact")
+        # (row groups of more rows than an ingest's: parts.COMPACT_ROW_GROUP_ROWS)
+        writer = PartWriter(info, "compact", wide=True)
         runs_batches = []
         for table, paths in sorted(by_table.items()):
             if table == PAYLOADS:
@@ -150,6 +151,7 @@ def _rewrite(
                     runs_batches.append(out)
                 else:
                     writer.write(table, out)
+            writer.flush(table)  # (its last rows: not held while the next tables are copied)
         res.files_after += len(writer.close())
         faults.step("compact.data")
         runs = (

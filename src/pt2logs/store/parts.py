@@ -31,6 +31,10 @@ ROW_GROUP_ROWS = 1_000_000
 #: a row group's bytes in memory: with 16 MB a one-process ingest of 1 GB peaked at 288-311 MiB (Parquet
 #: encodes a whole row group's columns at once), with 8 MB at 258-280 MiB, for ~4 % more CPU in Parquet
 ROW_GROUP_BYTES = 8 << 20
+#: a compaction's row groups (PartWriter ``wide``): 2,048 rows unless 32 MB decoded come first (8 MB made groups of ~250
+#: ``compilation_metrics`` rows, ~35 KB each: at 10,000 runs a 4.4 MB footer, parsed per read of a run; RESULTS.md)
+COMPACT_ROW_GROUP_ROWS = 2048
+COMPACT_ROW_GROUP_BYTES = 32 << 20  # (compact's peak as before: 64 MB took it past 300 MB)
 FILE_BYTES = 1 << 30
 #: a table's buffered batches made one past this many (see PartWriter._coalesce)
 COALESCE_BATCHES = 64
@@ -217,8 +221,8 @@ class PartWriter:
     With ``payloads`` (a :class:`pt2logs.store.payloads.PayloadStore`), the long texts of :data:`STORED`
     go to the store (each distinct one once) and the rows keep their key; without, they stay in their rows."""
 
-    def __init__(self, info: TxnInfo, tag: str, payloads: Any = None):
-        self.info = info
+    def __init__(self, info: TxnInfo, tag: str, payloads: Any = None, wide: bool = False):
+        self.info, self.wide = info, wide  # (wide: a compaction's, row groups of more rows)
         self.tag = tag
         self.payloads = payloads
         self.wh = Layout(info.location)
@@ -261,13 +265,20 @@ class PartWriter:
         # merged at every 64th (after a merge that could not be made, 64 batches later)
         if len(self._buf[table]) % COALESCE_BATCHES == 0:
             self._coalesce(table)
-        if self._rows[table] >= ROW_GROUP_ROWS or self._bytes[table] >= ROW_GROUP_BYTES:
-            try:
-                self._flush(table)
-            except OSError as e:
-                if e.errno == errno.ENOSPC and not isinstance(e, NoSpace):
-                    raise self._no_space(e) from None
-                raise
+        # (a compaction's hold more rows; not the store's: its texts are read by row number, a row group at a time)
+        grow = self.wide and table != PAYLOADS and self._rows[table] < COMPACT_ROW_GROUP_ROWS
+        limit = COMPACT_ROW_GROUP_BYTES if grow else ROW_GROUP_BYTES
+        if self._rows[table] >= ROW_GROUP_ROWS or self._bytes[table] >= limit:
+            self.flush(table)
+
+    def flush(self, table: str) -> None:
+        """``table``'s buffered rows written now (a compaction done with a table: not held during the next)."""
+        try:
+            self._flush(table)
+        except OSError as e:
+            if e.errno == errno.ENOSPC and not isinstance(e, NoSpace):
+                raise self._no_space(e) from None
+            raise
 
     def _coalesce(self, table: str) -> None:
         """A table's buffered batches as one: a worker parsing thousands of small files buffered each

@@ -9,6 +9,7 @@ Layout (a local folder or an object-store prefix)::
     <wh>/_outcomes/<key>/<txn>.pq      a committed transaction's runs' outcomes (pt2logs.query.kept_rows)
     <wh>/_advice/<key>/<txn>.pq        and their advice items (pt2logs.query.kept_rows)
     <wh>/_answers/<key>/<txn>.pq       the answers about those of its runs that were read, kept after the read
+    <wh>/_answers/<key>/<txn>.runs/    a transaction of more than 64 runs: a file per run read
                                             (pt2logs.query.answer_keeper)
     <wh>/<table>/ingest_date=YYYY-MM-DD/part-<txn>-<worker>-<k>.parquet
     <wh>/pt2logs.duckdb                     DuckDB views over all of it (for the DuckDB CLI / BI tools)
