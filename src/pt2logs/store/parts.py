@@ -1,11 +1,9 @@
 """Where a warehouse's files live, and the writer of a transaction's Parquet files.
 
-:class:`Layout` maps a warehouse location (a folder or an fsspec URL) to paths;
-:class:`PartWriter` writes one transaction's rows as large row groups into
-``<table>/ingest_date=<day>/part-<txn>-<tag>-<k>.parquet``. It is what pool
-workers and Ray tasks use, so it needs no more than a picklable :class:`TxnInfo`.
-Local files are written as ``*.parquet.tmp`` and renamed when complete; an
-object store makes an object visible only when its upload completes.
+:class:`Layout` maps a warehouse location (a folder or an fsspec URL) to paths; :class:`PartWriter` writes one
+transaction's rows as large row groups into ``<table>/ingest_date=<day>/part-<txn>-<tag>-<k>.parquet``. It is what pool
+workers and Ray tasks use, so it needs no more than a picklable :class:`TxnInfo`. Local files are written as
+``*.parquet.tmp`` and renamed when complete; an object store makes an object visible only when its upload completes.
 """
 
 from __future__ import annotations
@@ -31,10 +29,9 @@ ROW_GROUP_ROWS = 1_000_000
 #: a row group's bytes in memory: with 16 MB a one-process ingest of 1 GB peaked at 288-311 MiB (Parquet
 #: encodes a whole row group's columns at once), with 8 MB at 258-280 MiB, for ~4 % more CPU in Parquet
 ROW_GROUP_BYTES = 8 << 20
-#: a compaction's row groups (PartWriter ``wide``): 2,048 rows unless 32 MB decoded come first (8 MB made groups of ~250
-#: ``compilation_metrics`` rows, ~35 KB each: at 10,000 runs a 4.4 MB footer, parsed per read of a run; RESULTS.md)
-COMPACT_ROW_GROUP_ROWS = 2048
-COMPACT_ROW_GROUP_BYTES = 32 << 20  # (compact's peak as before: 64 MB took it past 300 MB)
+#: a compaction's row groups (PartWriter ``wide``): 2,048 rows unless 32 MB decoded come first (64 MB: compact past
+#: 300 MB; 8 MB made ~250-row ``compilation_metrics`` groups: a 4.4 MB footer at 10,000 runs; RESULTS.md)
+COMPACT_ROW_GROUP_ROWS, COMPACT_ROW_GROUP_BYTES = 2048, 32 << 20
 FILE_BYTES = 1 << 30
 #: a table's buffered batches made one past this many (see PartWriter._coalesce)
 COALESCE_BATCHES = 64
@@ -138,37 +135,13 @@ def found(lay: Layout, prefix: str = "", keep: Iterable[str] = ()) -> dict[str, 
 
 
 #: text columns worth min/max statistics (short, filtered on); long text (payloads, JSON) gets none
-_STATS_TEXT = {
-    "run_id",
-    "txn",
-    "compile_id",
-    "event_type",
-    "artifact_name",
-    "source",
-    "file",
-    "phase",
-    "stage",
-    "cause",
-    "gb_id",
-    "gb_type",
-    "kernel_name",
-    "backend",
-    "kind",
-    "name",
-    "format",
-    "path",
-    "relpath",
-    "category",
-    "cache",
-    "outcome",
-    "op",
-    "co_name",
-    "severity",
-    "artifact",
-    "level",
-    "direction",
-    "dtype",
-}
+_STATS_TEXT = frozenset(
+    (
+        "run_id txn compile_id event_type artifact_name source file phase stage cause gb_id gb_type "
+        "kernel_name backend kind name format path relpath category cache outcome op co_name severity "
+        "artifact level direction dtype"
+    ).split()
+)
 
 
 #: dictionary pages larger than Parquet's 1 MB default: an ``events`` row group's envelopes repeat (every
@@ -281,11 +254,10 @@ class PartWriter:
             raise
 
     def _coalesce(self, table: str) -> None:
-        """A table's buffered batches as one: a worker parsing thousands of small files buffered each
-        table's few rows a file as thousands of small buffers, alive until the table's row group is full
-        while the other tables' came and went, and its RSS grew with the files parsed (allocator pages
-        held by a few live buffers: 165 → 212 MB over 1,200 sample traces with a flat Arrow pool; 165 →
-        ~185 coalesced every 64 batches)."""
+        """A table's buffered batches as one: a worker parsing thousands of small files buffered each table's few
+        rows a file as thousands of small buffers, alive until the table's row group is full while the other tables'
+        came and went, and its RSS grew with the files parsed (allocator pages held by a few live buffers: 165 → 212
+        MB over 1,200 sample traces with a flat Arrow pool; 165 → ~185 coalesced every 64 batches)."""
         import pyarrow as pa
 
         buf = self._buf[table]
@@ -306,16 +278,15 @@ class PartWriter:
         nbytes = self._bytes.pop(table, 0)
         if not batches:
             return
-        # secret shapes out of every text column (pt2logs.redaction.masking), a row group at a time; a text the
-        # store keeps is scrubbed once, as the store's new row, not in every row that repeats it. (Imported
-        # here: a reader of the warehouse never loads pyarrow.compute for it.)
+        # secret shapes out of every text column (pt2logs.redaction.masking), a row group at a time; a text the store
+        # keeps is scrubbed once, as the store's new row. (Imported here: a warehouse's reader never needs them.)
+        import pyarrow as pa
+
         from pt2logs.redaction.masking import scrub_batches
 
         batches = scrub_batches(
             batches, skip={t for t, _ in STORED.get(table, ())} if self.payloads is not None else ()
         )
-        import pyarrow as pa
-
         schema = self._schema(table)
         data = pa.Table.from_batches(batches, schema=schema)
         w = self._writers.get(table)
