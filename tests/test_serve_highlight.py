@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pt2logs.serve import highlight as hl
+from pt2logs.serve.lru import Lru
 
 
 def _code() -> str:
@@ -40,7 +41,7 @@ def test_large_texts_plain_and_cut_and_not_kept():
 
 
 def test_the_cache_is_bounded_least_recently_used_out():
-    c = hl._Cache(100)
+    c = Lru(100, len)  # (highlight's: weighed in characters)
     c.put(b"a", "A" * 40)
     c.put(b"b", "B" * 40)
     assert c.get(b"a") == "A" * 40  # a used last: b goes first
@@ -48,3 +49,12 @@ def test_the_cache_is_bounded_least_recently_used_out():
     assert set(c.items) == {b"a", b"c"} and c.size == 80
     c.put(b"d", "D" * 101)  # larger than the whole cache: not kept
     assert b"d" not in c.items and c.size == 80
+    pages = Lru(2)  # (the page cache's: a count of pages)
+    for k in "xyz":
+        pages.put(k, k.upper())
+    assert list(pages.items) == ["y", "z"] and len(pages) == 2
+    pages.clear()
+    assert len(pages) == 0 and pages.size == 0
+    off = Lru(0)  # (serve's page cache turned off)
+    off.put("k", "v")
+    assert len(off) == 0

@@ -8,7 +8,6 @@ reaches the file system: assets are read once from the package into memory and l
 
 from __future__ import annotations
 
-import collections
 import functools
 import threading
 from collections.abc import Callable, Mapping
@@ -26,6 +25,7 @@ from pt2logs.redaction.redact import redact
 from pt2logs.reports.runs import NoMatch
 from pt2logs.serve import pages_diff, pages_fleet, pages_run
 from pt2logs.serve.connection import Connection
+from pt2logs.serve.lru import Lru
 from pt2logs.serve.render import HEADERS, Renderer, Writer
 
 STATIC = Path(__file__).parent / "static"
@@ -81,31 +81,18 @@ class PageCache:
 
     def __init__(self, entries: int):
         self.entries = entries
-        self.pages: collections.OrderedDict[tuple, tuple[bytes, int, dict[str, str]]] = (
-            collections.OrderedDict()
-        )
-        self.lock = threading.Lock()
+        #: key -> (body, status, headers)
+        self.pages: Lru[tuple[bytes, int, dict[str, str]]] = Lru(entries)
 
     def get(self, key: tuple) -> Response | None:
-        with self.lock:
-            hit = self.pages.get(key)
-            if hit is not None:
-                self.pages.move_to_end(key)
+        hit = self.pages.get(key)
         return Response(hit[0], hit[1], headers=hit[2]) if hit is not None else None
 
     def put(self, key: tuple, resp: Response) -> None:
         body = getattr(resp, "body", None)
-        if (
-            not self.entries
-            or resp.status_code != 200
-            or body is None
-            or len(body) > self.PAGE_BYTES
-        ):
+        if resp.status_code != 200 or body is None or len(body) > self.PAGE_BYTES:
             return
-        with self.lock:
-            self.pages[key] = (bytes(body), resp.status_code, dict(resp.headers))
-            while len(self.pages) > self.entries:
-                self.pages.popitem(last=False)
+        self.pages.put(key, (bytes(body), resp.status_code, dict(resp.headers)))
 
 
 def page(fn: Callable[[Request], Response]) -> Callable[[Request], Response]:

@@ -11,10 +11,10 @@ store. Pygments escapes every character it emits, so a kept page is the escaped 
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
 
 from markupsafe import Markup, escape
+
+from pt2logs.serve.lru import Lru
 
 #: a graph or code text is highlighted up to this size, shown plain up to :data:`MOST_SHOWN`, cut beyond
 HIGHLIGHT_BYTES, MOST_SHOWN = 512 << 10, 2 << 20
@@ -22,36 +22,8 @@ HIGHLIGHT_BYTES, MOST_SHOWN = 512 << 10, 2 << 20
 CACHE_BYTES = 16 << 20
 
 
-class _Cache:
-    """Digest of a text -> its highlighted HTML, least recently used first out, :data:`CACHE_BYTES` at most
-    (pages are made in several threads: a lock)."""
-
-    def __init__(self, most: int):
-        self.most = most
-        self.size = 0
-        self.items: OrderedDict[bytes, str] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get(self, key: bytes) -> str | None:
-        with self.lock:
-            html = self.items.get(key)
-            if html is not None:
-                self.items.move_to_end(key)
-            return html
-
-    def put(self, key: bytes, html: str) -> None:
-        if len(html) > self.most:
-            return
-        with self.lock:
-            if key in self.items:
-                return
-            self.items[key] = html
-            self.size += len(html)
-            while self.size > self.most:
-                self.size -= len(self.items.popitem(last=False)[1])
-
-
-CACHE = _Cache(CACHE_BYTES)
+#: digest of a text -> its highlighted HTML (weighed in characters)
+CACHE: Lru[str] = Lru(CACHE_BYTES, len)
 
 
 def highlight(text: str | None) -> tuple[Markup, int]:
