@@ -284,6 +284,23 @@ def tables_rows(warehouse: str, drops: dict[str, tuple[str, ...]]) -> dict[str, 
         con.close()
 
 
+@pytest.fixture
+def asked_of_duckdb(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the named queries that reach DuckDB from now on (not answered from kept answers, nor a
+    scope's answer of the same question)."""
+    from pt2logs.query import queries
+
+    seen: list[str] = []
+    run_sql = queries.run_sql
+
+    def spy(con, sql, params=None):
+        seen.append(next(q.name for q in queries.load_queries().values() if q.sql == sql))
+        return run_sql(con, sql, params)
+
+    monkeypatch.setattr(queries, "run_sql", spy)
+    return seen
+
+
 def settled(warehouse: str | Path, timeout: float = 120.0) -> None:
     """Until no process named by a ``*.<pid>.tmp`` file of ``warehouse`` lives. ``pt2logs ingest`` as a
     program ends without waiting for the views writer it forked (views_file.py), and that writer holds

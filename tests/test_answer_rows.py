@@ -162,7 +162,7 @@ def test_the_commands_answer_the_same_from_the_rows(kept_wh):
 
 
 def test_the_diffs_pair_is_kept_and_read_for_the_bases_live_transaction(
-    kept_wh, tmp_path, monkeypatch
+    kept_wh, tmp_path, asked_of_duckdb
 ):
     """The diff's cache_misses compares two runs: a tracked scope of the two notes the pair, the keep adds its answer
     to the run's file, filed with the base's live transaction; the next diff asks DuckDB nothing and says the same; a
@@ -186,14 +186,8 @@ def test_the_diffs_pair_is_kept_and_read_for_the_bases_live_transaction(
     assert pairs == {(live[b], b, a, live[a])} and kept_answers.unkept_pairs(con) == set()
     assert answer_keeper.keep_pairs(Warehouse(wh), pairs) == 1
 
-    asked: list[str] = []
-    run_sql = queries.run_sql
-
-    def spy(con, sql, params=None):
-        asked.append(sql)
-        return run_sql(con, sql, params)
-
-    monkeypatch.setattr(queries, "run_sql", spy)
+    asked = asked_of_duckdb
+    asked.clear()
     for rows in (False, True):
         con = pt2logs.connect(wh)
         kept_answers.track(con)

@@ -41,20 +41,6 @@ def _runs(con) -> list[str]:
     return [r for (r,) in con.execute("SELECT run_id FROM runs ORDER BY run_id").fetchall()]
 
 
-@pytest.fixture
-def asked_of_duckdb(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The named queries that reached DuckDB (not answered from kept answers)."""
-    seen: list[str] = []
-    run_sql = queries.run_sql
-
-    def spy(con, sql, params=None):
-        seen.append(next(q.name for q in queries.load_queries().values() if q.sql == sql))
-        return run_sql(con, sql, params)
-
-    monkeypatch.setattr(queries, "run_sql", spy)
-    return seen
-
-
 def unread_copy(sample_wh: str, dest: Path) -> str:
     """A copy of the session's sample warehouse as its ingest left it: without the answers that a command or a
     serve test of this session may have kept in it by reading it (the CLI's commands and serve keep answers about

@@ -320,7 +320,7 @@ def pq_groups(path: Path) -> int:
     return pq.ParquetFile(path).metadata.num_row_groups
 
 
-def test_a_question_asked_twice_in_a_scope_is_run_once(sample_wh, monkeypatch):
+def test_a_question_asked_twice_in_a_scope_is_run_once(sample_wh, asked_of_duckdb):
     """A run page's summary asks ``first_divergence`` twice (its section and the run's outcome), ~35 ms each at
     10,000 runs: inside a scope (its copies stay as they are) the second is the first's answer; outside, every
     question is run."""
@@ -330,15 +330,8 @@ def test_a_question_asked_twice_in_a_scope_is_run_once(sample_wh, monkeypatch):
     con = pt2logs.connect(sample_wh)
     rid = con.execute("SELECT run_id FROM runs WHERE name = 'ddp_2rank'").fetchall()[0][0]
     want = _plain(summary(con, rid).as_dict())
-    ran: list[str] = []
-    real = queries.run_sql
-
-    def counted(c, sql, params=None):
-        ran.append(sql)
-        return real(c, sql, params)
-
-    monkeypatch.setattr(queries, "run_sql", counted)
-    asked = queries.get_query("first_divergence").sql
+    ran, asked = asked_of_duckdb, "first_divergence"
+    ran.clear()
     summary(con, rid)
     assert ran.count(asked) == 2  # (the question is asked twice)
     ran.clear()
