@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -450,3 +451,21 @@ def test_a_run_read_is_kept_alone_and_added_to_its_transactions_file(sample_wh, 
     assert answer_keeper.keep_answers(Warehouse(wh), {txn}, runs={runs[1]}) == 1
     assert file_runs() == {runs[0], runs[1]}
     assert _summaries(wh) == _summaries(wh, scoped_answers=False)
+
+
+def test_no_second_keeper_starts_while_one_works_in_the_warehouse(tmp_path):
+    """A command that read runs without kept answers starts no keeper while one works there (the ingest's, at its
+    commit: ``_keeping.<pid>.tmp`` of a live process); a marker its dead process left stops nothing."""
+    import subprocess
+
+    from pt2logs._fork import keeping
+
+    wh = tmp_path / "wh"
+    wh.mkdir()
+    gone = subprocess.Popen(["true"])
+    assert gone.wait() == 0
+    (wh / f"_keeping.{gone.pid}.tmp").touch()
+    assert not keeping(str(wh))
+    (wh / f"_keeping.{os.getpid()}.tmp").touch()
+    assert keeping(str(wh))
+    assert answer_keeper.keep_later(Warehouse(str(wh)), {("txn", "run")}) is False

@@ -78,3 +78,31 @@ def detached(work: Callable[[], object], folder: str | None = None) -> bool:
     with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, 0)
     return True
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` lives (this one does; one of another user's: as far as this one can tell, yes)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def keeping(folder: str) -> bool:
+    """Whether a :func:`detached` worker works in ``folder`` now: a ``_keeping.<pid>.tmp`` of a live process."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return False
+    return any(
+        n.startswith("_keeping.")
+        and n.endswith(".tmp")
+        and n[9:-4].isdigit()
+        and pid_alive(int(n[9:-4]))
+        for n in names
+    )

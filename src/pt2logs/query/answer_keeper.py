@@ -23,7 +23,7 @@ from typing import Any
 
 import duckdb
 
-from pt2logs._fork import detached
+from pt2logs._fork import detached, keeping
 from pt2logs.query import kept_answers, kept_rows, run_scope
 from pt2logs.query import views as _views
 from pt2logs.query.kept_cache import write_file
@@ -58,6 +58,9 @@ def keep_later(
         or not kept_rows.enabled()
         or not hasattr(os, "fork")
         or not writable(wh)
+        # (a keeper at work here already, most often the ingest's at its commit: the runs it keeps are read kept by
+        # the next command; a second one would ask the same questions beside it)
+        or (not wh.remote and keeping(wh.root))
     ):
         return False
     location = wh.location

@@ -33,6 +33,7 @@ from typing import Any
 
 import orjson
 
+from pt2logs._fork import pid_alive
 from pt2logs.store import faults
 from pt2logs.store.lease import lease_s, mtime_of, server_now
 from pt2logs.store.parts import Layout, found, stored_tables, txn_of
@@ -256,21 +257,9 @@ def _clean_pid_tmp(lay: Layout) -> None:
             continue
         for name in os.listdir(folder):
             m = _PID_TMP.search(name)
-            if m and not _pid_alive(int(m.group(1))):
+            if m and not pid_alive(int(m.group(1))):
                 with contextlib.suppress(OSError):
                     os.remove(os.path.join(folder, name))
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def write_bytes(lay: Layout, path: str, data: bytes) -> None:
