@@ -74,6 +74,11 @@ def ingest(
     Formats are detected by content; files that are not logs are skipped and listed.
     Re-ingesting is safe: unchanged runs are skipped, grown files replace their run.
 
+    It returns once everything is committed. A process it leaves in the background
+    then writes the views file the next command opens, and another, after a
+    commit of at most 4 runs, keeps their answers to summary, ranks, advise and
+    diff; killing them loses nothing: the next command does that work itself.
+
     \b
     Examples:
       pt2logs ingest sample_traces/
