@@ -12,14 +12,13 @@ import shutil
 import pytest
 from click.testing import CliRunner
 from tests.conftest import SAMPLES, fixture_path
-from tests.test_outcome_store import ingested_twice, rewrite_kept
+from tests.test_outcome_store import check_ingested_again_is_kept_again, rewrite_kept
 
 import pt2logs
 from pt2logs.cli import main
 from pt2logs.query import kept_rows
 from pt2logs.query.kept_rows import ADVICE
 from pt2logs.query.queries import run_named
-from pt2logs.store.warehouse import Warehouse
 
 #: every named query that reads advice_items(), with parameters that select every run
 QUERIES = {
@@ -84,22 +83,7 @@ def test_every_ingested_run_is_kept_and_reads_what_the_rules_match(real_wh, monk
 
 
 def test_a_run_ingested_again_is_matched_again(tmp_path, monkeypatch):
-    wh, before, after = ingested_twice(
-        tmp_path,
-        SAMPLES / "recompiles" / "trace",
-        lambda run: shutil.copy(
-            SAMPLES / "recompiles" / "torch_logs.txt.gz", run / "stderr.txt.gz"
-        ),
-        lambda w: _same(w, monkeypatch),
-    )
-    assert [r for r, _ in after["_kept"]] == [r for r, _ in before["_kept"]]
-    assert len(kept_rows.kept_txns(ADVICE, Warehouse(wh))) == 2  # one file per transaction
-    con = pt2logs.connect(wh)
-    # the rows read are the new transaction's
-    assert (
-        con.sql("SELECT DISTINCT txn FROM _advice_items_kept").fetchall()
-        == con.sql("SELECT txn FROM _live").fetchall()
-    )
+    check_ingested_again_is_kept_again(tmp_path, ADVICE, lambda w: _same(w, monkeypatch))
 
 
 def test_rows_kept_under_other_rules_are_never_read(real_wh, tmp_path, monkeypatch):

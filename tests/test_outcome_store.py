@@ -118,6 +118,27 @@ def ingested_twice(tmp_path: Path, trace: Path, stderr: Any, same: Any) -> tuple
     return wh, before, same(wh)
 
 
+def check_ingested_again_is_kept_again(tmp_path: Path, kind: Any, same: Any) -> None:
+    """A kind of rows kept per commit (kept_rows.KINDS) after the recompiles run is ingested again with its job's
+    stderr (a new transaction): the same runs kept, one file per transaction, the rows read the new one's."""
+    wh, before, after = ingested_twice(
+        tmp_path,
+        SAMPLES / "recompiles" / "trace",
+        lambda run: shutil.copy(
+            SAMPLES / "recompiles" / "torch_logs.txt.gz", run / "stderr.txt.gz"
+        ),
+        same,
+    )
+    assert [r for r, _ in after["_kept"]] == [r for r, _ in before["_kept"]]
+    assert len(kept_rows.kept_txns(kind, Warehouse(wh))) == 2  # one file per transaction
+    con = pt2logs.connect(wh)
+    # the rows read are the new transaction's
+    assert (
+        con.sql(f"SELECT DISTINCT txn FROM {kind.view}").fetchall()
+        == con.sql("SELECT txn FROM _live").fetchall()
+    )
+
+
 def test_a_stderr_ingested_later_decides_the_run_again(tmp_path, monkeypatch):
     def hang(run: Path) -> None:  # both ranks' NCCL watchdog timed out
         with gzip.open(run / "stderr.txt.gz", "wt") as f:

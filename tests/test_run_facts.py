@@ -10,13 +10,12 @@ import shutil
 import pytest
 from tests import query_oracles as oracle
 from tests.conftest import SAMPLES, fixture_path
-from tests.test_outcome_store import ingested_twice, rewrite_kept
+from tests.test_outcome_store import check_ingested_again_is_kept_again, rewrite_kept
 
 import pt2logs
 from pt2logs.query import kept_rows
 from pt2logs.query.kept_rows import FACTS
 from pt2logs.query.queries import run_named
-from pt2logs.store.warehouse import Warehouse
 
 #: fixed ends of "this week" (the cards' windows do not move with the clock): the sample runs started on
 #: 2026-11-22 from 09:41 to 10:48, so the first ends this week amid them, the second puts some in each week
@@ -107,21 +106,7 @@ def test_every_run_is_kept_and_the_facts_are_the_tables_totals(real_wh, monkeypa
 
 
 def test_a_run_ingested_again_is_computed_again(tmp_path, monkeypatch):
-    wh, before, after = ingested_twice(
-        tmp_path,
-        SAMPLES / "recompiles" / "trace",
-        lambda run: shutil.copy(
-            SAMPLES / "recompiles" / "torch_logs.txt.gz", run / "stderr.txt.gz"
-        ),
-        lambda w: _same(w, monkeypatch),
-    )
-    assert [r for r, _ in after["_kept"]] == [r for r, _ in before["_kept"]]
-    assert len(kept_rows.kept_txns(FACTS, Warehouse(wh))) == 2  # one file per transaction
-    con = pt2logs.connect(wh)
-    assert (
-        con.sql("SELECT DISTINCT txn FROM _run_facts_kept").fetchall()
-        == con.sql("SELECT txn FROM _live").fetchall()
-    )
+    check_ingested_again_is_kept_again(tmp_path, FACTS, lambda w: _same(w, monkeypatch))
 
 
 def test_rows_kept_under_other_rules_are_never_read(real_wh, tmp_path, monkeypatch):
