@@ -211,6 +211,42 @@ def test_the_ingest_program_leaves_the_views_file_to_a_process_of_its_own(tmp_pa
     assert kept_rows.kept_txns(kept_rows.OUTCOMES, Warehouse(str(wh))) == {live}
 
 
+def test_a_pooled_ingest_program_leaves_duckdb_out_of_its_processes(tmp_path):
+    """`pt2logs ingest FOLDER -j 2` as the program (a pool of workers) returns once the data is committed, as a
+    one-trace ingest does: the views file and the committed runs' kept outcomes (~1 CPU s of DuckDB after 300
+    runs, issue 36) are made by the process it forks and does not wait for: neither the ingest nor its workers
+    import DuckDB."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import settled
+
+    import pt2logs
+    from pt2logs.query import kept_rows
+    from pt2logs.store.warehouse import Warehouse
+
+    wh = tmp_path / "wh"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    cmd = [sys.executable, "-X", "importtime", "-m", "pt2logs", "ingest", str(SAMPLES)]
+    r = subprocess.run(
+        [*cmd, "-w", str(wh), "-j", "2", "--json"], capture_output=True, text=True, env=env
+    )
+    assert r.returncode == 0, r.stderr
+    imported = {line.split("|")[-1].strip() for line in r.stderr.splitlines() if "|" in line}
+    # (the probe sees the pooled ingest's imports)
+    assert "pt2logs.ingestion.engines.local" in imported
+    assert "duckdb" not in imported and "pt2logs.query.kept_cache" not in imported
+    runs = json.loads(r.stdout)["runs_new"]
+    con = pt2logs.connect(str(wh))
+    assert runs > 1 and con.execute("SELECT count(*) FROM runs").fetchone()[0] == runs
+    live = {t for (t,) in con.execute("SELECT DISTINCT txn FROM runs").fetchall()}
+    settled(wh)
+    assert (wh / "_views.json").exists()
+    assert [p.name for p in wh.iterdir() if ".tmp" in p.name] == []
+    assert kept_rows.kept_txns(kept_rows.OUTCOMES, Warehouse(str(wh))) == live
+
+
 def _wait_for_processes_of(wh: str, timeout: float = 120.0) -> None:
     """Until no process names ``wh`` on its command line (the ingest and the views writer it forked)."""
     import time

@@ -75,10 +75,10 @@ def ingest(
     """Ingest logs under ``paths`` into ``warehouse``; idempotent and atomic per transaction. The
     ``engine`` is closed at the end, also when the ingest fails before it is used (its workers end).
 
-    ``views_later`` (``pt2logs ingest`` as a program, which ends right after): when the files are parsed in
-    this process, the views file ``pt2logs.duckdb`` is left to a forked process that writes it once
-    everything is committed, not waited for (its ~0.3 s of DuckDB off a one-trace ingest's critical
-    path; views_file.py)."""
+    ``views_later`` (``pt2logs ingest`` as a program, which ends right after): the views file ``pt2logs.duckdb``
+    and the committed runs' kept outcomes are left to a forked process that makes them once everything is
+    committed, not waited for (DuckDB's ~0.3 s off a one-trace ingest's critical path, and the keep's ~1 s
+    off 300 runs'; views_file.py)."""
     if engine is None:
         from pt2logs.ingestion.engines.inprocess import Engine
 
@@ -134,11 +134,11 @@ def _ingest(
     wh = Warehouse(warehouse)
     wh.init()
     with ViewsFile(wh) as views:  # a prepared views file the ingest did not get to write is dropped
-        later = views_later and not engine.has_processes()
+        later = views_later
         if (
             later
         ):  # its writer forked now, before a thread or DuckDB; told to write after the commit
-            views.fork_writer()
+            views.fork_writer(background=engine.has_processes())
         elif (
             engine.jobs > 1
         ):  # a new warehouse's views file, made in a thread while workers parse (views_file.py);

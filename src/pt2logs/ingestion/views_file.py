@@ -17,12 +17,14 @@ again when it is queried; with an older DuckDB every view is made again). The pr
 ``pt2logs.duckdb.<pid>.tmp``, which recovery leaves alone while this process lives; it becomes the
 views file by a rename, as an unprepared one does.
 
-``pt2logs ingest`` as a program, parsing in its own process (no pool), does neither: before it opens
-anything (no thread, no DuckDB yet) it forks the file's writer (:meth:`ViewsFile.fork_writer`: its own
-session, no output), which prepares the file while the ingest parses, then waits; once everything is
-committed the ingest tells it to write (:meth:`ViewsFile.release`) and ends without waiting for it, so
-the file's DuckDB work (~0.3 s of CPU, ``import duckdb`` included) is off a one-trace ingest's critical
-path. Until the writer is done the file is the previous one (or none, in a new warehouse). An ingest that
+``pt2logs ingest`` as a program does neither: before it opens anything (no thread, no DuckDB yet; after its
+pool's workers are forked) it forks the file's writer (:meth:`ViewsFile.fork_writer`: its own session, no
+output), which prepares the file while the ingest parses, then waits; once everything is committed the
+ingest tells it to keep the committed runs' outcomes and write (:meth:`ViewsFile.release`) and ends
+without waiting for it, so the file's DuckDB work (~0.3 s of CPU, ``import duckdb`` included) is off a
+one-trace ingest's critical path, and the keep (~0.9 CPU s after 300 runs) with it off a pooled ingest's.
+Beside a pool, which parses on every core, the writer runs at nice 19: it prepares on the core the pool
+leaves idle while the ingest discovers its runs, and waits while the workers parse. Until the writer is done the file is the previous one (or none, in a new warehouse). An ingest that
 fails or is killed before its commit never tells it: it removes what it prepared and ends (it reads the
 end of the pipe). A writer killed while it writes leaves only its temporary file, which recovery removes,
 and the next ingest writes the file (its signature was not written).
@@ -41,6 +43,9 @@ from pt2logs._fork import fork
 from pt2logs.store.warehouse import Warehouse
 from pt2logs.tables import TABLES
 from pt2logs.version import __version__
+
+#: the niceness of a views writer forked beside a process pool (its work waits for idle cores)
+NICE_BESIDE_POOL = 19
 
 
 class ViewsFile:
@@ -156,9 +161,12 @@ class ViewsFile:
                 _close(con)
             _remove(self._tmp)  # (after the rename: its WAL, if DuckDB left one)
 
-    def fork_writer(self) -> None:
+    def fork_writer(self, background: bool = False) -> None:
         """Fork the process that writes the file when :meth:`release` says so. Call it before this process
-        starts a thread or opens DuckDB (a forked child has none of its parent's threads)."""
+        starts a thread or opens DuckDB (a forked child has none of its parent's threads). ``background``: the
+        ingest's pool parses on every core, so the writer runs at the lowest priority (:data:`NICE_BESIDE_POOL`):
+        it prepares on a core the pool leaves idle (while this process discovers the runs), never in a worker's
+        way."""
         if self.target is None or self._go is not None or not hasattr(os, "fork"):
             return  # (no fork: release() says so, and the ingest writes the file itself)
         r, w = os.pipe()
@@ -171,6 +179,9 @@ class ViewsFile:
         if pid == 0:
             try:
                 os.close(w)
+                if background:
+                    with contextlib.suppress(OSError):
+                        os.nice(NICE_BESIDE_POOL)
                 self._serve(r)
             finally:
                 os._exit(0)
