@@ -73,6 +73,42 @@ def test_exists_info_ls_as_fsspec(tree: Path, monkeypatch: pytest.MonkeyPatch):
         assert mine._strip_protocol(p) == fs._strip_protocol(p)
 
 
+def test_isfile_makedirs_rm_and_binary_open_as_fsspec(tree: Path, monkeypatch: pytest.MonkeyPatch):
+    """What an ingest asks of a local input or warehouse (issue 36: no fsspec import on that path): the same
+    answers, files and exceptions as fsspec's LocalFileSystem."""
+    fs, mine = LocalFileSystem(), LocalFiles()
+    monkeypatch.chdir(tree)
+    for p in [*_paths(tree), "wh", "./wh/runs", f"file://{tree}/file_link", "dangling"]:
+        _same(fs, mine, "isfile", p)
+    for i, made in enumerate((fs, mine)):
+        root = tree / "empty" / f"made{i}"
+        made.makedirs(str(root / "a" / "b"), exist_ok=True)
+        made.makedirs(str(root / "a" / "b"), exist_ok=True)
+        with pytest.raises(FileExistsError):
+            made.makedirs(str(root / "a"))
+        with made.open(f"{root}/a/b/f.bin", "wb") as f:
+            f.write(b"\x00data")
+            assert f.tell() == 5
+        with made.open(f"file://{root}/a/b/f.bin", "rb") as f:
+            assert f.read() == b"\x00data"
+        with pytest.raises(FileNotFoundError):
+            made.open(str(root / "nowhere" / "f.bin"), "wb")
+        with pytest.raises(FileNotFoundError):
+            made.open(str(root / "missing.bin"), "rb")
+        with pytest.raises(IsADirectoryError):
+            made.open(str(root / "a"), "rb")
+        with made.open(str(root / "t.txt"), "w") as f:  # (a text mode: fsspec's own)
+            f.write("é")
+        made.rm([str(root / "a" / "b" / "f.bin"), str(root / "t.txt")])
+        assert sorted(os.listdir(root / "a" / "b")) == [] and not (root / "t.txt").exists()
+        with pytest.raises(FileNotFoundError):
+            made.rm(str(root / "a" / "b" / "f.bin"))
+        with pytest.raises(ValueError):
+            made.rm(str(root / "a"))  # a folder without recursive=True
+        made.rm(str(root), recursive=True)
+        assert not root.exists()
+
+
 def test_every_other_call_is_fsspecs(tree: Path):
     mine = LocalFiles()
     assert mine.find(str(tree / "wh"), detail=True) == LocalFileSystem().find(
@@ -96,3 +132,5 @@ def test_a_local_warehouse_takes_it_a_url_takes_fsspecs(tree: Path):
     url = Layout(f"file://{tree}/wh")
     assert isinstance(url.fs, LocalFileSystem) and not url.remote and url.root == lay.root
     assert local_files("s3://bucket/wh") is None and local_files("memory::x") is None
+    # one filesystem for every local path, as fsspec's cached one (grouping compares them with `is`)
+    assert local_files(str(tree))[0] is local_files("./elsewhere")[0] is lay.fs

@@ -1,12 +1,14 @@
-"""A local warehouse's filesystem without importing fsspec for what a query asks of it.
+"""A local filesystem without importing fsspec for what pt2logs asks of a local warehouse or input.
 
-Importing fsspec costs a command ~35 ms of CPU (its registry, asyncio, its caches), a twentieth of a summary of a
-small warehouse, where the query side asks a local warehouse only whether a file is there, what it is, and what a
-folder holds (issue 36). :class:`LocalFiles` answers those three (``exists``, ``info``, ``ls``) exactly as fsspec's
-``LocalFileSystem`` does (its code, read at fsspec 2026.9; tests/test_local_files.py compares the two on a real
-warehouse) and hands every other call to a ``LocalFileSystem`` made on first use: writes, ``find``, ``open`` and
-the rest are fsspec's own. Only a plain POSIX path takes it (:func:`local_files`); a URL, a chained one, or
-Windows gets fsspec's.
+Importing fsspec costs a process ~35 ms of CPU (its registry, asyncio, its caches), a twentieth of a summary of a
+small warehouse and as much of a one-trace ingest (and of each pool worker's first file, issue 36), where pt2logs
+asks a local path only whether a file is there, what it is, what a folder holds, to make a folder, to remove a file
+and to open a file whole in binary. :class:`LocalFiles` answers those (``exists``, ``isfile``, ``info``, ``ls``,
+``makedirs``, ``rm`` of files, ``open`` in ``rb`` / ``wb``) exactly as fsspec's ``LocalFileSystem`` does (its code,
+read at fsspec 2026.9; tests/test_local_files.py compares the two on a real warehouse) and hands every other call
+to a ``LocalFileSystem`` made on first use: ``find``, ``mv``, other modes and the rest are fsspec's own. Only a
+plain POSIX path takes it (:func:`local_files`: a local warehouse, pt2logs.store.parts; a local input,
+pt2logs.inputs.sources.filesystem); a URL, a chained one, or Windows gets fsspec's.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ def _strip(path: Any) -> str:
 
 
 class LocalFiles:
-    """fsspec's ``LocalFileSystem`` for ``exists`` / ``info`` / ``ls``; fsspec's own for everything else."""
+    """fsspec's ``LocalFileSystem`` for ``exists`` / ``isfile`` / ``info`` / ``ls`` / ``makedirs`` / ``rm`` of files /
+    binary ``open``; fsspec's own for everything else."""
 
     protocol = ("file", "local")
     root_marker = "/"
@@ -77,6 +80,31 @@ class LocalFiles:
             return True
         except Exception:  # noqa: BLE001 - fsspec's rule: any error is "not there"
             return False
+
+    def makedirs(self, path: Any, exist_ok: bool = False) -> None:
+        """``LocalFileSystem.makedirs``."""
+        os.makedirs(_strip(path), exist_ok=exist_ok)
+
+    def open(self, path: Any, mode: str = "rb", **kwargs: Any) -> Any:
+        """A file read or written whole in binary (``rb``, ``wb``: what the warehouse's writers and readers ask):
+        the built-in file, as fsspec's local file wraps it; any other mode or option, fsspec's."""
+        if mode in ("rb", "wb") and not kwargs.get("compression"):
+            return open(_strip(path), mode)  # noqa: SIM115
+        return self._real().open(path, mode, **kwargs)
+
+    def rm(self, path: Any, recursive: bool = False, maxdepth: int | None = None) -> None:
+        """``LocalFileSystem.rm`` of files (a missing one: FileNotFoundError); a folder, fsspec's."""
+        paths = path if isinstance(path, list) else [path]
+        for p in paths:
+            q = _strip(p)
+            if os.path.isdir(q) and not os.path.islink(q):
+                self._real().rm(p, recursive=recursive, maxdepth=maxdepth)
+            else:
+                os.remove(q)
+
+    def isfile(self, path: Any) -> bool:
+        """``LocalFileSystem.isfile``: a regular file, links followed."""
+        return os.path.isfile(_strip(path))
 
     def info(self, path: Any, **kwargs: Any) -> dict[str, Any]:
         if isinstance(path, os.DirEntry):
@@ -139,4 +167,9 @@ def local_files(location: str) -> tuple[LocalFiles, str] | None:
     anything else (a URL, a chained URL, Windows): fsspec's."""
     if os.sep != "/" or "://" in location or "::" in location or location.startswith(_PREFIXES):
         return None
-    return LocalFiles(), _strip(location)
+    return _LOCAL, _strip(location)
+
+
+#: the one instance, as fsspec hands out one cached ``LocalFileSystem``: two local paths are on the same
+#: filesystem (``fs is other``: an ingest's paths under one --run-id share a root, inputs/grouping.py)
+_LOCAL = LocalFiles()
