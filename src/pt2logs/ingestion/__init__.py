@@ -138,7 +138,7 @@ def _ingest(
         if (
             later
         ):  # its writer forked now, before a thread or DuckDB; told to write after the commit
-            views.fork_writer(background=engine.has_processes())
+            views.fork_writer(ahead=not engine.has_processes())
         elif (
             engine.jobs > 1
         ):  # a new warehouse's views file, made in a thread while workers parse (views_file.py);

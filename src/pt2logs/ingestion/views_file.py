@@ -23,8 +23,8 @@ output), which prepares the file while the ingest parses, then waits; once every
 ingest tells it to keep the committed runs' outcomes and write (:meth:`ViewsFile.release`) and ends
 without waiting for it, so the file's DuckDB work (~0.3 s of CPU, ``import duckdb`` included) is off a
 one-trace ingest's critical path, and the keep (~0.9 CPU s after 300 runs) with it off a pooled ingest's.
-Beside a pool, which parses on every core, the writer runs at nice 19: it prepares on the core the pool
-leaves idle while the ingest discovers its runs, and waits while the workers parse. Until the writer is done the file is the previous one (or none, in a new warehouse). An ingest that
+Beside a pool, whose workers parse on every core, the writer prepares nothing: it waits, and makes the whole
+file once told. Until the writer is done the file is the previous one (or none, in a new warehouse). An ingest that
 fails or is killed before its commit never tells it: it removes what it prepared and ends (it reads the
 end of the pipe). A writer killed while it writes leaves only its temporary file, which recovery removes,
 and the next ingest writes the file (its signature was not written).
@@ -43,9 +43,6 @@ from pt2logs._fork import fork
 from pt2logs.store.warehouse import Warehouse
 from pt2logs.tables import TABLES
 from pt2logs.version import __version__
-
-#: the niceness of a views writer forked beside a process pool (its work waits for idle cores)
-NICE_BESIDE_POOL = 19
 
 
 class ViewsFile:
@@ -161,12 +158,11 @@ class ViewsFile:
                 _close(con)
             _remove(self._tmp)  # (after the rename: its WAL, if DuckDB left one)
 
-    def fork_writer(self, background: bool = False) -> None:
+    def fork_writer(self, ahead: bool = True) -> None:
         """Fork the process that writes the file when :meth:`release` says so. Call it before this process
-        starts a thread or opens DuckDB (a forked child has none of its parent's threads). ``background``: the
-        ingest's pool parses on every core, so the writer runs at the lowest priority (:data:`NICE_BESIDE_POOL`):
-        it prepares on a core the pool leaves idle (while this process discovers the runs), never in a worker's
-        way."""
+        starts a thread or opens DuckDB (a forked child has none of its parent's threads). ``ahead``: it prepares
+        a new warehouse's file meanwhile, on the core a parse in this process leaves idle; not beside a pool,
+        whose workers parse on every core (it then only waits, and makes the whole file once told)."""
         if self.target is None or self._go is not None or not hasattr(os, "fork"):
             return  # (no fork: release() says so, and the ingest writes the file itself)
         r, w = os.pipe()
@@ -179,39 +175,42 @@ class ViewsFile:
         if pid == 0:
             try:
                 os.close(w)
-                if background:
-                    with contextlib.suppress(OSError):
-                        os.nice(NICE_BESIDE_POOL)
-                self._serve(r)
+                self._serve(r, ahead)
             finally:
                 os._exit(0)
         os.close(r)
         self._go = w
 
-    def _serve(self, go: int) -> None:
-        """The forked writer: prepare the file (a new warehouse's) while the ingest parses, then write it
-        once the ingest has committed; nothing when it ends without saying so."""
+    def _serve(self, go: int, ahead: bool) -> None:
+        """The forked writer: prepare the file (a new warehouse's, when ``ahead``) while the ingest parses, then
+        write it once the ingest has committed; nothing when it ends without saying so."""
         os.setsid()  # not ended with the ingest's process group (a shell's ^C after it returned, a job runner)
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
-        if not self._exists():
+        if ahead and not self._exists():
             self._prepare()
+        # work in progress until this process ends (recovery, a test's settled()), made ahead or not
+        if not os.path.exists(self._tmp):
+            with contextlib.suppress(OSError):
+                open(self._tmp, "wb").close()  # noqa: SIM115
         said = b""
         with contextlib.suppress(OSError):
             while chunk := os.read(go, 65536):
                 said += chunk
-        if not said.startswith(b"w"):
-            _remove(self._tmp)
-            return
-        txns = said[1:].decode().split()
-        if txns:  # the committed transactions' outcomes, decided once (the ingest left them to this process)
-            from pt2logs.query import kept_cache
+        try:
+            if not said.startswith(b"w"):
+                return
+            txns = said[1:].decode().split()
+            if txns:  # the committed transactions' outcomes, decided once (the ingest left them to this process)
+                from pt2logs.query import kept_cache
 
-            with contextlib.suppress(Exception):
-                kept_cache.keep(self.wh, set(txns))
-        with contextlib.suppress(Exception), self.wh.lock():
-            self.write()
+                with contextlib.suppress(Exception):
+                    kept_cache.keep(self.wh, set(txns))
+            with contextlib.suppress(Exception), self.wh.lock():
+                self.write()
+        finally:
+            _remove(self._tmp)
 
     def release(self, txns: list[str] | None = None) -> bool:
         """Tell the forked writer to keep the outcomes of ``txns`` (committed transactions) and write the
