@@ -16,7 +16,11 @@ user paths relative to the run's root, stored texts put back), over a narrower s
   sorting there held 1.1 GB where its batches bound it to 450 MB, tests/test_compact_memory.py);
 - **the stored texts those rows name only** (``_scope_payloads``, the payload store's rows of their keys: the
   view ``_payloads`` groups every key of the store), read in two steps: the store's keys, then only the row
-  groups holding each key's first copy (a filter on the file's row numbers).
+  groups holding each key's first copy (a filter on the file's row numbers); for a scope told its queries, only
+  the texts of the columns they name (:func:`texts_for`: a diff's questions read no graph).
+
+Its runs' ``_live``, ``_run_source`` and ``_run_roots`` rows are temporary tables too (:data:`NARROWED`), and DuckDB's
+costlier optimizers are off inside (:data:`SCOPE_NO_OPTIMIZERS`): planning, not rows, is what a scope's statements cost.
 
 Only queries whose answer about a run depends on that run's rows alone may be asked inside a scope: the
 commands about one run (``summary``, ``ranks``, ``advise``, ``diff``) and serve's run, compile and diff pages
@@ -51,6 +55,34 @@ SCOPED = tuple(name for name, t in TABLES.items() if "run_id" in t.names)
 _EXTRA = tuple(f"{n}_all_sources" for n in SCOPED if "source" in TABLES[n].names) + (
     "_scope_payloads",
 )
+#: the snapshot's tables of every run that the copies' statements join (live transactions, best sources, user roots),
+#: narrowed in a scope to its runs as temporary tables of their names (made first; each copy joined 10,000 rows of
+#: each at 10,000 runs, ~2 ms a statement): what a scope's queries read of them is about its runs only, as ``runs``
+NARROWED = ("_live", "_run_source", "_run_roots")
+#: DuckDB optimizers off inside a scope: its statements read a few hundred rows, and planning them was most of what
+#: a question cost (join order, statistics, ... of 28 questions and 14 copies: ~15 % of a run page's CPU at 10,000
+#: runs, bench/RESULTS.md); the run filter still reaches every Parquet scan (filter pushdown, row group pruning stay)
+SCOPE_NO_OPTIMIZERS = (
+    "join_order",
+    "statistics_propagation",
+    "compressed_materialization",
+    "common_subexpressions",
+    "common_aggregate",
+    "column_lifetime",
+    "build_side_probe_side",
+    "join_filter_pushdown",
+    "late_materialization",
+    "common_subplan",
+    "duplicate_groups",
+    "reorder_filter",
+    "in_clause",
+    "deliminator",
+)
+#: per connection inside a scope: the connection's own disabled optimizers (set again when it leaves) and the
+#: :data:`NARROWED` tables the scope made
+_INSIDE: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[str, list[str]]] = (
+    weakref.WeakKeyDictionary()
+)
 #: table macros of (run, since, until, tag) whose rows about a run depend on that run's rows alone, each planned and
 #: run once in a scope whose queries call it (``_scope_<name>``, read by a temporary macro of its name): the outcome
 #: rules are some 170 lines of SQL that summary and ranks called two or three times, ~30 ms of planning each
@@ -72,6 +104,14 @@ def tables_for(queries: Iterable[str]) -> frozenset[str]:
     needs only their copies (a table left out is read through its view: slower, never wrong)."""
     words = _words(frozenset(queries))
     return frozenset(t for t in SCOPED if t in words)
+
+
+def texts_for(queries: Iterable[str]) -> frozenset[str]:
+    """The stored text columns (:data:`pt2logs.store.parts.STORED`: ``payload``, ``args``) the named ``queries`` name,
+    through the macros they call: a scope for only these puts back only these texts (the others are NULL in its
+    copies: the store's keys and texts not read)."""
+    words = _words(frozenset(queries))
+    return frozenset(text for pairs in STORED.values() for text, _ in pairs if text in words)
 
 
 def materialized_for(queries: Iterable[str]) -> tuple[str, ...]:
@@ -133,18 +173,25 @@ _PRESENT: weakref.WeakKeyDictionary[
 ] = weakref.WeakKeyDictionary()
 
 
-def _payloads(con: duckdb.DuckDBPyConnection, src: _RunFiles, tables: Iterable[str]) -> None:
+def _payloads(
+    con: duckdb.DuckDBPyConnection,
+    src: _RunFiles,
+    tables: Iterable[str],
+    texts: Iterable[str] | None = None,
+) -> None:
     """``_scope_payloads``: the store's text of each key the scope's rows name, the first copy by place (as
     the view ``_payloads`` chooses it; every copy of a key is the same text). Two reads: where each key's first
     copy is (the store's keys only), then those rows' texts (a filter on each file's row numbers: only the row
     groups holding them are read). One read of the keys and texts together read every text of the store, at
-    every scope: a store of gigabytes decompressed for one run's few hundred payloads."""
+    every scope: a store of gigabytes decompressed for one run's few hundred payloads. ``texts``: only the keys of
+    these text columns (None: all)."""
     key = _ident(PAYLOAD_KEY)
+    wanted = None if texts is None else set(texts)
     named = [
         f"SELECT {_ident(k)} AS k FROM {src.sql(t)}"
         for t in tables
-        for _, k in STORED.get(t, ())
-        if (cols := src.present(t)) is not None and k in cols
+        for text, k in STORED.get(t, ())
+        if (wanted is None or text in wanted) and (cols := src.present(t)) is not None and k in cols
     ]
     store = Listed(src.con, src.wh, src.snap)
     reads = []
@@ -171,9 +218,11 @@ def enter(
     run_ids: Iterable[str],
     tables: Iterable[str] = SCOPED,
     materialized: Iterable[str] = (),
+    texts: Iterable[str] | None = None,
 ) -> None:
     """Shadow the run tables ``tables`` of ``con`` by temporary tables of the rows of ``run_ids``, and the
-    ``materialized`` macros (of :data:`MATERIALIZED`) by their rows over those copies."""
+    ``materialized`` macros (of :data:`MATERIALIZED`) by their rows over those copies; ``texts``: the stored text
+    columns put back in the copies (None: every one; the others NULL, :func:`texts_for`)."""
     materialized = tuple(materialized)
     if set(materialized) - set(MATERIALIZED):
         raise ValueError(
@@ -190,19 +239,68 @@ def enter(
             )
         _materialize(con, materialized)
         return
-    txns = {r[0] for r in con.execute(f"SELECT DISTINCT txn FROM _live WHERE {where}").fetchall()}
-    src = _RunFiles(con, wh, snap.of_txns(txns), where)
-    _payloads(con, src, tables)
-    stmts = []
-    for name in tables:
-        if name == "runs":  # (its view reads a temporary table made at connect: a filter is enough)
-            stmts.append(
-                f"CREATE OR REPLACE TEMP TABLE runs AS SELECT * FROM main.runs WHERE {where}"
-            )
-        else:
-            stmts += table_statements(name, src, "TEMP TABLE", "_scope_payloads")
-    con.execute(";\n".join(stmts))  # one call: the copies are small, a call's own cost is not
-    _materialize(con, materialized)
+    _narrow(con, where)
+    try:
+        txns = {
+            r[0] for r in con.execute(f"SELECT DISTINCT txn FROM _live WHERE {where}").fetchall()
+        }
+        src = _RunFiles(con, wh, snap.of_txns(txns), where)
+        _payloads(con, src, tables, texts)
+        stmts = []
+        for name in tables:
+            if (
+                name == "runs"
+            ):  # (its view reads a temporary table made at connect: a filter is enough)
+                stmts.append(
+                    f"CREATE OR REPLACE TEMP TABLE runs AS SELECT * FROM main.runs WHERE {where}"
+                )
+            else:
+                stmts += table_statements(name, src, "TEMP TABLE", "_scope_payloads")
+        con.execute(";\n".join(stmts))  # one call: the copies are small, a call's own cost is not
+        _materialize(con, materialized)
+    except (
+        BaseException
+    ):  # (the views again, and the connection's optimizers: a failed scope leaves nothing)
+        leave(con)
+        raise
+
+
+def _narrow(con: duckdb.DuckDBPyConnection, where: str) -> None:
+    """Once per scope (:func:`enter` may be called again for a question its kept answers lack): the optimizers of
+    :data:`SCOPE_NO_OPTIMIZERS` off, the :data:`NARROWED` tables of the scope's runs (those the connection does not
+    already shadow: a keep's connection narrows ``_live`` itself)."""
+    if con in _INSIDE:
+        return
+    before = con.execute("SELECT current_setting('disabled_optimizers')").fetchall()[0][0] or ""
+    there = _temp_tables(con)
+    made = [n for n in NARROWED if n not in there]
+    off = [o for o in before.split(",") if o.strip()]
+    off += [o for o in SCOPE_NO_OPTIMIZERS if o not in off and o in _optimizers(con)]
+    stmts = [f"SET disabled_optimizers = {_lit(','.join(off))}"] + [
+        f"CREATE OR REPLACE TEMP TABLE {_ident(n)} AS SELECT * FROM {_ident(n)} WHERE {where}"
+        for n in made
+    ]
+    con.execute(";\n".join(stmts))
+    _INSIDE[con] = (before, made)
+
+
+_KNOWN: list[frozenset[str]] = []
+
+
+def _optimizers(con: duckdb.DuckDBPyConnection) -> frozenset[str]:
+    """The optimizers this DuckDB has (an older one lacks some of :data:`SCOPE_NO_OPTIMIZERS`), asked once."""
+    if not _KNOWN:
+        _KNOWN.append(
+            frozenset(r[0] for r in con.execute("SELECT name FROM duckdb_optimizers()").fetchall())
+        )
+    return _KNOWN[0]
+
+
+def _temp_tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+    return {
+        r[0]
+        for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()
+    }
 
 
 def _materialize(con: duckdb.DuckDBPyConnection, names: Iterable[str]) -> None:
@@ -225,13 +323,14 @@ def materialize(con: duckdb.DuckDBPyConnection, name: str, table: str) -> None:
 
 
 def leave(con: duckdb.DuckDBPyConnection) -> None:
-    """The views again: every temporary copy dropped (those there are, in one call, as they were made)."""
-    there = {
-        r[0]
-        for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()
-    }
-    names = [n for n in SCOPED + _EXTRA if n in there]
+    """The views again: every temporary copy dropped (those there are, in one call, as they were made), the
+    connection's optimizers as they were."""
+    there = _temp_tables(con)
+    before, made = _INSIDE.pop(con, (None, []))
+    names = [n for n in SCOPED + _EXTRA + tuple(made) if n in there]
     drops = [f"DROP TABLE IF EXISTS temp.{_ident(n)}" for n in names]
+    if before is not None:
+        drops.append(f"SET disabled_optimizers = {_lit(before)}")
     for m in MATERIALIZED:
         if "_scope_" + m in there:
             drops += [
@@ -260,11 +359,13 @@ def scoped(
     # (a scope of more runs, serve's /runs page's, asks its own questions: not the ones kept about a run)
     kept = kept_answers.load(con, ids) if answers and len(set(ids)) <= 2 else {}
     if not kept:
+        texts = None
         if queries is not None:
             queries = tuple(queries)
             need = tables_for(queries)
             tables, materialized = tuple(t for t in tables if t in need), materialized_for(queries)
-        enter(con, ids, tables, materialized)
+            texts = texts_for(queries)
+        enter(con, ids, tables, materialized, texts)
         ASKED[con] = {}  # (a question asked twice inside is run once: the copies stay as they are)
         try:
             yield

@@ -1,0 +1,96 @@
+"""What a run scope spends on planning (pt2logs.query.run_scope): DuckDB's costlier optimizers off inside it and the
+snapshot's per-run tables narrowed to its runs, both as they were after it; the stored texts put back only for the
+text columns its questions name. Every answer the same as over the views."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import pt2logs
+from pt2logs.query import run_scope
+from pt2logs.reports.compose import page_queries, summary
+from pt2logs.reports.diff import QUERIES as DIFF_QUERIES
+from pt2logs.reports.diff import diff
+
+
+def _plain(x):
+    return json.loads(json.dumps(x, default=str, sort_keys=True))
+
+
+def _setting(con) -> str:
+    return con.execute("SELECT current_setting('disabled_optimizers')").fetchall()[0][0]
+
+
+def _runs_in(con, table: str) -> list[str]:
+    return sorted(r[0] for r in con.execute(f"SELECT DISTINCT run_id FROM {table}").fetchall())
+
+
+@pytest.fixture(scope="module")
+def runs(sample_wh) -> tuple[str, str]:
+    con = pt2logs.connect(sample_wh)
+    pick = "SELECT run_id FROM runs WHERE name = ?"
+    return (
+        con.execute(pick, ["ddp_2rank"]).fetchall()[0][0],
+        con.execute(pick, ["recompiles"]).fetchall()[0][0],
+    )
+
+
+def test_a_scope_plans_with_fewer_optimizers_over_its_runs_tables(sample_wh, runs):
+    """Inside: the optimizers of SCOPE_NO_OPTIMIZERS off besides the connection's own, and ``_live``, ``_run_source``,
+    ``_run_roots`` hold the scope's runs only; the summary answers as over the views; after: all as before."""
+    rid, _ = runs
+    con = pt2logs.connect(sample_wh)
+    con.execute(
+        "SET disabled_optimizers = 'join_filter_pushdown'"
+    )  # (a keep's connection sets one)
+    every = {t: _runs_in(con, t) for t in run_scope.NARROWED}
+    assert all(len(v) > 1 for v in every.values())
+    want = _plain(summary(con, rid).as_dict())
+    with run_scope.scoped(con, [rid], answers=False, queries=page_queries("summary")):
+        off = set(_setting(con).split(","))
+        assert {"join_filter_pushdown", "join_order", "statistics_propagation"} <= off
+        for t in run_scope.NARROWED:
+            assert _runs_in(con, t) == [rid], t
+        assert _plain(summary(con, rid).as_dict()) == want
+    assert _setting(con) == "join_filter_pushdown"
+    assert {t: _runs_in(con, t) for t in run_scope.NARROWED} == every
+    assert not con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchall()[0][0]
+
+
+def test_a_scope_leaves_a_connections_own_narrowed_live_alone(sample_wh, runs):
+    """A keep narrows ``_live`` itself (pt2logs.query.kept_cache): a scope on its connection neither replaces nor
+    drops it."""
+    rid, other = runs
+    con = pt2logs.connect(sample_wh)
+    con.execute(
+        f"CREATE TEMP TABLE _live AS SELECT * FROM _live WHERE run_id IN ('{rid}', '{other}')"
+    )
+    with run_scope.scoped(con, [rid], answers=False, queries=DIFF_QUERIES):
+        assert _runs_in(con, "_live") == sorted([rid, other])
+        assert _runs_in(con, "_run_source") == [rid]
+    assert _runs_in(con, "_live") == sorted([rid, other])
+    assert _setting(con) == ""
+
+
+def test_a_scope_puts_back_only_the_texts_its_questions_name(sample_wh, runs):
+    """A diff's questions name no stored text: its scope reads neither the store's keys nor its texts, and answers
+    as over the views; a compile page's name the events' payloads (its graphs): put back, as the views give them."""
+    from pt2logs.query.queries import run_named
+    from pt2logs.serve.pages_run import COMPILE_QUERIES
+
+    assert run_scope.texts_for(DIFF_QUERIES) == frozenset()
+    assert run_scope.texts_for(COMPILE_QUERIES) == {"payload"}
+    assert run_scope.texts_for(page_queries("summary")) == {"payload"}
+    rid, other = runs
+    con = pt2logs.connect(sample_wh)
+    want = _plain(diff(con, other, rid).as_dict())
+    arts = run_named(con, "bug_report_artifacts", {"run_id": rid}).to_pylist()
+    assert any(a["payload"] for a in arts)
+    with run_scope.scoped(con, [other, rid], answers=False, queries=DIFF_QUERIES):
+        assert con.execute("SELECT count(*) FROM _scope_payloads").fetchall()[0][0] == 0
+        assert _plain(diff(con, other, rid).as_dict()) == want
+    with run_scope.scoped(con, [rid], answers=False, queries=COMPILE_QUERIES):
+        assert con.execute("SELECT count(*) FROM _scope_payloads").fetchall()[0][0] > 0
+        assert run_named(con, "bug_report_artifacts", {"run_id": rid}).to_pylist() == arts
