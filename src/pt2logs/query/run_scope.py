@@ -19,8 +19,9 @@ user paths relative to the run's root, stored texts put back), over a narrower s
   groups holding each key's first copy (a filter on the file's row numbers); for a scope told its queries, only
   the texts of the columns they name (:func:`texts_for`: a diff's questions read no graph).
 
-Its runs' ``_live``, ``_run_source`` and ``_run_roots`` rows are temporary tables too (:data:`NARROWED`), and DuckDB's
-costlier optimizers are off inside (:data:`SCOPE_NO_OPTIMIZERS`): planning, not rows, is what a scope's statements cost.
+Inside, its runs' ``_live``, ``_run_source`` and ``_run_roots`` rows are temporary tables too, DuckDB's costlier
+optimizers are off, and a scope of small runs runs on one thread (:mod:`pt2logs.query.scope_plan`): planning, not
+rows, is what a scope's statements cost.
 
 Only queries whose answer about a run depends on that run's rows alone may be asked inside a scope: the
 commands about one run (``summary``, ``ranks``, ``advise``, ``diff``) and serve's run, compile and diff pages
@@ -40,6 +41,7 @@ import duckdb
 
 from pt2logs.query import kept_answers
 from pt2logs.query.queries import ASKED, get_query
+from pt2logs.query.scope_plan import narrow, restore, temp_tables
 from pt2logs.query.sql_text import ident as _ident
 from pt2logs.query.sql_text import literal as _lit
 from pt2logs.query.view_sources import Listed, files_sql
@@ -54,34 +56,6 @@ SCOPED = tuple(name for name, t in TABLES.items() if "run_id" in t.names)
 #: the temporary tables a scope makes besides the tables' own names
 _EXTRA = tuple(f"{n}_all_sources" for n in SCOPED if "source" in TABLES[n].names) + (
     "_scope_payloads",
-)
-#: the snapshot's tables of every run that the copies' statements join (live transactions, best sources, user roots),
-#: narrowed in a scope to its runs as temporary tables of their names (made first; each copy joined 10,000 rows of
-#: each at 10,000 runs, ~2 ms a statement): what a scope's queries read of them is about its runs only, as ``runs``
-NARROWED = ("_live", "_run_source", "_run_roots")
-#: DuckDB optimizers off inside a scope: its statements read a few hundred rows, and planning them was most of what
-#: a question cost (join order, statistics, ... of 28 questions and 14 copies: ~15 % of a run page's CPU at 10,000
-#: runs, bench/RESULTS.md); the run filter still reaches every Parquet scan (filter pushdown, row group pruning stay)
-SCOPE_NO_OPTIMIZERS = (
-    "join_order",
-    "statistics_propagation",
-    "compressed_materialization",
-    "common_subexpressions",
-    "common_aggregate",
-    "column_lifetime",
-    "build_side_probe_side",
-    "join_filter_pushdown",
-    "late_materialization",
-    "common_subplan",
-    "duplicate_groups",
-    "reorder_filter",
-    "in_clause",
-    "deliminator",
-)
-#: per connection inside a scope: the connection's own disabled optimizers (set again when it leaves) and the
-#: :data:`NARROWED` tables the scope made
-_INSIDE: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[str, list[str]]] = (
-    weakref.WeakKeyDictionary()
 )
 #: table macros of (run, since, until, tag) whose rows about a run depend on that run's rows alone, each planned and
 #: run once in a scope whose queries call it (``_scope_<name>``, read by a temporary macro of its name): the outcome
@@ -239,7 +213,7 @@ def enter(
             )
         _materialize(con, materialized)
         return
-    _narrow(con, where)
+    narrow(con, where)
     try:
         txns = {
             r[0] for r in con.execute(f"SELECT DISTINCT txn FROM _live WHERE {where}").fetchall()
@@ -265,44 +239,6 @@ def enter(
         raise
 
 
-def _narrow(con: duckdb.DuckDBPyConnection, where: str) -> None:
-    """Once per scope (:func:`enter` may be called again for a question its kept answers lack): the optimizers of
-    :data:`SCOPE_NO_OPTIMIZERS` off, the :data:`NARROWED` tables of the scope's runs (those the connection does not
-    already shadow: a keep's connection narrows ``_live`` itself)."""
-    if con in _INSIDE:
-        return
-    before = con.execute("SELECT current_setting('disabled_optimizers')").fetchall()[0][0] or ""
-    there = _temp_tables(con)
-    made = [n for n in NARROWED if n not in there]
-    off = [o for o in before.split(",") if o.strip()]
-    off += [o for o in SCOPE_NO_OPTIMIZERS if o not in off and o in _optimizers(con)]
-    stmts = [f"SET disabled_optimizers = {_lit(','.join(off))}"] + [
-        f"CREATE OR REPLACE TEMP TABLE {_ident(n)} AS SELECT * FROM {_ident(n)} WHERE {where}"
-        for n in made
-    ]
-    con.execute(";\n".join(stmts))
-    _INSIDE[con] = (before, made)
-
-
-_KNOWN: list[frozenset[str]] = []
-
-
-def _optimizers(con: duckdb.DuckDBPyConnection) -> frozenset[str]:
-    """The optimizers this DuckDB has (an older one lacks some of :data:`SCOPE_NO_OPTIMIZERS`), asked once."""
-    if not _KNOWN:
-        _KNOWN.append(
-            frozenset(r[0] for r in con.execute("SELECT name FROM duckdb_optimizers()").fetchall())
-        )
-    return _KNOWN[0]
-
-
-def _temp_tables(con: duckdb.DuckDBPyConnection) -> set[str]:
-    return {
-        r[0]
-        for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()
-    }
-
-
 def _materialize(con: duckdb.DuckDBPyConnection, names: Iterable[str]) -> None:
     """Each macro's rows for every run of the scope (the copies hold those runs only), once; a temporary macro of
     its name, looked up before the catalog's, reads them for the runs a query selects."""
@@ -325,12 +261,10 @@ def materialize(con: duckdb.DuckDBPyConnection, name: str, table: str) -> None:
 def leave(con: duckdb.DuckDBPyConnection) -> None:
     """The views again: every temporary copy dropped (those there are, in one call, as they were made), the
     connection's optimizers as they were."""
-    there = _temp_tables(con)
-    before, made = _INSIDE.pop(con, (None, []))
+    there = temp_tables(con)
+    settings, made = restore(con)
     names = [n for n in SCOPED + _EXTRA + tuple(made) if n in there]
-    drops = [f"DROP TABLE IF EXISTS temp.{_ident(n)}" for n in names]
-    if before is not None:
-        drops.append(f"SET disabled_optimizers = {_lit(before)}")
+    drops = [f"DROP TABLE IF EXISTS temp.{_ident(n)}" for n in names] + settings
     for m in MATERIALIZED:
         if "_scope_" + m in there:
             drops += [
