@@ -23,10 +23,6 @@ def _setting(con) -> str:
     return con.execute("SELECT current_setting('disabled_optimizers')").fetchall()[0][0]
 
 
-def _threads(con) -> int:
-    return int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
-
-
 def _runs_in(con, table: str) -> list[str]:
     return sorted(r[0] for r in con.execute(f"SELECT DISTINCT run_id FROM {table}").fetchall())
 
@@ -49,37 +45,31 @@ def test_a_scope_plans_with_fewer_optimizers_over_its_runs_tables(sample_wh, run
     con.execute(
         "SET disabled_optimizers = 'join_filter_pushdown'"
     )  # (a keep's connection sets one)
-    con.execute("SET threads = 3")
     every = {t: _runs_in(con, t) for t in scope_plan.NARROWED}
     assert all(len(v) > 1 for v in every.values())
     want = _plain(summary(con, rid).as_dict())
     with run_scope.scoped(con, [rid], answers=False, queries=page_queries("summary")):
         off = set(_setting(con).split(","))
         assert {"join_filter_pushdown", "join_order", "statistics_propagation"} <= off
-        assert _threads(con) == 1  # (a small run)
         for t in scope_plan.NARROWED:
             assert _runs_in(con, t) == [rid], t
         assert _plain(summary(con, rid).as_dict()) == want
     assert _setting(con) == "join_filter_pushdown"
-    assert _threads(con) == 3
     assert {t: _runs_in(con, t) for t in scope_plan.NARROWED} == every
     assert not con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchall()[0][0]
 
 
-def test_a_scope_leaves_a_connections_own_narrowed_live_alone(sample_wh, runs, monkeypatch):
+def test_a_scope_leaves_a_connections_own_narrowed_live_alone(sample_wh, runs):
     """A keep narrows ``_live`` itself (pt2logs.query.kept_cache): a scope on its connection neither replaces nor
-    drops it. A scope of runs over SMALL_BYTES keeps the connection's threads."""
-    monkeypatch.setattr(scope_plan, "SMALL_BYTES", 0)
+    drops it."""
     rid, other = runs
     con = pt2logs.connect(sample_wh)
-    con.execute("SET threads = 2")
     con.execute(
         f"CREATE TEMP TABLE _live AS SELECT * FROM _live WHERE run_id IN ('{rid}', '{other}')"
     )
     with run_scope.scoped(con, [rid], answers=False, queries=DIFF_QUERIES):
         assert _runs_in(con, "_live") == sorted([rid, other])
         assert _runs_in(con, "_run_source") == [rid]
-        assert _threads(con) == 2
     assert _runs_in(con, "_live") == sorted([rid, other])
     assert _setting(con) == ""
 

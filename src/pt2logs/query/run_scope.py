@@ -20,8 +20,7 @@ user paths relative to the run's root, stored texts put back), over a narrower s
   the texts of the columns they name (:func:`texts_for`: a diff's questions read no graph).
 
 Inside, its runs' ``_live``, ``_run_source`` and ``_run_roots`` rows are temporary tables too, DuckDB's costlier
-optimizers are off, and a scope of small runs runs on one thread (:mod:`pt2logs.query.scope_plan`): planning, not
-rows, is what a scope's statements cost.
+optimizers are off (:mod:`pt2logs.query.scope_plan`): planning, not rows, is what a scope's statements cost.
 
 Only queries whose answer about a run depends on that run's rows alone may be asked inside a scope: the
 commands about one run (``summary``, ``ranks``, ``advise``, ``diff``) and serve's run, compile and diff pages

@@ -5,9 +5,9 @@ rows (a few hundred; bench/RESULTS.md "A run page's first visit, profiled"), so 
   temporary tables of its runs' rows, as ``runs`` is (what a scope's questions read of them is about its runs only);
 - DuckDB's costlier optimizers are off (:data:`SCOPE_NO_OPTIMIZERS`; filter pushdown and row group pruning stay: the
   run filter still reaches every Parquet scan);
-- a scope of small runs (:data:`SMALL_BYTES`) runs on one thread;
 
-and :func:`restore` gives the statements that put the connection's own settings back when it leaves.
+and :func:`restore` gives the statement that puts the connection's own setting back when it leaves. (One thread inside
+a scope of small runs was tried: no less CPU in fresh processes, more wall on a loaded machine; bench/RESULTS.md.)
 """
 
 from __future__ import annotations
@@ -42,27 +42,20 @@ SCOPE_NO_OPTIMIZERS = (
     "in_clause",
     "deliminator",
 )
-#: a scope of runs of at most this many bytes of logs runs on one thread: a few hundred rows gain nothing from
-#: DuckDB's others but their scheduling (~7 % of a run page's CPU at 10,000 runs); a bigger run's copies keep them
-SMALL_BYTES = 8 << 20
-#: per connection inside a scope: the connection's own disabled optimizers and threads (set again when it leaves;
-#: None: not changed) and the :data:`NARROWED` tables the scope made
-_INSIDE: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[str, int | None, list[str]]] = (
+#: per connection inside a scope: the connection's own disabled optimizers (set again when it leaves) and the
+#: :data:`NARROWED` tables the scope made
+_INSIDE: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[str, list[str]]] = (
     weakref.WeakKeyDictionary()
 )
 
 
 def narrow(con: duckdb.DuckDBPyConnection, where: str) -> None:
     """Once per scope (:func:`pt2logs.query.run_scope.enter` may be called again for a question its kept answers lack): the optimizers of
-    :data:`SCOPE_NO_OPTIMIZERS` off, one thread for runs of at most :data:`SMALL_BYTES` of logs, the :data:`NARROWED`
-    tables of the scope's runs (those the connection does not already shadow: a keep's connection narrows ``_live``
-    itself)."""
+    :data:`SCOPE_NO_OPTIMIZERS` off, the :data:`NARROWED` tables of the scope's runs (those the connection does not
+    already shadow: a keep's connection narrows ``_live`` itself)."""
     if con in _INSIDE:
         return
-    before, threads, size = con.execute(
-        "SELECT current_setting('disabled_optimizers'), current_setting('threads'), "
-        f"(SELECT sum(bytes) FROM main.runs WHERE {where})"
-    ).fetchall()[0]
+    before = con.execute("SELECT current_setting('disabled_optimizers')").fetchall()[0][0]
     there = temp_tables(con)
     made = [n for n in NARROWED if n not in there]
     off = [o for o in (before or "").split(",") if o.strip()]
@@ -71,11 +64,8 @@ def narrow(con: duckdb.DuckDBPyConnection, where: str) -> None:
         f"CREATE OR REPLACE TEMP TABLE {_ident(n)} AS SELECT * FROM {_ident(n)} WHERE {where}"
         for n in made
     ]
-    one = (size or 0) <= SMALL_BYTES and int(threads) > 1
-    if one:
-        stmts.insert(0, "SET threads = 1")
     con.execute(";\n".join(stmts))
-    _INSIDE[con] = (before or "", int(threads) if one else None, made)
+    _INSIDE[con] = (before or "", made)
 
 
 _KNOWN: list[frozenset[str]] = []
@@ -98,10 +88,7 @@ def temp_tables(con: duckdb.DuckDBPyConnection) -> set[str]:
 
 
 def restore(con: duckdb.DuckDBPyConnection) -> tuple[list[str], list[str]]:
-    """(the statements that set the connection's optimizers and threads back as they were before the scope, the
-    :data:`NARROWED` tables it made); nothing when :func:`narrow` did not run."""
-    before, threads, made = _INSIDE.pop(con, (None, None, []))
-    stmts = [] if before is None else [f"SET disabled_optimizers = {_lit(before)}"]
-    if threads is not None:
-        stmts.append(f"SET threads = {int(threads)}")
-    return stmts, made
+    """(the statement that sets the connection's optimizers back as they were before the scope, the :data:`NARROWED`
+    tables it made); nothing when :func:`narrow` did not run."""
+    before, made = _INSIDE.pop(con, (None, []))
+    return ([] if before is None else [f"SET disabled_optimizers = {_lit(before)}"]), made
