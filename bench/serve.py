@@ -4,10 +4,15 @@ synthesized fleet (bench/fleet.py), the app served by uvicorn from a thread and 
     python -m bench --only serve                        # samples + 10,000 runs
     python -m bench --only serve --serve-runs 1000
     python -m bench.serve WAREHOUSE                     # one warehouse, printed
+
+Each route's first visit is reported beside its median: the warm-up fetch, and for the run, diff and compile pages
+a fetch of runs no page read before (no answers kept for them, their graphs not highlighted), CPU of the process
+beside wall (the thread that keeps a run's answers after its first page waited for, not counted in the next).
 """
 
 from __future__ import annotations
 
+import resource
 import statistics
 import sys
 import time
@@ -41,23 +46,42 @@ def routes(wh: str) -> list[tuple[str, str]]:
         "SELECT coalesce(break_key, gb_id, gb_type) FROM graph_breaks GROUP BY 1 ORDER BY count(*) DESC "
         "LIMIT 1"
     ).fetchone()[0]
+    # the first visits: runs no other route reads (three, and one with a compile), in an order unlike the ids'
+    fresh = [
+        r[0]
+        for r in con.execute(
+            "SELECT run_id FROM runs WHERE run_id NOT IN (?, ?) ORDER BY hash(run_id), run_id LIMIT 3",
+            [run, other],
+        ).fetchall()
+    ]
+    fc = con.execute(
+        "SELECT run_id, compile_id, rank FROM compilation_metrics WHERE run_id NOT IN (SELECT unnest(?)) "
+        "AND compile_id IS NOT NULL ORDER BY hash(run_id), run_id, compile_id DESC, rank LIMIT 1",
+        [[run, other, *fresh]],
+    ).fetchone()
     con.close()
-    from pt2logs.serve.render import compile_url, query_url, run_url, site_url
+    from pt2logs.serve.render import compile_url, query_url, run_url, seg, site_url
 
+    first_diff = f"/diff/{seg(fresh[1])}/{seg(fresh[2])}" if len(fresh) == 3 else None
     return [
-        ("/", "/"),
-        ("/runs", "/runs"),
-        ("/runs?q=&sort=compile_s", "/runs?q=a&sort=compile_s"),
-        ("/runs/{run}", run_url(run)),
-        ("/runs/{run}/compiles/{id}", compile_url(run, cid, rank)),
-        ("/sites/{site}", site_url(site)),
-        ("/diff/{a}/{b}", f"/diff/{other}/{run}"),
+        ("/", "/", None),
+        ("/runs", "/runs", None),
+        ("/runs?q=&sort=compile_s", "/runs?q=a&sort=compile_s", None),
+        ("/runs/{run}", run_url(run), run_url(fresh[0]) if fresh else None),
+        (
+            "/runs/{run}/compiles/{id}",
+            compile_url(run, cid, rank),
+            compile_url(*fc) if fc is not None else None,
+        ),
+        ("/sites/{site}", site_url(site), None),
+        ("/diff/{a}/{b}", f"/diff/{other}/{run}", first_diff),
         (
             "/diff/{a}/{a}?compile_a&compile_b",
             f"/diff/{run}/{run}?compile_a={prev}&compile_b={cid}{ranks}",
+            None,
         ),
-        ("/query/graph_break_hotspots", query_url("graph_break_hotspots")),
-        ("/query/runs?format=json", query_url("runs", {"format": "json"})),
+        ("/query/graph_break_hotspots", query_url("graph_break_hotspots"), None),
+        ("/query/runs?format=json", query_url("runs", {"format": "json"}), None),
     ]
 
 
@@ -76,7 +100,7 @@ def time_routes(wh: str, repeat: int = REPEAT) -> dict[str, Any]:
     outcomes_s = time.perf_counter() - t0
     rows = _fetch(app, routes(wh), repeat)
     app.state.cache.entries = 256
-    for row, hit in zip(rows, _fetch(app, routes(wh), repeat), strict=True):
+    for row, hit in zip(rows, _fetch(app, routes(wh), repeat, first=False), strict=True):
         row["cached_ms"] = hit["median_ms"]
     app.state.store.close()
     return {
@@ -87,30 +111,63 @@ def time_routes(wh: str, repeat: int = REPEAT) -> dict[str, Any]:
     }
 
 
-def _fetch(app: Any, paths: list[tuple[str, str]], repeat: int) -> list[dict[str, Any]]:
+def _cpu() -> float:
+    """CPU seconds of this process, every thread (the server's among them)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _settle(app: Any) -> None:
+    """The answers a page started keeping (pt2logs.serve.connection, a thread) kept before the next fetch."""
+    keeper = getattr(app.state.store, "_keeper", None)
+    if keeper is not None:
+        keeper.join(600)
+
+
+def _get(url: str) -> tuple[bytes, int, float, float]:
+    """(body, status, wall s, CPU s of the process) of one fetch."""
+    t, c = time.perf_counter(), _cpu()
+    try:
+        with urllib.request.urlopen(url, timeout=600) as r:
+            body, status = r.read(), r.status
+    except urllib.error.HTTPError as e:  # recorded, not fatal: the table says which route failed
+        body, status = e.read(), e.code
+    return body, status, time.perf_counter() - t, _cpu() - c
+
+
+def _fetch(
+    app: Any, paths: list[tuple[str, str, str | None]], repeat: int, first: bool = True
+) -> list[dict[str, Any]]:
+    """Each route's median (and CPU median) of ``repeat`` fetches after a warm-up; with ``first``, its first visit:
+    the warm-up, or the fetch of the route's page about runs never read when it has one (run, diff, compile)."""
     from pt2logs.serve.server import Background
 
     rows = []
     with Background(app) as url:
-        for name, path in paths:
-            times, size, status = [], 0, 0
+        base = url.rstrip("/")
+        for name, path, fresh in paths:
+            times, cpus, size, status, once = [], [], 0, 0, None
+            if first and fresh is not None:
+                _settle(app)
+                _, _, wall, cpu = _get(base + fresh)
+                once = (wall, cpu)
             for i in range(repeat + 1):
-                t = time.perf_counter()
-                try:
-                    with urllib.request.urlopen(url.rstrip("/") + path, timeout=600) as r:
-                        body, status = r.read(), r.status
-                except (
-                    urllib.error.HTTPError
-                ) as e:  # recorded, not fatal: the table says which route failed
-                    body, status = e.read(), e.code
+                _settle(app)
+                body, status, wall, cpu = _get(base + path)
                 if i:  # the first fetch warms DuckDB's caches
-                    times.append(time.perf_counter() - t)
+                    times.append(wall)
+                    cpus.append(cpu)
+                elif once is None:
+                    once = (wall, cpu)
                 size = len(body)
             rows.append(
                 {
                     "route": name,
                     "median_ms": 1000 * statistics.median(times),
                     "max_ms": 1000 * max(times),
+                    "cpu_ms": 1000 * statistics.median(cpus),
+                    "first_ms": 1000 * once[0],
+                    "first_cpu_ms": 1000 * once[1],
                     "kb": size / 1024,
                     "status": status,
                 }
@@ -128,33 +185,43 @@ def bench(out: Path, n_runs: int) -> dict[str, Any]:
     return res
 
 
+def _cells(r: dict[str, Any]) -> str:
+    nan = float("nan")
+    return (
+        f" {r.get('median_ms', nan):,.0f} / {r.get('cpu_ms', nan):,.0f} | {r.get('first_ms', nan):,.0f} / "
+        f"{r.get('first_cpu_ms', nan):,.0f} | {r.get('max_ms', nan):,.0f} | {r.get('cached_ms', nan):,.1f} |"
+    )
+
+
 def markdown(x: dict[str, Any], title: list[str]) -> list[str]:
-    """The RESULTS.md section: one row per route, the median at the samples and at the fleet."""
+    """The RESULTS.md section: one row per route, the median and the first visit at the samples and at the fleet."""
     big = x.get("fleet")
-    head = f"| route | ms at {x['samples']['runs']} runs (median) | max | cached |" + (
-        f" ms at {big['runs']:,} runs (median) | max | cached |" if big else ""
+    head = (
+        f"| route | {x['samples']['runs']} runs: median ms (CPU) | first visit | max | cached |"
+        + (f" {big['runs']:,} runs: median ms (CPU) | first visit | max | cached |" if big else "")
     )
     out = [
         *title,
         "`python -m bench --only serve`: each page kind fetched over HTTP from the app served by uvicorn in a "
-        f"thread, {REPEAT} times after a warm-up ({FLEET_REPEAT} at the fleet), with the page cache off (what a page costs to make) and on (`cached`: a "
-        "page seen before over the same commits); the sample warehouse (sample_traces/)"
+        f"thread, {REPEAT} times after a warm-up ({FLEET_REPEAT} at the fleet), with the page cache off (what a page costs "
+        "to make) and on (`cached`: a page seen before over the same commits); the sample warehouse (sample_traces/)"
         + (", and the synthesized fleet of bench/fleet.py" if big else "")
-        + ". One DuckDB connection, pages one at a time.",
+        + ". One DuckDB connection, pages one at a time. Wall ms / CPU ms of the process (every thread); the first "
+        "visit is the warm-up fetch, and for the run, diff and compile pages a fetch about runs no page read before "
+        "(their answers not kept, their graphs not highlighted). The answers a page keeps after it (a thread) are "
+        "waited for before the next fetch.",
         "",
         head,
-        "|---|---|---|---|" + ("---|---|---|" if big else ""),
+        "|---|---|---|---|---|" + ("---|---|---|---|" if big else ""),
     ]
     by = {r["route"]: r for r in big["routes"]} if big else {}
     for r in x["samples"]["routes"]:
         bad = "" if r.get("status", 200) == 200 else f" (HTTP {r['status']})"
-        row = f"| `{r['route']}`{bad} | {r['median_ms']:,.0f} | {r['max_ms']:,.0f} | {r.get('cached_ms', float('nan')):,.1f} |"
+        row = f"| `{r['route']}`{bad} |" + _cells(r)
         if big:
             b = by.get(r["route"], {})
-            row += (
-                f" **{b.get('median_ms', float('nan')):,.0f}** | {b.get('max_ms', float('nan')):,.0f} "
-                f"| {b.get('cached_ms', float('nan')):,.1f} |"
-            )
+            bad = "" if b.get("status", 200) == 200 else f" (HTTP {b['status']})"
+            row += _cells(b) + bad
         out.append(row)
     out += [
         "",
@@ -172,6 +239,7 @@ if __name__ == "__main__":
     r = time_routes(sys.argv[1])
     for row in r["routes"]:
         print(
-            f"{row['route']:40} {row['median_ms']:9.1f} ms  (max {row['max_ms']:.1f}, cached {row['cached_ms']:.1f})"
+            f"{row['route']:40} {row['median_ms']:9.1f} ms  CPU {row['cpu_ms']:.1f}  first {row['first_ms']:.1f} "
+            f"(CPU {row['first_cpu_ms']:.1f})  (max {row['max_ms']:.1f}, cached {row['cached_ms']:.1f})"
             f"  {row['kb']:.0f} KB  {row['status']}"
         )
