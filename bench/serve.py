@@ -54,10 +54,14 @@ def routes(wh: str) -> list[tuple[str, str]]:
             [run, other],
         ).fetchall()
     ]
+    # a compile whose Dynamo graph no page showed before (highlighted on its first visit): bench/fleet.py's runs are
+    # copies of a few, so a run never read may still show graphs seen in another
     fc = con.execute(
-        "SELECT run_id, compile_id, rank FROM compilation_metrics WHERE run_id NOT IN (SELECT unnest(?)) "
-        "AND compile_id IS NOT NULL ORDER BY hash(run_id), run_id, compile_id DESC, rank LIMIT 1",
-        [[run, other, *fresh]],
+        "SELECT run_id, compile_id, rank FROM events WHERE coalesce(artifact_name, event_type) = 'dynamo_output_graph' "
+        "AND compile_id IS NOT NULL "
+        "AND run_id NOT IN (SELECT unnest(?)) AND md5(payload) NOT IN (SELECT md5(payload) FROM events "
+        "WHERE run_id = ? AND payload IS NOT NULL) ORDER BY hash(run_id), run_id, compile_id DESC, rank LIMIT 1",
+        [[run, other, *fresh], run],
     ).fetchone()
     con.close()
     from pt2logs.serve.render import compile_url, query_url, run_url, seg, site_url
@@ -138,34 +142,37 @@ def _get(url: str) -> tuple[bytes, int, float, float]:
 def _fetch(
     app: Any, paths: list[tuple[str, str, str | None]], repeat: int, first: bool = True
 ) -> list[dict[str, Any]]:
-    """Each route's median (and CPU median) of ``repeat`` fetches after a warm-up; with ``first``, its first visit:
-    the warm-up, or the fetch of the route's page about runs never read when it has one (run, diff, compile)."""
+    """Each route's median (and CPU median) of ``repeat`` fetches after a warm-up; with ``first``, the warm-up (the
+    process's first page of that kind) and the route's first visit: the warm-up again, or for the run, diff and
+    compile pages a fetch about runs no page read before, made after the warm-up."""
     from pt2logs.serve.server import Background
 
     rows = []
     with Background(app) as url:
         base = url.rstrip("/")
         for name, path, fresh in paths:
-            times, cpus, size, status, once = [], [], 0, 0, None
-            if first and fresh is not None:
-                _settle(app)
-                _, _, wall, cpu = _get(base + fresh)
-                once = (wall, cpu)
+            times, cpus, size, status, warm = [], [], 0, 0, (0.0, 0.0)
             for i in range(repeat + 1):
                 _settle(app)
                 body, status, wall, cpu = _get(base + path)
                 if i:  # the first fetch warms DuckDB's caches
                     times.append(wall)
                     cpus.append(cpu)
-                elif once is None:
-                    once = (wall, cpu)
+                else:
+                    warm = (wall, cpu)
+                    if first and fresh is not None:
+                        _settle(app)
+                        _, _, *once = _get(base + fresh)
                 size = len(body)
+            once = once if first and fresh is not None else warm
             rows.append(
                 {
                     "route": name,
                     "median_ms": 1000 * statistics.median(times),
                     "max_ms": 1000 * max(times),
                     "cpu_ms": 1000 * statistics.median(cpus),
+                    "warmup_ms": 1000 * warm[0],
+                    "warmup_cpu_ms": 1000 * warm[1],
                     "first_ms": 1000 * once[0],
                     "first_cpu_ms": 1000 * once[1],
                     "kb": size / 1024,
@@ -187,18 +194,17 @@ def bench(out: Path, n_runs: int) -> dict[str, Any]:
 
 def _cells(r: dict[str, Any]) -> str:
     nan = float("nan")
-    return (
-        f" {r.get('median_ms', nan):,.0f} / {r.get('cpu_ms', nan):,.0f} | {r.get('first_ms', nan):,.0f} / "
-        f"{r.get('first_cpu_ms', nan):,.0f} | {r.get('max_ms', nan):,.0f} | {r.get('cached_ms', nan):,.1f} |"
+    pairs = (("median_ms", "cpu_ms"), ("first_ms", "first_cpu_ms"), ("warmup_ms", "warmup_cpu_ms"))
+    return "".join(f" {r.get(w, nan):,.0f} / {r.get(c, nan):,.0f} |" for w, c in pairs) + (
+        f" {r.get('cached_ms', nan):,.1f} |"
     )
 
 
 def markdown(x: dict[str, Any], title: list[str]) -> list[str]:
     """The RESULTS.md section: one row per route, the median and the first visit at the samples and at the fleet."""
     big = x.get("fleet")
-    head = (
-        f"| route | {x['samples']['runs']} runs: median ms (CPU) | first visit | max | cached |"
-        + (f" {big['runs']:,} runs: median ms (CPU) | first visit | max | cached |" if big else "")
+    head = f"| route | {x['samples']['runs']} runs: median | first visit | warm-up | cached |" + (
+        f" {big['runs']:,} runs: median | first visit | warm-up | cached |" if big else ""
     )
     out = [
         *title,
@@ -206,10 +212,11 @@ def markdown(x: dict[str, Any], title: list[str]) -> list[str]:
         f"thread, {REPEAT} times after a warm-up ({FLEET_REPEAT} at the fleet), with the page cache off (what a page costs "
         "to make) and on (`cached`: a page seen before over the same commits); the sample warehouse (sample_traces/)"
         + (", and the synthesized fleet of bench/fleet.py" if big else "")
-        + ". One DuckDB connection, pages one at a time. Wall ms / CPU ms of the process (every thread); the first "
-        "visit is the warm-up fetch, and for the run, diff and compile pages a fetch about runs no page read before "
-        "(their answers not kept, their graphs not highlighted). The answers a page keeps after it (a thread) are "
-        "waited for before the next fetch.",
+        + ". One DuckDB connection, pages one at a time. Wall ms / CPU ms of the process (every thread); the "
+        "warm-up is the process's first page of its kind (templates compiled, modules imported); the first visit, "
+        "for the run, diff and compile pages, a fetch after it about runs no page read before (their answers not "
+        "kept, their graphs not highlighted), for the others the warm-up. The answers a page keeps after it (a "
+        "thread) are waited for before the next fetch.",
         "",
         head,
         "|---|---|---|---|---|" + ("---|---|---|---|" if big else ""),
@@ -240,6 +247,7 @@ if __name__ == "__main__":
     for row in r["routes"]:
         print(
             f"{row['route']:40} {row['median_ms']:9.1f} ms  CPU {row['cpu_ms']:.1f}  first {row['first_ms']:.1f} "
-            f"(CPU {row['first_cpu_ms']:.1f})  (max {row['max_ms']:.1f}, cached {row['cached_ms']:.1f})"
+            f"(CPU {row['first_cpu_ms']:.1f})  warm-up {row['warmup_ms']:.1f} (CPU {row['warmup_cpu_ms']:.1f})  "
+            f"(max {row['max_ms']:.1f}, cached {row['cached_ms']:.1f})"
             f"  {row['kb']:.0f} KB  {row['status']}"
         )
