@@ -54,14 +54,14 @@ def routes(wh: str) -> list[tuple[str, str]]:
             [run, other],
         ).fetchall()
     ]
-    # a compile whose Dynamo graph no page showed before (highlighted on its first visit): bench/fleet.py's runs are
-    # copies of a few, so a run never read may still show graphs seen in another
+    # a compile whose Dynamo graph no page showed before (highlighted on its first visit; the run page of fresh[0]
+    # highlights none): bench/fleet.py's runs are copies of a few, so a run never read may still show graphs seen
     fc = con.execute(
         "SELECT run_id, compile_id, rank FROM events WHERE coalesce(artifact_name, event_type) = 'dynamo_output_graph' "
         "AND compile_id IS NOT NULL "
-        "AND run_id NOT IN (SELECT unnest(?)) AND md5(payload) NOT IN (SELECT md5(payload) FROM events "
+        "AND run_id NOT IN (?, ?) AND md5(payload) NOT IN (SELECT md5(payload) FROM events "
         "WHERE run_id = ? AND payload IS NOT NULL) ORDER BY hash(run_id), run_id, compile_id DESC, rank LIMIT 1",
-        [[run, other, *fresh], run],
+        [run, other, run],
     ).fetchone()
     con.close()
     from pt2logs.serve.render import compile_url, query_url, run_url, seg, site_url
