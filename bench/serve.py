@@ -27,10 +27,13 @@ from bench import fleet
 ROOT = Path(__file__).resolve().parents[1]
 #: fetches of each route after one warm-up (the median is reported): at the samples, and at the fleet
 REPEAT, FLEET_REPEAT = 5, 3
+#: first visits of the run, diff and compile pages (the median is reported), of runs never read
+FIRSTS = 3
 
 
-def routes(wh: str) -> list[tuple[str, str]]:
-    """(route, URL path) of every page kind, on a real run, compile, site and recompile of ``wh``."""
+def routes(wh: str) -> list[tuple[str, str, list[str]]]:
+    """(route, URL path, the paths of its first visits) of every page kind, on a real run, compile, site and recompile
+    of ``wh``; the run, diff and compile pages' first visits are about runs no other route reads."""
     con = pt2logs.connect(wh)
     run, rank, cid, prev = con.execute(
         "SELECT run_id, rank, compile_id, prev_compile_id FROM recompiles x WHERE prev_compile_id IS NOT NULL AND 2 = "
@@ -46,46 +49,50 @@ def routes(wh: str) -> list[tuple[str, str]]:
         "SELECT coalesce(break_key, gb_id, gb_type) FROM graph_breaks GROUP BY 1 ORDER BY count(*) DESC "
         "LIMIT 1"
     ).fetchone()[0]
-    # the first visits: runs no other route reads (three, and one with a compile), in an order unlike the ids'
+    # the first visits: runs no other route reads, in an order unlike the ids' (three run pages and three diffs where
+    # the warehouse has the runs, else one of each)
     fresh = [
         r[0]
         for r in con.execute(
-            "SELECT run_id FROM runs WHERE run_id NOT IN (?, ?) ORDER BY hash(run_id), run_id LIMIT 3",
-            [run, other],
+            "SELECT run_id FROM runs WHERE run_id NOT IN (?, ?) ORDER BY hash(run_id), run_id LIMIT ?",
+            [run, other, 3 * FIRSTS],
         ).fetchall()
     ]
-    # a compile whose Dynamo graph no page showed before (highlighted on its first visit; the run page of fresh[0]
-    # highlights none): bench/fleet.py's runs are copies of a few, so a run never read may still show graphs seen
+    # compiles whose Dynamo graphs no page showed before (highlighted on their first visit; the run pages highlight
+    # none), each of another run: bench/fleet.py's runs are copies of a few, so a run never read may show graphs seen
     fc = con.execute(
         "SELECT run_id, compile_id, rank FROM events WHERE coalesce(artifact_name, event_type) = 'dynamo_output_graph' "
-        "AND compile_id IS NOT NULL "
-        "AND run_id NOT IN (?, ?) AND md5(payload) NOT IN (SELECT md5(payload) FROM events "
-        "WHERE run_id = ? AND payload IS NOT NULL) ORDER BY hash(run_id), run_id, compile_id DESC, rank LIMIT 1",
-        [run, other, run],
-    ).fetchone()
+        "AND compile_id IS NOT NULL AND run_id NOT IN (?, ?) AND md5(payload) NOT IN (SELECT md5(payload) FROM events "
+        "WHERE run_id = ? AND payload IS NOT NULL) "
+        "QUALIFY row_number() OVER (PARTITION BY md5(payload) ORDER BY hash(run_id), run_id, compile_id DESC, rank) = 1 "
+        "AND row_number() OVER (PARTITION BY run_id ORDER BY compile_id DESC, rank) = 1 "
+        "ORDER BY hash(run_id), run_id LIMIT ?",
+        [run, other, run, FIRSTS],
+    ).fetchall()
     con.close()
     from pt2logs.serve.render import compile_url, query_url, run_url, seg, site_url
 
-    first_diff = f"/diff/{seg(fresh[1])}/{seg(fresh[2])}" if len(fresh) == 3 else None
+    n = FIRSTS if len(fresh) >= 3 * FIRSTS else 1
+    first_runs = [run_url(r) for r in fresh[:n]]
+    pairs = fresh[n : 3 * n]
+    first_diffs = [
+        f"/diff/{seg(x)}/{seg(y)}" for x, y in zip(pairs[::2], pairs[1::2], strict=False)
+    ]
     return [
-        ("/", "/", None),
-        ("/runs", "/runs", None),
-        ("/runs?q=&sort=compile_s", "/runs?q=a&sort=compile_s", None),
-        ("/runs/{run}", run_url(run), run_url(fresh[0]) if fresh else None),
-        (
-            "/runs/{run}/compiles/{id}",
-            compile_url(run, cid, rank),
-            compile_url(*fc) if fc is not None else None,
-        ),
-        ("/sites/{site}", site_url(site), None),
-        ("/diff/{a}/{b}", f"/diff/{other}/{run}", first_diff),
+        ("/", "/", []),
+        ("/runs", "/runs", []),
+        ("/runs?q=&sort=compile_s", "/runs?q=a&sort=compile_s", []),
+        ("/runs/{run}", run_url(run), first_runs),
+        ("/runs/{run}/compiles/{id}", compile_url(run, cid, rank), [compile_url(*c) for c in fc]),
+        ("/sites/{site}", site_url(site), []),
+        ("/diff/{a}/{b}", f"/diff/{other}/{run}", first_diffs),
         (
             "/diff/{a}/{a}?compile_a&compile_b",
             f"/diff/{run}/{run}?compile_a={prev}&compile_b={cid}{ranks}",
-            None,
+            [],
         ),
-        ("/query/graph_break_hotspots", query_url("graph_break_hotspots"), None),
-        ("/query/runs?format=json", query_url("runs", {"format": "json"}), None),
+        ("/query/graph_break_hotspots", query_url("graph_break_hotspots"), []),
+        ("/query/runs?format=json", query_url("runs", {"format": "json"}), []),
     ]
 
 
@@ -140,31 +147,31 @@ def _get(url: str) -> tuple[bytes, int, float, float]:
 
 
 def _fetch(
-    app: Any, paths: list[tuple[str, str, str | None]], repeat: int, first: bool = True
+    app: Any, paths: list[tuple[str, str, list[str]]], repeat: int, first: bool = True
 ) -> list[dict[str, Any]]:
     """Each route's median (and CPU median) of ``repeat`` fetches after a warm-up; with ``first``, the warm-up (the
     process's first page of that kind) and the route's first visit: the warm-up again, or for the run, diff and
-    compile pages a fetch about runs no page read before, made after the warm-up."""
+    compile pages the median of fetches after it about runs no page read before."""
     from pt2logs.serve.server import Background
 
     rows = []
     with Background(app) as url:
         base = url.rstrip("/")
         for name, path, fresh in paths:
-            times, cpus, size, status, warm = [], [], 0, 0, (0.0, 0.0)
+            times, cpus, size, status, warm, once = [], [], 0, 0, (0.0, 0.0), []
             for i in range(repeat + 1):
                 _settle(app)
                 body, status, wall, cpu = _get(base + path)
+                size = len(body)
                 if i:  # the first fetch warms DuckDB's caches
                     times.append(wall)
                     cpus.append(cpu)
-                else:
-                    warm = (wall, cpu)
-                    if first and fresh is not None:
-                        _settle(app)
-                        _, _, *once = _get(base + fresh)
-                size = len(body)
-            once = once if first and fresh is not None else warm
+                    continue
+                warm = (wall, cpu)
+                for f in fresh if first else []:
+                    _settle(app)
+                    once.append(_get(base + f)[2:])
+            once = once or [warm]
             rows.append(
                 {
                     "route": name,
@@ -173,8 +180,9 @@ def _fetch(
                     "cpu_ms": 1000 * statistics.median(cpus),
                     "warmup_ms": 1000 * warm[0],
                     "warmup_cpu_ms": 1000 * warm[1],
-                    "first_ms": 1000 * once[0],
-                    "first_cpu_ms": 1000 * once[1],
+                    "first_ms": 1000 * statistics.median(w for w, _ in once),
+                    "first_cpu_ms": 1000 * statistics.median(c for _, c in once),
+                    "firsts": len(once),
                     "kb": size / 1024,
                     "status": status,
                 }
@@ -214,8 +222,9 @@ def markdown(x: dict[str, Any], title: list[str]) -> list[str]:
         + (", and the synthesized fleet of bench/fleet.py" if big else "")
         + ". One DuckDB connection, pages one at a time. Wall ms / CPU ms of the process (every thread); the "
         "warm-up is the process's first page of its kind (templates compiled, modules imported); the first visit, "
-        "for the run, diff and compile pages, a fetch after it about runs no page read before (their answers not "
-        "kept, their graphs not highlighted), for the others the warm-up. The answers a page keeps after it (a "
+        f"for the run, diff and compile pages, the median of {FIRSTS} fetches after it about runs no page read before "
+        "(their answers not kept, their graphs not highlighted; one of each at the samples), for the others the "
+        "warm-up. The answers a page keeps after it (a "
         "thread) are waited for before the next fetch.",
         "",
         head,
