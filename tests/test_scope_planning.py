@@ -94,3 +94,30 @@ def test_a_scope_puts_back_only_the_texts_its_questions_name(sample_wh, runs):
     with run_scope.scoped(con, [rid], answers=False, queries=COMPILE_QUERIES):
         assert con.execute("SELECT count(*) FROM _scope_payloads").fetchall()[0][0] > 0
         assert run_named(con, "bug_report_artifacts", {"run_id": rid}).to_pylist() == arts
+
+
+def test_a_scope_that_fails_leaves_the_connection_as_it_was(sample_wh, runs, monkeypatch):
+    """A scope whose narrowing or copy fails (here: a statement DuckDB rejects) is undone: no temporary table left,
+    the connection's optimizers as they were, ``_live`` every run's again."""
+    rid, _ = runs
+    con = pt2logs.connect(sample_wh)
+    every = _runs_in(con, "_live")
+
+    def check() -> None:
+        assert _setting(con) == ""
+        assert not con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchall()[
+            0
+        ][0]
+        assert _runs_in(con, "_live") == every
+
+    with monkeypatch.context() as m:
+        m.setattr(scope_plan, "NARROWED", ("_live", "no_such_table"))
+        with pytest.raises(Exception, match="no_such_table"):
+            run_scope.enter(con, [rid], ("events", "runs"))
+    check()
+    monkeypatch.setattr(
+        run_scope, "table_statements", lambda *a, **k: ["SELECT * FROM no_such_table"]
+    )
+    with pytest.raises(Exception, match="no_such_table"):
+        run_scope.enter(con, [rid], ("events", "runs"))
+    check()

@@ -212,8 +212,8 @@ def enter(
             )
         _materialize(con, materialized)
         return
-    narrow(con, where)
     try:
+        narrow(con, where)
         txns = {
             r[0] for r in con.execute(f"SELECT DISTINCT txn FROM _live WHERE {where}").fetchall()
         }
@@ -221,9 +221,8 @@ def enter(
         _payloads(con, src, tables, texts)
         stmts = []
         for name in tables:
-            if (
-                name == "runs"
-            ):  # (its view reads a temporary table made at connect: a filter is enough)
+            # (the runs view reads a temporary table made at connect: a filter is enough)
+            if name == "runs":
                 stmts.append(
                     f"CREATE OR REPLACE TEMP TABLE runs AS SELECT * FROM main.runs WHERE {where}"
                 )
@@ -231,10 +230,10 @@ def enter(
                 stmts += table_statements(name, src, "TEMP TABLE", "_scope_payloads")
         con.execute(";\n".join(stmts))  # one call: the copies are small, a call's own cost is not
         _materialize(con, materialized)
-    except (
-        BaseException
-    ):  # (the views again, and the connection's optimizers: a failed scope leaves nothing)
-        leave(con)
+    except BaseException:
+        leave(
+            con
+        )  # (the views again, and the connection's optimizers: a failed scope leaves nothing)
         raise
 
 

@@ -64,8 +64,11 @@ def narrow(con: duckdb.DuckDBPyConnection, where: str) -> None:
         f"CREATE OR REPLACE TEMP TABLE {_ident(n)} AS SELECT * FROM {_ident(n)} WHERE {where}"
         for n in made
     ]
+    _INSIDE[con] = (
+        before or "",
+        made,
+    )  # (first: a statement that fails is undone by the scope's leave)
     con.execute(";\n".join(stmts))
-    _INSIDE[con] = (before or "", made)
 
 
 _KNOWN: list[frozenset[str]] = []
