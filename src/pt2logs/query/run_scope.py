@@ -38,7 +38,7 @@ from collections.abc import Iterable, Iterator
 
 import duckdb
 
-from pt2logs.query import kept_answers
+from pt2logs.query import empty_answers, kept_answers
 from pt2logs.query.queries import ASKED, get_query
 from pt2logs.query.scope_plan import narrow, restore, temp_tables
 from pt2logs.query.sql_text import ident as _ident
@@ -112,12 +112,21 @@ def _words(queries: frozenset[str]) -> frozenset[str]:
 
 def holding(con: duckdb.DuckDBPyConnection) -> tuple[str, ...]:
     """The run tables that hold a row in the views just made (the others need no copy: empty for any run);
-    asked once per snapshot (serve)."""
-    return tuple(
+    asked once per snapshot (serve), and kept for the scopes over that snapshot (:data:`FILED`)."""
+    names = tuple(
         name
         for name in SCOPED
         if con.execute(f"SELECT EXISTS (SELECT 1 FROM main.{_ident(name)})").fetchall()[0][0]
     )
+    if warehouse_of(con) is not None:
+        _HOLDING[con] = (snapshot_of(con), frozenset(names))
+    return names
+
+
+#: per connection: the snapshot its views read when :func:`holding` was asked, and its answer
+_HOLDING: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[Snapshot, frozenset[str]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 class _RunFiles(Listed):
@@ -140,6 +149,11 @@ class _RunFiles(Listed):
         return seen[key]
 
 
+#: per connection: the run tables that may hold rows of the scope just entered (:mod:`pt2logs.query.empty_answers`):
+#: those with a file of its transactions, and with a row at all where :func:`holding` was asked of the same snapshot
+FILED: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, frozenset[str]] = (
+    weakref.WeakKeyDictionary()
+)
 #: per connection: (table, files) -> the columns they hold (_RunFiles.present)
 _PRESENT: weakref.WeakKeyDictionary[
     duckdb.DuckDBPyConnection, dict[tuple[str, tuple[str, ...]], set[str] | None]
@@ -201,6 +215,7 @@ def enter(
         raise ValueError(
             f"{materialized} are not macros a run scope keeps ({', '.join(MATERIALIZED)})"
         )
+    FILED.pop(con, None)
     ids = sorted(set(run_ids))
     where = f"run_id IN ({', '.join(map(_lit, ids))})" if ids else "false"
     tables = [t for t in tables if t in SCOPED]
@@ -218,6 +233,12 @@ def enter(
             r[0] for r in con.execute(f"SELECT DISTINCT txn FROM _live WHERE {where}").fetchall()
         }
         src = _RunFiles(con, wh, snap.of_txns(txns), where)
+        held = _HOLDING.get(con)
+        FILED[con] = frozenset(
+            t
+            for t in SCOPED
+            if src.snap.files.get(t) and (held is None or held[0] is not snap or t in held[1])
+        )
         _payloads(con, src, tables, texts)
         stmts = []
         for name in tables:
@@ -300,8 +321,11 @@ def scoped(
         enter(con, ids, tables, materialized, texts)
         ASKED[con] = {}  # (a question asked twice inside is run once: the copies stay as they are)
         try:
+            if queries is not None:
+                empty_answers.gate(con, queries, FILED.pop(con, None))
             yield
         finally:
+            empty_answers.ungate(con)
             ASKED.pop(con, None)
             leave(con)
         return
