@@ -33,7 +33,7 @@ def test_every_gated_question_is_a_page_question_and_gated_off_somewhere(gated):
 
 def test_a_gated_off_question_is_empty_as_duckdb_answers_it(sample_wh, gated):
     """DuckDB's own answer (asked beside the scope's bookkeeping) is empty and equals what run_named gives, once
-    DuckDB answered it in this process (the first scope) and again from its columns (the next)."""
+    DuckDB answered it on this connection (the first scope) and again from its columns (the next)."""
     con = pt2logs.connect(sample_wh)
     ids = dict(con.execute("SELECT name, run_id FROM runs").fetchall())
     for name, empty in gated.items():

@@ -11,9 +11,9 @@ gated question over scopes where it is found empty and checks DuckDB's answer eq
 SQL change that would give rows there fails it.
 
 What is found empty is found when the scope begins (:func:`pt2logs.query.run_scope.scoped`; the conditions in one
-statement, ~3 ms); a question whose gate is false is answered by
+statement, ~2 ms); a question found empty is answered by
 :func:`pt2logs.query.queries.run_named` with an empty table of the columns and types its own answer had the first time
-DuckDB answered it in this process with parameters of the same types (until then, DuckDB answers it).
+DuckDB answered it on this connection with parameters of the same types (until then, DuckDB answers it).
 """
 
 from __future__ import annotations

@@ -188,8 +188,11 @@ ASKED: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, dict[tuple[str, str]
 EMPTY: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, frozenset[str]] = (
     weakref.WeakKeyDictionary()
 )
-#: (name, its parameters' types) -> the columns and types of DuckDB's answer (those of EMPTY's queries only)
-_COLUMNS: dict[tuple[str, tuple[tuple[str, str], ...]], Any] = {}
+#: per connection (its settings shape the Arrow types): (name, its parameters' types) -> the columns and types of
+#: DuckDB's answer (those of EMPTY's queries only)
+_COLUMNS: weakref.WeakKeyDictionary[
+    duckdb.DuckDBPyConnection, dict[tuple[str, tuple[tuple[str, str], ...]], Any]
+] = weakref.WeakKeyDictionary()
 
 
 def run_named(
@@ -211,15 +214,16 @@ def run_named(
 
 def _asked(con: duckdb.DuckDBPyConnection, name: str, sql: str, bound: dict[str, Any]) -> Any:
     """DuckDB's answer (a pyarrow Table: read, never changed), or an empty one of its columns where the run scope
-    found it empty (:data:`EMPTY`) and DuckDB answered it once in this process with parameters of those types."""
+    found it empty (:data:`EMPTY`) and DuckDB answered it once on this connection with parameters of those types."""
     empty = EMPTY.get(con)
     if empty is None or name not in empty:
         return run_sql(con, sql, bound)
     typed = (name, tuple(sorted((k, type(v).__name__) for k, v in bound.items())))
-    if typed in _COLUMNS:
-        return _COLUMNS[typed].empty_table()
+    seen = _COLUMNS.setdefault(con, {})
+    if typed in seen:
+        return seen[typed].empty_table()
     got = run_sql(con, sql, bound)
-    _COLUMNS[typed] = got.schema
+    seen[typed] = got.schema
     return got
 
 
