@@ -121,3 +121,36 @@ def test_a_scope_that_fails_leaves_the_connection_as_it_was(sample_wh, runs, mon
     with pytest.raises(Exception, match="no_such_table"):
         run_scope.enter(con, [rid], ("events", "runs"))
     check()
+
+
+def test_a_snapshot_taken_inside_a_scope_keeps_every_runs_best_source(
+    sample_wh, runs, tmp_path, monkeypatch
+):
+    """A query inside a scope may take a new snapshot (its files may be deleted by a compaction: views._retried),
+    which makes that snapshot's catalog, kept for every later connection: its best sources were read through the
+    scope's narrowed ``_live`` (its runs only), and every later reader of the snapshot got the other runs' rows of
+    both sources, each twice (a reader beside compactions: tests/test_crash_safety.py)."""
+    import shutil
+
+    from tests.conftest import SAMPLES
+
+    from pt2logs.query.views import create_views
+    from pt2logs.store.warehouse import Warehouse
+
+    monkeypatch.setenv("PT2LOGS_VIEWS_CACHE", str(tmp_path / "catalogs"))
+    wh = str(tmp_path / "wh")
+    shutil.copytree(sample_wh, wh)
+    count = "SELECT count(*) FROM recompiles"
+    con = pt2logs.connect(wh)
+    before = con.execute(count).fetchall()[0][0]
+    best = con.execute("SELECT count(*) FROM _run_source").fetchall()[0][0]
+    with run_scope.scoped(con, [runs[1]]):
+        pt2logs.ingest(
+            [str(SAMPLES / "recompiles")], wh, force=True
+        )  # a new commit: a new snapshot
+        create_views(con, Warehouse(wh))  # taken inside the scope, its catalog kept in the folder
+    con.close()
+    later = pt2logs.connect(wh)  # the same snapshot: its kept catalog
+    assert later.execute("SELECT count(*) FROM _run_source").fetchall()[0][0] == best
+    assert later.execute(count).fetchall()[0][0] == before
+    later.close()
