@@ -183,6 +183,16 @@ ANSWERS: weakref.WeakKeyDictionary[
 ASKED: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, dict[tuple[str, str], Any]] = (
     weakref.WeakKeyDictionary()
 )
+#: per connection inside a run scope: the named queries whose answer there is provably empty
+#: (pt2logs.query.empty_answers), answered by an empty table of their answer's columns once DuckDB gave them
+EMPTY: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, frozenset[str]] = (
+    weakref.WeakKeyDictionary()
+)
+#: per connection (its settings shape the Arrow types): (name, its parameters' types) -> the columns and types of
+#: DuckDB's answer (those of EMPTY's queries only)
+_COLUMNS: weakref.WeakKeyDictionary[
+    duckdb.DuckDBPyConnection, dict[tuple[str, tuple[tuple[str, str], ...]], Any]
+] = weakref.WeakKeyDictionary()
 
 
 def run_named(
@@ -198,8 +208,23 @@ def run_named(
         return run_sql(con, q.sql, bound)
     key = (name, repr(sorted(bound.items())))
     if key not in asked:
-        asked[key] = run_sql(con, q.sql, bound)  # (a pyarrow Table: read, never changed)
+        asked[key] = _asked(con, name, q.sql, bound)
     return asked[key]
+
+
+def _asked(con: duckdb.DuckDBPyConnection, name: str, sql: str, bound: dict[str, Any]) -> Any:
+    """DuckDB's answer (a pyarrow Table: read, never changed), or an empty one of its columns where the run scope
+    found it empty (:data:`EMPTY`) and DuckDB answered it once on this connection with parameters of those types."""
+    empty = EMPTY.get(con)
+    if empty is None or name not in empty:
+        return run_sql(con, sql, bound)
+    typed = (name, tuple(sorted((k, type(v).__name__) for k, v in bound.items())))
+    seen = _COLUMNS.setdefault(con, {})
+    if typed in seen:
+        return seen[typed].empty_table()
+    got = run_sql(con, sql, bound)
+    seen[typed] = got.schema
+    return got
 
 
 def named_rows(

@@ -16,7 +16,11 @@ user paths relative to the run's root, stored texts put back), over a narrower s
   sorting there held 1.1 GB where its batches bound it to 450 MB, tests/test_compact_memory.py);
 - **the stored texts those rows name only** (``_scope_payloads``, the payload store's rows of their keys: the
   view ``_payloads`` groups every key of the store), read in two steps: the store's keys, then only the row
-  groups holding each key's first copy (a filter on the file's row numbers).
+  groups holding each key's first copy (a filter on the file's row numbers); for a scope told its queries, only
+  the texts of the columns they name (:func:`texts_for`: a diff's questions read no graph).
+
+Inside, its runs' ``_live``, ``_run_source`` and ``_run_roots`` rows are temporary tables too, DuckDB's costlier
+optimizers are off (:mod:`pt2logs.query.scope_plan`): planning, not rows, is what a scope's statements cost.
 
 Only queries whose answer about a run depends on that run's rows alone may be asked inside a scope: the
 commands about one run (``summary``, ``ranks``, ``advise``, ``diff``) and serve's run, compile and diff pages
@@ -34,8 +38,9 @@ from collections.abc import Iterable, Iterator
 
 import duckdb
 
-from pt2logs.query import kept_answers
+from pt2logs.query import empty_answers, kept_answers
 from pt2logs.query.queries import ASKED, get_query
+from pt2logs.query.scope_plan import narrow, restore, temp_tables
 from pt2logs.query.sql_text import ident as _ident
 from pt2logs.query.sql_text import literal as _lit
 from pt2logs.query.view_sources import Listed, files_sql
@@ -74,6 +79,14 @@ def tables_for(queries: Iterable[str]) -> frozenset[str]:
     return frozenset(t for t in SCOPED if t in words)
 
 
+def texts_for(queries: Iterable[str]) -> frozenset[str]:
+    """The stored text columns (:data:`pt2logs.store.parts.STORED`: ``payload``, ``args``) the named ``queries`` name,
+    through the macros they call: a scope for only these puts back only these texts (the others are NULL in its
+    copies: the store's keys and texts not read)."""
+    words = _words(frozenset(queries))
+    return frozenset(text for pairs in STORED.values() for text, _ in pairs if text in words)
+
+
 def materialized_for(queries: Iterable[str]) -> tuple[str, ...]:
     """The :data:`MATERIALIZED` macros the named ``queries`` call (directly or through other macros)."""
     words = _words(frozenset(queries))
@@ -99,12 +112,21 @@ def _words(queries: frozenset[str]) -> frozenset[str]:
 
 def holding(con: duckdb.DuckDBPyConnection) -> tuple[str, ...]:
     """The run tables that hold a row in the views just made (the others need no copy: empty for any run);
-    asked once per snapshot (serve)."""
-    return tuple(
+    asked once per snapshot (serve), and kept for the scopes over that snapshot (:data:`FILED`)."""
+    names = tuple(
         name
         for name in SCOPED
         if con.execute(f"SELECT EXISTS (SELECT 1 FROM main.{_ident(name)})").fetchall()[0][0]
     )
+    if warehouse_of(con) is not None:
+        _HOLDING[con] = (snapshot_of(con), frozenset(names))
+    return names
+
+
+#: per connection: the snapshot its views read when :func:`holding` was asked, and its answer
+_HOLDING: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[Snapshot, frozenset[str]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 class _RunFiles(Listed):
@@ -127,24 +149,36 @@ class _RunFiles(Listed):
         return seen[key]
 
 
+#: per connection: the run tables that may hold rows of the scope just entered (:mod:`pt2logs.query.empty_answers`):
+#: those with a file of its transactions, and with a row at all where :func:`holding` was asked of the same snapshot
+FILED: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, frozenset[str]] = (
+    weakref.WeakKeyDictionary()
+)
 #: per connection: (table, files) -> the columns they hold (_RunFiles.present)
 _PRESENT: weakref.WeakKeyDictionary[
     duckdb.DuckDBPyConnection, dict[tuple[str, tuple[str, ...]], set[str] | None]
 ] = weakref.WeakKeyDictionary()
 
 
-def _payloads(con: duckdb.DuckDBPyConnection, src: _RunFiles, tables: Iterable[str]) -> None:
+def _payloads(
+    con: duckdb.DuckDBPyConnection,
+    src: _RunFiles,
+    tables: Iterable[str],
+    texts: Iterable[str] | None = None,
+) -> None:
     """``_scope_payloads``: the store's text of each key the scope's rows name, the first copy by place (as
     the view ``_payloads`` chooses it; every copy of a key is the same text). Two reads: where each key's first
     copy is (the store's keys only), then those rows' texts (a filter on each file's row numbers: only the row
     groups holding them are read). One read of the keys and texts together read every text of the store, at
-    every scope: a store of gigabytes decompressed for one run's few hundred payloads."""
+    every scope: a store of gigabytes decompressed for one run's few hundred payloads. ``texts``: only the keys of
+    these text columns (None: all)."""
     key = _ident(PAYLOAD_KEY)
+    wanted = None if texts is None else set(texts)
     named = [
         f"SELECT {_ident(k)} AS k FROM {src.sql(t)}"
         for t in tables
-        for _, k in STORED.get(t, ())
-        if (cols := src.present(t)) is not None and k in cols
+        for text, k in STORED.get(t, ())
+        if (wanted is None or text in wanted) and (cols := src.present(t)) is not None and k in cols
     ]
     store = Listed(src.con, src.wh, src.snap)
     reads = []
@@ -171,14 +205,17 @@ def enter(
     run_ids: Iterable[str],
     tables: Iterable[str] = SCOPED,
     materialized: Iterable[str] = (),
+    texts: Iterable[str] | None = None,
 ) -> None:
     """Shadow the run tables ``tables`` of ``con`` by temporary tables of the rows of ``run_ids``, and the
-    ``materialized`` macros (of :data:`MATERIALIZED`) by their rows over those copies."""
+    ``materialized`` macros (of :data:`MATERIALIZED`) by their rows over those copies; ``texts``: the stored text
+    columns put back in the copies (None: every one; the others NULL, :func:`texts_for`)."""
     materialized = tuple(materialized)
     if set(materialized) - set(MATERIALIZED):
         raise ValueError(
             f"{materialized} are not macros a run scope keeps ({', '.join(MATERIALIZED)})"
         )
+    FILED.pop(con, None)
     ids = sorted(set(run_ids))
     where = f"run_id IN ({', '.join(map(_lit, ids))})" if ids else "false"
     tables = [t for t in tables if t in SCOPED]
@@ -190,19 +227,35 @@ def enter(
             )
         _materialize(con, materialized)
         return
-    txns = {r[0] for r in con.execute(f"SELECT DISTINCT txn FROM _live WHERE {where}").fetchall()}
-    src = _RunFiles(con, wh, snap.of_txns(txns), where)
-    _payloads(con, src, tables)
-    stmts = []
-    for name in tables:
-        if name == "runs":  # (its view reads a temporary table made at connect: a filter is enough)
-            stmts.append(
-                f"CREATE OR REPLACE TEMP TABLE runs AS SELECT * FROM main.runs WHERE {where}"
-            )
-        else:
-            stmts += table_statements(name, src, "TEMP TABLE", "_scope_payloads")
-    con.execute(";\n".join(stmts))  # one call: the copies are small, a call's own cost is not
-    _materialize(con, materialized)
+    try:
+        narrow(con, where)
+        txns = {
+            r[0] for r in con.execute(f"SELECT DISTINCT txn FROM _live WHERE {where}").fetchall()
+        }
+        src = _RunFiles(con, wh, snap.of_txns(txns), where)
+        held = _HOLDING.get(con)
+        FILED[con] = frozenset(
+            t
+            for t in SCOPED
+            if src.snap.files.get(t) and (held is None or held[0] is not snap or t in held[1])
+        )
+        _payloads(con, src, tables, texts)
+        stmts = []
+        for name in tables:
+            # (the runs view reads a temporary table made at connect: a filter is enough)
+            if name == "runs":
+                stmts.append(
+                    f"CREATE OR REPLACE TEMP TABLE runs AS SELECT * FROM main.runs WHERE {where}"
+                )
+            else:
+                stmts += table_statements(name, src, "TEMP TABLE", "_scope_payloads")
+        con.execute(";\n".join(stmts))  # one call: the copies are small, a call's own cost is not
+        _materialize(con, materialized)
+    except BaseException:
+        leave(
+            con
+        )  # (the views again, and the connection's optimizers: a failed scope leaves nothing)
+        raise
 
 
 def _materialize(con: duckdb.DuckDBPyConnection, names: Iterable[str]) -> None:
@@ -225,13 +278,12 @@ def materialize(con: duckdb.DuckDBPyConnection, name: str, table: str) -> None:
 
 
 def leave(con: duckdb.DuckDBPyConnection) -> None:
-    """The views again: every temporary copy dropped (those there are, in one call, as they were made)."""
-    there = {
-        r[0]
-        for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()
-    }
-    names = [n for n in SCOPED + _EXTRA if n in there]
-    drops = [f"DROP TABLE IF EXISTS temp.{_ident(n)}" for n in names]
+    """The views again: every temporary copy dropped (those there are, in one call, as they were made), the
+    connection's optimizers as they were."""
+    there = temp_tables(con)
+    settings, made = restore(con)
+    names = [n for n in SCOPED + _EXTRA + tuple(made) if n in there]
+    drops = [f"DROP TABLE IF EXISTS temp.{_ident(n)}" for n in names] + settings
     for m in MATERIALIZED:
         if "_scope_" + m in there:
             drops += [
@@ -260,15 +312,20 @@ def scoped(
     # (a scope of more runs, serve's /runs page's, asks its own questions: not the ones kept about a run)
     kept = kept_answers.load(con, ids) if answers and len(set(ids)) <= 2 else {}
     if not kept:
+        texts = None
         if queries is not None:
             queries = tuple(queries)
             need = tables_for(queries)
             tables, materialized = tuple(t for t in tables if t in need), materialized_for(queries)
-        enter(con, ids, tables, materialized)
+            texts = texts_for(queries)
+        enter(con, ids, tables, materialized, texts)
         ASKED[con] = {}  # (a question asked twice inside is run once: the copies stay as they are)
         try:
+            if queries is not None:
+                empty_answers.gate(con, queries, FILED.pop(con, None))
             yield
         finally:
+            empty_answers.ungate(con)
             ASKED.pop(con, None)
             leave(con)
         return

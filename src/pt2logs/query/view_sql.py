@@ -20,6 +20,9 @@ from pt2logs.store.warehouse import PARTITION, PAYLOAD_KEY, STORED, Warehouse
 from pt2logs.tables import TABLES
 from pt2logs.tables.schema import Table
 
+#: a snapshot's live transactions: each run's newest committed one
+_LIVE = "(SELECT run_id, arg_max(txn, committed_at) AS txn FROM _runs_all GROUP BY run_id)"
+
 
 def _select_list(t: Table, present: set[str] | None) -> str:
     cols = []
@@ -98,11 +101,16 @@ def _statements(
         f"CREATE OR REPLACE {kind} _runs_all AS SELECT {_select_list(TABLES['runs'], runs_present)} FROM {runs_src}"
     )
     stmts += [
-        f"CREATE OR REPLACE {kind} _live AS SELECT run_id, arg_max(txn, committed_at) AS txn FROM _runs_all GROUP BY run_id",
+        f"CREATE OR REPLACE {kind} _live AS SELECT * FROM {_LIVE}",
         "CREATE OR REPLACE VIEW _run_roots AS SELECT run_id, user_root FROM _runs_all SEMI JOIN _live USING (run_id, txn)",
     ]
+    # a stored table is read from the snapshot's own live transactions, never a name a connection may shadow: a
+    # catalog made while a run scope's temporary ``_live`` (its runs only) stood in front of the snapshot's
+    # (pt2logs.query.scope_plan; a keep's, kept_cache) kept the best sources of those runs only, and every later
+    # connection to that snapshot read both sources of the others (their rows twice)
+    live = "_live" if kind == "VIEW" else _LIVE
     files_src = (
-        f"(SELECT run_id, txn, format FROM {src.sql('files')}) f SEMI JOIN _live USING (run_id, txn)"
+        f"(SELECT run_id, txn, format FROM {src.sql('files')}) f SEMI JOIN {live} USING (run_id, txn)"
         if src.present("files") is not None
         else "(SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS format WHERE false) f"
     )
