@@ -104,13 +104,12 @@ def _statements(
         f"CREATE OR REPLACE {kind} _live AS SELECT * FROM {_LIVE}",
         "CREATE OR REPLACE VIEW _run_roots AS SELECT run_id, user_root FROM _runs_all SEMI JOIN _live USING (run_id, txn)",
     ]
-    # a stored table is read from the snapshot's own live transactions, never a name a connection may shadow: a
-    # catalog made while a run scope's temporary ``_live`` (its runs only) stood in front of the snapshot's
+    # the best sources read the live transactions themselves, never a name a connection may shadow: a catalog
+    # made while a run scope's temporary ``_live`` (its runs only) stood in front of the snapshot's
     # (pt2logs.query.scope_plan; a keep's, kept_cache) kept the best sources of those runs only, and every later
     # connection to that snapshot read both sources of the others (their rows twice)
-    live = "_live" if kind == "VIEW" else _LIVE
     files_src = (
-        f"(SELECT run_id, txn, format FROM {src.sql('files')}) f SEMI JOIN {live} USING (run_id, txn)"
+        f"(SELECT run_id, txn, format FROM {src.sql('files')}) f SEMI JOIN {_LIVE} USING (run_id, txn)"
         if src.present("files") is not None
         else "(SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS format WHERE false) f"
     )
