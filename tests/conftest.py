@@ -303,8 +303,8 @@ def asked_of_duckdb(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def settled(warehouse: str | Path, timeout: float = 120.0) -> None:
     """Until no process named by a ``*.<pid>.tmp`` file of ``warehouse`` lives. ``pt2logs ingest`` as a
-    program ends without waiting for the views writer it forked (views_file.py), and that writer holds
-    ``pt2logs.duckdb.<pid>.tmp`` until it renames or removes it: a file of a live writer is work in
+    program ends without waiting for the views writer it forked (views_file.py), which is marked by
+    ``_views_writer.<pid>.tmp`` from its fork until it ends: a file of a live writer is work in
     progress, not a leftover; a test that looks for leftovers right after the program ends waits here."""
     import re
     import time

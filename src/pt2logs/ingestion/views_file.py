@@ -19,7 +19,9 @@ views file by a rename, as an unprepared one does.
 
 ``pt2logs ingest`` as a program does neither: before it opens anything (no thread, no DuckDB yet; after its
 pool's workers are forked) it forks the file's writer (:meth:`ViewsFile.fork_writer`: its own session, no
-output), which prepares the file while the ingest parses, then waits; once everything is committed the
+output; ``_views_writer.<its pid>.tmp`` marks it as work in progress from the fork until it ends, made by the
+ingest, since a busy machine may first run the writer after the ingest has ended), which prepares the file while
+the ingest parses, then waits; once everything is committed the
 ingest tells it to keep the committed runs' outcomes and write (:meth:`ViewsFile.release`) and ends
 without waiting for it, so the file's DuckDB work (~0.3 s of CPU, ``import duckdb`` included) is off a
 one-trace ingest's critical path, and the keep (~0.9 CPU s after 300 runs) with it off a pooled ingest's.
@@ -59,6 +61,11 @@ class ViewsFile:
     @property
     def _tmp(self) -> str:
         return f"{self.target}.{os.getpid()}.tmp"
+
+    @property
+    def _writing(self) -> str:
+        """The forked writer's mark (:meth:`fork_writer`), made by the ingest when it forks it."""
+        return self.wh.path(f"_views_writer.{os.getpid()}.tmp")
 
     def _exists(self) -> bool:
         return (
@@ -177,9 +184,15 @@ class ViewsFile:
                 os.close(w)
                 self._serve(r, ahead)
             finally:
+                with contextlib.suppress(OSError):
+                    os.remove(self._writing)
                 os._exit(0)
         os.close(r)
         self._go = w
+        # work in progress from now until the writer ends, whenever it is first scheduled (a busy machine may
+        # run it only after this process has ended): recovery and a test's settled() read a live pid's .tmp
+        with contextlib.suppress(OSError):
+            open(self.wh.path(f"_views_writer.{pid}.tmp"), "wb").close()  # noqa: SIM115
 
     def _serve(self, go: int, ahead: bool) -> None:
         """The forked writer: prepare the file (a new warehouse's, when ``ahead``) while the ingest parses, then
@@ -190,10 +203,6 @@ class ViewsFile:
             os.dup2(null, fd)
         if ahead and not self._exists():
             self._prepare()
-        # work in progress until this process ends (recovery, a test's settled()), made ahead or not
-        if not os.path.exists(self._tmp):
-            with contextlib.suppress(OSError):
-                open(self._tmp, "wb").close()  # noqa: SIM115
         said = b""
         with contextlib.suppress(OSError):
             while chunk := os.read(go, 65536):
