@@ -272,7 +272,9 @@ def enter(
                     f"CREATE OR REPLACE TEMP TABLE runs AS SELECT * FROM main.runs WHERE {where}"
                 )
             else:
-                stmts += table_statements(name, src, "TEMP TABLE", "_scope_payloads")
+                # (told its questions, which never read <name>_all_sources: one statement a table)
+                fused = columns is not None and f"{name}_all_sources" not in columns
+                stmts += table_statements(name, src, "TEMP TABLE", "_scope_payloads", fused)
         con.execute(";\n".join(stmts))  # one call: the copies are small, a call's own cost is not
         _materialize(con, materialized)
     except BaseException:
