@@ -17,7 +17,9 @@ user paths relative to the run's root, stored texts put back), over a narrower s
 - **the stored texts those rows name only** (``_scope_payloads``, the payload store's rows of their keys: the
   view ``_payloads`` groups every key of the store), read in two steps: the store's keys, then only the row
   groups holding each key's first copy (a filter on the file's row numbers); for a scope told its queries, only
-  the texts of the columns they name (:func:`texts_for`: a diff's questions read no graph).
+  the texts of the columns they name (:func:`texts_for`: a diff's questions read no graph);
+- **the columns its questions name only**, for a scope told its queries (:mod:`pt2logs.query.scope_columns`: the
+  others NULL, their Parquet not decoded; another question asked inside widens the copies it reads first).
 
 Inside, its runs' ``_live``, ``_run_source`` and ``_run_roots`` rows are temporary tables too, DuckDB's costlier
 optimizers are off (:mod:`pt2logs.query.scope_plan`): planning, not rows, is what a scope's statements cost.
@@ -38,8 +40,8 @@ from collections.abc import Iterable, Iterator
 
 import duckdb
 
-from pt2logs.query import empty_answers, kept_answers
-from pt2logs.query.queries import ASKED, get_query
+from pt2logs.query import empty_answers, kept_answers, scope_columns
+from pt2logs.query.queries import ANSWERS, ASKED, get_query
 from pt2logs.query.scope_plan import narrow, restore, temp_tables
 from pt2logs.query.sql_text import ident as _ident
 from pt2logs.query.sql_text import literal as _lit
@@ -87,6 +89,15 @@ def texts_for(queries: Iterable[str]) -> frozenset[str]:
     return frozenset(text for pairs in STORED.values() for text, _ in pairs if text in words)
 
 
+def columns_for(queries: Iterable[str]) -> frozenset[str]:
+    """The words the named ``queries`` and the macros they call are made of, and those of the conditions
+    :mod:`pt2logs.query.empty_answers` asks for them: a scope for only these copies only the columns named among
+    them (:mod:`pt2logs.query.scope_columns`)."""
+    qs = frozenset(queries)
+    asked = " ".join(empty_answers.RANKED[q][1] for q in sorted(qs & empty_answers.RANKED.keys()))
+    return _words(qs) | frozenset(re.findall(r"\w+", asked))
+
+
 def materialized_for(queries: Iterable[str]) -> tuple[str, ...]:
     """The :data:`MATERIALIZED` macros the named ``queries`` call (directly or through other macros)."""
     words = _words(frozenset(queries))
@@ -132,9 +143,17 @@ _HOLDING: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, tuple[Snapshot, f
 class _RunFiles(Listed):
     """The snapshot's files of the scope's transactions, each scan filtered to the scope's runs."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, wh, snap: Snapshot, where: str):
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        wh,
+        snap: Snapshot,
+        where: str,
+        columns: frozenset[str] | None = None,
+        texts: Iterable[str] | None = None,
+    ):
         super().__init__(con, wh, snap)
-        self.where = where
+        self.where, self.columns, self.texts = where, columns, texts
 
     def sql(self, table: str, row_ids: bool = False) -> str:
         return f"(SELECT * FROM {super().sql(table, row_ids)} WHERE {self.where})"
@@ -146,7 +165,10 @@ class _RunFiles(Listed):
         seen = _PRESENT.setdefault(self.con, {})
         if key not in seen:
             seen[key] = super().present(table)
-        return seen[key]
+        if self.columns is None or seen[key] is None:
+            return seen[key]
+        # (told its questions' words: the columns they can read, the others NULL in the copy, never decoded)
+        return seen[key] & scope_columns.needed(table, self.columns, self.texts)
 
 
 #: per connection: the run tables that may hold rows of the scope just entered (:mod:`pt2logs.query.empty_answers`):
@@ -206,10 +228,12 @@ def enter(
     tables: Iterable[str] = SCOPED,
     materialized: Iterable[str] = (),
     texts: Iterable[str] | None = None,
+    columns: frozenset[str] | None = None,
 ) -> None:
     """Shadow the run tables ``tables`` of ``con`` by temporary tables of the rows of ``run_ids``, and the
     ``materialized`` macros (of :data:`MATERIALIZED`) by their rows over those copies; ``texts``: the stored text
-    columns put back in the copies (None: every one; the others NULL, :func:`texts_for`)."""
+    columns put back in the copies (None: every one; the others NULL, :func:`texts_for`); ``columns``: the words of the
+    questions to be asked, the copies read only the columns they name (:mod:`pt2logs.query.scope_columns`; None: all)."""
     materialized = tuple(materialized)
     if set(materialized) - set(MATERIALIZED):
         raise ValueError(
@@ -232,7 +256,7 @@ def enter(
         txns = {
             r[0] for r in con.execute(f"SELECT DISTINCT txn FROM _live WHERE {where}").fetchall()
         }
-        src = _RunFiles(con, wh, snap.of_txns(txns), where)
+        src = _RunFiles(con, wh, snap.of_txns(txns), where, columns, texts)
         held = _HOLDING.get(con)
         FILED[con] = frozenset(
             t
@@ -248,7 +272,9 @@ def enter(
                     f"CREATE OR REPLACE TEMP TABLE runs AS SELECT * FROM main.runs WHERE {where}"
                 )
             else:
-                stmts += table_statements(name, src, "TEMP TABLE", "_scope_payloads")
+                # (told its questions, which never read <name>_all_sources: one statement a table)
+                fused = columns is not None and f"{name}_all_sources" not in columns
+                stmts += table_statements(name, src, "TEMP TABLE", "_scope_payloads", fused)
         con.execute(";\n".join(stmts))  # one call: the copies are small, a call's own cost is not
         _materialize(con, materialized)
     except BaseException:
@@ -312,19 +338,23 @@ def scoped(
     # (a scope of more runs, serve's /runs page's, asks its own questions: not the ones kept about a run)
     kept = kept_answers.load(con, ids) if answers and len(set(ids)) <= 2 else {}
     if not kept:
-        texts = None
+        texts = columns = None
         if queries is not None:
             queries = tuple(queries)
             need = tables_for(queries)
             tables, materialized = tuple(t for t in tables if t in need), materialized_for(queries)
-            texts = texts_for(queries)
-        enter(con, ids, tables, materialized, texts)
+            texts, columns = texts_for(queries), columns_for(queries)
+        enter(con, ids, tables, materialized, texts, columns)
         ASKED[con] = {}  # (a question asked twice inside is run once: the copies stay as they are)
         try:
             if queries is not None:
                 empty_answers.gate(con, queries, FILED.pop(con, None))
+                ANSWERS[con] = scope_columns.widening(
+                    frozenset(queries), tables, tables_for, lambda need: enter(con, ids, need)
+                )
             yield
         finally:
+            ANSWERS.pop(con, None)
             empty_answers.ungate(con)
             ASKED.pop(con, None)
             leave(con)

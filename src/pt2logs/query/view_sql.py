@@ -135,57 +135,64 @@ def _statements(
 
 
 def table_statements(
-    name: str, src: Any, kind: str = "VIEW", payloads: str = "_payloads"
+    name: str, src: Any, kind: str = "VIEW", payloads: str = "_payloads", fused: bool = False
 ) -> list[str]:
     """The statements that make table ``name`` (not ``runs``) a ``kind`` (VIEW, or TEMP TABLE for a run scope:
     pt2logs.query.run_scope) over ``src`` (view_sources: its files and columns), its stored texts from
-    ``payloads``; a table with a ``source`` column is two: ``<name>_all_sources`` and ``<name>``, one source a run."""
+    ``payloads``; a table with a ``source`` column is two: ``<name>_all_sources`` and ``<name>``, one source a run
+    (``fused``: ``<name>`` alone in one statement where no row stays for another source's facts, ``same_fact``: a run
+    scope whose questions never read ``<name>_all_sources``)."""
     t = TABLES[name]
     stmts: list[str] = []
     present = src.present(name)
     target = _ident(name + "_all_sources") if "source" in t.names else _ident(name)
+    rk = "source_rank(t.source)"
+    one = f"t LEFT JOIN _run_source s USING (run_id) WHERE {rk} IS NULL OR s.best IS NULL OR {rk} = s.best"
     if present is None:
         stmts.append(
             f"CREATE OR REPLACE {kind} {target} AS SELECT {_select_list(t, None)} WHERE false"
         )
+    elif fused and "source" in t.names and not t.same_fact:
+        body = _rows(t, src, present, payloads)
+        return [f"CREATE OR REPLACE {kind} {_ident(name)} AS SELECT t.* FROM ({body}) {one}"]
     else:
-        replace = _relative_items(t, src)
-        roots = " LEFT JOIN _run_roots u USING (run_id)" if t.run_relative else ""
-        # long texts kept once in the store: put back, one join per stored column (DuckDB keeps it even in a
-        # query that does not read the text; it then reads only the store's keys)
-        pairs = [(_ident(text), _ident(k)) for text, k in STORED.get(name, ()) if k in present]
-        replace += [
-            f"coalesce(t.{text}, p{i}.payload) AS {text}" for i, (text, _) in enumerate(pairs)
-        ]
-        keys = ", ".join(k for _, k in pairs)
-        key = f", {keys}" if pairs else ""
-        stored = "".join(
-            f" LEFT JOIN {payloads} p{i} ON t.{k} = p{i}.{_ident(PAYLOAD_KEY)}"
-            for i, (_, k) in enumerate(pairs)
-        )
-        cols = "*"
-        if replace:  # (every stored text is in it)
-            cols = (
-                "t.*" + (f" EXCLUDE ({keys})" if pairs else "") + f" REPLACE ({', '.join(replace)})"
-            )
-        stmts.append(
-            f"CREATE OR REPLACE {kind} {target} AS SELECT {cols} FROM (SELECT {_select_list(t, present)}{key} "
-            f"FROM {src.sql(name)}) t SEMI JOIN _live l USING (run_id, txn){roots}{stored}"
-        )
+        stmts.append(f"CREATE OR REPLACE {kind} {target} AS {_rows(t, src, present, payloads)}")
     # no files: nothing to choose among (and nothing to plan)
     if "source" in t.names and present is None:
         stmts.append(f"CREATE OR REPLACE {kind} {_ident(name)} AS SELECT * FROM {target}")
     elif "source" in t.names:
         # a join with a per-run table (not a window), so filters on the partition column reach the scan;
         # Table.same_fact: another source's row stays unless the best source has the same fact
-        rk = "source_rank(t.source)"
         same = " AND ".join(f"b.{c} IS NOT DISTINCT FROM t.{c}" for c in t.same_fact)
         also = f" OR NOT EXISTS (SELECT 1 FROM {target} b WHERE b.run_id = t.run_id AND source_rank(b.source) = s.best AND {same})"
         stmts.append(
-            f"CREATE OR REPLACE {kind} {_ident(name)} AS SELECT t.* FROM {target} t LEFT JOIN _run_source s USING (run_id) "
-            f"WHERE {rk} IS NULL OR s.best IS NULL OR {rk} = s.best{also if same else ''}"
+            f"CREATE OR REPLACE {kind} {_ident(name)} AS SELECT t.* FROM {target} {one}{also if same else ''}"
         )
     return stmts
+
+
+def _rows(t: Table, src: Any, present: set[str], payloads: str) -> str:
+    """The SELECT of table ``t``'s rows over ``src``: declared columns, live transactions only, user paths relative
+    to the run's root, stored texts put back from ``payloads``."""
+    replace = _relative_items(t, src)
+    roots = " LEFT JOIN _run_roots u USING (run_id)" if t.run_relative else ""
+    # long texts kept once in the store: put back, one join per stored column (DuckDB keeps it even in a
+    # query that does not read the text; it then reads only the store's keys)
+    pairs = [(_ident(text), _ident(k)) for text, k in STORED.get(t.name, ()) if k in present]
+    replace += [f"coalesce(t.{text}, p{i}.payload) AS {text}" for i, (text, _) in enumerate(pairs)]
+    keys = ", ".join(k for _, k in pairs)
+    key = f", {keys}" if pairs else ""
+    stored = "".join(
+        f" LEFT JOIN {payloads} p{i} ON t.{k} = p{i}.{_ident(PAYLOAD_KEY)}"
+        for i, (_, k) in enumerate(pairs)
+    )
+    cols = "*"
+    if replace:  # (every stored text is in it)
+        cols = "t.*" + (f" EXCLUDE ({keys})" if pairs else "") + f" REPLACE ({', '.join(replace)})"
+    return (
+        f"SELECT {cols} FROM (SELECT {_select_list(t, present)}{key} "
+        f"FROM {src.sql(t.name)}) t SEMI JOIN _live l USING (run_id, txn){roots}{stored}"
+    )
 
 
 def _commits(wh: Warehouse) -> frozenset[str]:
