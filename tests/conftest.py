@@ -11,7 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -25,6 +25,16 @@ ROOT = Path(__file__).resolve().parents[1]
 if sys.dont_write_bytecode or "PYTHONDONTWRITEBYTECODE" in os.environ:
     sys.dont_write_bytecode = False
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+# One DuckDB thread a connection in every process of the suite (its workers, the commands and writers it
+# starts; PT2LOGS_DUCKDB_THREADS, pt2logs.query.views): a test process per core already keeps every core busy,
+# and each of the suite's thousands of small connections started a thread pool its queries' work was split
+# over (the suite's CPU and wall: bench/RESULTS.md "The test suite's time"). A value set outside is kept.
+os.environ.setdefault("PT2LOGS_DUCKDB_THREADS", "1")
+# No views file (pt2logs.duckdb, for the DuckDB CLI; PT2LOGS_VIEWS_FILE, pt2logs.ingestion.views_file): pt2logs
+# never reads it, and the suite's ~500 ingests into new warehouses each bound its ~90 statements (~0.18 CPU s).
+# The tests about it are marked ``views_file`` (:func:`_views_file`); the bundled samples' warehouse has it.
+os.environ.setdefault("PT2LOGS_VIEWS_FILE", "0")
 
 FIXTURES = Path(os.environ.get("PT2LOGS_FIXTURES", ROOT.parent / "shared" / "fixtures"))
 SAMPLES = ROOT / "sample_traces"
@@ -239,7 +249,32 @@ def sample_ingest(tmp_path_factory: pytest.TempPathFactory) -> tuple:
     import pt2logs
 
     wh = str(tmp_path_factory.mktemp("samples") / "wh")
-    return wh, pt2logs.ingest([str(SAMPLES)], wh)
+    with views_file_on():  # (tests/cli/test_golden.py reads its views file)
+        return wh, pt2logs.ingest([str(SAMPLES)], wh)
+
+
+@contextlib.contextmanager
+def views_file_on() -> Iterator[None]:
+    """Ingests write the views file meanwhile, as they do outside the suite (PT2LOGS_VIEWS_FILE)."""
+    before = os.environ.get("PT2LOGS_VIEWS_FILE")
+    os.environ["PT2LOGS_VIEWS_FILE"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PT2LOGS_VIEWS_FILE", None)
+        else:
+            os.environ["PT2LOGS_VIEWS_FILE"] = before
+
+
+@pytest.fixture(autouse=True)
+def _views_file(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test marked ``views_file`` (it reads or damages the views file) runs with ingests that write it."""
+    if request.node.get_closest_marker("views_file") is None:
+        yield
+        return
+    with views_file_on():
+        yield
 
 
 @pytest.fixture(scope="session")

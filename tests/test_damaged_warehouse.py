@@ -111,6 +111,7 @@ def test_a_damaged_payload_file_is_named_and_reingest_restores_the_payloads(base
     assert _count(wh, sql) == full
 
 
+@pytest.mark.views_file
 def test_stray_files_and_folders_are_never_read(base, tmp_path):
     wh = _copy(base, tmp_path)
     part = sorted(wh.glob("graph_breaks/*/*.parquet"))[0]
@@ -146,6 +147,7 @@ def test_stray_files_and_folders_are_never_read(base, tmp_path):
     dcon.close()
 
 
+@pytest.mark.views_file
 def test_a_file_of_an_older_schema_changes_no_answer(base, tmp_path):
     """A newer transaction written by an older pt2logs (no commit record, graph_breaks without
     ``source`` / ``break_key``) must not double the runs that have two sources, nor drop their keys."""

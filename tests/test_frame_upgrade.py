@@ -135,6 +135,7 @@ def test_check_names_the_files_to_upgrade_and_how(old: str, tmp_path: Path) -> N
     assert out.exit_code == 0 and "frame_id" not in out.output, out.output
 
 
+@pytest.mark.views_file
 def test_the_views_file_reads_the_stored_columns(old: str, tmp_path: Path) -> None:
     """The DuckDB CLI cannot call Python: its views show NULL for a file not upgraded, the integers after."""
     import duckdb

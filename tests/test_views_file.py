@@ -18,6 +18,10 @@ from pt2logs.ingestion.views_file import ViewsFile
 from pt2logs.query.view_sql import view_statements
 from pt2logs.store.warehouse import Warehouse
 
+pytestmark = (
+    pytest.mark.views_file
+)  # (the suite turns the views file off elsewhere: tests/conftest.py)
+
 
 def _unordered_lists(sql: str) -> str:
     """DuckDB keeps an ``EXCLUDE (...)`` list as a set: its order in a stored definition is arbitrary."""
@@ -207,3 +211,31 @@ def test_a_forked_writer_is_work_in_progress_from_the_moment_it_is_forked(tmp_pa
         settled(wh)
         assert [p.name for p in wh.iterdir() if ".tmp" in p.name] == []
         assert (wh / "pt2logs.duckdb").exists() == told
+
+
+def test_turned_off_no_views_file_is_made_and_the_outcomes_are_still_kept(tmp_path, monkeypatch):
+    """PT2LOGS_VIEWS_FILE=0: neither the library's ingest nor the program's makes pt2logs.duckdb (an existing one
+    is left as it is); the program's forked process still keeps the committed runs' outcomes."""
+    import subprocess
+    import sys
+
+    from tests.conftest import settled
+
+    from pt2logs.query import kept_rows
+
+    monkeypatch.setenv("PT2LOGS_VIEWS_FILE", "off")
+    lib = tmp_path / "lib"
+    pt2logs.ingest([str(SAMPLES / "graph_breaks")], str(lib))
+    assert not (lib / "pt2logs.duckdb").exists() and not (lib / "_views.json").exists()
+    prog = tmp_path / "prog"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    cmd = [sys.executable, "-m", "pt2logs", "ingest", str(SAMPLES / "recompiles"), "-w", str(prog)]
+    assert subprocess.run([*cmd, "-q"], env=env, capture_output=True).returncode == 0
+    settled(prog)
+    assert not (prog / "pt2logs.duckdb").exists()
+    assert [p.name for p in prog.iterdir() if ".tmp" in p.name] == []
+    live = {t for (t,) in pt2logs.connect(str(prog)).execute("SELECT txn FROM runs").fetchall()}
+    assert kept_rows.kept_txns(kept_rows.OUTCOMES, Warehouse(str(prog))) == live
+    monkeypatch.setenv("PT2LOGS_VIEWS_FILE", "1")
+    pt2logs.ingest([str(SAMPLES / "graph_breaks")], str(lib))
+    assert (lib / "pt2logs.duckdb").exists()

@@ -186,6 +186,7 @@ def test_parquet_carries_table_name_and_schema_version(wh):
     assert {"events", PAYLOADS} <= tables
 
 
+@pytest.mark.views_file
 def test_other_engines_read_the_warehouse_without_pt2logs(wh):
     import duckdb
     import polars as pl

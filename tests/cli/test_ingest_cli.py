@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
 from click.testing import CliRunner
 from tests.conftest import SAMPLES, fixture_path
 
@@ -118,6 +119,7 @@ def test_compressed_inputs(tmp_path, wh):
     assert comp == {"a.log.gz": "gzip", "b.log.zst": "zstd", "c.log.bz2": "bz2", "d.log": "none"}
 
 
+@pytest.mark.views_file
 def test_a_views_file_that_cannot_be_written_does_not_fail_a_committed_ingest(tmp_path):
     """pt2logs.duckdb is a convenience for the DuckDB CLI, written after the data is committed: when it
     cannot be written (here a folder stands in its place) the ingest still succeeds and says so."""
@@ -161,6 +163,7 @@ def test_the_ingest_program_ends_without_the_interpreters_finalization(tmp_path)
     assert inside.exit_code == 0 and json.loads(inside.output)["runs_unchanged"] == 1
 
 
+@pytest.mark.views_file
 def test_the_ingest_program_leaves_the_views_file_to_a_process_of_its_own(tmp_path):
     """`pt2logs ingest` as the program returns once the data is committed, without DuckDB: the views file
     `pt2logs.duckdb` is written by a process it starts and does not wait for (issue 36: ~0.3 s of CPU off a
@@ -211,6 +214,7 @@ def test_the_ingest_program_leaves_the_views_file_to_a_process_of_its_own(tmp_pa
     assert kept_rows.kept_txns(kept_rows.OUTCOMES, Warehouse(str(wh))) == {live}
 
 
+@pytest.mark.views_file
 def test_a_pooled_ingest_program_leaves_duckdb_and_fsspec_out_of_its_processes(tmp_path):
     """`pt2logs ingest FOLDER -j 2` as the program (a pool of workers) returns once the data is committed, as a
     one-trace ingest does: the views file and the committed runs' kept outcomes (~1 CPU s of DuckDB after 300
@@ -269,6 +273,7 @@ def _wait_for_processes_of(wh: str, timeout: float = 120.0) -> None:
     raise AssertionError(f"still running: {mine}")
 
 
+@pytest.mark.views_file
 def test_an_ingest_killed_before_its_commit_leaves_no_views_file(tmp_path):
     """The views writer the ingest program forks writes only when told, after the commit: an ingest killed
     before it (here right after its data files) leaves neither the file nor its temporary one, the writer

@@ -49,10 +49,15 @@ def kept_file(wh: Path, timeout: float = 60.0) -> Path:
 @pytest.fixture(scope="module")
 def wh(tmp_path_factory) -> Path:
     """The sample run ingested by the library (which keeps no answers: the commands keep them lazily)."""
+    from tests.conftest import views_file_on
+
     import pt2logs
 
     wh = tmp_path_factory.mktemp("answers") / "wh"
-    pt2logs.ingest([str(SAMPLES / "recompiles")], str(wh))
+    with (
+        views_file_on()
+    ):  # as outside the suite: writing it keeps the macros' fills the commands read
+        pt2logs.ingest([str(SAMPLES / "recompiles")], str(wh))
     return wh
 
 

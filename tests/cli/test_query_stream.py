@@ -10,12 +10,13 @@ import sys
 from pathlib import Path
 
 import orjson
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
 from pt2logs.cli import main
-from pt2logs.cli.outputs import OUTPUT_FORMATS
+from pt2logs.cli.outputs import OUTPUT_FORMATS, PARQUET_BATCH
 from pt2logs.query.queries import QueryError, run_sql
 from pt2logs.query.views import connect
 
@@ -119,7 +120,10 @@ def test_streamed_bytes_are_those_of_the_whole_result(sample_wh, tmp_path, sql):
         ),
     }
     buf = io.BytesIO()
-    pq.write_table(whole, buf, compression="zstd")
+    # (Parquet's pages follow the table's chunks: DuckDB's, of PARQUET_BATCH rows with several threads, of
+    # 131,072 with one; the writer's batches are PARQUET_BATCH rows whatever the threads)
+    batches = whole.combine_chunks().to_batches(max_chunksize=PARQUET_BATCH)
+    pq.write_table(pa.Table.from_batches(batches, whole.schema), buf, compression="zstd")
     before["parquet"] = buf.getvalue()
     for fmt in ("csv", "markdown", "table") if small else ("table",):  # the whole Table at once
         buf = io.BytesIO()

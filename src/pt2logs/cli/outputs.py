@@ -274,7 +274,8 @@ def write_markdown(rows: Any, out: BinaryIO) -> int:
 
 #: rows a Parquet row group holds (pyarrow's default for ``write_table``, whose files this keeps)
 PARQUET_ROW_GROUP = 1024 * 1024
-#: the chunks of DuckDB's Arrow tables: Parquet's pages depend on them, and these keep the bytes
+#: the chunks of DuckDB's Arrow tables with several threads (131,072 rows with one): Parquet's pages depend on the
+#: batches written, and these keep the bytes of a whole table so chunked
 PARQUET_BATCH = 122_880
 
 

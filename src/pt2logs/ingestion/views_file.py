@@ -29,7 +29,8 @@ Beside a pool, whose workers parse on every core, the writer prepares nothing: i
 file once told. Until the writer is done the file is the previous one (or none, in a new warehouse). An ingest that
 fails or is killed before its commit never tells it: it removes what it prepared and ends (it reads the
 end of the pipe). A writer killed while it writes leaves only its temporary file, which recovery removes,
-and the next ingest writes the file (its signature was not written).
+and the next ingest writes the file (its signature was not written). ``PT2LOGS_VIEWS_FILE=0`` (:data:`ENV`): no
+file at all; the forked process then only keeps the outcomes.
 """
 
 from __future__ import annotations
@@ -46,13 +47,23 @@ from pt2logs.store.warehouse import Warehouse
 from pt2logs.tables import TABLES
 from pt2logs.version import __version__
 
+#: ``0`` / ``off`` / ``no``: no views file (the warehouse's ``pt2logs.duckdb`` is neither made nor rewritten; one
+#: already there is left as it is). For warehouses nobody opens with the DuckDB CLI or a BI tool (pt2logs never
+#: reads it): a pipeline's own warehouses, a test suite (~0.18 CPU s an ingest of a new warehouse spares).
+ENV = "PT2LOGS_VIEWS_FILE"
+
+
+def wanted() -> bool:
+    """Whether ingests write the views file (:data:`ENV`)."""
+    return os.environ.get(ENV, "").strip().lower() not in ("0", "off", "no", "false")
+
 
 class ViewsFile:
     """The views file of one local warehouse: prepared ahead (optionally), written at the end."""
 
     def __init__(self, wh: Warehouse):
         self.wh = wh
-        self.target = None if wh.remote else wh.path("pt2logs.duckdb")
+        self.target = None if wh.remote or not wanted() else wh.path("pt2logs.duckdb")
         self._thread: threading.Thread | None = None
         self._ready = False
         self._made: frozenset[str] = frozenset()  # the statements the prepared file was made with
@@ -89,9 +100,10 @@ class ViewsFile:
             import duckdb
 
             from pt2logs.query.view_sql import view_statements
+            from pt2logs.query.views import database_config
 
             _remove(self._tmp)
-            con = duckdb.connect(self._tmp)
+            con = duckdb.connect(self._tmp, config=database_config())
             con.execute(
                 "BEGIN"
             )  # one transaction: DuckDB commits (and syncs) a file database after every statement otherwise
@@ -141,6 +153,8 @@ class ViewsFile:
                         return self.target
             import duckdb
 
+            from pt2logs.query.views import database_config
+
             made = (
                 (self._made if _rebinds_views(duckdb.__version__) else frozenset(macros))
                 if prepared
@@ -148,7 +162,7 @@ class ViewsFile:
             )
             if not prepared:
                 _remove(self._tmp)
-            con = duckdb.connect(self._tmp)
+            con = duckdb.connect(self._tmp, config=database_config())
             con.execute("BEGIN")
             # a prepared file has its macros: only the views are made again, over the files
             for s in view_statements(con, self.wh):
@@ -170,7 +184,7 @@ class ViewsFile:
         starts a thread or opens DuckDB (a forked child has none of its parent's threads). ``ahead``: it prepares
         a new warehouse's file meanwhile, on the core a parse in this process leaves idle; not beside a pool,
         whose workers parse on every core (it then only waits, and makes the whole file once told)."""
-        if self.target is None or self._go is not None or not hasattr(os, "fork"):
+        if self.wh.remote or self._go is not None or not hasattr(os, "fork"):
             return  # (no fork: release() says so, and the ingest writes the file itself)
         r, w = os.pipe()
         try:
@@ -201,7 +215,7 @@ class ViewsFile:
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
-        if ahead and not self._exists():
+        if ahead and self.target is not None and not self._exists():
             self._prepare()
         said = b""
         with contextlib.suppress(OSError):
@@ -216,10 +230,12 @@ class ViewsFile:
 
                 with contextlib.suppress(Exception):
                     kept_cache.keep(self.wh, set(txns))
-            with contextlib.suppress(Exception), self.wh.lock():
-                self.write()
+            if self.target is not None:
+                with contextlib.suppress(Exception), self.wh.lock():
+                    self.write()
         finally:
-            _remove(self._tmp)
+            if self.target is not None:
+                _remove(self._tmp)
 
     def release(self, txns: list[str] | None = None) -> bool:
         """Tell the forked writer to keep the outcomes of ``txns`` (committed transactions) and write the

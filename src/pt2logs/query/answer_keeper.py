@@ -173,7 +173,7 @@ def _small_unkept(wh: Warehouse, have: set[str], txns: set[str] | None) -> bool:
     (counted in its ``runs`` files: a commit's runs)."""
     from pt2logs.store.parts import txn_of
 
-    con = duckdb.connect()
+    con = duckdb.connect(config=_views.database_config())
     try:
         _views.attach_filesystem(con, wh)
         snap = take(wh, read_records=lambda runs: _views.commit_records(con, wh, runs))

@@ -79,7 +79,7 @@ def _decide(
     sub = snap.of_txns({txn}, payloads=False)  # (the rules read no stored text)
     if not sub.files.get("runs"):
         return {}, 0
-    con = duckdb.connect()
+    con = duckdb.connect(config=_views.database_config())
     try:
         _views.apply_settings(con)
         # DuckDB's join filter pushdown (the chunk's runs pushed into every scan of the transaction's files) held
@@ -159,7 +159,7 @@ def keep(warehouse: str | Warehouse, txns: set[str] | None = None) -> Kept:
     res = Kept()
     if not kept_rows.enabled():
         return res
-    con = duckdb.connect()
+    con = duckdb.connect(config=_views.database_config())
     try:
         _views.attach_filesystem(con, wh)
         snap = take(wh, read_records=lambda runs: _views.commit_records(con, wh, runs))

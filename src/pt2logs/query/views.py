@@ -9,6 +9,7 @@ run's live transaction (see :mod:`pt2logs.store.warehouse`).
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 import warnings
 import weakref
@@ -155,6 +156,24 @@ def create_views(con: duckdb.DuckDBPyConnection, wh: Warehouse) -> None:
 SETTINGS = {"asof_loop_join_threshold": 0}
 
 
+#: the environment variable that sets the threads of every DuckDB database pt2logs opens (unset: DuckDB's, one
+#: per core). Where many pt2logs processes share the cores (a job runner's workers, a test suite's processes),
+#: ``1`` spares each connection the thread pool DuckDB starts with it and the work its threads share: small
+#: queries, the commands' and the ingest's, take less CPU alone (bench/RESULTS.md).
+THREADS_ENV = "PT2LOGS_DUCKDB_THREADS"
+
+
+def database_config(config: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``config`` for ``duckdb.connect``, with the threads :data:`THREADS_ENV` says unless ``config`` names them."""
+    out = dict(config or {})
+    threads = os.environ.get(THREADS_ENV, "").strip()
+    if threads and "threads" not in out:
+        if not threads.isdigit() or int(threads) < 1:
+            raise ValueError(f"{THREADS_ENV}={threads!r}: a number of threads, 1 or more")
+        out["threads"] = int(threads)
+    return out
+
+
 def apply_settings(con: duckdb.DuckDBPyConnection) -> None:
     """:data:`SETTINGS` on ``con``, each where this DuckDB has it."""
     for name, value in SETTINGS.items():
@@ -166,7 +185,7 @@ def apply_settings(con: duckdb.DuckDBPyConnection) -> None:
 def connect(warehouse: str | Warehouse, **config: Any) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with every warehouse table as a view (:func:`read_warnings`: files left out)."""
     wh = warehouse if isinstance(warehouse, Warehouse) else Warehouse(warehouse)
-    con = duckdb.connect(config=config or {})
+    con = duckdb.connect(config=database_config(config))
     apply_settings(con)
     create_views(con, wh)
     return con

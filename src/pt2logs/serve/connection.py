@@ -29,7 +29,7 @@ import duckdb
 from pt2logs.query import kept_answers, kept_rows
 from pt2logs.query import run_scope as scope
 from pt2logs.query.queries import run_named, run_sql
-from pt2logs.query.views import apply_settings, create_views, snapshot_of
+from pt2logs.query.views import apply_settings, create_views, database_config, snapshot_of
 from pt2logs.serve import runs_table
 from pt2logs.store.snapshot import is_data_path
 from pt2logs.store.warehouse import Warehouse
@@ -63,7 +63,7 @@ class Connection:
         self.lock = threading.Lock()
         self.closed = False
         _OPEN.add(self)
-        self.con = duckdb.connect()
+        self.con = duckdb.connect(config=database_config())
         kept_answers.track(self.con)  # (the answers its scopes find not kept: kept by _keep)
         #: the runs (transaction, run) whose answers were kept or tried by this server; the thread that keeps
         #: them, its connection
