@@ -256,15 +256,9 @@ def sample_ingest(tmp_path_factory: pytest.TempPathFactory) -> tuple:
 @contextlib.contextmanager
 def views_file_on() -> Iterator[None]:
     """Ingests write the views file meanwhile, as they do outside the suite (PT2LOGS_VIEWS_FILE)."""
-    before = os.environ.get("PT2LOGS_VIEWS_FILE")
-    os.environ["PT2LOGS_VIEWS_FILE"] = "1"
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PT2LOGS_VIEWS_FILE", "1")
         yield
-    finally:
-        if before is None:
-            os.environ.pop("PT2LOGS_VIEWS_FILE", None)
-        else:
-            os.environ["PT2LOGS_VIEWS_FILE"] = before
 
 
 @pytest.fixture(autouse=True)

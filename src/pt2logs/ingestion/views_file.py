@@ -73,10 +73,9 @@ class ViewsFile:
     def _tmp(self) -> str:
         return f"{self.target}.{os.getpid()}.tmp"
 
-    @property
-    def _writing(self) -> str:
-        """The forked writer's mark (:meth:`fork_writer`), made by the ingest when it forks it."""
-        return self.wh.path(f"_views_writer.{os.getpid()}.tmp")
+    def _writing(self, pid: int) -> str:
+        """The mark of the forked writer ``pid`` (:meth:`fork_writer`), made by the ingest when it forks it."""
+        return self.wh.path(f"_views_writer.{pid}.tmp")
 
     def _exists(self) -> bool:
         return (
@@ -199,14 +198,14 @@ class ViewsFile:
                 self._serve(r, ahead)
             finally:
                 with contextlib.suppress(OSError):
-                    os.remove(self._writing)
+                    os.remove(self._writing(os.getpid()))
                 os._exit(0)
         os.close(r)
         self._go = w
         # work in progress from now until the writer ends, whenever it is first scheduled (a busy machine may
         # run it only after this process has ended): recovery and a test's settled() read a live pid's .tmp
         with contextlib.suppress(OSError):
-            open(self.wh.path(f"_views_writer.{pid}.tmp"), "wb").close()  # noqa: SIM115
+            open(self._writing(pid), "wb").close()  # noqa: SIM115
 
     def _serve(self, go: int, ahead: bool) -> None:
         """The forked writer: prepare the file (a new warehouse's, when ``ahead``) while the ingest parses, then

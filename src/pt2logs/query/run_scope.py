@@ -278,9 +278,8 @@ def enter(
         con.execute(";\n".join(stmts))  # one call: the copies are small, a call's own cost is not
         _materialize(con, materialized)
     except BaseException:
-        leave(
-            con
-        )  # (the views again, and the connection's optimizers: a failed scope leaves nothing)
+        # (the views again, and the connection's optimizers: a failed scope leaves nothing)
+        leave(con)
         raise
 
 
