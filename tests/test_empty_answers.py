@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import pt2logs
-from pt2logs.query import queries, run_scope
+from pt2logs.query import answer_schemas, kept_files, queries, run_scope
 from pt2logs.query.empty_answers import GATED
 from pt2logs.query.queries import bind, get_query, run_named, run_sql
 from pt2logs.serve.pages_run import run_queries
@@ -57,3 +57,93 @@ def test_single_rank_runs_skip_the_rank_analyses_a_run_of_two_ranks_asks_them(sa
     rid = con.execute("SELECT run_id FROM runs WHERE name = 'ddp_2rank'").fetchall()[0][0]
     with run_scope.scoped(con, [rid], answers=False, queries=run_queries()):
         assert run_named(con, "rank_collective_checks", {"run_id": rid}).num_rows > 0
+
+
+def _forget(monkeypatch) -> None:
+    """This process as a new one: no schema known in memory (the cache folder's file is read again)."""
+    monkeypatch.setattr(answer_schemas, "_KNOWN", {})
+    monkeypatch.setattr(answer_schemas, "_read", set())
+
+
+def _asked_of_duckdb(monkeypatch) -> list[str]:
+    """The named queries' texts DuckDB is asked from now on (through queries.run_sql)."""
+    asked: list[str] = []
+    real = queries.run_sql
+
+    def spy(con, sql, params=None):
+        asked.append(sql)
+        return real(con, sql, params)
+
+    monkeypatch.setattr(queries, "run_sql", spy)
+    return asked
+
+
+def test_a_schema_learned_once_serves_later_connections_and_processes(
+    sample_wh, gated, tmp_path, monkeypatch
+):
+    """Asked once (a first connection, with the cache folder empty), a gated-off question's columns are kept: a new
+    connection, and a new process reading the cache folder, answer it without DuckDB, and equal to DuckDB's own
+    answer. Fails on the code before answer_schemas: each connection asked DuckDB again."""
+    monkeypatch.setenv(kept_files.ENV, str(tmp_path / "cache"))
+    _forget(monkeypatch)
+    one = next(n for n, e in gated.items() if "first_divergence" in e)
+    for round_ in ("first", "same process", "new process"):
+        if round_ == "new process":
+            _forget(monkeypatch)
+        con = pt2logs.connect(sample_wh)
+        rid = con.execute("SELECT run_id FROM runs WHERE name = $n", {"n": one}).fetchall()[0][0]
+        asked = _asked_of_duckdb(monkeypatch)
+        with run_scope.scoped(con, [rid], answers=False, queries=run_queries()):
+            given = {q: run_named(con, q, {"run_id": rid}) for q in sorted(gated[one])}
+        monkeypatch.undo()  # (the spy and the environment: set again below)
+        monkeypatch.setenv(kept_files.ENV, str(tmp_path / "cache"))
+        texts = {get_query(q).sql for q in gated[one]}
+        if round_ == "first":
+            assert texts <= set(asked)
+        else:
+            assert not texts & set(asked), round_
+        for q, t in given.items():
+            nq = get_query(q)
+            own = run_sql(con, nq.sql, bind(nq, nq.sql, {"run_id": rid}))
+            assert own.num_rows == 0 and t.schema == own.schema and t.equals(own), (round_, q)
+        con.close()
+    assert len(list((tmp_path / "cache").glob(f"{answer_schemas.KIND}-*.json"))) == 1
+
+
+def test_a_schema_learned_on_one_warehouse_is_duckdbs_answer_on_another(
+    sample_wh, gated, tmp_path, monkeypatch
+):
+    """The columns depend on the query and the declared views, not on the warehouse: learned over the samples,
+    they equal DuckDB's own answer over a warehouse of other formats (a tlparse test log, a TORCH_LOGS capture and a
+    Spyre log: tables the samples fill empty there, others filled), with another time zone asked for a new key."""
+    from tests.conftest import FIXTURES
+
+    inputs = [
+        FIXTURES / "tlparse" / "comp_failure.log",
+        FIXTURES / "torch_logs" / "recompiles.txt",
+        FIXTURES / "spyre" / "issue_excerpts.txt",
+    ]
+    if not all(p.exists() for p in inputs):
+        pytest.skip("shared fixtures not present")
+    other = str(tmp_path / "wh")
+    for p in inputs:
+        pt2logs.ingest([str(p)], other)
+    con = pt2logs.connect(other)
+    checked = 0
+    for (rid,) in con.execute("SELECT run_id FROM runs").fetchall():
+        with run_scope.scoped(con, [rid], answers=False, queries=run_queries()):
+            for q in sorted(queries.EMPTY.get(con, frozenset())):
+                nq = get_query(q)
+                given = run_named(con, q, {"run_id": rid})
+                own = run_sql(con, nq.sql, bind(nq, nq.sql, {"run_id": rid}))
+                assert own.num_rows == 0 and given.schema == own.schema, (rid, q)
+                checked += 1
+    assert checked >= 5
+    # another zone: another key, TIMESTAMPTZ columns of that zone
+    con.execute("SET TimeZone = 'Asia/Kolkata'")
+    rid = con.execute("SELECT run_id FROM runs LIMIT 1").fetchall()[0][0]
+    with run_scope.scoped(con, [rid], answers=False, queries=run_queries()):
+        for q in sorted(queries.EMPTY.get(con, frozenset())):
+            nq = get_query(q)
+            given = run_named(con, q, {"run_id": rid})
+            assert given.schema == run_sql(con, nq.sql, bind(nq, nq.sql, {"run_id": rid})).schema

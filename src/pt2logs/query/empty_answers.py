@@ -82,4 +82,7 @@ def gate(
 
 
 def ungate(con: duckdb.DuckDBPyConnection) -> None:
+    from pt2logs.query import answer_schemas
+
     EMPTY.pop(con, None)
+    answer_schemas.forget(con)

@@ -188,11 +188,6 @@ ASKED: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, dict[tuple[str, str]
 EMPTY: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, frozenset[str]] = (
     weakref.WeakKeyDictionary()
 )
-#: per connection (its settings shape the Arrow types): (name, its parameters' types) -> the columns and types of
-#: DuckDB's answer (those of EMPTY's queries only)
-_COLUMNS: weakref.WeakKeyDictionary[
-    duckdb.DuckDBPyConnection, dict[tuple[str, tuple[tuple[str, str], ...]], Any]
-] = weakref.WeakKeyDictionary()
 
 
 def run_named(
@@ -214,16 +209,19 @@ def run_named(
 
 def _asked(con: duckdb.DuckDBPyConnection, name: str, sql: str, bound: dict[str, Any]) -> Any:
     """DuckDB's answer (a pyarrow Table: read, never changed), or an empty one of its columns where the run scope
-    found it empty (:data:`EMPTY`) and DuckDB answered it once on this connection with parameters of those types."""
+    found it empty (:data:`EMPTY`) and DuckDB's answer's columns with parameters of those types are known (asked once,
+    kept for the process and in the cache folder: :mod:`pt2logs.query.answer_schemas`)."""
     empty = EMPTY.get(con)
     if empty is None or name not in empty:
         return run_sql(con, sql, bound)
-    typed = (name, tuple(sorted((k, type(v).__name__) for k, v in bound.items())))
-    seen = _COLUMNS.setdefault(con, {})
-    if typed in seen:
-        return seen[typed].empty_table()
+    from pt2logs.query import answer_schemas
+
+    k = answer_schemas.key(con, name, bound)
+    schema = answer_schemas.known(k)
+    if schema is not None:
+        return schema.empty_table()
     got = run_sql(con, sql, bound)
-    seen[typed] = got.schema
+    answer_schemas.keep(k, got.schema)
     return got
 
 
