@@ -65,49 +65,49 @@ def _forget(monkeypatch) -> None:
     monkeypatch.setattr(answer_schemas, "_read", set())
 
 
-def _asked_of_duckdb(monkeypatch) -> list[str]:
-    """The named queries' texts DuckDB is asked from now on (through queries.run_sql)."""
-    asked: list[str] = []
+def test_a_schema_learned_once_serves_later_connections_and_processes(
+    sample_wh, gated, tmp_path, monkeypatch
+):
+    """Asked once (a first connection, with the cache folder empty), a gated-off question's columns are kept: a new
+    connection of the process (its cache file removed meanwhile: the process's memory answers), and a new process
+    (its memory cleared: the cache file answers), answer it without DuckDB, and equal to DuckDB's own answer. Fails
+    on the code before answer_schemas: each connection asked DuckDB again."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv(kept_files.ENV, str(cache))
+    _forget(monkeypatch)
     real = queries.run_sql
+    asked: list[str] = []
 
     def spy(con, sql, params=None):
         asked.append(sql)
         return real(con, sql, params)
 
     monkeypatch.setattr(queries, "run_sql", spy)
-    return asked
-
-
-def test_a_schema_learned_once_serves_later_connections_and_processes(
-    sample_wh, gated, tmp_path, monkeypatch
-):
-    """Asked once (a first connection, with the cache folder empty), a gated-off question's columns are kept: a new
-    connection, and a new process reading the cache folder, answer it without DuckDB, and equal to DuckDB's own
-    answer. Fails on the code before answer_schemas: each connection asked DuckDB again."""
-    monkeypatch.setenv(kept_files.ENV, str(tmp_path / "cache"))
-    _forget(monkeypatch)
     one = next(n for n, e in gated.items() if "first_divergence" in e)
+    texts = {get_query(q).sql for q in gated[one]}
+    aside = tmp_path / "aside"
     for round_ in ("first", "same process", "new process"):
-        if round_ == "new process":
+        if round_ == "same process":  # (the memory alone)
+            (kept,) = cache.glob(f"{answer_schemas.KIND}-*.json")
+            kept.rename(aside)
+        if round_ == "new process":  # (the file alone)
+            aside.rename(kept)
             _forget(monkeypatch)
         con = pt2logs.connect(sample_wh)
         rid = con.execute("SELECT run_id FROM runs WHERE name = $n", {"n": one}).fetchall()[0][0]
-        asked = _asked_of_duckdb(monkeypatch)
+        asked.clear()
         with run_scope.scoped(con, [rid], answers=False, queries=run_queries()):
             given = {q: run_named(con, q, {"run_id": rid}) for q in sorted(gated[one])}
-        monkeypatch.undo()  # (the spy and the environment: set again below)
-        monkeypatch.setenv(kept_files.ENV, str(tmp_path / "cache"))
-        texts = {get_query(q).sql for q in gated[one]}
         if round_ == "first":
             assert texts <= set(asked)
         else:
             assert not texts & set(asked), round_
         for q, t in given.items():
             nq = get_query(q)
-            own = run_sql(con, nq.sql, bind(nq, nq.sql, {"run_id": rid}))
+            own = real(con, nq.sql, bind(nq, nq.sql, {"run_id": rid}))
             assert own.num_rows == 0 and t.schema == own.schema and t.equals(own), (round_, q)
         con.close()
-    assert len(list((tmp_path / "cache").glob(f"{answer_schemas.KIND}-*.json"))) == 1
+    assert len(list(cache.glob(f"{answer_schemas.KIND}-*.json"))) == 1
 
 
 def test_a_schema_learned_on_one_warehouse_is_duckdbs_answer_on_another(
