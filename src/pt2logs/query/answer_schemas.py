@@ -15,14 +15,13 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
-import os
 import weakref
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from pt2logs.query.kept_files import cache_dir, code_stamp
+from pt2logs.query.kept_files import read_texts, texts_path, write_texts
 
 #: the settings whose values shape the Arrow types of an answer (TimeZone: a TIMESTAMPTZ's zone)
 ARROW_SETTINGS = (
@@ -34,9 +33,8 @@ ARROW_SETTINGS = (
     "arrow_output_version",
     "produce_arrow_string_view",
 )
-#: the kind of file kept in the cache folder (``<KIND>-<code stamp>.json``; the newest KEEP_FILES by use)
+#: the kind of texts kept in the cache folder (:func:`pt2logs.query.kept_files.write_texts`)
 KIND = "answer-schemas"
-KEEP_FILES = 4
 
 #: key -> the answer's schema, for this process (read from the cache folder's file once)
 _KNOWN: dict[str, Any] = {}
@@ -75,19 +73,6 @@ def key(con: duckdb.DuckDBPyConnection, name: str, bound: dict[str, Any]) -> str
     return json.dumps([name, types, _settings(con)])
 
 
-def _file() -> Path | None:
-    folder = cache_dir()
-    return None if folder is None else folder / f"{KIND}-{code_stamp()}.json"
-
-
-def _load(path: Path) -> dict[str, str]:
-    with contextlib.suppress(OSError, ValueError):
-        got = json.loads(path.read_text())
-        if isinstance(got, dict):
-            return {k: v for k, v in got.items() if isinstance(v, str)}
-    return {}
-
-
 def _decode(text: str) -> Any:
     import pyarrow as pa
 
@@ -97,9 +82,9 @@ def _decode(text: str) -> Any:
 def known(k: str) -> Any:
     """The schema kept under ``k`` (None: not known yet)."""
     got = _KNOWN.get(k)
-    if got is None and (path := _file()) is not None and path not in _read:
+    if got is None and (path := texts_path(KIND)) is not None and path not in _read:
         _read.add(path)
-        for kk, text in _load(path).items():
+        for kk, text in (read_texts(KIND) or {}).items():
             with contextlib.suppress(Exception):  # (a damaged entry: learned again)
                 _KNOWN.setdefault(kk, _decode(text))
         got = _KNOWN.get(k)
@@ -107,22 +92,10 @@ def known(k: str) -> Any:
 
 
 def keep(k: str, schema: Any) -> None:
-    """Keep ``schema`` under ``k``: for the process, and merged into the cache folder's file."""
+    """Keep ``schema`` under ``k``: for the process, and merged into the cache folder's file (two processes at
+    once: one's entry may be lost, and learned again)."""
     _KNOWN[k] = schema
-    path = _file()
-    if path is None:
-        return
-    texts = _load(path)
-    texts[k] = base64.b64encode(schema.serialize().to_pybytes()).decode()
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(texts))
-        os.replace(tmp, path)  # (two processes at once: one's entry may be lost, and learned again)
-        old = sorted(
-            path.parent.glob(f"{KIND}-*.json"), key=lambda p: p.stat().st_mtime, reverse=True
-        )
-        for p in old[KEEP_FILES:]:
-            p.unlink()
-    with contextlib.suppress(OSError):
-        tmp.unlink()
+    if texts_path(KIND) is not None:
+        texts = read_texts(KIND) or {}
+        texts[k] = base64.b64encode(schema.serialize().to_pybytes()).decode()
+        write_texts(KIND, texts)

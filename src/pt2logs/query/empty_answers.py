@@ -22,6 +22,7 @@ from collections.abc import Iterable
 
 import duckdb
 
+from pt2logs.query import answer_schemas
 from pt2logs.query.queries import EMPTY
 
 _RANK = r"coalesce(TRY_CAST(regexp_extract(file, 'rank_(\d+)', 1) AS INTEGER), rank)"
@@ -82,7 +83,5 @@ def gate(
 
 
 def ungate(con: duckdb.DuckDBPyConnection) -> None:
-    from pt2logs.query import answer_schemas
-
     EMPTY.pop(con, None)
     answer_schemas.forget(con)

@@ -2,10 +2,11 @@
 library's only when asked; ``PT2LOGS_VIEWS_CACHE`` overrides both) and the stamp of pt2logs' own code that
 names what is kept there.
 
-Two things are kept: a snapshot's catalog (:mod:`pt2logs.query.catalog`) and the macros' fills
-(:mod:`pt2logs.query.macros`: SQL made from Python facts, e.g. which formats are stderr captures). Both depend on
-the code alone (and the catalog on the snapshot), so both are named by :func:`code_stamp`; a file that cannot be
-read or written is made again in memory, never an error.
+What is kept: a snapshot's catalog (:mod:`pt2logs.query.catalog`), and texts made from the code alone, each kind in
+a file of its own (:func:`read_texts`, :func:`write_texts`): the macros' fills (:mod:`pt2logs.query.macros`: SQL made
+from Python facts, e.g. which formats are stderr captures), the keys of kept rows and answers, the columns of empty
+answers (:mod:`pt2logs.query.answer_schemas`). All depend on the code (and the catalog on the snapshot), so all are
+named by :func:`code_stamp`; a file that cannot be read or written is made again in memory, never an error.
 """
 
 from __future__ import annotations
@@ -64,26 +65,53 @@ def code_stamp() -> str:
     return h.hexdigest()
 
 
-def kept_texts(kind: str, make: Callable[[], dict[str, str]]) -> dict[str, str]:
-    """``make()``'s texts, kept in the cache folder under this code's stamp (``<kind>-<stamp>.json``): made once
-    per code, read by every later process; without a folder (or one that cannot take it), ``make()``."""
+def texts_path(kind: str) -> Path | None:
+    """The file that keeps the texts of ``kind`` for this code (``<kind>-<stamp>.json`` in the cache folder; None:
+    no folder)."""
     folder = cache_dir()
-    if folder is None:
-        return make()
-    path = folder / f"{kind}-{code_stamp()}.json"
+    return None if folder is None else folder / f"{kind}-{code_stamp()}.json"
+
+
+def read_texts(kind: str) -> dict[str, str] | None:
+    """The texts kept under ``kind`` for this code (None: no folder, no file, or one that does not read as texts)."""
+    path = texts_path(kind)
+    if path is None:
+        return None
     with contextlib.suppress(OSError, ValueError):
         got = json.loads(path.read_text())
         if isinstance(got, dict) and all(isinstance(v, str) for v in got.values()):
             return got
-    texts = make()
+    return None
+
+
+def write_texts(kind: str, texts: dict[str, str]) -> None:
+    """Keep ``texts`` under ``kind`` for this code (through a temporary file renamed into place; the newest
+    :data:`KEEP_FILLS` files of the kind kept); a folder that cannot take it: nothing kept."""
+    path = texts_path(kind)
+    if path is None:
+        return
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with contextlib.suppress(OSError):
-        folder.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_text(json.dumps(texts))
         os.replace(tmp, path)
-        old = sorted(folder.glob(f"{kind}-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        old = sorted(
+            path.parent.glob(f"{kind}-*.json"), key=lambda p: p.stat().st_mtime, reverse=True
+        )
         for p in old[KEEP_FILLS:]:
             p.unlink()
     with contextlib.suppress(OSError):
         tmp.unlink()
+
+
+def kept_texts(kind: str, make: Callable[[], dict[str, str]]) -> dict[str, str]:
+    """``make()``'s texts, kept in the cache folder under this code's stamp (``<kind>-<stamp>.json``): made once
+    per code, read by every later process; without a folder (or one that cannot take it), ``make()``."""
+    if cache_dir() is None:
+        return make()
+    got = read_texts(kind)
+    if got is not None:
+        return got
+    texts = make()
+    write_texts(kind, texts)
     return texts

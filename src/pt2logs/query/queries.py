@@ -25,6 +25,7 @@ from typing import Any
 
 import duckdb
 
+from pt2logs.query import answer_schemas
 from pt2logs.query.sql_files import Param, parse_params, query_dirs, read_header
 
 _REF = re.compile(r"\$([A-Za-z_]\w*)")
@@ -214,8 +215,6 @@ def _asked(con: duckdb.DuckDBPyConnection, name: str, sql: str, bound: dict[str,
     empty = EMPTY.get(con)
     if empty is None or name not in empty:
         return run_sql(con, sql, bound)
-    from pt2logs.query import answer_schemas
-
     k = answer_schemas.key(con, name, bound)
     schema = answer_schemas.known(k)
     if schema is not None:
