@@ -391,3 +391,5 @@ def test_assets_are_local(url):
     for asset in ("/static/vega.js", "/static/app.js", "/static/serve.css", "/static/pygments.css"):
         status, _, body = get(url, asset)
         assert status == 200 and body, asset
+    # an icon of no bytes, inline: a browser asks for no /favicon.ico (a 404 in every page's console)
+    assert '<link rel="icon" href="data:,">' in html.split("</head>")[0]
