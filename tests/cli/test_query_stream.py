@@ -148,3 +148,22 @@ def test_an_error_after_the_first_rows_is_a_clear_error(sample_wh, tmp_path):
         main, ["query", sql, "-w", sample_wh, "-f", "csv", "-o", str(tmp_path / "o")]
     )
     assert r.exit_code == 1 and "Conversion" in r.output and "Traceback" not in r.output, r.output
+
+
+@pytest.mark.parametrize("fmt", ["csv", "ndjson", "json"])
+def test_a_reader_that_stops_early_ends_the_command_quietly(sample_wh, fmt):
+    """`pt2logs query ... | head`: once the reader closes the pipe the command ends with status 1 and says
+    nothing (before, CSV and JSON said "Error: BrokenPipeError ..." and pointed at PT2LOGS_DEBUG)."""
+    pythonpath = str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")
+    p = subprocess.Popen(
+        [sys.executable, "-m", "pt2logs", "query", WIDE, "-w", sample_wh, "-f", fmt],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ, PYTHONPATH=pythonpath),
+    )
+    assert p.stdout is not None and p.stderr is not None
+    first = p.stdout.readline()  # (150 MB follow it: far more than the pipe holds)
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == 1, err
+    assert first.strip() and err == ""

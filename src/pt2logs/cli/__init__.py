@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 
 import click
 
@@ -75,9 +76,37 @@ class Group(click.Group):
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as e:  # noqa: BLE001 - the one place that turns any failure into a message
+            if _reader_gone(e):
+                _quiet_exit()
             if os.environ.get("PT2LOGS_DEBUG"):
                 raise
             raise click.ClickException(describe_failure(e)) from None
+
+
+#: the exit status of a command whose reader went away: 1, as Python's own recipe and rich (which draws the
+#: terminal tables and ends a closed pipe so itself) give
+READER_GONE_EXIT = 1
+
+
+def _reader_gone(e: BaseException) -> bool:
+    """``e`` is a write to stdout whose reader closed it (``pt2logs query ... | head``)."""
+    if not (isinstance(e, BrokenPipeError) or (isinstance(e, OSError) and e.errno == errno.EPIPE)):
+        return False
+    try:  # (no real stdout, as under a test's CliRunner or in a notebook: an error like any other)
+        os.fstat(sys.stdout.fileno())
+    except (AttributeError, OSError, ValueError):
+        return False
+    return True
+
+
+def _quiet_exit() -> None:
+    """End as other Unix tools do when the command reading their output stops (``| head``): no message,
+    status :data:`READER_GONE_EXIT`. Whatever is still buffered for stdout goes nowhere (Python's flush of it
+    at exit would raise again)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    raise click.exceptions.Exit(READER_GONE_EXIT)
 
 
 def describe_failure(e: BaseException) -> str:
