@@ -35,6 +35,13 @@ os.environ.setdefault("PT2LOGS_DUCKDB_THREADS", "1")
 # never reads it, and the suite's ~500 ingests into new warehouses each bound its ~90 statements (~0.18 CPU s).
 # The tests about it are marked ``views_file`` (:func:`_views_file`); the bundled samples' warehouse has it.
 os.environ.setdefault("PT2LOGS_VIEWS_FILE", "0")
+# Nothing kept (PT2LOGS_OUTCOME_CACHE=0, pt2logs.query.kept_rows): a library ingest decided and kept its runs'
+# outcomes, advice items and facts at every commit (~0.45 CPU s, half of a one-run ingest's CPU; the CLI leaves
+# it to a process of its own), and the commands kept a run's answers; every answer is then asked of the rules,
+# as for a warehouse without them. That the kept rows and answers are the rules' own, read instead of asked,
+# written anew when damaged, is what the tests marked ``kept_rows`` check (:func:`_kept_rows`); the samples'
+# warehouse (sample_ingest) and the damaged corpus keep theirs (bench/RESULTS.md "The suite without the kept rows").
+os.environ.setdefault("PT2LOGS_OUTCOME_CACHE", "0")
 
 FIXTURES = Path(os.environ.get("PT2LOGS_FIXTURES", ROOT.parent / "shared" / "fixtures"))
 SAMPLES = ROOT / "sample_traces"
@@ -249,7 +256,9 @@ def sample_ingest(tmp_path_factory: pytest.TempPathFactory) -> tuple:
     import pt2logs
 
     wh = str(tmp_path_factory.mktemp("samples") / "wh")
-    with views_file_on():  # (tests/cli/test_golden.py reads its views file)
+    # (tests/cli/test_golden.py reads its views file; the tests marked kept_rows its kept rows, whichever test
+    # process made it first)
+    with views_file_on(), kept_rows_on():
         return wh, pt2logs.ingest([str(SAMPLES)], wh)
 
 
@@ -258,6 +267,35 @@ def views_file_on() -> Iterator[None]:
     """Ingests write the views file meanwhile, as they do outside the suite (PT2LOGS_VIEWS_FILE)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PT2LOGS_VIEWS_FILE", "1")
+        yield
+
+
+@contextlib.contextmanager
+def kept_rows_on() -> Iterator[None]:
+    """Outcomes, advice items, run facts and a run's answers are kept and read meanwhile, as outside the suite
+    (PT2LOGS_OUTCOME_CACHE)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("PT2LOGS_OUTCOME_CACHE", raising=False)
+        yield
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _kept_rows_module(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A module marked ``kept_rows`` keeps them in its module fixtures too (made before any test's fixture)."""
+    if request.node.get_closest_marker("kept_rows") is None:
+        yield
+        return
+    with kept_rows_on():
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _kept_rows(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test marked ``kept_rows`` (about the kept rows and answers) runs with them kept and read."""
+    if request.node.get_closest_marker("kept_rows") is None:
+        yield
+        return
+    with kept_rows_on():
         yield
 
 

@@ -20,6 +20,9 @@ from pt2logs.query import kept_rows
 from pt2logs.query.kept_rows import ADVICE
 from pt2logs.query.queries import run_named
 
+#: the kept rows and answers are what these tests are about (tests/conftest.py: the suite keeps none elsewhere)
+pytestmark = pytest.mark.kept_rows
+
 #: every named query that reads advice_items(), with parameters that select every run
 QUERIES = {
     "advice": {"limit": 1000},

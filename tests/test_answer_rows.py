@@ -20,6 +20,9 @@ from pt2logs.query import answer_keeper, answer_rows, kept_answers, queries, run
 from pt2logs.query.answer_rows import _same, decode, encode
 from pt2logs.store.warehouse import Warehouse
 
+#: the kept rows and answers are what these tests are about (tests/conftest.py: the suite keeps none elsewhere)
+pytestmark = pytest.mark.kept_rows
+
 
 @pytest.fixture(scope="module")
 def kept_wh(sample_wh, tmp_path_factory) -> str:

@@ -27,7 +27,12 @@ from pt2logs.dashboard.registry import load_dashboards
 from pt2logs.query.queries import get_query, load_queries
 from pt2logs.readers import FORMATS
 
-pytestmark = pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures not present")
+#: (kept_rows: the corpus keeps its outcomes, advice items, run facts and answers as outside the suite, so every
+#: command reads them over damaged inputs too)
+pytestmark = [
+    pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared fixtures not present"),
+    pytest.mark.kept_rows,
+]
 
 #: the selection of the weekly pages and of the export of every run: all the corpus's runs that have a
 #: time (they span 2024 to 2026); the named queries are run without a selection: every run

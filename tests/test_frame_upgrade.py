@@ -97,6 +97,7 @@ def test_an_old_warehouse_answers_every_query_as_a_new_one_before_and_after_comp
     assert compact(wh).partitions == []  # upgraded once
 
 
+@pytest.mark.kept_rows
 def test_rows_kept_from_files_not_upgraded_are_a_new_warehouses(
     new: tuple[str, dict], old: str, tmp_path: Path
 ) -> None:
@@ -106,7 +107,7 @@ def test_rows_kept_from_files_not_upgraded_are_a_new_warehouses(
     wh = tmp_path / "wh"
     shutil.copytree(old, wh)
     for kept in ("_outcomes", "_advice"):
-        shutil.rmtree(wh / kept)
+        shutil.rmtree(wh / kept, ignore_errors=True)  # (none where the suite keeps none)
     got = keep(str(wh))
     assert got.runs == got.advice_runs == len(new[1]["runs"]) > 0
     assert _answers(str(wh)) == new[1]

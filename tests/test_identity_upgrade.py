@@ -156,7 +156,7 @@ def test_every_query_answers_the_same_after_compact(
     shutil.copytree(mixed, wh)
     # (rows kept at ingest were decided from the files before _as_v1 rewrote them: a v1 warehouse had none)
     for kept in ("_outcomes", "_advice"):
-        shutil.rmtree(wh / kept)
+        shutil.rmtree(wh / kept, ignore_errors=True)  # (none where the suite keeps none)
     before = answers(wh)
     assert compact(str(wh), grace_s=0).frames_upgraded > 0
     assert answers(wh) == before

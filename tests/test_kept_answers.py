@@ -22,6 +22,9 @@ from pt2logs.reports.compose import advise, ranks, summary
 from pt2logs.reports.diff import diff
 from pt2logs.store.warehouse import Warehouse
 
+#: the kept rows and answers are what these tests are about (tests/conftest.py: the suite keeps none elsewhere)
+pytestmark = pytest.mark.kept_rows
+
 
 def _plain(x):
     return json.loads(json.dumps(x, default=str, sort_keys=True))

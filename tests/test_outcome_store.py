@@ -23,6 +23,9 @@ from pt2logs.query.kept_rows import OUTCOMES
 from pt2logs.query.queries import run_named
 from pt2logs.store.warehouse import Warehouse
 
+#: the kept rows and answers are what these tests are about (tests/conftest.py: the suite keeps none elsewhere)
+pytestmark = pytest.mark.kept_rows
+
 #: every named query that reads the outcome macros, with parameters that select the runs
 QUERIES = {
     "run_outcomes": {},

@@ -22,6 +22,9 @@ from pt2logs.query.queries import run_named
 from pt2logs.query.views import read_warnings
 from pt2logs.store.warehouse import Warehouse
 
+#: the kept rows and answers are what these tests are about (tests/conftest.py: the suite keeps none elsewhere)
+pytestmark = pytest.mark.kept_rows
+
 #: the named queries that read each kind's rows (the first: the one the CLI is asked), with their parameters
 QUERIES = {
     kept_rows.OUTCOMES: {"run_outcomes": {}, "rank_outcomes": {}},

@@ -17,6 +17,9 @@ from pt2logs.query import kept_rows
 from pt2logs.query.kept_rows import FACTS
 from pt2logs.query.queries import run_named
 
+#: the kept rows and answers are what these tests are about (tests/conftest.py: the suite keeps none elsewhere)
+pytestmark = pytest.mark.kept_rows
+
 #: fixed ends of "this week" (the cards' windows do not move with the clock): the sample runs started on
 #: 2026-11-22 from 09:41 to 10:48, so the first ends this week amid them, the second puts some in each week
 UNTIL, LATER = "2026-11-22T10:47:00", "2026-11-29T10:47:00"

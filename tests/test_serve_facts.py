@@ -15,6 +15,9 @@ from pt2logs.query import kept_rows
 from pt2logs.query.queries import run_named
 from pt2logs.serve import connection
 
+#: the kept run facts are what these tests are about (tests/conftest.py: the suite keeps none elsewhere)
+pytestmark = pytest.mark.kept_rows
+
 
 def _cards(con) -> dict[str, list]:
     return {k: run_named(con, _name(k), p).to_pylist() for k, p in CARDS.items()}

@@ -111,6 +111,7 @@ def test_outcomes_kept_in_the_background(tmp_path_factory):
     store.close()
 
 
+@pytest.mark.kept_rows
 def test_a_run_page_keeps_its_answers_after_it_and_the_next_reads_them(tmp_path, monkeypatch):
     """A run page whose answers are not kept is answered as without them, then a thread of the server keeps them
     (pt2logs.serve.connection); the same page made again (its cache emptied) asks DuckDB no named query and is the
@@ -161,6 +162,7 @@ def test_a_run_page_keeps_its_answers_after_it_and_the_next_reads_them(tmp_path,
         assert asked == []
 
 
+@pytest.mark.kept_rows
 def test_a_compile_page_copies_its_runs_tables_once(tmp_path, monkeypatch):
     """A compile page's questions are about one compile (never kept): with its run's answers kept, it still copies
     the run's tables in one go (it copied them once per query, six copies a page), and is the same page as without

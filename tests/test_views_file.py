@@ -213,6 +213,7 @@ def test_a_forked_writer_is_work_in_progress_from_the_moment_it_is_forked(tmp_pa
         assert (wh / "pt2logs.duckdb").exists() == told
 
 
+@pytest.mark.kept_rows
 def test_turned_off_no_views_file_is_made_and_the_outcomes_are_still_kept(tmp_path, monkeypatch):
     """PT2LOGS_VIEWS_FILE=0: neither the library's ingest nor the program's makes pt2logs.duckdb (an existing one
     is left as it is); the program's forked process still keeps the committed runs' outcomes."""

@@ -164,6 +164,7 @@ def test_the_ingest_program_ends_without_the_interpreters_finalization(tmp_path)
 
 
 @pytest.mark.views_file
+@pytest.mark.kept_rows
 def test_the_ingest_program_leaves_the_views_file_to_a_process_of_its_own(tmp_path):
     """`pt2logs ingest` as the program returns once the data is committed, without DuckDB: the views file
     `pt2logs.duckdb` is written by a process it starts and does not wait for (issue 36: ~0.3 s of CPU off a
@@ -215,6 +216,7 @@ def test_the_ingest_program_leaves_the_views_file_to_a_process_of_its_own(tmp_pa
 
 
 @pytest.mark.views_file
+@pytest.mark.kept_rows
 def test_a_pooled_ingest_program_leaves_duckdb_and_fsspec_out_of_its_processes(tmp_path):
     """`pt2logs ingest FOLDER -j 2` as the program (a pool of workers) returns once the data is committed, as a
     one-trace ingest does: the views file and the committed runs' kept outcomes (~1 CPU s of DuckDB after 300

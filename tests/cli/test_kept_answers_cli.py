@@ -19,6 +19,9 @@ from tests.conftest import SAMPLES
 
 from pt2logs.query import answer_rows, kept_answers, kept_rows
 
+#: the kept rows and answers are what these tests are about (tests/conftest.py: the suite keeps none elsewhere)
+pytestmark = pytest.mark.kept_rows
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
