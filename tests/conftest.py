@@ -33,13 +33,13 @@ if sys.dont_write_bytecode or "PYTHONDONTWRITEBYTECODE" in os.environ:
 os.environ.setdefault("PT2LOGS_DUCKDB_THREADS", "1")
 # No views file (pt2logs.duckdb, for the DuckDB CLI; PT2LOGS_VIEWS_FILE, pt2logs.ingestion.views_file): pt2logs
 # never reads it, and the suite's ~500 ingests into new warehouses each bound its ~90 statements (~0.18 CPU s).
-# The tests about it are marked ``views_file`` (:func:`_views_file`); the bundled samples' warehouse has it.
+# The tests about it are marked ``views_file`` (:func:`_marked`); the bundled samples' warehouse has it.
 os.environ.setdefault("PT2LOGS_VIEWS_FILE", "0")
 # Nothing kept (PT2LOGS_OUTCOME_CACHE=0, pt2logs.query.kept_rows): a library ingest decided and kept its runs'
 # outcomes, advice items and facts at every commit (~0.45 CPU s, half of a one-run ingest's CPU; the CLI leaves
 # it to a process of its own), and the commands kept a run's answers; every answer is then asked of the rules,
 # as for a warehouse without them. That the kept rows and answers are the rules' own, read instead of asked,
-# written anew when damaged, is what the tests marked ``kept_rows`` check (:func:`_kept_rows`); the samples'
+# written anew when damaged, is what the tests marked ``kept_rows`` check (:func:`_marked`); the samples'
 # warehouse (sample_ingest) and the damaged corpus keep theirs (bench/RESULTS.md "The suite without the kept rows").
 os.environ.setdefault("PT2LOGS_OUTCOME_CACHE", "0")
 
@@ -279,33 +279,28 @@ def kept_rows_on() -> Iterator[None]:
         yield
 
 
+def _when_marked(request: pytest.FixtureRequest) -> contextlib.AbstractContextManager[None]:
+    """The settings the node's markers ask for (``kept_rows``, ``views_file``), for as long as it runs."""
+    stack = contextlib.ExitStack()
+    for marker, settings in (("kept_rows", kept_rows_on), ("views_file", views_file_on)):
+        if request.node.get_closest_marker(marker) is not None:
+            stack.enter_context(settings())
+    return stack
+
+
 @pytest.fixture(scope="module", autouse=True)
-def _kept_rows_module(request: pytest.FixtureRequest) -> Iterator[None]:
-    """A module marked ``kept_rows`` keeps them in its module fixtures too (made before any test's fixture)."""
-    if request.node.get_closest_marker("kept_rows") is None:
-        yield
-        return
-    with kept_rows_on():
+def _marked_module(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A module marked ``kept_rows`` or ``views_file`` has those settings in its module fixtures too (made before
+    any test's own fixtures)."""
+    with _when_marked(request):
         yield
 
 
 @pytest.fixture(autouse=True)
-def _kept_rows(request: pytest.FixtureRequest) -> Iterator[None]:
-    """A test marked ``kept_rows`` (about the kept rows and answers) runs with them kept and read."""
-    if request.node.get_closest_marker("kept_rows") is None:
-        yield
-        return
-    with kept_rows_on():
-        yield
-
-
-@pytest.fixture(autouse=True)
-def _views_file(request: pytest.FixtureRequest) -> Iterator[None]:
-    """A test marked ``views_file`` (it reads or damages the views file) runs with ingests that write it."""
-    if request.node.get_closest_marker("views_file") is None:
-        yield
-        return
-    with views_file_on():
+def _marked(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test marked ``kept_rows`` (about the kept rows and answers: they are kept and read) or ``views_file`` (it
+    reads or damages the views file: ingests write it) runs with that setting."""
+    with _when_marked(request):
         yield
 
 
