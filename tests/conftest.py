@@ -279,13 +279,14 @@ def kept_rows_on() -> Iterator[None]:
         yield
 
 
-def _when_marked(request: pytest.FixtureRequest) -> contextlib.AbstractContextManager[None]:
+@contextlib.contextmanager
+def _when_marked(request: pytest.FixtureRequest) -> Iterator[None]:
     """The settings the node's markers ask for (``kept_rows``, ``views_file``), for as long as it runs."""
-    stack = contextlib.ExitStack()
-    for marker, settings in (("kept_rows", kept_rows_on), ("views_file", views_file_on)):
-        if request.node.get_closest_marker(marker) is not None:
-            stack.enter_context(settings())
-    return stack
+    with contextlib.ExitStack() as stack:
+        for marker, settings in (("kept_rows", kept_rows_on), ("views_file", views_file_on)):
+            if request.node.get_closest_marker(marker) is not None:
+                stack.enter_context(settings())
+        yield
 
 
 @pytest.fixture(scope="module", autouse=True)

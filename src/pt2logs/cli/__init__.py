@@ -90,10 +90,10 @@ READER_GONE_EXIT = 1
 
 def _reader_gone(e: BaseException) -> bool:
     """``e`` is a write to stdout whose reader closed it (``pt2logs query ... | head``)."""
-    if not (isinstance(e, BrokenPipeError) or (isinstance(e, OSError) and e.errno == errno.EPIPE)):
+    if not (isinstance(e, OSError) and e.errno == errno.EPIPE):  # (BrokenPipeError is one)
         return False
     try:  # (no real stdout, as under a test's CliRunner or in a notebook: an error like any other)
-        os.fstat(sys.stdout.fileno())
+        sys.stdout.fileno()
     except (AttributeError, OSError, ValueError):
         return False
     return True

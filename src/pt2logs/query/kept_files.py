@@ -107,11 +107,8 @@ def write_texts(kind: str, texts: dict[str, str]) -> None:
 def kept_texts(kind: str, make: Callable[[], dict[str, str]]) -> dict[str, str]:
     """``make()``'s texts, kept in the cache folder under this code's stamp (``<kind>-<stamp>.json``): made once
     per code, read by every later process; without a folder (or one that cannot take it), ``make()``."""
-    if cache_dir() is None:
-        return make()
     got = read_texts(kind)
-    if got is not None:
-        return got
-    texts = make()
-    write_texts(kind, texts)
-    return texts
+    if got is None:
+        got = make()
+        write_texts(kind, got)
+    return got
